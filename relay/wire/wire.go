@@ -1,0 +1,136 @@
+// Package wire holds the message shapes of the protocol spoken between the tabrelay browser
+// extension and the relay over the /extension WebSocket. PROTOCOL.md beside this file is the
+// authoritative description; the extension's protocol.js is its JavaScript twin.
+package wire
+
+import "encoding/json"
+
+// Version is the protocol version this relay speaks. Bump it on incompatible changes.
+const Version = 1
+
+// Close codes the relay uses on the extension socket.
+const (
+	// CloseReplaced means a newer extension connection took over; do not reconnect on your own.
+	CloseReplaced = 4001
+	// CloseBadVersion means the hello's protocol version is not supported.
+	CloseBadVersion = 4002
+	// CloseTokenRotated means the pairing secret changed; a new token is needed.
+	CloseTokenRotated = 4003
+)
+
+// Message types.
+const (
+	TypeHello       = "hello"
+	TypeWelcome     = "welcome"
+	TypeTabShared   = "tabShared"
+	TypeTabUpdated  = "tabUpdated"
+	TypeTabUnshared = "tabUnshared"
+	TypeEvent       = "event"
+	TypeResponse    = "response"
+	TypePing        = "ping"
+	TypePong        = "pong"
+
+	TypeCDP         = "cdp"
+	TypeCreateTab   = "createTab"
+	TypeCloseTab    = "closeTab"
+	TypeActivateTab = "activateTab"
+	TypeUnshareTab  = "unshareTab"
+)
+
+// Reasons a tab stops being shared.
+const (
+	ReasonUser           = "user"
+	ReasonClosed         = "closed"
+	ReasonCanceledByUser = "canceled_by_user"
+	ReasonCrashed        = "crashed"
+	ReasonReplaced       = "replaced"
+	ReasonDiscarded      = "discarded"
+	ReasonDetached       = "detached"
+)
+
+// Origins of a share: who caused the tab to be shared.
+const (
+	OriginUser   = "user"
+	OriginOpener = "opener"
+	OriginClient = "client"
+)
+
+// Envelope is every message's routing part. Payloads (params, result, error, tab) stay raw so the
+// hot path never decodes or re-encodes them.
+type Envelope struct {
+	Type      string          `json:"type"`
+	ID        int64           `json:"id,omitempty"`
+	TargetID  string          `json:"targetId,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     json.RawMessage `json:"error,omitempty"`
+
+	// hello
+	Protocol         int    `json:"protocol,omitempty"`
+	ExtensionVersion string `json:"extensionVersion,omitempty"`
+	Product          string `json:"product,omitempty"`
+	UserAgent        string `json:"userAgent,omitempty"`
+
+	// tabShared / tabUpdated / tabUnshared
+	Tab      *Tab            `json:"tab,omitempty"`
+	Children []Child         `json:"children,omitempty"`
+	TabID    int64           `json:"tabId,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Extra    json.RawMessage `json:"-"`
+}
+
+// Tab describes one shared tab as the extension reports it.
+type Tab struct {
+	TabID          int64  `json:"tabId"`
+	TargetID       string `json:"targetId"`
+	URL            string `json:"url"`
+	Title          string `json:"title"`
+	WindowID       int64  `json:"windowId,omitempty"`
+	Active         bool   `json:"active,omitempty"`
+	OpenerTargetID string `json:"openerTargetId,omitempty"`
+	Origin         string `json:"origin,omitempty"`
+	Reattached     bool   `json:"reattached,omitempty"`
+}
+
+// Child is a child target (out-of-process iframe, worker) already attached when a tab is announced.
+type Child struct {
+	SessionID  string          `json:"sessionId"`
+	TargetInfo json.RawMessage `json:"targetInfo"`
+}
+
+// CDPRequest asks the extension to send a CDP command to a tab or one of its child sessions.
+type CDPRequest struct {
+	Type      string          `json:"type"`
+	ID        int64           `json:"id"`
+	TargetID  string          `json:"targetId"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+}
+
+// TabRequest asks the extension to create, close, activate or unshare a tab.
+type TabRequest struct {
+	Type       string `json:"type"`
+	ID         int64  `json:"id"`
+	TargetID   string `json:"targetId,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Background bool   `json:"background,omitempty"`
+	NewWindow  bool   `json:"newWindow,omitempty"`
+}
+
+// Welcome is the relay's answer to hello.
+type Welcome struct {
+	Type         string `json:"type"`
+	Protocol     int    `json:"protocol"`
+	RelayVersion string `json:"relayVersion"`
+	BrowserID    string `json:"browserId"`
+}
+
+// Error is a CDP-shaped error.
+type Error struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    string `json:"data,omitempty"`
+}
