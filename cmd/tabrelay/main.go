@@ -1,0 +1,195 @@
+// Command tabrelay runs the tabrelay server (relay and agent), prints its secret, and launches
+// an isolated browser with the extension. `tabrelay help` lists the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/relay"
+)
+
+type command struct {
+	run     func(ctx context.Context, args []string) error
+	summary string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve": {cmdServe, "run the relay and agent server (the default)"},
+		"token": {cmdToken, "print the pairing secret (--rotate makes a new one)"},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	args := os.Args[1:]
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(os.Stdout)
+		return
+	}
+	cmd, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "tabrelay: unknown command %q\n\n", name)
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err := cmd.run(ctx, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "tabrelay %s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: tabrelay [command] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nEvery command takes --addr (TABRELAY_ADDR, default 127.0.0.1:18792) and --home (TABRELAY_HOME).")
+	fmt.Fprintln(w, "`tabrelay <command> -h` shows a command's flags.")
+}
+
+// common holds the flags every command shares.
+type common struct {
+	addr     string
+	home     string
+	logLevel string
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", config.Env("TABRELAY_ADDR", config.DefaultAddr), "server address host:port (port 0 picks a free port)")
+	fs.StringVar(&c.home, "home", config.DefaultHome(), "directory for the secret, database and user skills")
+	fs.StringVar(&c.logLevel, "log-level", config.Env("TABRELAY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+}
+
+func (c *common) logger() zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(c.logLevel)
+	if err != nil || c.logLevel == "" {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).Level(lvl).With().Timestamp().Logger()
+}
+
+func cmdToken(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	rotate := fs.Bool("rotate", false, "replace the secret with a new one (a running server closes every connection made with the old one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *rotate {
+		tok, err := secret.Generate()
+		if err != nil {
+			return err
+		}
+		if err := secret.Write(c.home, tok); err != nil {
+			return err
+		}
+		fmt.Println(tok)
+		return nil
+	}
+	tok, err := secret.LoadOrCreate(c.home)
+	if err != nil {
+		return err
+	}
+	fmt.Println(tok)
+	return nil
+}
+
+// serveFlags are the server's own flags, shared by serve and browser (which may start one).
+type serveFlags struct {
+	common
+	allowNonLoopback   bool
+	allowCloseUserTabs bool
+	extensionIDs       string
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	f.common.register(fs)
+	fs.BoolVar(&f.allowNonLoopback, "dangerously-listen-non-loopback", config.EnvBool("TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK"), "allow a non-loopback --addr: anyone who reaches it with the secret controls your browser")
+	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
+	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
+}
+
+// startServer builds and starts the server described by f.
+func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*relay.Server, error) {
+	store, err := secret.NewStore(f.home)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := relay.NewServer(relay.Options{
+		Addr:             f.addr,
+		Secret:           store,
+		ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
+		AllowNonLoopback: f.allowNonLoopback,
+		Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
+		Logger:           log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+func cmdServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var f serveFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := f.logger()
+	srv, err := f.startServer(ctx, &log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	printBanner(os.Stdout, srv)
+	<-ctx.Done()
+	log.Info().Msg("shutting down")
+	return nil
+}
+
+func printBanner(w io.Writer, srv *relay.Server) {
+	addr, tok := srv.Addr(), srv.Token()
+	fmt.Fprintf(w, "tabrelay %s is running at %s\n\n", relay.Version, srv.HTTPURL())
+	fmt.Fprintf(w, "  CDP endpoint (browser-level): ws://%s/cdp\n", addr)
+	fmt.Fprintf(w, "  Discovery:                    %s/json/version\n", srv.HTTPURL())
+	fmt.Fprintf(w, "  Every endpoint needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
+	fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
+	fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed:\n")
+	fmt.Fprintf(w, "  chrome-extension://%s/options.html#addr=%s&token=%s\n", config.DefaultExtensionID, addr, tok)
+	fmt.Fprintf(w, "Then click the tabrelay icon on a tab to share it (the badge shows ON).\n")
+}

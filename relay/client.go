@@ -1,0 +1,505 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Client is one CDP client connection (WebSocket or in-process). It has its own session ids and
+// message ids; the hub remaps them to the extension's.
+type Client struct {
+	h    *Hub
+	id   uint64
+	name string
+	out  *outbox
+	// def is the session of messages without sessionId: the browser session on /cdp, the page
+	// session on /devtools/page/<id>.
+	def      *session
+	sessions map[string]*session
+	discover bool
+	dFilter  []filterEntry
+	inflight int
+	closed   bool
+
+	killOnce sync.Once
+	onKill   func(reason string)
+}
+
+type sessionKind int
+
+const (
+	kindBrowser sessionKind = iota
+	kindTab
+	kindPage
+	kindChild
+)
+
+// session is a client's attachment to the browser, a tab target, a page or a child target.
+type session struct {
+	id       string
+	c        *Client
+	kind     sessionKind
+	t        *target
+	ext      string // extension child session id; "" for the page itself
+	childTID string
+	parent   *session
+
+	autoAttach bool
+	aFilter    []filterEntry
+	announced  map[string]bool // targets this session auto-attached, by target id
+
+	touched  map[string]bool // domains the client used here: their events are delivered
+	enabled  map[string]bool // domains the client enabled here
+	children map[string]*session
+	scripts  []string // Page.addScriptToEvaluateOnNewDocument identifiers
+	bindings []string // Runtime.addBinding names
+}
+
+func (c *Client) newSession(kind sessionKind, t *target, ext string, parent *session) *session {
+	s := &session{
+		id: randomID(), c: c, kind: kind, t: t, ext: ext, parent: parent,
+		announced: map[string]bool{}, touched: map[string]bool{}, enabled: map[string]bool{}, children: map[string]*session{},
+	}
+	c.sessions[s.id] = s
+	if t != nil && (kind == kindPage || kind == kindChild) {
+		t.bind(s)
+	}
+	return s
+}
+
+// sid is the sessionId to put on messages of s: none for the client's default session.
+func (s *session) sid() string {
+	if s == s.c.def {
+		return ""
+	}
+	return s.id
+}
+
+// emit sends an event on session s.
+func (s *session) emit(method string, params []byte) {
+	s.c.send(eventMsg(method, params, s.sid()))
+}
+
+// send queues msg for the client; a client too far behind is disconnected.
+func (c *Client) send(msg []byte) {
+	if c.closed {
+		return
+	}
+	if !c.out.push(msg) {
+		c.closed = true
+		c.h.log.Warn().Str("client", c.name).Msg("client is not reading its messages; disconnecting it")
+		go c.kill("tabrelay: client too slow: it stopped reading while messages piled up")
+	}
+}
+
+func (c *Client) kill(reason string) {
+	c.killOnce.Do(func() {
+		c.out.close()
+		if c.onKill != nil {
+			c.onKill(reason)
+		}
+	})
+}
+
+// NewClient registers a client. pageTarget, when set, makes its default session that tab's page
+// (the /devtools/page/<id> endpoint). onKill is called once when the hub drops the client.
+func (h *Hub) NewClient(name, pageTarget string, onKill func(reason string)) (*Client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("tabrelay server is shutting down")
+	}
+	h.nextCID++
+	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
+	if pageTarget != "" {
+		t := h.targets[pageTarget]
+		if t == nil {
+			return nil, fmt.Errorf("no shared tab with target id %q: list shared tabs at /json/list", pageTarget)
+		}
+		c.def = c.newSession(kindPage, t, "", nil)
+	} else {
+		c.def = c.newSession(kindBrowser, nil, "", nil)
+	}
+	h.clients[c] = struct{}{}
+	h.log.Debug().Str("client", c.name).Msg("client connected")
+	return c, nil
+}
+
+// Outbox gives the transport the client's outgoing queue.
+func (c *Client) Outbox() *Outbox { return &Outbox{c.out} }
+
+// Name identifies the client in logs.
+func (c *Client) Name() string { return c.name }
+
+// Leave unregisters the client and undoes what it left switched on in the user's tabs.
+func (c *Client) Leave() {
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.clients[c]; !ok {
+		return
+	}
+	delete(h.clients, c)
+	c.closed = true
+	for _, s := range c.sessions {
+		if s.parent == nil || s.parent.c != c {
+			h.endSession(s, true)
+		}
+	}
+	for _, s := range c.sessions { // any left (defensive)
+		h.endSession(s, true)
+	}
+	for id, p := range h.pending {
+		if p.c == c {
+			delete(h.pending, id)
+		}
+	}
+	c.out.close()
+	h.log.Debug().Str("client", c.name).Msg("client left")
+}
+
+// endSession detaches s and its child sessions; with cleanup, it also undoes the session's
+// effect on the tab (domains enabled, overrides, scripts, bindings). Call with h.mu held.
+func (h *Hub) endSession(s *session, cleanup bool) {
+	if _, ok := s.c.sessions[s.id]; !ok {
+		return
+	}
+	for _, ch := range s.children {
+		h.endSession(ch, cleanup)
+	}
+	delete(s.c.sessions, s.id)
+	if s.parent != nil {
+		delete(s.parent.children, s.ext)
+	}
+	t := s.t
+	if t == nil || (s.kind != kindPage && s.kind != kindChild) {
+		return
+	}
+	t.unbind(s)
+	for dom := range s.enabled {
+		users := t.enabled[s.ext][dom]
+		delete(users, s)
+		if len(users) == 0 {
+			delete(t.enabled[s.ext], dom)
+			if dom == "Runtime" {
+				delete(t.runtime, s.ext)
+			}
+			if cleanup && disableable(dom) {
+				h.internal(t, s.ext, dom+".disable", nil)
+			}
+		}
+	}
+	if !cleanup {
+		return
+	}
+	for method, owner := range t.owners[s.ext] {
+		if owner != s {
+			continue
+		}
+		delete(t.owners[s.ext], method)
+		if u, ok := undoTable[method]; ok {
+			h.internal(t, s.ext, u.method, []byte(u.params))
+		}
+	}
+	for _, id := range s.scripts {
+		h.internal(t, s.ext, "Page.removeScriptToEvaluateOnNewDocument", mustJSON(map[string]string{"identifier": id}))
+	}
+	for _, name := range s.bindings {
+		h.internal(t, s.ext, "Runtime.removeBinding", mustJSON(map[string]string{"name": name}))
+	}
+}
+
+// disableable lists the domains whose X.disable the hub sends when their last user leaves.
+func disableable(domain string) bool {
+	switch domain {
+	case "Target", "Browser", "Input", "Emulation", "IO", "Storage", "SystemInfo", "Tracing":
+		return false
+	}
+	return true
+}
+
+type undo struct{ method, params string }
+
+// undoTable maps each state-changing command to the command that takes it back. When a client
+// leaves, the overrides it set last on a tab are undone, so the user's tab is left as it was.
+var undoTable = map[string]undo{
+	"Emulation.setDeviceMetricsOverride":          {"Emulation.clearDeviceMetricsOverride", `{}`},
+	"Emulation.setGeolocationOverride":            {"Emulation.clearGeolocationOverride", `{}`},
+	"Emulation.setEmulatedMedia":                  {"Emulation.setEmulatedMedia", `{"media":"","features":[]}`},
+	"Emulation.setTouchEmulationEnabled":          {"Emulation.setTouchEmulationEnabled", `{"enabled":false}`},
+	"Emulation.setEmitTouchEventsForMouse":        {"Emulation.setEmitTouchEventsForMouse", `{"enabled":false}`},
+	"Emulation.setFocusEmulationEnabled":          {"Emulation.setFocusEmulationEnabled", `{"enabled":false}`},
+	"Emulation.setCPUThrottlingRate":              {"Emulation.setCPUThrottlingRate", `{"rate":1}`},
+	"Emulation.setUserAgentOverride":              {"Emulation.setUserAgentOverride", `{"userAgent":""}`},
+	"Emulation.setTimezoneOverride":               {"Emulation.setTimezoneOverride", `{"timezoneId":""}`},
+	"Emulation.setLocaleOverride":                 {"Emulation.setLocaleOverride", `{}`},
+	"Emulation.setScriptExecutionDisabled":        {"Emulation.setScriptExecutionDisabled", `{"value":false}`},
+	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`},
+	"Emulation.setEmulatedVisionDeficiency":       {"Emulation.setEmulatedVisionDeficiency", `{"type":"none"}`},
+	"Emulation.setIdleOverride":                   {"Emulation.clearIdleOverride", `{}`},
+	"Emulation.setAutoDarkModeOverride":           {"Emulation.setAutoDarkModeOverride", `{}`},
+	"Emulation.setDocumentCookieDisabled":         {"Emulation.setDocumentCookieDisabled", `{"disabled":false}`},
+	"Emulation.setScrollbarsHidden":               {"Emulation.setScrollbarsHidden", `{"hidden":false}`},
+	"Network.setExtraHTTPHeaders":                 {"Network.setExtraHTTPHeaders", `{"headers":{}}`},
+	"Network.setCacheDisabled":                    {"Network.setCacheDisabled", `{"cacheDisabled":false}`},
+	"Network.emulateNetworkConditions":            {"Network.emulateNetworkConditions", `{"offline":false,"latency":0,"downloadThroughput":-1,"uploadThroughput":-1}`},
+	"Network.setBlockedURLs":                      {"Network.setBlockedURLs", `{"urls":[]}`},
+	"Network.setUserAgentOverride":                {"Network.setUserAgentOverride", `{"userAgent":""}`},
+	"Network.setBypassServiceWorker":              {"Network.setBypassServiceWorker", `{"bypass":false}`},
+	"Page.setInterceptFileChooserDialog":          {"Page.setInterceptFileChooserDialog", `{"enabled":false}`},
+	"Page.setBypassCSP":                           {"Page.setBypassCSP", `{"enabled":false}`},
+	"Page.setDownloadBehavior":                    {"Page.setDownloadBehavior", `{"behavior":"default"}`},
+	"Debugger.setPauseOnExceptions":               {"Debugger.setPauseOnExceptions", `{"state":"none"}`},
+	"DOMDebugger.setBreakOnCSPViolation":          {"DOMDebugger.setBreakOnCSPViolation", `{"violationTypes":[]}`},
+	"Overlay.setPausedInDebuggerMessage":          {"Overlay.setPausedInDebuggerMessage", `{}`},
+}
+
+// Handle processes one message from the client.
+func (c *Client) Handle(msg []byte) {
+	h := c.h
+	e, err := parseEnvelope(msg)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if err != nil {
+		id, ok := recoverID(msg)
+		c.send(errorMsg(ok, id, "", codeParseError, "Message must be a valid JSON object: "+err.Error()))
+		return
+	}
+	if !e.hasID {
+		c.send(errorMsg(false, 0, e.sessionID, codeInvalidRequest, "Message must have integer 'id' property"))
+		return
+	}
+	if e.method == "" {
+		c.send(errorMsg(true, e.id, e.sessionID, codeInvalidRequest, "Message must have string 'method' property"))
+		return
+	}
+	s := c.def
+	if e.sessionID != "" {
+		s = c.sessions[e.sessionID]
+		if s == nil {
+			c.send(errorMsg(true, e.id, e.sessionID, codeNoSession, "Session with given id not found."))
+			return
+		}
+	}
+	r := &req{c: c, s: s, id: e.id, sid: e.sessionID, method: e.method, params: e.params}
+	domain, _, _ := strings.Cut(e.method, ".")
+	if domain == "Target" || domain == "Browser" {
+		h.emulate(r)
+		return
+	}
+	switch s.kind {
+	case kindBrowser:
+		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (on the browser session tabrelay offers only the Target and Browser methods it emulates; attach to a page first)", e.method))
+		return
+	case kindTab:
+		if e.method == "Runtime.runIfWaitingForDebugger" {
+			r.ok(nil)
+			return
+		}
+		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found", e.method))
+		return
+	}
+	h.forward(r, domain)
+}
+
+// req is one client command being handled.
+type req struct {
+	c      *Client
+	s      *session
+	id     int64
+	sid    string
+	method string
+	params []byte
+}
+
+func (r *req) ok(result []byte) { r.c.send(resultMsg(r.id, r.sid, result)) }
+func (r *req) fail(code int, msg string) {
+	r.c.send(errorMsg(true, r.id, r.sid, code, msg))
+}
+
+// decode unmarshals the request's params into v, answering with an error if they are invalid.
+func (r *req) decode(v any) bool {
+	if len(r.params) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(r.params, v); err != nil {
+		r.fail(codeInvalidParams, "Invalid parameters: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// forward sends a page or child session command to the extension. Call with h.mu held.
+func (h *Hub) forward(r *req, domain string) {
+	s, t := r.s, r.s.t
+	if !t.live || h.ext == nil {
+		r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
+		return
+	}
+	if r.c.inflight >= h.opts.MaxInFlight {
+		r.fail(codeServerError, fmt.Sprintf("tabrelay: too many commands in flight (%d); wait for answers before sending more", h.opts.MaxInFlight))
+		return
+	}
+	s.touched[domain] = true
+	_, suffix, _ := strings.Cut(r.method, ".")
+	switch suffix {
+	case "enable":
+		users := t.enabled[s.ext][domain]
+		others := len(users) - btoi(users != nil && hasSession(users, s))
+		h.markEnabled(s, domain)
+		if domain == "Runtime" && others > 0 {
+			rs := t.runtime[s.ext]
+			if rs == nil {
+				rs = &runtimeState{}
+				t.runtime[s.ext] = rs
+			}
+			p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t}
+			if rs.enabling {
+				r.c.inflight++
+				rs.waiters = append(rs.waiters, p)
+				return
+			}
+			h.replayContexts(s, rs)
+			r.ok(nil)
+			return
+		}
+		if domain == "Runtime" {
+			rs := t.runtime[s.ext]
+			if rs == nil {
+				rs = &runtimeState{}
+				t.runtime[s.ext] = rs
+			}
+			rs.enabling = true
+		}
+	case "disable":
+		users := t.enabled[s.ext][domain]
+		if users != nil && len(users)-btoi(hasSession(users, s)) > 0 {
+			// another client still uses the domain: keep it on for them
+			delete(users, s)
+			delete(s.enabled, domain)
+			r.ok(nil)
+			return
+		}
+	}
+	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t}
+	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" {
+		p.params = r.params
+	}
+	r.c.inflight++
+	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }, h.opts.CommandTimeout) {
+		r.c.inflight--
+		r.fail(codeServerError, "tabrelay: the browser extension is not connected")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hasSession(m map[*session]struct{}, s *session) bool { _, ok := m[s]; return ok }
+
+func (h *Hub) markEnabled(s *session, domain string) {
+	t := s.t
+	m := t.enabled[s.ext]
+	if m == nil {
+		m = map[string]map[*session]struct{}{}
+		t.enabled[s.ext] = m
+	}
+	if m[domain] == nil {
+		m[domain] = map[*session]struct{}{}
+	}
+	m[domain][s] = struct{}{}
+	s.enabled[domain] = true
+}
+
+func (h *Hub) unmarkEnabled(s *session, domain string) {
+	if users := s.t.enabled[s.ext][domain]; users != nil {
+		delete(users, s)
+		if len(users) == 0 {
+			delete(s.t.enabled[s.ext], domain)
+		}
+	}
+	delete(s.enabled, domain)
+}
+
+// replayContexts sends the cached execution contexts to a session that enabled Runtime late.
+func (h *Hub) replayContexts(s *session, rs *runtimeState) {
+	for _, ce := range rs.contexts {
+		s.emit("Runtime.executionContextCreated", ce.params)
+	}
+}
+
+// afterSuccess records the effect of a forwarded command. Call with h.mu held.
+func (h *Hub) afterSuccess(p *pending, result []byte) {
+	s, t := p.s, p.target
+	if _, ok := s.c.sessions[s.id]; !ok {
+		return
+	}
+	domain, suffix, _ := strings.Cut(p.method, ".")
+	switch {
+	case p.method == "Runtime.enable":
+		if rs := t.runtime[s.ext]; rs != nil {
+			rs.enabling = false
+			for _, w := range rs.waiters {
+				w.c.inflight--
+				h.replayContexts(w.s, rs)
+				w.c.send(resultMsg(w.clientID, w.replySID, nil))
+			}
+			rs.waiters = nil
+		}
+	case suffix == "disable":
+		h.unmarkEnabled(s, domain)
+		if domain == "Runtime" {
+			delete(t.runtime, s.ext)
+		}
+	case p.method == "Page.addScriptToEvaluateOnNewDocument":
+		var res struct {
+			Identifier string `json:"identifier"`
+		}
+		if json.Unmarshal(result, &res) == nil && res.Identifier != "" {
+			s.scripts = append(s.scripts, res.Identifier)
+		}
+	case p.method == "Runtime.addBinding":
+		var par struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(p.params, &par) == nil && par.Name != "" {
+			s.bindings = append(s.bindings, par.Name)
+		}
+	}
+	if _, ok := undoTable[p.method]; ok {
+		m := t.owners[s.ext]
+		if m == nil {
+			m = map[string]*session{}
+			t.owners[s.ext] = m
+		}
+		m[p.method] = s
+	}
+}
+
+// afterFailure undoes optimistic bookkeeping of a failed command. Call with h.mu held.
+func (h *Hub) afterFailure(p *pending) {
+	domain, suffix, _ := strings.Cut(p.method, ".")
+	if suffix == "enable" {
+		h.unmarkEnabled(p.s, domain)
+		if domain == "Runtime" {
+			if rs := p.target.runtime[p.s.ext]; rs != nil {
+				rs.enabling = false
+				for _, w := range rs.waiters {
+					w.c.inflight--
+					h.unmarkEnabled(w.s, "Runtime")
+					w.c.send(errorMsg(true, w.clientID, w.replySID, codeServerError, "Runtime.enable failed in the tab"))
+				}
+				rs.waiters = nil
+			}
+		}
+	}
+}

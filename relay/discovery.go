@@ -1,0 +1,183 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// ErrNotShared is returned for a target id that is not a shared tab.
+var ErrNotShared = errors.New("not a tab shared with tabrelay")
+
+// wsURL is the WebSocket URL of path on this server, carrying the secret for clients that only
+// take a URL. It is built from the listen address, never from the request's Host header.
+func (s *Server) wsURL(path string) string {
+	return "ws://" + s.Addr() + path + "?token=" + url.QueryEscape(s.Token())
+}
+
+func (s *Server) jsonVersion(c echo.Context) error {
+	product, ua := s.hub.Version()
+	return c.JSON(http.StatusOK, map[string]string{
+		"Browser":              product,
+		"Protocol-Version":     "1.3",
+		"User-Agent":           ua,
+		"V8-Version":           "",
+		"WebKit-Version":       "",
+		"webSocketDebuggerUrl": s.wsURL("/devtools/browser/" + s.hub.BrowserID()),
+	})
+}
+
+// targetJSON is one entry of /json/list.
+type targetJSON struct {
+	Description          string `json:"description"`
+	DevtoolsFrontendURL  string `json:"devtoolsFrontendUrl"`
+	ID                   string `json:"id"`
+	Title                string `json:"title"`
+	Type                 string `json:"type"`
+	URL                  string `json:"url"`
+	WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+}
+
+func (s *Server) targetJSON(t TabInfo) targetJSON {
+	ws := s.wsURL("/devtools/page/" + t.TargetID)
+	return targetJSON{
+		ID: t.TargetID, Type: "page", Title: t.Title, URL: t.URL, WebSocketDebuggerURL: ws,
+		DevtoolsFrontendURL: "devtools://devtools/bundled/inspector.html?ws=" + url.QueryEscape(strings.TrimPrefix(ws, "ws://")),
+	}
+}
+
+func (s *Server) jsonList(c echo.Context) error {
+	list := []targetJSON{}
+	for _, t := range s.hub.Tabs() {
+		list = append(list, s.targetJSON(t))
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+func (s *Server) jsonNew(c echo.Context) error {
+	u := c.Request().URL.RawQuery
+	// the query is the URL to open; a token parameter, if any, is ours
+	if q := c.Request().URL.Query(); q.Has("token") {
+		q.Del("token")
+		u = ""
+		for k := range q {
+			if q.Get(k) == "" {
+				u = k
+			}
+		}
+	}
+	if u == "" {
+		u = "about:blank"
+	} else if dec, err := url.QueryUnescape(u); err == nil {
+		u = dec
+	}
+	id, err := s.hub.CreateTab(c.Request().Context(), u)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
+	}
+	for _, t := range s.hub.Tabs() {
+		if t.TargetID == id {
+			return c.JSON(http.StatusOK, s.targetJSON(t))
+		}
+	}
+	return c.JSON(http.StatusOK, s.targetJSON(TabInfo{TargetID: id, URL: u}))
+}
+
+func (s *Server) jsonActivate(c echo.Context) error {
+	if err := s.hub.ActivateTab(c.Request().Context(), c.Param("id")); err != nil {
+		if errors.Is(err, ErrNotShared) {
+			return echo.NewHTTPError(http.StatusNotFound, "No such target id: "+c.Param("id"))
+		}
+		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
+	}
+	return c.String(http.StatusOK, "Target activated")
+}
+
+func (s *Server) jsonClose(c echo.Context) error {
+	if err := s.hub.CloseTab(c.Request().Context(), c.Param("id")); err != nil {
+		if errors.Is(err, ErrNotShared) {
+			return echo.NewHTTPError(http.StatusNotFound, "No such target id: "+c.Param("id"))
+		}
+		return echo.NewHTTPError(http.StatusForbidden, err.Error())
+	}
+	return c.String(http.StatusOK, "Target is closing")
+}
+
+// CreateTab opens url in a new shared tab and returns its target id.
+func (h *Hub) CreateTab(ctx context.Context, u string) (string, error) {
+	res, err := h.tabCall(ctx, func(id int64) []byte {
+		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: id, URL: u})
+	})
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", u, err)
+	}
+	var r struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || r.TargetID == "" {
+		return "", fmt.Errorf("open %s: the extension answered without a target id", u)
+	}
+	return r.TargetID, nil
+}
+
+// ActivateTab focuses a shared tab.
+func (h *Hub) ActivateTab(ctx context.Context, targetID string) error {
+	_, err := h.tabCallFor(ctx, targetID, wire.TypeActivateTab)
+	return err
+}
+
+// CloseTab closes a shared tab, unless it is the user's own and that is not allowed.
+func (h *Hub) CloseTab(ctx context.Context, targetID string) error {
+	_, err := h.tabCallFor(ctx, targetID, wire.TypeCloseTab)
+	return err
+}
+
+func (h *Hub) tabCallFor(ctx context.Context, targetID, typ string) ([]byte, error) {
+	h.mu.Lock()
+	t, _ := h.lookup(targetID)
+	var refusal string
+	if t != nil && typ == wire.TypeCloseTab {
+		refusal = h.closeRefusal(t)
+	}
+	h.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("tab %s: %w", targetID, ErrNotShared)
+	}
+	if refusal != "" {
+		return nil, errors.New(refusal)
+	}
+	return h.tabCall(ctx, func(id int64) []byte {
+		return mustJSON(wire.TabRequest{Type: typ, ID: id, TargetID: t.id})
+	})
+}
+
+// tabCall sends a tab request to the extension and waits for its answer.
+func (h *Hub) tabCall(ctx context.Context, msg func(id int64) []byte) ([]byte, error) {
+	type outcome struct{ res, errRaw []byte }
+	ch := make(chan outcome, 1)
+	h.mu.Lock()
+	ok := h.request(&pending{method: "", done: func(res, errRaw []byte) { ch <- outcome{res, errRaw} }}, msg, h.opts.TabTimeout)
+	h.mu.Unlock()
+	if !ok {
+		return nil, errors.New("the tabrelay browser extension is not connected")
+	}
+	select {
+	case o := <-ch:
+		if o.errRaw != nil {
+			var e wire.Error
+			_ = json.Unmarshal(o.errRaw, &e)
+			return nil, errors.New(e.Message)
+		}
+		return o.res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

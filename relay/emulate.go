@@ -1,0 +1,439 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// filterEntry is one entry of a CDP TargetFilter.
+type filterEntry struct {
+	Type    string `json:"type,omitempty"`
+	Exclude bool   `json:"exclude,omitempty"`
+}
+
+// defaultFilter is what Chrome applies when a client gives none: everything but the browser
+// and tab targets.
+var defaultFilter = []filterEntry{{Type: "browser", Exclude: true}, {Type: "tab", Exclude: true}, {}}
+
+// matches applies a TargetFilter: the first entry whose type matches decides; no match excludes.
+func matches(f []filterEntry, typ string) bool {
+	if f == nil {
+		f = defaultFilter
+	}
+	for _, e := range f {
+		if e.Type == "" || e.Type == typ {
+			return !e.Exclude
+		}
+	}
+	return false
+}
+
+// emulate answers the Target and Browser methods chrome.debugger refuses, on any session.
+// Call with h.mu held.
+func (h *Hub) emulate(r *req) {
+	switch r.method {
+	case "Browser.getVersion":
+		r.ok(mustJSON(map[string]string{
+			"protocolVersion": "1.3", "product": h.product, "revision": "@tabrelay",
+			"userAgent": h.userAgent, "jsVersion": "",
+		}))
+	case "Browser.setDownloadBehavior":
+		r.ok(nil)
+	case "Browser.getWindowForTarget":
+		win := int64(1)
+		if r.s.t != nil && r.s.t.tab.WindowID != 0 {
+			win = r.s.t.tab.WindowID
+		}
+		r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
+	case "Browser.close":
+		r.ok(nil)
+		c := r.c
+		c.closed = true
+		c.out.close()
+		go c.kill("Browser.close: tabrelay ends this client's connection and leaves the user's browser open")
+	case "Target.setDiscoverTargets":
+		h.setDiscoverTargets(r)
+	case "Target.getTargets":
+		h.getTargets(r)
+	case "Target.setAutoAttach":
+		h.setAutoAttach(r)
+	case "Target.attachToTarget":
+		h.attachToTarget(r)
+	case "Target.attachToBrowserTarget":
+		s := r.c.newSession(kindBrowser, nil, "", r.s)
+		r.s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.browserInfo()), "waitingForDebugger": false}))
+		r.ok(mustJSON(map[string]string{"sessionId": s.id}))
+	case "Target.detachFromTarget":
+		h.detachFromTarget(r)
+	case "Target.getTargetInfo":
+		h.getTargetInfo(r)
+	case "Target.getBrowserContexts":
+		r.ok([]byte(`{"browserContextIds":[]}`))
+	case "Target.createTarget":
+		h.createTarget(r)
+	case "Target.closeTarget", "Target.activateTarget":
+		h.tabOp(r)
+	case "Target.createBrowserContext", "Target.disposeBrowserContext":
+		r.fail(codeServerError, "tabrelay shares tabs of the user's own browser profile: separate browser contexts are not available; use the default context")
+	default:
+		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (tabrelay emulates the Target and Browser methods that Chrome extensions cannot use; this one is not among them)", r.method))
+	}
+}
+
+func (h *Hub) setDiscoverTargets(r *req) {
+	var p struct {
+		Discover bool          `json:"discover"`
+		Filter   []filterEntry `json:"filter"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	c := r.c
+	was := c.discover
+	c.discover, c.dFilter = p.Discover, p.Filter
+	if p.Discover && !was {
+		for _, t := range h.liveTargets() {
+			h.announceCreated(c, t)
+		}
+	}
+	r.ok(nil)
+}
+
+func (h *Hub) announceCreated(c *Client, t *target) {
+	if matches(c.dFilter, "tab") {
+		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
+	}
+	if matches(c.dFilter, "page") {
+		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
+	}
+}
+
+// emitRoot sends a browser-wide event: without sessionId, as Chrome does for discovery events.
+func (s *session) emitRoot(c *Client, method string, params []byte) {
+	c.send(eventMsg(method, params, ""))
+}
+
+func (h *Hub) getTargets(r *req) {
+	var p struct {
+		Filter []filterEntry `json:"filter"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	infos := []json.RawMessage{}
+	for _, t := range h.liveTargets() {
+		if matches(p.Filter, "tab") {
+			infos = append(infos, h.tabInfo(t))
+		}
+		if matches(p.Filter, "page") {
+			infos = append(infos, h.pageInfo(t))
+		}
+	}
+	if matches(p.Filter, "browser") {
+		infos = append(infos, h.browserInfo())
+	}
+	r.ok(mustJSON(map[string]any{"targetInfos": infos}))
+}
+
+func (h *Hub) setAutoAttach(r *req) {
+	var p struct {
+		AutoAttach bool          `json:"autoAttach"`
+		Flatten    bool          `json:"flatten"`
+		Filter     []filterEntry `json:"filter"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	if p.AutoAttach && !p.Flatten {
+		r.fail(codeServerError, "tabrelay supports Target.setAutoAttach only with flatten: true (flat sessions)")
+		return
+	}
+	s := r.s
+	s.autoAttach, s.aFilter = p.AutoAttach, p.Filter
+	if p.AutoAttach {
+		switch s.kind {
+		case kindBrowser:
+			for _, t := range h.liveTargets() {
+				h.autoAttachTarget(s, t)
+			}
+		case kindTab:
+			if matches(p.Filter, "page") && !s.announced[s.t.id] {
+				s.announced[s.t.id] = true
+				h.attachPage(r.c, s.t, s)
+			}
+		case kindPage, kindChild:
+			for _, ch := range s.t.children {
+				if ch.parentExt == s.ext {
+					h.autoAttachChild(s, ch)
+				}
+			}
+		}
+	}
+	r.ok(nil)
+}
+
+// autoAttachTarget announces a shared tab to a browser session with auto-attach on.
+func (h *Hub) autoAttachTarget(s *session, t *target) {
+	if !s.autoAttach || s.announced[t.id] {
+		return
+	}
+	switch {
+	case matches(s.aFilter, "page"):
+		s.announced[t.id] = true
+		h.attachPage(s.c, t, s)
+	case matches(s.aFilter, "tab"):
+		s.announced[t.id] = true
+		h.attachTab(s.c, t, s)
+	}
+}
+
+func (h *Hub) autoAttachChild(s *session, ch *child) {
+	if !s.autoAttach || s.announced[ch.ext] || !matches(s.aFilter, ch.typ) {
+		return
+	}
+	s.announced[ch.ext] = true
+	cs := s.c.newSession(kindChild, s.t, ch.ext, s)
+	cs.childTID = ch.targetID
+	s.children[ch.ext] = cs
+	s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": cs.id, "targetInfo": ch.info, "waitingForDebugger": false}))
+}
+
+func (h *Hub) attachPage(c *Client, t *target, parent *session) *session {
+	s := c.newSession(kindPage, t, "", parent)
+	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.pageInfo(t)), "waitingForDebugger": false}))
+	return s
+}
+
+func (h *Hub) attachTab(c *Client, t *target, parent *session) *session {
+	s := c.newSession(kindTab, t, "", parent)
+	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.tabInfo(t)), "waitingForDebugger": false}))
+	return s
+}
+
+// lookup finds a shared tab by its page or tab target id.
+func (h *Hub) lookup(id string) (t *target, isTab bool) {
+	if t := h.targets[id]; t != nil && t.live {
+		return t, false
+	}
+	if t := h.tabIDs[id]; t != nil && t.live {
+		return t, true
+	}
+	return nil, false
+}
+
+func (h *Hub) attachToTarget(r *req) {
+	var p struct {
+		TargetID string `json:"targetId"`
+		Flatten  bool   `json:"flatten"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	if !p.Flatten {
+		r.fail(codeServerError, "tabrelay supports Target.attachToTarget only with flatten: true (flat sessions)")
+		return
+	}
+	if p.TargetID == h.browserID {
+		s := r.c.newSession(kindBrowser, nil, "", r.s)
+		r.s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.browserInfo()), "waitingForDebugger": false}))
+		r.ok(mustJSON(map[string]string{"sessionId": s.id}))
+		return
+	}
+	t, isTab := h.lookup(p.TargetID)
+	if t == nil {
+		r.fail(codeInvalidParams, fmt.Sprintf("No target with given id found (%s is not a tab shared with tabrelay)", p.TargetID))
+		return
+	}
+	var s *session
+	if isTab {
+		s = h.attachTab(r.c, t, r.s)
+	} else {
+		s = h.attachPage(r.c, t, r.s)
+	}
+	r.ok(mustJSON(map[string]string{"sessionId": s.id}))
+}
+
+func (h *Hub) detachFromTarget(r *req) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		TargetID  string `json:"targetId"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	var s *session
+	if p.SessionID != "" {
+		s = r.c.sessions[p.SessionID]
+	} else if p.TargetID != "" {
+		for _, cand := range r.c.sessions {
+			if cand.t != nil && (cand.t.id == p.TargetID || cand.t.tabID == p.TargetID) && cand.kind != kindChild {
+				s = cand
+				break
+			}
+		}
+	}
+	if s == nil || s == r.c.def {
+		r.ok(nil) // unknown sessions: no-op, as clients expect
+		return
+	}
+	parent := s.parent
+	tid, key := "", s.ext
+	if s.t != nil && s.kind != kindChild {
+		key = s.t.id
+	}
+	if s.t != nil {
+		tid = s.t.id
+		if s.kind == kindTab {
+			tid = s.t.tabID
+		}
+		if s.kind == kindChild {
+			tid = s.childTID
+		}
+	}
+	h.endSession(s, true)
+	if parent != nil {
+		delete(parent.announced, key)
+		parent.emit("Target.detachedFromTarget", mustJSON(map[string]string{"sessionId": s.id, "targetId": tid}))
+	}
+	r.ok(nil)
+}
+
+func (h *Hub) getTargetInfo(r *req) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	var info []byte
+	switch {
+	case p.TargetID == "" && r.s.kind == kindBrowser, p.TargetID == h.browserID:
+		info = h.browserInfo()
+	case p.TargetID == "" && r.s.kind == kindTab:
+		info = h.tabInfo(r.s.t)
+	case p.TargetID == "" && r.s.kind == kindPage:
+		info = h.pageInfo(r.s.t)
+	case p.TargetID == "" && r.s.kind == kindChild:
+		if ch := r.s.t.children[r.s.ext]; ch != nil {
+			info = ch.info
+		}
+	default:
+		if t, isTab := h.lookup(p.TargetID); t != nil {
+			if isTab {
+				info = h.tabInfo(t)
+			} else {
+				info = h.pageInfo(t)
+			}
+		} else {
+			for _, t := range h.targets {
+				for _, ch := range t.children {
+					if ch.targetID == p.TargetID {
+						info = ch.info
+					}
+				}
+			}
+		}
+	}
+	if info == nil {
+		r.fail(codeInvalidParams, "No target with given id found")
+		return
+	}
+	r.ok(mustJSON(map[string]any{"targetInfo": json.RawMessage(info)}))
+}
+
+func (h *Hub) createTarget(r *req) {
+	var p struct {
+		URL        string `json:"url"`
+		Background bool   `json:"background"`
+		NewWindow  bool   `json:"newWindow"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	if p.URL == "" {
+		p.URL = "about:blank"
+	}
+	c, id, sid := r.c, r.id, r.sid
+	c.inflight++
+	pd := &pending{method: "Target.createTarget", done: func(result, errRaw []byte) {
+		c.inflight--
+		if errRaw != nil {
+			c.send(rawErrorMsg(id, sid, errRaw))
+			return
+		}
+		var res struct {
+			TargetID string `json:"targetId"`
+		}
+		_ = json.Unmarshal(result, &res)
+		c.send(resultMsg(id, sid, mustJSON(map[string]string{"targetId": res.TargetID})))
+	}}
+	ok := h.request(pd, func(rid int64) []byte {
+		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: rid, URL: p.URL, Background: p.Background, NewWindow: p.NewWindow})
+	}, h.opts.TabTimeout)
+	if !ok {
+		c.inflight--
+		r.fail(codeServerError, "tabrelay: cannot open a tab: the browser extension is not connected")
+	}
+}
+
+// tabOp handles Target.closeTarget and Target.activateTarget through the extension.
+func (h *Hub) tabOp(r *req) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	t, _ := h.lookup(p.TargetID)
+	if t == nil {
+		r.fail(codeInvalidParams, fmt.Sprintf("No target with given id found (%s is not a tab shared with tabrelay)", p.TargetID))
+		return
+	}
+	typ, result := wire.TypeActivateTab, []byte(`{}`)
+	if r.method == "Target.closeTarget" {
+		if msg := h.closeRefusal(t); msg != "" {
+			r.fail(codeServerError, msg)
+			return
+		}
+		typ, result = wire.TypeCloseTab, []byte(`{"success":true}`)
+	}
+	h.tabRequest(r.c, typ, t, func(errRaw []byte) {
+		if errRaw != nil {
+			r.c.send(rawErrorMsg(r.id, r.sid, errRaw))
+			return
+		}
+		r.ok(result)
+	}, func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })
+}
+
+// closeRefusal explains why t may not be closed by a client, or returns "".
+func (h *Hub) closeRefusal(t *target) string {
+	if t.tab.Origin == wire.OriginUser && !h.opts.AllowCloseUserTabs {
+		return fmt.Sprintf("tabrelay: tab %s (%s) is the user's own tab; tabrelay does not close it (start tabrelay with --allow-close-user-tabs to allow this)", t.id, t.tab.URL)
+	}
+	return ""
+}
+
+// tabRequest sends a close/activate/unshare request for t. Call with h.mu held; done runs
+// with h.mu held.
+func (h *Hub) tabRequest(c *Client, typ string, t *target, done func(errRaw []byte), offline func()) {
+	if c != nil {
+		c.inflight++
+	}
+	pd := &pending{method: "", done: func(_, errRaw []byte) {
+		if c != nil {
+			c.inflight--
+		}
+		done(errRaw)
+	}}
+	if !h.request(pd, func(rid int64) []byte {
+		return mustJSON(wire.TabRequest{Type: typ, ID: rid, TargetID: t.id})
+	}, h.opts.TabTimeout) {
+		if c != nil {
+			c.inflight--
+		}
+		offline()
+	}
+}

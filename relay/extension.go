@@ -1,0 +1,413 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// extLink is the one live extension connection.
+type extLink struct {
+	out      *outbox
+	once     sync.Once
+	onKill   func(code int, reason string)
+	greeted  bool
+	lastSeen time.Time
+}
+
+func (l *extLink) kill(code int, reason string) {
+	l.once.Do(func() {
+		l.out.close()
+		if l.onKill != nil {
+			l.onKill(code, reason)
+		}
+	})
+}
+
+// Extension is the hub's side of an extension connection, for the transport.
+type Extension struct {
+	h *Hub
+	l *extLink
+}
+
+// ConnectExtension makes a new extension connection the live one; an older one is closed with
+// wire.CloseReplaced. onKill is called once when the hub drops this connection.
+func (h *Hub) ConnectExtension(onKill func(code int, reason string)) *Extension {
+	l := &extLink{out: newOutbox(1 << 30), onKill: onKill, lastSeen: time.Now()}
+	h.mu.Lock()
+	old := h.ext
+	if old != nil {
+		h.extGone(old)
+	}
+	h.ext = l
+	if h.graceEnd != nil {
+		h.graceEnd.Stop()
+		h.graceEnd = nil
+	}
+	h.mu.Unlock()
+	if old != nil {
+		h.log.Info().Msg("a newer extension connection replaced the previous one")
+		old.kill(wire.CloseReplaced, "replaced by a newer extension connection")
+	}
+	return &Extension{h: h, l: l}
+}
+
+// Outbox gives the transport the messages to write to the extension.
+func (e *Extension) Outbox() *Outbox { return &Outbox{e.l.out} }
+
+// Disconnected tells the hub the connection ended.
+func (e *Extension) Disconnected() {
+	h := e.h
+	h.mu.Lock()
+	if h.ext == e.l {
+		h.extGone(e.l)
+		h.ext = nil
+		h.log.Info().Dur("grace", h.opts.Grace).Msg("browser extension disconnected; shared tabs wait for it to come back")
+		h.graceEnd = time.AfterFunc(h.opts.Grace, h.expireGrace)
+	}
+	h.mu.Unlock()
+	e.l.kill(1000, "")
+}
+
+// extGone fails everything pending on l and puts the tabs in their grace period. Call with h.mu held.
+func (h *Hub) extGone(l *extLink) {
+	for id, p := range h.pending {
+		delete(h.pending, id)
+		h.failPending(p, codeNoSession, "tabrelay: the browser extension disconnected; the command was not delivered or its result was lost")
+	}
+	for _, t := range h.targets {
+		t.live = false
+		for _, rs := range t.runtime {
+			rs.enabling = false
+		}
+	}
+	h.notifyChanged()
+}
+
+// expireGrace removes the tabs the extension did not announce again in time.
+func (h *Hub) expireGrace() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range h.targets {
+		if !t.live {
+			h.removeTarget(t, wire.ReasonDetached)
+		}
+	}
+}
+
+// Handle processes one message from the extension.
+func (e *Extension) Handle(msg []byte) {
+	h := e.h
+	env, err := parseEnvelope(msg)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ext != e.l {
+		return // replaced
+	}
+	e.l.lastSeen = time.Now()
+	if err != nil {
+		h.log.Warn().Err(err).Msg("malformed message from the extension; ignored")
+		return
+	}
+	if !e.l.greeted && env.typ != wire.TypeHello {
+		h.log.Warn().Str("type", env.typ).Msg("extension spoke before hello; ignored")
+		return
+	}
+	switch env.typ {
+	case wire.TypeHello:
+		if env.protocol != wire.Version {
+			go e.l.kill(wire.CloseBadVersion, fmt.Sprintf("protocol %d not supported; this relay speaks %d: update tabrelay or the extension", env.protocol, wire.Version))
+			return
+		}
+		e.l.greeted = true
+		if env.product != "" {
+			h.product = env.product
+		}
+		if env.userAgent != "" {
+			h.userAgent = env.userAgent
+		}
+		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID}))
+		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Msg("browser extension connected")
+	case wire.TypePing:
+		e.l.out.push([]byte(`{"type":"pong"}`))
+	case wire.TypeTabShared, wire.TypeTabUpdated:
+		var tab wire.Tab
+		if err := json.Unmarshal(env.tab, &tab); err != nil || tab.TargetID == "" {
+			h.log.Warn().Msg("extension sent a tab without targetId; ignored")
+			return
+		}
+		var children []wire.Child
+		if len(env.children) > 0 {
+			_ = json.Unmarshal(env.children, &children)
+		}
+		h.share(tab, children, env.typ == wire.TypeTabShared)
+	case wire.TypeTabUnshared:
+		if t := h.targets[env.targetID]; t != nil {
+			h.removeTarget(t, env.reason)
+		}
+	case wire.TypeEvent:
+		h.route(env)
+	case wire.TypeResponse:
+		p := h.pending[env.id]
+		if p == nil {
+			return // timed out already
+		}
+		delete(h.pending, env.id)
+		if len(env.errRaw) > 0 {
+			h.complete(p, nil, env.errRaw)
+		} else {
+			h.complete(p, env.result, nil)
+		}
+	}
+}
+
+// share registers a newly shared tab, resumes one that comes back, or updates one.
+func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
+	t := h.targets[tab.TargetID]
+	h.seq++
+	if t == nil {
+		if !announce {
+			return // update of a tab we do not know
+		}
+		t = newTarget(tab)
+		t.seq = h.seq
+		h.targets[t.id] = t
+		h.tabIDs[t.tabID] = t
+		for _, ch := range children {
+			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
+		}
+		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Msg("tab shared")
+		for c := range h.clients {
+			if c.discover {
+				h.announceCreated(c, t)
+			}
+			for _, s := range c.sessions {
+				if s.kind == kindBrowser {
+					h.autoAttachTarget(s, t)
+				}
+			}
+		}
+		h.notifyChanged()
+		return
+	}
+	resumed := !t.live
+	t.live = true
+	if tab.Active || announce {
+		t.seq = h.seq
+	}
+	if tab.Origin == "" {
+		tab.Origin = t.tab.Origin
+	}
+	changed := t.tab.URL != tab.URL || t.tab.Title != tab.Title
+	t.tab = tab
+	if tab.Reattached {
+		h.reattached(t)
+		for _, ch := range children {
+			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
+		}
+	}
+	if resumed {
+		h.log.Info().Str("target", t.id).Msg("shared tab is back")
+	}
+	if changed || resumed {
+		info := mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))})
+		for c := range h.clients {
+			if c.discover && matches(c.dFilter, "page") {
+				c.send(eventMsg("Target.targetInfoChanged", info, ""))
+			}
+		}
+	}
+	h.notifyChanged()
+}
+
+// reattached handles a tab whose debugger was attached anew: its child sessions are gone and
+// enabled domains were reset, so the hub switches on again what clients had on.
+func (h *Hub) reattached(t *target) {
+	for ext, ch := range t.children {
+		h.removeChild(t, ext, ch)
+	}
+	t.runtime = map[string]*runtimeState{}
+	for dom, users := range t.enabled[""] {
+		if len(users) > 0 && disableable(dom) {
+			h.internal(t, "", dom+".enable", nil)
+		}
+	}
+	for ext := range t.enabled {
+		if ext != "" {
+			delete(t.enabled, ext)
+		}
+	}
+}
+
+// removeTarget forgets a tab and tells every client it is gone. Call with h.mu held.
+func (h *Hub) removeTarget(t *target, reason string) {
+	if h.targets[t.id] != t {
+		return
+	}
+	delete(h.targets, t.id)
+	delete(h.tabIDs, t.tabID)
+	h.log.Info().Str("target", t.id).Str("reason", reason).Msg("tab no longer shared")
+	for id, p := range h.pending {
+		if p.target == t {
+			delete(h.pending, id)
+			h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (%s)", t.id, reason))
+		}
+	}
+	pageGone := mustJSON(map[string]string{"targetId": t.id})
+	tabGone := mustJSON(map[string]string{"targetId": t.tabID})
+	for c := range h.clients {
+		for _, s := range c.sessions {
+			if s.t != t || s.kind == kindChild {
+				continue
+			}
+			if _, still := c.sessions[s.id]; !still {
+				continue
+			}
+			if s == c.def {
+				s.emit("Inspector.detached", []byte(`{"reason":"target_closed"}`))
+				h.endSession(s, false)
+				c.closed = true
+				c.out.close()
+				go c.kill("the tab is no longer shared")
+				continue
+			}
+			parent := s.parent
+			tid := t.id
+			if s.kind == kindTab {
+				tid = t.tabID
+			}
+			h.endSession(s, false)
+			if parent != nil {
+				if _, ok := c.sessions[parent.id]; ok {
+					parent.emit("Target.detachedFromTarget", mustJSON(map[string]string{"sessionId": s.id, "targetId": tid}))
+				}
+				delete(parent.announced, t.id)
+			}
+		}
+		if c.discover {
+			if matches(c.dFilter, "page") {
+				c.send(eventMsg("Target.targetDestroyed", pageGone, ""))
+			}
+			if matches(c.dFilter, "tab") {
+				c.send(eventMsg("Target.targetDestroyed", tabGone, ""))
+			}
+		}
+	}
+	h.notifyChanged()
+}
+
+// route delivers an event from the extension. Call with h.mu held.
+func (h *Hub) route(e envelope) {
+	t := h.targets[e.targetID]
+	if t == nil {
+		return
+	}
+	switch e.method {
+	case "Target.attachedToTarget":
+		var p struct {
+			SessionID  string          `json:"sessionId"`
+			TargetInfo json.RawMessage `json:"targetInfo"`
+		}
+		if json.Unmarshal(e.params, &p) == nil && p.SessionID != "" {
+			h.addChild(t, e.sessionID, p.SessionID, p.TargetInfo)
+		}
+		return
+	case "Target.detachedFromTarget":
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(e.params, &p) == nil {
+			if ch := t.children[p.SessionID]; ch != nil {
+				h.removeChild(t, p.SessionID, ch)
+			}
+		}
+		return
+	case "Runtime.executionContextCreated":
+		if rs := t.runtime[e.sessionID]; rs != nil {
+			var p struct {
+				Context struct {
+					ID int64 `json:"id"`
+				} `json:"context"`
+			}
+			if json.Unmarshal(e.params, &p) == nil {
+				rs.contexts = append(rs.contexts, contextEntry{id: p.Context.ID, params: e.params})
+			}
+		}
+	case "Runtime.executionContextDestroyed":
+		if rs := t.runtime[e.sessionID]; rs != nil {
+			var p struct {
+				ID int64 `json:"executionContextId"`
+			}
+			if json.Unmarshal(e.params, &p) == nil {
+				for i, ce := range rs.contexts {
+					if ce.id == p.ID {
+						rs.contexts = append(rs.contexts[:i:i], rs.contexts[i+1:]...)
+						break
+					}
+				}
+			}
+		}
+	case "Runtime.executionContextsCleared":
+		if rs := t.runtime[e.sessionID]; rs != nil {
+			rs.contexts = nil
+		}
+	}
+	domain, _, _ := strings.Cut(e.method, ".")
+	always := domain == "Inspector"
+	var plain []byte // the event without sessionId, shared by page-endpoint clients
+	for s := range t.bound[e.sessionID] {
+		if !always && !s.touched[domain] {
+			continue
+		}
+		if sid := s.sid(); sid != "" {
+			s.c.send(eventMsg(e.method, e.params, sid))
+			continue
+		}
+		if plain == nil {
+			plain = eventMsg(e.method, e.params, "")
+		}
+		s.c.send(plain)
+	}
+}
+
+// addChild records a child target of t and announces it to sessions with auto-attach on.
+func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
+	var ti struct {
+		TargetID string `json:"targetId"`
+		Type     string `json:"type"`
+	}
+	_ = json.Unmarshal(info, &ti)
+	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info}
+	t.children[ext] = ch
+	for s := range t.bound[parentExt] {
+		h.autoAttachChild(s, ch)
+	}
+}
+
+// removeChild forgets a child target and tells the sessions attached to it.
+func (h *Hub) removeChild(t *target, ext string, ch *child) {
+	delete(t.children, ext)
+	delete(t.runtime, ext)
+	delete(t.enabled, ext)
+	delete(t.owners, ext)
+	for s := range t.bound[ext] {
+		parent := s.parent
+		h.endSession(s, false)
+		if parent != nil {
+			delete(parent.announced, ext)
+			if _, ok := parent.c.sessions[parent.id]; ok {
+				parent.emit("Target.detachedFromTarget", mustJSON(map[string]string{"sessionId": s.id, "targetId": ch.targetID}))
+			}
+		}
+	}
+	// grandchildren
+	for gext, g := range t.children {
+		if g.parentExt == ext {
+			h.removeChild(t, gext, g)
+		}
+	}
+}

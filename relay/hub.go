@@ -1,0 +1,419 @@
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// HubOptions tune the hub. Zero values take the defaults noted on each field.
+type HubOptions struct {
+	// CommandTimeout bounds every CDP command forwarded to the extension (default 30 s).
+	CommandTimeout time.Duration
+	// TabTimeout bounds tab operations: create, close, activate (default 10 s).
+	TabTimeout time.Duration
+	// Grace is how long shared tabs stay listed after the extension disconnects (default 10 s).
+	Grace time.Duration
+	// AllowCloseUserTabs lets clients close tabs the user shared (default: refused).
+	AllowCloseUserTabs bool
+	// MaxQueueBytes bounds what waits to be written to one client (default 256 MiB); a client
+	// that falls further behind is disconnected.
+	MaxQueueBytes int
+	// MaxInFlight bounds one client's commands awaiting an answer (default 1000).
+	MaxInFlight int
+	// Logger receives structured logs (default: disabled).
+	Logger *zerolog.Logger
+}
+
+func (o *HubOptions) defaults() {
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = 30 * time.Second
+	}
+	if o.TabTimeout <= 0 {
+		o.TabTimeout = 10 * time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = 256 << 20
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 1000
+	}
+	if o.Logger == nil {
+		l := zerolog.Nop()
+		o.Logger = &l
+	}
+}
+
+// Hub joins the one extension connection and every CDP client. All routing state lives here,
+// behind one mutex; connections only read and write bytes.
+type Hub struct {
+	opts      HubOptions
+	log       zerolog.Logger
+	browserID string
+	contextID string
+
+	mu        sync.Mutex
+	ext       *extLink
+	product   string
+	userAgent string
+	targets   map[string]*target // by page target id
+	tabIDs    map[string]*target // by synthetic tab target id
+	clients   map[*Client]struct{}
+	pending   map[int64]*pending
+	nextID    int64
+	nextCID   uint64
+	seq       int64
+	graceEnd  *time.Timer
+	closed    bool
+	changed   chan struct{} // closed and replaced whenever the set of tabs changes
+	stopSweep context.CancelFunc
+}
+
+// NewHub returns a hub with no extension and no clients.
+func NewHub(opts HubOptions) *Hub {
+	opts.defaults()
+	h := &Hub{
+		opts:      opts,
+		log:       *opts.Logger,
+		browserID: randomID(),
+		contextID: randomID(),
+		product:   "Chrome/0.0.0.0",
+		targets:   map[string]*target{},
+		tabIDs:    map[string]*target{},
+		clients:   map[*Client]struct{}{},
+		pending:   map[int64]*pending{},
+		changed:   make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopSweep = cancel
+	go h.sweep(ctx)
+	return h
+}
+
+// BrowserID is the id advertised in /json/version's webSocketDebuggerUrl.
+func (h *Hub) BrowserID() string { return h.browserID }
+
+// Close fails pending commands and disconnects everyone.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	h.stopSweep()
+	ext := h.ext
+	clients := make([]*Client, 0, len(h.clients))
+	for c := range h.clients {
+		clients = append(clients, c)
+	}
+	h.mu.Unlock()
+	if ext != nil {
+		ext.kill(1001, "tabrelay server is shutting down")
+	}
+	for _, c := range clients {
+		c.kill("tabrelay server is shutting down")
+	}
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return strings.ToUpper(hex.EncodeToString(b))
+}
+
+// tabTargetID derives the id of the synthetic "tab" target that holds a page target, as Chrome
+// has since tab targets exist (Puppeteer expects them). It is stable for a given page id.
+func tabTargetID(pageID string) string {
+	s := sha256.Sum256([]byte("tab:" + pageID))
+	return strings.ToUpper(hex.EncodeToString(s[:16]))
+}
+
+// target is one shared tab.
+type target struct {
+	id       string
+	tabID    string // synthetic tab target id
+	tab      wire.Tab
+	seq      int64 // recency: higher is more recently shared or focused
+	live     bool  // false while the extension is away (grace period)
+	children map[string]*child
+	// bound holds the client sessions attached to the tab ("") or to one of its child sessions.
+	bound map[string]map[*session]struct{}
+	// enabled holds, per extension session and domain, the client sessions that enabled it.
+	enabled map[string]map[string]map[*session]struct{}
+	// runtime caches execution contexts per extension session, to replay them to a client that
+	// enables Runtime after another client did (Chrome does not repeat them).
+	runtime map[string]*runtimeState
+	// owners holds the client session that last set each override, per extension session.
+	owners map[string]map[string]*session
+}
+
+type runtimeState struct {
+	contexts []contextEntry
+	// enabling is set while a forwarded Runtime.enable awaits its answer; later enables wait.
+	enabling bool
+	waiters  []*pending
+}
+
+type contextEntry struct {
+	id     int64
+	params []byte
+}
+
+type child struct {
+	ext       string // the extension's session id for the child
+	parentExt string
+	targetID  string
+	typ       string
+	info      json.RawMessage
+}
+
+func newTarget(tab wire.Tab) *target {
+	return &target{
+		id:       tab.TargetID,
+		tabID:    tabTargetID(tab.TargetID),
+		tab:      tab,
+		live:     true,
+		children: map[string]*child{},
+		bound:    map[string]map[*session]struct{}{},
+		enabled:  map[string]map[string]map[*session]struct{}{},
+		runtime:  map[string]*runtimeState{},
+		owners:   map[string]map[string]*session{},
+	}
+}
+
+func (t *target) bind(s *session) {
+	m := t.bound[s.ext]
+	if m == nil {
+		m = map[*session]struct{}{}
+		t.bound[s.ext] = m
+	}
+	m[s] = struct{}{}
+}
+
+func (t *target) unbind(s *session) {
+	if m := t.bound[s.ext]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(t.bound, s.ext)
+		}
+	}
+}
+
+// pageInfo is the CDP TargetInfo of the tab's page target.
+func (h *Hub) pageInfo(t *target) []byte {
+	info := map[string]any{
+		"targetId":         t.id,
+		"type":             "page",
+		"title":            t.tab.Title,
+		"url":              t.tab.URL,
+		"attached":         true,
+		"canAccessOpener":  false,
+		"browserContextId": h.contextID,
+		"parentId":         t.tabID,
+	}
+	if t.tab.OpenerTargetID != "" {
+		info["openerId"] = t.tab.OpenerTargetID
+	}
+	return mustJSON(info)
+}
+
+// tabInfo is the CDP TargetInfo of the synthetic tab target.
+func (h *Hub) tabInfo(t *target) []byte {
+	return mustJSON(map[string]any{
+		"targetId":         t.tabID,
+		"type":             "tab",
+		"title":            t.tab.Title,
+		"url":              t.tab.URL,
+		"attached":         true,
+		"canAccessOpener":  false,
+		"browserContextId": h.contextID,
+	})
+}
+
+func (h *Hub) browserInfo() []byte {
+	return mustJSON(map[string]any{
+		"targetId": h.browserID, "type": "browser", "title": "", "url": "", "attached": true, "canAccessOpener": false,
+	})
+}
+
+// liveTargets returns the shared tabs, most recently shared or focused first.
+func (h *Hub) liveTargets() []*target {
+	ts := make([]*target, 0, len(h.targets))
+	for _, t := range h.targets {
+		if t.live {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].seq > ts[j].seq })
+	return ts
+}
+
+// TabInfo describes a shared tab for discovery and the agent.
+type TabInfo struct {
+	TargetID string `json:"targetId"`
+	TabID    int64  `json:"tabId"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	Origin   string `json:"origin"`
+	Active   bool   `json:"active"`
+}
+
+// Tabs lists the shared tabs, most recently shared or focused first.
+func (h *Hub) Tabs() []TabInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []TabInfo
+	for _, t := range h.liveTargets() {
+		out = append(out, TabInfo{TargetID: t.id, TabID: t.tab.TabID, URL: t.tab.URL, Title: t.tab.Title, Origin: t.tab.Origin, Active: t.tab.Active})
+	}
+	return out
+}
+
+// Changed returns a channel that is closed the next time the set of shared tabs changes.
+func (h *Hub) Changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+func (h *Hub) notifyChanged() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// ExtensionConnected reports whether the extension is connected.
+func (h *Hub) ExtensionConnected() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ext != nil
+}
+
+// Version returns the browser's product ("Chrome/156.0…") and user agent as the extension
+// reported them.
+func (h *Hub) Version() (product, userAgent string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.product, h.userAgent
+}
+
+// pending is a request sent to the extension that awaits its response.
+type pending struct {
+	id       int64
+	c        *Client // nil for the hub's own requests
+	clientID int64
+	replySID string   // sessionId to put on the reply, as the client sent it
+	s        *session // the session the command was sent on
+	method   string
+	params   []byte // kept only for commands whose effect the hub records
+	target   *target
+	deadline time.Time
+	// done, when set, receives the outcome instead of a client (hub-internal requests and
+	// emulated methods that need the extension).
+	done func(result, errRaw []byte)
+}
+
+// sweep fails requests whose deadline passed.
+func (h *Hub) sweep(ctx context.Context) {
+	tick := h.opts.CommandTimeout / 8
+	if tick > 250*time.Millisecond {
+		tick = 250 * time.Millisecond
+	}
+	if tick < 5*time.Millisecond {
+		tick = 5 * time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			h.mu.Lock()
+			for id, p := range h.pending {
+				if now.After(p.deadline) {
+					delete(h.pending, id)
+					what := p.method
+					if what == "" {
+						what = "the tab operation"
+					}
+					h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: the browser did not answer %s in time (the tab may be frozen, discarded or paused in the debugger)", what))
+				}
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+// failPending answers p with an error. Call with h.mu held and p removed from h.pending.
+func (h *Hub) failPending(p *pending, code int, msg string) {
+	errRaw := mustJSON(wire.Error{Code: int64(code), Message: msg})
+	h.complete(p, nil, errRaw)
+}
+
+// complete delivers a response. Call with h.mu held and p removed from h.pending.
+func (h *Hub) complete(p *pending, result, errRaw []byte) {
+	if p.done != nil {
+		p.done(result, errRaw)
+		return
+	}
+	c := p.c
+	c.inflight--
+	if c.closed {
+		return
+	}
+	if errRaw != nil {
+		if p.s != nil && p.target != nil {
+			h.afterFailure(p)
+		}
+		c.send(rawErrorMsg(p.clientID, p.replySID, errRaw))
+		return
+	}
+	if p.s != nil && p.target != nil {
+		h.afterSuccess(p, result)
+	}
+	c.send(resultMsg(p.clientID, p.replySID, result))
+}
+
+// request sends a relay request to the extension. Call with h.mu held.
+func (h *Hub) request(p *pending, msg func(id int64) []byte, timeout time.Duration) bool {
+	if h.ext == nil {
+		return false
+	}
+	h.nextID++
+	p.id = h.nextID
+	p.deadline = time.Now().Add(timeout)
+	h.pending[p.id] = p
+	if !h.ext.out.push(msg(p.id)) {
+		delete(h.pending, p.id)
+		return false
+	}
+	return true
+}
+
+// internal sends a CDP command on the hub's own behalf (cleanup, re-enable); its answer is dropped.
+func (h *Hub) internal(t *target, ext, method string, params []byte) {
+	if h.ext == nil || !t.live {
+		return
+	}
+	p := &pending{method: method, target: t, done: func(_, errRaw []byte) {
+		if errRaw != nil {
+			h.log.Debug().Str("method", method).RawJSON("error", errRaw).Msg("cleanup command failed")
+		}
+	}}
+	h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, ext, method, params) }, h.opts.CommandTimeout)
+}

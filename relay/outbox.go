@@ -1,0 +1,79 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// errOutboxClosed ends a connection's writer.
+var errOutboxClosed = errors.New("connection closed")
+
+// outbox is a connection's bounded queue of outgoing messages. Pushing never blocks: past the byte
+// limit the push fails and the owner disconnects the slow reader.
+type outbox struct {
+	mu     sync.Mutex
+	q      [][]byte
+	bytes  int
+	max    int
+	closed bool
+	wake   chan struct{}
+}
+
+func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
+
+func (o *outbox) push(b []byte) bool {
+	o.mu.Lock()
+	if o.closed || o.bytes+len(b) > o.max {
+		o.mu.Unlock()
+		return false
+	}
+	o.q = append(o.q, b)
+	o.bytes += len(b)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take waits for messages and returns all queued ones.
+func (o *outbox) take(ctx context.Context) ([][]byte, error) {
+	for {
+		o.mu.Lock()
+		if len(o.q) > 0 {
+			q := o.q
+			o.q, o.bytes = nil, 0
+			o.mu.Unlock()
+			return q, nil
+		}
+		closed := o.closed
+		o.mu.Unlock()
+		if closed {
+			return nil, errOutboxClosed
+		}
+		select {
+		case <-o.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Outbox is the read side of a client's outgoing queue, for transports.
+type Outbox struct{ o *outbox }
+
+// Take waits for outgoing messages and returns all that are queued. It fails once the client
+// was dropped and everything queued before was taken.
+func (b *Outbox) Take(ctx context.Context) ([][]byte, error) { return b.o.take(ctx) }

@@ -1,0 +1,122 @@
+package relay
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// hostAllowed reports whether a Host header names this server by a loopback name with the
+// server's own port. Anything else (a rebinding attacker's name, odd IP spellings) is refused.
+func hostAllowed(host string, port int, extra []string) bool {
+	name, p, err := net.SplitHostPort(host)
+	if err != nil {
+		return false
+	}
+	if p != strconv.Itoa(port) {
+		return false
+	}
+	switch strings.ToLower(name) {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	for _, e := range extra {
+		if name == e {
+			return true
+		}
+	}
+	return false
+}
+
+// originPolicy decides which browser origins may use an endpoint.
+type originPolicy struct {
+	extensionIDs []string
+}
+
+// extensionOrigin reports whether origin is chrome-extension://<allowed id>.
+func (o originPolicy) extensionOrigin(origin string) bool {
+	id, ok := strings.CutPrefix(origin, "chrome-extension://")
+	if !ok {
+		return false
+	}
+	for _, a := range o.extensionIDs {
+		if id == a {
+			return true
+		}
+	}
+	return false
+}
+
+// cdpOrigin reports whether a CDP or discovery request with this Origin may proceed: real CDP
+// clients send none; browser pages always send theirs and are refused, "null" included; the
+// allowed extensions and Chrome's own DevTools front end may.
+func (o originPolicy) cdpOrigin(origin string) bool {
+	return origin == "" || o.extensionOrigin(origin) || origin == "devtools://devtools"
+}
+
+// tokenFrom returns the secret a request carries, from the Authorization header or ?token=.
+func tokenFrom(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return r.URL.Query().Get("token")
+}
+
+// throttle slows down guessing of the secret: a few failures are free, then each further
+// failure doubles the wait before the next attempt is even checked (loopback included).
+type throttle struct {
+	mu       sync.Mutex
+	failures int
+	until    time.Time
+	last     time.Time
+	free     int
+	base     time.Duration
+	max      time.Duration
+	now      func() time.Time
+}
+
+func newThrottle() *throttle {
+	return &throttle{free: 5, base: 200 * time.Millisecond, max: 30 * time.Second, now: time.Now}
+}
+
+// blocked returns how long callers must still wait, or 0.
+func (t *throttle) blocked() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d := t.until.Sub(t.now()); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func (t *throttle) fail() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	if now.Sub(t.last) > 5*time.Minute {
+		t.failures = 0
+	}
+	t.last = now
+	t.failures++
+	if t.failures <= t.free {
+		return
+	}
+	d := t.base << min(t.failures-t.free-1, 20)
+	if d > t.max || d <= 0 {
+		d = t.max
+	}
+	t.until = now.Add(d)
+}
+
+func (t *throttle) succeed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.now().Sub(t.last) > time.Minute {
+		t.failures = 0
+	}
+}

@@ -1,0 +1,445 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// Version is the relay's version, reported to the extension and in /json/version.
+const Version = "0.1.0"
+
+// ReadLimit is the largest message accepted on any socket: screenshots and accessibility trees
+// are megabytes; a larger frame closes the connection with status 1009.
+const ReadLimit = 128 << 20
+
+// Options configure a Server.
+type Options struct {
+	// Addr is the listen address (default 127.0.0.1:18792; port 0 picks a free port).
+	Addr string
+	// Secret holds the pairing secret (required).
+	Secret *secret.Store
+	// ExtensionIDs are the extension ids allowed on /extension and as CDP origins.
+	ExtensionIDs []string
+	// AllowNonLoopback permits a non-loopback listen address.
+	AllowNonLoopback bool
+	// Hub tunes routing.
+	Hub HubOptions
+	// Logger receives structured logs.
+	Logger *zerolog.Logger
+}
+
+// Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
+// and the authenticated /api group for the agent, all behind the same Host, Origin and secret
+// checks.
+type Server struct {
+	opts   Options
+	log    zerolog.Logger
+	hub    *Hub
+	e      *echo.Echo
+	api    *echo.Group
+	ln     net.Listener
+	port   int
+	origin originPolicy
+	thr    *throttle
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	conns map[*websocket.Conn]bool // value: true for the extension
+}
+
+// NewServer builds a server; Start makes it listen.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = config.DefaultAddr
+	}
+	if opts.Secret == nil {
+		return nil, errors.New("relay: a secret store is required")
+	}
+	if err := config.CheckListenAddr(opts.Addr, opts.AllowNonLoopback); err != nil {
+		return nil, err
+	}
+	if len(opts.ExtensionIDs) == 0 {
+		opts.ExtensionIDs = config.ExtensionIDs()
+	}
+	if opts.Logger == nil {
+		l := zerolog.Nop()
+		opts.Logger = &l
+	}
+	if opts.Hub.Logger == nil {
+		opts.Hub.Logger = opts.Logger
+	}
+	s := &Server{
+		opts: opts, log: *opts.Logger, hub: NewHub(opts.Hub),
+		origin: originPolicy{extensionIDs: opts.ExtensionIDs}, thr: newThrottle(),
+		conns: map[*websocket.Conn]bool{},
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.httpError
+	e.Use(s.logRequests, s.checkHost)
+	e.GET("/health", s.health)
+
+	cdp := []echo.MiddlewareFunc{s.checkCDPOrigin, s.authenticate}
+	for _, p := range []string{"/json/version", "/json/version/"} {
+		e.GET(p, s.jsonVersion, cdp...)
+	}
+	for _, p := range []string{"/json", "/json/", "/json/list", "/json/list/"} {
+		e.GET(p, s.jsonList, cdp...)
+	}
+	e.PUT("/json/new", s.jsonNew, cdp...)
+	e.GET("/json/new", func(c echo.Context) error {
+		return c.String(http.StatusMethodNotAllowed, "Using unsafe HTTP verb GET to invoke /json/new. This action supports only PUT verb.")
+	}, cdp...)
+	e.Any("/json/activate/:id", s.jsonActivate, cdp...)
+	e.Any("/json/close/:id", s.jsonClose, cdp...)
+	e.GET("/json/protocol", func(c echo.Context) error {
+		return c.String(http.StatusNotFound, "tabrelay does not serve /json/protocol: chrome.debugger gives no access to the browser's protocol description")
+	}, cdp...)
+	e.GET("/cdp", s.cdpSocket, cdp...)
+	e.GET("/devtools/browser", s.cdpSocket, cdp...)
+	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
+	e.GET("/devtools/page/:id", s.cdpSocket, cdp...)
+	e.GET("/extension", s.extensionSocket, s.checkExtensionOrigin, s.authenticate)
+	s.api = e.Group("/api", s.checkCDPOrigin, s.authenticate)
+	s.e = e
+	return s, nil
+}
+
+// Hub returns the server's hub.
+func (s *Server) Hub() *Hub { return s.hub }
+
+// API is the authenticated /api route group, for the agent's handlers.
+func (s *Server) API() *echo.Group { return s.api }
+
+// Token returns the current secret.
+func (s *Server) Token() string { return s.opts.Secret.Token() }
+
+// Start listens and serves in the background until ctx ends or Close.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		if strings.Contains(err.Error(), "address already in use") {
+			return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", s.opts.Addr, err)
+		}
+		return fmt.Errorf("listen on %s: %w", s.opts.Addr, err)
+	}
+	s.ln = ln
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	ctx, s.cancel = context.WithCancel(ctx)
+	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second}
+	s.e.Server = srv
+	go func() { _ = srv.Serve(ln) }()
+	go s.opts.Secret.Watch(ctx, time.Second, s.secretRotated)
+	go func() {
+		<-ctx.Done()
+		s.shutdown()
+	}()
+	return nil
+}
+
+// Addr is the address the server listens on, e.g. 127.0.0.1:18792.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// HTTPURL is the server's base URL, e.g. http://127.0.0.1:18792.
+func (s *Server) HTTPURL() string { return "http://" + s.Addr() }
+
+// CDPURL is the browser-level CDP endpoint, with the secret in the query.
+func (s *Server) CDPURL() string { return "ws://" + s.Addr() + "/cdp?token=" + s.Token() }
+
+// Close stops the server and ends every connection.
+func (s *Server) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.shutdown()
+	return nil
+}
+
+func (s *Server) shutdown() {
+	s.hub.Close()
+	s.closeSockets(websocket.StatusGoingAway, "tabrelay server is shutting down", false)
+	if s.e.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.e.Server.Shutdown(ctx)
+	}
+}
+
+// closeSockets closes live WebSockets (echo's Shutdown leaves hijacked ones open).
+func (s *Server) closeSockets(code websocket.StatusCode, reason string, rotated bool) {
+	s.mu.Lock()
+	conns := make(map[*websocket.Conn]bool, len(s.conns))
+	for c, ext := range s.conns {
+		conns[c] = ext
+	}
+	s.mu.Unlock()
+	for c, ext := range conns {
+		cc := code
+		if rotated && ext {
+			cc = wire.CloseTokenRotated
+		}
+		go c.Close(cc, reason)
+	}
+}
+
+func (s *Server) secretRotated() {
+	s.log.Info().Msg("pairing secret rotated: closing every connection made with the old one")
+	s.closeSockets(websocket.StatusPolicyViolation, "tabrelay pairing secret rotated", true)
+}
+
+func (s *Server) track(c *websocket.Conn, ext bool) func() {
+	s.mu.Lock()
+	s.conns[c] = ext
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}
+}
+
+// httpError writes errors as plain text, as Chrome's discovery endpoints do.
+func (s *Server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, err.Error()
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		msg = fmt.Sprint(he.Message)
+	}
+	_ = c.String(code, msg)
+}
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		// the path only: the query may carry the secret
+		s.log.Debug().Str("method", c.Request().Method).Str("path", c.Request().URL.Path).
+			Int("status", c.Response().Status).Dur("took", time.Since(start)).Msg("http")
+		return nil
+	}
+}
+
+func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !hostAllowed(c.Request().Host, s.port, nil) {
+			s.log.Warn().Str("path", c.Request().URL.Path).Msg("refused a request with a foreign Host header (DNS rebinding?)")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: Host header must be 127.0.0.1, localhost or [::1] with this server's port")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) checkCDPOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if o := c.Request().Header.Get("Origin"); !s.origin.cdpOrigin(o) {
+			s.log.Warn().Str("path", c.Request().URL.Path).Str("origin", o).Msg("refused a browser origin")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (Origin refused)")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) checkExtensionOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if o := c.Request().Header.Get("Origin"); !s.origin.extensionOrigin(o) {
+			s.log.Warn().Str("origin", o).Msg("refused an extension connection from a foreign origin")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: only the tabrelay extension may connect here (Origin must be an allowed chrome-extension:// id)")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if d := s.thr.blocked(); d > 0 {
+			c.Response().Header().Set("Retry-After", fmt.Sprint(int(d.Seconds())+1))
+			return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets; wait and retry")
+		}
+		if !s.opts.Secret.Check(tokenFrom(c.Request())) {
+			s.thr.fail()
+			s.log.Warn().Str("path", c.Request().URL.Path).Msg("refused a request without the right secret")
+			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: missing or wrong secret; pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
+		}
+		s.thr.succeed()
+		return next(c)
+	}
+}
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": Version, "extensionConnected": s.hub.ExtensionConnected()})
+}
+
+func (s *Server) accept(c echo.Context) (*websocket.Conn, error) {
+	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return nil, err // Accept already wrote the HTTP error
+	}
+	conn.SetReadLimit(ReadLimit)
+	return conn, nil
+}
+
+func (s *Server) cdpSocket(c echo.Context) error {
+	page := ""
+	if strings.HasPrefix(c.Path(), "/devtools/page/") {
+		page = c.Param("id")
+	} else if id := c.Param("id"); id != "" && id != s.hub.BrowserID() {
+		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: unknown browser id; use the webSocketDebuggerUrl from /json/version")
+	}
+	type killed struct {
+		code   websocket.StatusCode
+		reason string
+	}
+	kc := make(chan killed, 1)
+	var conn *websocket.Conn
+	cl, err := s.hub.NewClient("cdp", page, func(reason string) {
+		code := websocket.StatusNormalClosure
+		if strings.Contains(reason, "too slow") {
+			code = websocket.StatusPolicyViolation
+			if conn != nil {
+				conn.CloseNow()
+			}
+		}
+		kc <- killed{code, reason}
+	})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	conn, err = s.accept(c)
+	if err != nil {
+		cl.Leave()
+		return nil
+	}
+	defer s.track(conn, false)()
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out := cl.Outbox()
+		for {
+			msgs, err := out.Take(ctx)
+			if err != nil {
+				k := killed{websocket.StatusNormalClosure, ""}
+				select {
+				case k = <-kc:
+				default:
+				}
+				conn.Close(k.code, k.reason)
+				return
+			}
+			for _, m := range msgs {
+				wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+				err := conn.Write(wctx, websocket.MessageText, m)
+				wcancel()
+				if err != nil {
+					conn.CloseNow()
+					return
+				}
+			}
+		}
+	}()
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			break
+		}
+		cl.Handle(msg)
+	}
+	cl.Leave()
+	cancel()
+	<-done
+	return nil
+}
+
+func (s *Server) extensionSocket(c echo.Context) error {
+	conn, err := s.accept(c)
+	if err != nil {
+		return nil
+	}
+	defer s.track(conn, true)()
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	type killed struct {
+		code   int
+		reason string
+	}
+	kc := make(chan killed, 1)
+	ext := s.hub.ConnectExtension(func(code int, reason string) { kc <- killed{code, reason} })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out := ext.Outbox()
+		for {
+			msgs, err := out.Take(ctx)
+			if err != nil {
+				select {
+				case k := <-kc:
+					conn.Close(websocket.StatusCode(k.code), k.reason)
+				default:
+					conn.CloseNow()
+				}
+				return
+			}
+			for _, m := range msgs {
+				wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+				err := conn.Write(wctx, websocket.MessageText, m)
+				wcancel()
+				if err != nil {
+					conn.CloseNow()
+					return
+				}
+			}
+		}
+	}()
+	go func() { // the browser answers ping frames by itself; a dead peer is noticed
+		t := time.NewTicker(20 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, pcancel := context.WithTimeout(ctx, 40*time.Second)
+				err := conn.Ping(pctx)
+				pcancel()
+				if err != nil && ctx.Err() == nil {
+					s.log.Warn().Err(err).Msg("extension stopped answering pings; dropping the connection")
+					conn.CloseNow()
+					return
+				}
+			}
+		}
+	}()
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			break
+		}
+		ext.Handle(msg)
+	}
+	ext.Disconnected()
+	cancel()
+	<-done
+	return nil
+}
