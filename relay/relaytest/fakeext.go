@@ -1,0 +1,357 @@
+// Package relaytest provides a simulated tabrelay extension: a real WebSocket peer that speaks
+// the wire protocol (relay/wire) and answers CDP commands the way Chrome does where it matters to
+// the relay (Runtime.enable announces contexts once, domains stay enabled until disabled,
+// overrides stay until cleared). It makes relay tests and benchmarks fast and deterministic; it
+// never replaces the end-to-end tests against real Chromium and the real extension.
+package relaytest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// ExtensionOrigin is the Origin the fake sends: the bundled extension's pinned id.
+const ExtensionOrigin = "chrome-extension://ofadlohlidnjalhlaflailnbkbminbnb"
+
+// Command is one CDP command the fake received.
+type Command struct {
+	TargetID  string
+	SessionID string
+	Method    string
+	Params    json.RawMessage
+}
+
+// Handler answers a CDP command; returning handled=false falls back to the default behaviour.
+type Handler func(cmd Command) (result any, cdpErr *wire.Error, handled bool)
+
+// Extension is a simulated extension connected to a relay.
+type Extension struct {
+	conn *websocket.Conn
+	ctx  context.Context
+	stop context.CancelFunc
+	wmu  sync.Mutex
+
+	mu       sync.Mutex
+	tabs     map[string]*tab
+	cmds     []Command
+	handler  Handler
+	nextTab  int64
+	closed   chan struct{}
+	closeErr error
+}
+
+type tab struct {
+	info    wire.Tab
+	enabled map[string]bool // "session|Domain"
+	state   map[string]bool // "session|override"
+}
+
+// Options configure Dial.
+type Options struct {
+	Origin  string // default ExtensionOrigin
+	Product string // default Chrome/156.0.0.0
+	Hello   bool   // send hello (default true unless NoHello)
+	NoHello bool
+}
+
+// Dial connects to the relay at addr (host:port) with the secret token and says hello.
+func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	origin := opts.Origin
+	if origin == "" {
+		origin = ExtensionOrigin
+	}
+	h := http.Header{}
+	h.Set("Origin", origin)
+	conn, resp, err := websocket.Dial(ctx, "ws://"+addr+"/extension?token="+token, &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("fake extension: dial: HTTP %d: %w", resp.StatusCode, err)
+		}
+		return nil, fmt.Errorf("fake extension: dial: %w", err)
+	}
+	conn.SetReadLimit(256 << 20)
+	cctx, cancel := context.WithCancel(context.Background())
+	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{})}
+	go e.readLoop()
+	if !opts.NoHello {
+		product := opts.Product
+		if product == "" {
+			product = "Chrome/156.0.0.0"
+		}
+		if err := e.send(map[string]any{"type": "hello", "protocol": wire.Version, "extensionVersion": "test", "product": product,
+			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36"}); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Closed is closed when the relay ended the connection; CloseStatus tells how.
+func (e *Extension) Closed() <-chan struct{} { return e.closed }
+
+// CloseStatus is the WebSocket close code the relay sent, or -1.
+func (e *Extension) CloseStatus() websocket.StatusCode { return websocket.CloseStatus(e.closeErr) }
+
+// Close drops the connection as a crashed or restarted extension would.
+func (e *Extension) Close() {
+	e.stop()
+	e.conn.CloseNow()
+	<-e.closed
+}
+
+// SetHandler installs a handler consulted before the default behaviour.
+func (e *Extension) SetHandler(h Handler) {
+	e.mu.Lock()
+	e.handler = h
+	e.mu.Unlock()
+}
+
+// Commands returns the CDP commands received so far.
+func (e *Extension) Commands() []Command {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Command(nil), e.cmds...)
+}
+
+// Received reports whether a command with method reached the fake for targetID.
+func (e *Extension) Received(targetID, method string) bool {
+	for _, c := range e.Commands() {
+		if c.TargetID == targetID && c.Method == method {
+			return true
+		}
+	}
+	return false
+}
+
+// Enabled reports whether domain is switched on in the tab's session (sessionID "" for the page).
+func (e *Extension) Enabled(targetID, sessionID, domain string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.tabs[targetID]
+	return t != nil && t.enabled[sessionID+"|"+domain]
+}
+
+// Override reports whether an override (e.g. "deviceMetrics") is in force on the tab.
+func (e *Extension) Override(targetID, name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.tabs[targetID]
+	return t != nil && t.state["|"+name]
+}
+
+// Share announces a tab as shared (origin "user" unless set).
+func (e *Extension) Share(targetID, url, title string) error {
+	info := wire.Tab{TabID: int64(len(targetID)), TargetID: targetID, URL: url, Title: title, Origin: wire.OriginUser, Active: true}
+	return e.ShareTab(info)
+}
+
+// ShareTab announces a tab with full details.
+func (e *Extension) ShareTab(info wire.Tab) error {
+	e.mu.Lock()
+	if e.tabs[info.TargetID] == nil {
+		e.tabs[info.TargetID] = &tab{info: info, enabled: map[string]bool{}, state: map[string]bool{}}
+	} else {
+		e.tabs[info.TargetID].info = info
+	}
+	e.mu.Unlock()
+	return e.send(map[string]any{"type": wire.TypeTabShared, "tab": info})
+}
+
+// Unshare reports a tab as no longer shared.
+func (e *Extension) Unshare(targetID, reason string) error {
+	e.mu.Lock()
+	delete(e.tabs, targetID)
+	e.mu.Unlock()
+	return e.send(map[string]any{"type": wire.TypeTabUnshared, "targetId": targetID, "reason": reason})
+}
+
+// Event sends a CDP event of a tab (sessionID "" for the page, else a child session).
+func (e *Extension) Event(targetID, sessionID, method string, params any) error {
+	m := map[string]any{"type": wire.TypeEvent, "targetId": targetID, "method": method, "params": params}
+	if sessionID != "" {
+		m["sessionId"] = sessionID
+	}
+	return e.send(m)
+}
+
+// AttachChild announces a child target (an out-of-process iframe) of a tab.
+func (e *Extension) AttachChild(targetID, childSession, childTarget, url string) error {
+	return e.Event(targetID, "", "Target.attachedToTarget", map[string]any{
+		"sessionId":          childSession,
+		"targetInfo":         map[string]any{"targetId": childTarget, "type": "iframe", "title": url, "url": url, "attached": true, "canAccessOpener": false},
+		"waitingForDebugger": false,
+	})
+}
+
+// SendRaw writes a raw frame (for malformed-input tests).
+func (e *Extension) SendRaw(b []byte) error {
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	return e.conn.Write(ctx, websocket.MessageText, b)
+}
+
+func (e *Extension) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.SendRaw(b)
+}
+
+func (e *Extension) readLoop() {
+	defer close(e.closed)
+	for {
+		_, b, err := e.conn.Read(e.ctx)
+		if err != nil {
+			e.closeErr = err
+			return
+		}
+		var m struct {
+			Type      string          `json:"type"`
+			ID        int64           `json:"id"`
+			TargetID  string          `json:"targetId"`
+			SessionID string          `json:"sessionId"`
+			Method    string          `json:"method"`
+			Params    json.RawMessage `json:"params"`
+			URL       string          `json:"url"`
+		}
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		switch m.Type {
+		case wire.TypeCDP:
+			go e.handleCDP(m.ID, Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params})
+		case wire.TypeCreateTab:
+			e.mu.Lock()
+			e.nextTab++
+			id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
+			e.mu.Unlock()
+			_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
+			_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
+		case wire.TypeCloseTab:
+			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
+			_ = e.respond(m.ID, map[string]any{}, nil)
+		case wire.TypeActivateTab, wire.TypeUnshareTab:
+			_ = e.respond(m.ID, map[string]any{}, nil)
+		}
+	}
+}
+
+func (e *Extension) respond(id int64, result any, cdpErr *wire.Error) error {
+	m := map[string]any{"type": wire.TypeResponse, "id": id}
+	if cdpErr != nil {
+		m["error"] = cdpErr
+	} else {
+		m["result"] = result
+	}
+	return e.send(m)
+}
+
+func (e *Extension) handleCDP(id int64, cmd Command) {
+	e.mu.Lock()
+	e.cmds = append(e.cmds, cmd)
+	h := e.handler
+	t := e.tabs[cmd.TargetID]
+	e.mu.Unlock()
+	if h != nil {
+		if res, cerr, ok := h(cmd); ok {
+			if res == nil && cerr == nil {
+				return // never answer
+			}
+			_ = e.respond(id, res, cerr)
+			return
+		}
+	}
+	if t == nil {
+		_ = e.respond(id, nil, &wire.Error{Code: -32000, Message: "No tab with given id " + cmd.TargetID})
+		return
+	}
+	res, cerr := e.chrome(t, cmd)
+	_ = e.respond(id, res, cerr)
+}
+
+// chrome is the default behaviour, modelled on Chrome's.
+func (e *Extension) chrome(t *tab, cmd Command) (any, *wire.Error) {
+	domain, name, _ := strings.Cut(cmd.Method, ".")
+	key := cmd.SessionID + "|" + domain
+	switch {
+	case cmd.Method == "Runtime.enable":
+		e.mu.Lock()
+		was := t.enabled[key]
+		t.enabled[key] = true
+		url := t.info.URL
+		e.mu.Unlock()
+		if !was { // Chrome announces existing contexts only on the first enable
+			_ = e.Event(t.info.TargetID, cmd.SessionID, "Runtime.executionContextCreated", map[string]any{
+				"context": map[string]any{"id": 1, "origin": url, "name": "", "uniqueId": "ctx-1",
+					"auxData": map[string]any{"isDefault": true, "type": "default", "frameId": "FRAME-" + t.info.TargetID}},
+			})
+		}
+		return map[string]any{}, nil
+	case name == "enable":
+		e.mu.Lock()
+		t.enabled[key] = true
+		e.mu.Unlock()
+		return map[string]any{}, nil
+	case name == "disable":
+		e.mu.Lock()
+		delete(t.enabled, key)
+		e.mu.Unlock()
+		return map[string]any{}, nil
+	case cmd.Method == "Emulation.setDeviceMetricsOverride":
+		e.setState(t, cmd.SessionID+"|deviceMetrics", true)
+		return map[string]any{}, nil
+	case cmd.Method == "Emulation.clearDeviceMetricsOverride":
+		e.setState(t, cmd.SessionID+"|deviceMetrics", false)
+		return map[string]any{}, nil
+	case cmd.Method == "Runtime.evaluate":
+		var p struct {
+			Expression string `json:"expression"`
+		}
+		_ = json.Unmarshal(cmd.Params, &p)
+		return map[string]any{"result": map[string]any{"type": "string", "value": "evaluated:" + p.Expression}}, nil
+	case cmd.Method == "Page.captureScreenshot":
+		var p struct {
+			Quality int `json:"quality"` // abused by tests as the size in KiB
+		}
+		_ = json.Unmarshal(cmd.Params, &p)
+		n := p.Quality * 1024
+		if n == 0 {
+			n = 1024
+		}
+		return map[string]any{"data": strings.Repeat("A", n)}, nil
+	case cmd.Method == "Page.getFrameTree":
+		return map[string]any{"frameTree": map[string]any{"frame": map[string]any{
+			"id": "FRAME-" + t.info.TargetID, "loaderId": "LOADER-1", "url": t.info.URL, "domainAndRegistry": "",
+			"securityOrigin": t.info.URL, "mimeType": "text/html", "secureContextType": "InsecureScheme",
+			"crossOriginIsolatedContextType": "NotIsolated", "gatedAPIFeatures": []string{},
+		}}}, nil
+	case cmd.Method == "Test.fail":
+		return nil, &wire.Error{Code: -32000, Message: "test failure"}
+	}
+	return map[string]any{}, nil
+}
+
+func (e *Extension) setState(t *tab, key string, on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if on {
+		t.state[key] = true
+	} else {
+		delete(t.state, key)
+	}
+}
