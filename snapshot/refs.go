@@ -1,0 +1,280 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ErrUnknownRef is wrapped by errors for refs that no snapshot of the tab produced.
+var ErrUnknownRef = errors.New("unknown ref")
+
+// ErrGone is wrapped by errors for refs whose element no longer exists.
+var ErrGone = errors.New("element is gone")
+
+type refEntry struct {
+	ref       string
+	frameID   string
+	loaderID  string
+	session   string
+	backendID int
+	axRole    string
+	axName    string
+	role      string
+	name      string
+	nth       int
+	count     int
+	gen       uint64
+}
+
+func (e *refEntry) describe() string {
+	if e.name == "" {
+		return e.ref + " (" + e.role + ")"
+	}
+	return fmt.Sprintf("%s (%s %q)", e.ref, e.role, clip(e.name, 60))
+}
+
+type refKey struct {
+	frame   string
+	backend int
+}
+
+type staleKey struct {
+	frame, loader, role, name string
+	nth, count                int
+}
+
+// refTable maps refs to elements for one tab. Refs are never reused for another element.
+type refTable struct {
+	mu    sync.Mutex
+	next  int
+	gen   uint64
+	byKey map[refKey]*refEntry
+	byRef map[string]*refEntry
+}
+
+func (rt *refTable) init() {
+	rt.byKey = map[refKey]*refEntry{}
+	rt.byRef = map[string]*refEntry{}
+}
+
+// keepGenerations is how many snapshots an element may be missing from before its ref is forgotten.
+const keepGenerations = 8
+
+// assign gives every node that wants a ref its ref: the same ref as before for the same element
+// (same frame and backend node), else the ref of an element that disappeared and had the same
+// role, name, position among equals and number of equals in the same document (a re-rendered
+// node), else a new ref.
+func (rt *refTable) assign(root *node) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.gen++
+	gen := rt.gen
+	var nodes []*node
+	var walk func(*node)
+	walk = func(n *node) {
+		if n.wantRef {
+			nodes = append(nodes, n)
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	walk(root)
+	update := func(e *refEntry, n *node) {
+		e.frameID, e.loaderID, e.session, e.backendID = n.frame.ID, n.frame.LoaderID, n.frame.Session, n.backendID
+		e.axRole, e.axName, e.role, e.name, e.nth, e.count, e.gen = n.axRole, n.axName, n.role, n.name, n.nth, n.count, gen
+		n.ref = e.ref
+	}
+	var pending []*node
+	for _, n := range nodes {
+		if e := rt.byKey[refKey{n.frame.ID, n.backendID}]; e != nil && e.axRole == n.axRole && e.gen != gen && n.backendID != 0 {
+			update(e, n)
+		} else {
+			pending = append(pending, n)
+		}
+	}
+	stale := map[staleKey]*refEntry{}
+	for _, e := range rt.byRef {
+		if e.gen != gen {
+			stale[staleKey{e.frameID, e.loaderID, e.axRole, e.name, e.nth, e.count}] = e
+		}
+	}
+	for _, n := range pending {
+		k := staleKey{n.frame.ID, n.frame.LoaderID, n.axRole, n.name, n.nth, n.count}
+		if e := stale[k]; e != nil && e.gen != gen {
+			delete(rt.byKey, refKey{e.frameID, e.backendID})
+			update(e, n)
+			rt.byKey[refKey{n.frame.ID, n.backendID}] = e
+			continue
+		}
+		rt.next++
+		e := &refEntry{ref: "e" + strconv.Itoa(rt.next)}
+		update(e, n)
+		rt.byRef[e.ref] = e
+		if n.backendID != 0 {
+			rt.byKey[refKey{n.frame.ID, n.backendID}] = e
+		}
+	}
+	for r, e := range rt.byRef {
+		if gen-e.gen >= keepGenerations {
+			delete(rt.byRef, r)
+			if rt.byKey[refKey{e.frameID, e.backendID}] == e {
+				delete(rt.byKey, refKey{e.frameID, e.backendID})
+			}
+		}
+	}
+}
+
+func (rt *refTable) lookup(ref string) (refEntry, uint64, bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	e := rt.byRef[ref]
+	if e == nil {
+		return refEntry{}, rt.gen, false
+	}
+	return *e, rt.gen, true
+}
+
+// ParseRef accepts a ref as an agent may write it: "e7", "@e7", "[ref=e7]", "ref=e7" (with
+// surrounding spaces or quotes), and returns the canonical form "e7".
+func ParseRef(s string) (string, error) {
+	r := strings.TrimSpace(s)
+	r = strings.Trim(r, "\"'`")
+	r = strings.TrimPrefix(r, "[")
+	r = strings.TrimSuffix(r, "]")
+	r = strings.TrimSpace(r)
+	r = strings.TrimPrefix(r, "ref=")
+	r = strings.TrimPrefix(r, "@")
+	if len(r) < 2 || (r[0] != 'e' && r[0] != 'E') {
+		return "", fmt.Errorf("bad ref %q: refs look like e7 (from a snapshot)", clip(s, 40))
+	}
+	n, err := strconv.Atoi(r[1:])
+	if err != nil || n <= 0 || r[1] == '+' || r[1] == '0' {
+		return "", fmt.Errorf("bad ref %q: refs look like e7 (from a snapshot)", clip(s, 40))
+	}
+	return "e" + strconv.Itoa(n), nil
+}
+
+// Element is a ref resolved to a live DOM element.
+type Element struct {
+	// Ref is the element's ref, e.g. "e7".
+	Ref string
+	// Role and Name are the role and name the snapshot showed.
+	Role, Name string
+	// Frame is the frame whose document holds the element.
+	Frame Frame
+	// BackendID is the element's DOM backend node id (in Frame.Session).
+	BackendID int
+	// ObjectID is a Runtime remote object for the element in its frame's main world.
+	ObjectID string
+}
+
+// Describe returns `e7 (button "Save")`, for messages.
+func (el *Element) Describe() string {
+	e := refEntry{ref: el.Ref, role: el.Role, name: el.Name}
+	return e.describe()
+}
+
+// Resolve finds the live element for ref: the same DOM node if it is still connected and still
+// has the same role and name; otherwise, after a fresh snapshot, the element that replaced it
+// (same role, name and position among equals, in the same document). If neither exists it
+// returns an error wrapping ErrGone that tells the agent to take a new snapshot; it never
+// returns a different element.
+func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	e, _, ok := t.refs.lookup(r)
+	if !ok {
+		return nil, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
+	}
+	if err := t.DialogError(); err != nil {
+		return nil, err
+	}
+	if el, err := t.identity(ctx, e); err == nil {
+		return el, nil
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
+	// The node changed: rebuild the tree; assign() carries the ref over to a re-rendered twin.
+	if _, err := t.build(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.describe(), err)
+	}
+	e2, gen, ok := t.refs.lookup(r)
+	if ok && e2.gen == gen {
+		if el, err := t.identity(ctx, e2); err == nil {
+			return el, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %w: the page changed; take a new snapshot", e.describe(), ErrGone)
+}
+
+// identity checks that e's node is still connected with the same role and name.
+func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
+	if e.backendID == 0 {
+		return nil, errors.New("no node")
+	}
+	session := e.session
+	if f, ok := t.childSessionFor(e.frameID); ok {
+		session = f // an out-of-process frame may have been re-attached
+	}
+	var rn struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := t.c.Call(ctx, session, "DOM.resolveNode", map[string]any{"backendNodeId": e.backendID}, &rn); err != nil {
+		return nil, err
+	}
+	var cr struct {
+		Result struct {
+			Value bool `json:"value"`
+		} `json:"result"`
+	}
+	if err := t.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
+		"objectId": rn.Object.ObjectID, "functionDeclaration": "function(){return this.isConnected}", "returnByValue": true,
+	}, &cr); err != nil {
+		return nil, err
+	}
+	if !cr.Result.Value {
+		t.release(ctx, session, rn.Object.ObjectID)
+		return nil, errors.New("disconnected")
+	}
+	var ax struct {
+		Nodes []axNode `json:"nodes"`
+	}
+	if err := t.c.Call(ctx, session, "Accessibility.getPartialAXTree", map[string]any{"backendNodeId": e.backendID, "fetchRelatives": false}, &ax); err != nil {
+		t.release(ctx, session, rn.Object.ObjectID)
+		return nil, err
+	}
+	match := false
+	for _, n := range ax.Nodes {
+		if n.BackendID == e.backendID && !n.Ignored && n.Role.str() == e.axRole && collapse(n.Name.str()) == e.axName {
+			match = true
+		}
+	}
+	if !match {
+		t.release(ctx, session, rn.Object.ObjectID)
+		return nil, errors.New("role or name changed")
+	}
+	return &Element{
+		Ref: e.ref, Role: e.role, Name: e.name, BackendID: e.backendID, ObjectID: rn.Object.ObjectID,
+		Frame: Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID},
+	}, nil
+}
+
+func (t *Tab) release(ctx context.Context, session, objectID string) {
+	_ = t.c.Call(ctx, session, "Runtime.releaseObject", map[string]any{"objectId": objectID}, nil)
+}
+
+// Release frees the remote object of a resolved element.
+func (t *Tab) Release(ctx context.Context, el *Element) {
+	if el != nil && el.ObjectID != "" {
+		t.release(ctx, el.Frame.Session, el.ObjectID)
+	}
+}

@@ -1,0 +1,202 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options shape a snapshot. The zero value is the compact outline of the whole page.
+type Options struct {
+	// Interactive lists only elements with refs, one per line, without structure or text.
+	Interactive bool `json:"interactive,omitempty"`
+	// Full keeps unnamed structural containers and branches without refs or text
+	// (the default, compact output drops them).
+	Full bool `json:"full,omitempty"`
+	// MaxDepth limits the outline's nesting (0: no limit).
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// MaxChars truncates the text with a visible note (0: no limit).
+	MaxChars int `json:"maxChars,omitempty"`
+	// Scope renders only the subtree of this ref.
+	Scope string `json:"scope,omitempty"`
+	// Frame renders only one frame: an iframe's ref, a frame id, or a substring of its URL.
+	Frame string `json:"frame,omitempty"`
+}
+
+// Snapshot is a role snapshot of a tab.
+type Snapshot struct {
+	// URL and Title are the main frame's.
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	// Text is the header and the outline, ready to show to a model.
+	Text string `json:"text"`
+	// Refs is how many refs the rendered text holds.
+	Refs int `json:"refs"`
+	// Loading is true while the main document is not yet complete.
+	Loading bool `json:"loading,omitempty"`
+	// Dialog is the open JavaScript dialog, if any.
+	Dialog *Dialog `json:"dialog,omitempty"`
+	// Modal names the open modal dialog element (aria-modal or <dialog> shown modally), if any.
+	Modal string `json:"modal,omitempty"`
+	// BelowFold counts refs of the main frame below the visible viewport.
+	BelowFold int `json:"belowFold,omitempty"`
+	// Truncated is true when MaxChars or MaxDepth cut the outline.
+	Truncated bool `json:"truncated,omitempty"`
+	// Took is how long the snapshot took.
+	Took time.Duration `json:"took"`
+}
+
+// build fetches every frame's accessibility tree and assigns refs.
+func (t *Tab) build(ctx context.Context) (*node, error) {
+	frames, data, err := t.fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{t: t, ctx: ctx, data: data, frames: frames, done: map[string]bool{}}
+	root := b.buildFrame(data[frames[0].ID])
+	if root == nil {
+		return nil, fmt.Errorf("empty accessibility tree")
+	}
+	root.frame = &frames[0]
+	numberNth(root)
+	t.refs.assign(root)
+	return root, nil
+}
+
+// Snapshot takes a role snapshot of the tab.
+func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
+	start := time.Now()
+	s := &Snapshot{Dialog: t.Dialog()}
+	if s.Dialog != nil {
+		// A JavaScript dialog blocks the page's scripts; the outline may still be readable.
+		c2, cancel := context.WithTimeout(ctx, 2*time.Second)
+		root, err := t.build(c2)
+		cancel()
+		if err != nil {
+			s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
+			s.Took = time.Since(start)
+			return s, nil
+		}
+		return t.finish(ctx, s, root, o, start)
+	}
+	root, err := t.build(ctx)
+	if err != nil {
+		if d := t.Dialog(); d != nil {
+			s.Dialog = d
+			s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
+			s.Took = time.Since(start)
+			return s, nil
+		}
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return t.finish(ctx, s, root, o, start)
+}
+
+func (t *Tab) finish(ctx context.Context, s *Snapshot, root *node, o Options, start time.Time) (*Snapshot, error) {
+	s.URL, s.Title = root.frame.URL, root.name
+	if s.Dialog == nil {
+		var r struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		c2, cancel := context.WithTimeout(ctx, time.Second)
+		if t.c.Call(c2, t.Session(), "Runtime.evaluate", map[string]any{"expression": "document.readyState", "returnByValue": true}, &r) == nil {
+			s.Loading = r.Result.Value != "complete"
+		}
+		cancel()
+		var lm struct {
+			V struct {
+				PageY        float64 `json:"pageY"`
+				ClientHeight float64 `json:"clientHeight"`
+			} `json:"cssVisualViewport"`
+		}
+		c3, cancel := context.WithTimeout(ctx, time.Second)
+		if t.c.Call(c3, t.Session(), "Page.getLayoutMetrics", nil, &lm) == nil && lm.V.ClientHeight > 0 {
+			fold := lm.V.PageY + lm.V.ClientHeight
+			walkNodes(root, func(n *node) {
+				if n.ref != "" && n.frame == root.frame && n.y > fold {
+					s.BelowFold++
+				}
+			})
+		}
+		cancel()
+	}
+	walkNodes(root, func(n *node) {
+		if n.modal && s.Modal == "" {
+			s.Modal = strings.TrimSpace(n.role + " " + strconv.Quote(n.name) + " [ref=" + n.ref + "]")
+		}
+	})
+	sub := root
+	if o.Frame != "" {
+		sub = nil
+		walkNodes(root, func(n *node) {
+			if sub == nil && n.axRole == "Iframe" && len(n.kids) > 0 && (n.ref == o.Frame || (len(n.kids) > 0 && n.kids[0].frame != nil && (n.kids[0].frame.ID == o.Frame || strings.Contains(n.kids[0].frame.URL, o.Frame)))) {
+				sub = n
+			}
+		})
+		if sub == nil {
+			return nil, fmt.Errorf("snapshot: no frame matches %q (use an iframe's ref, a frame id or part of its URL)", o.Frame)
+		}
+	}
+	if o.Scope != "" {
+		ref, err := ParseRef(o.Scope)
+		if err != nil {
+			return nil, err
+		}
+		var found *node
+		walkNodes(sub, func(n *node) {
+			if found == nil && n.ref == ref {
+				found = n
+			}
+		})
+		if found == nil {
+			return nil, fmt.Errorf("snapshot: scope %s is not on the page (any more); take a snapshot without scope", ref)
+		}
+		sub = &node{role: "document", kids: []*node{found}, frame: found.frame}
+	}
+	body, refs, truncated := render(sub, o, pageOrigin(s.URL))
+	s.Refs, s.Truncated = refs, truncated
+	s.Text = header(s) + body
+	s.Took = time.Since(start)
+	return s, nil
+}
+
+func walkNodes(n *node, fn func(*node)) {
+	fn(n)
+	for _, k := range n.kids {
+		walkNodes(k, fn)
+	}
+}
+
+func header(s *Snapshot) string {
+	var b strings.Builder
+	b.WriteString("# url: " + s.URL + "\n")
+	if s.Title != "" {
+		b.WriteString("# title: " + clip(s.Title, 120) + "\n")
+	}
+	if s.Loading {
+		b.WriteString("# still loading\n")
+	}
+	if s.Dialog != nil {
+		fmt.Fprintf(&b, "# %s dialog open: %q (accept or dismiss it)\n", s.Dialog.Type, clip(s.Dialog.Message, 200))
+	}
+	if s.Modal != "" {
+		b.WriteString("# modal open: " + s.Modal + "\n")
+	}
+	if s.BelowFold > 0 {
+		fmt.Fprintf(&b, "# %d more refs below the fold (scroll to see them)\n", s.BelowFold)
+	}
+	return b.String()
+}
+
+func pageOrigin(u string) *url.URL {
+	p, err := url.Parse(u)
+	if err != nil {
+		return nil
+	}
+	return p
+}
