@@ -48,6 +48,11 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func newEnv(t *testing.T, hub relay.HubOptions) *env {
 	t.Helper()
+	return newEnvWith(t, func(o *relay.Options) { o.Hub = hub })
+}
+
+func newEnvWith(t *testing.T, configure func(*relay.Options)) *env {
+	t.Helper()
 	home := t.TempDir()
 	store, err := secret.NewStore(home)
 	if err != nil {
@@ -55,7 +60,9 @@ func newEnv(t *testing.T, hub relay.HubOptions) *env {
 	}
 	logs := &syncBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel)
-	srv, err := relay.NewServer(relay.Options{Addr: "127.0.0.1:0", Secret: store, Hub: hub, Logger: &log})
+	opts := relay.Options{Addr: "127.0.0.1:0", Secret: store, Logger: &log}
+	configure(&opts)
+	srv, err := relay.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +105,7 @@ func (e *env) hasTab(id string) bool {
 
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)

@@ -40,6 +40,8 @@ type Options struct {
 	Hub HubOptions
 	// Logger receives structured logs.
 	Logger *zerolog.Logger
+	// MaxMessageBytes is the largest message accepted on any socket (default ReadLimit).
+	MaxMessageBytes int64
 }
 
 // Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
@@ -74,6 +76,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if len(opts.ExtensionIDs) == 0 {
 		opts.ExtensionIDs = config.ExtensionIDs()
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = ReadLimit
 	}
 	if opts.Logger == nil {
 		l := zerolog.Nop()
@@ -295,7 +300,7 @@ func (s *Server) accept(c echo.Context) (*websocket.Conn, error) {
 	if err != nil {
 		return nil, err // Accept already wrote the HTTP error
 	}
-	conn.SetReadLimit(ReadLimit)
+	conn.SetReadLimit(s.opts.MaxMessageBytes)
 	return conn, nil
 }
 

@@ -45,6 +45,7 @@ type Extension struct {
 	cmds     []Command
 	handler  Handler
 	nextTab  int64
+	answered int
 	closed   chan struct{}
 	closeErr error
 }
@@ -282,6 +283,16 @@ func (e *Extension) handleCDP(id int64, cmd Command) {
 	}
 	res, cerr := e.chrome(t, cmd)
 	_ = e.respond(id, res, cerr)
+	e.mu.Lock()
+	e.answered++
+	e.mu.Unlock()
+}
+
+// Answered counts the CDP commands answered by the default behaviour.
+func (e *Extension) Answered() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.answered
 }
 
 // chrome is the default behaviour, modelled on Chrome's.
