@@ -1,0 +1,163 @@
+// The JavaScript twin of relay/wire (wire.go and PROTOCOL.md, which is authoritative): message
+// types, close codes, reasons and builders for the extension <-> relay protocol, version 1.
+// Change all three together.
+
+/** Protocol version this extension speaks. */
+export const VERSION = 1;
+
+/** Close codes the relay uses on the extension socket. */
+export const Close = Object.freeze({
+  /** A newer extension connection took over: do not reconnect on our own. */
+  REPLACED: 4001,
+  /** The hello's protocol version is not supported. */
+  BAD_VERSION: 4002,
+  /** The pairing secret changed (or was rejected): a new token is needed. */
+  TOKEN_ROTATED: 4003,
+});
+
+/** Message types. */
+export const Type = Object.freeze({
+  HELLO: 'hello',
+  WELCOME: 'welcome',
+  TAB_SHARED: 'tabShared',
+  TAB_UPDATED: 'tabUpdated',
+  TAB_UNSHARED: 'tabUnshared',
+  EVENT: 'event',
+  RESPONSE: 'response',
+  PING: 'ping',
+  PONG: 'pong',
+  CDP: 'cdp',
+  CREATE_TAB: 'createTab',
+  CLOSE_TAB: 'closeTab',
+  ACTIVATE_TAB: 'activateTab',
+  UNSHARE_TAB: 'unshareTab',
+});
+
+/** Reasons a tab stops being shared. */
+export const Reason = Object.freeze({
+  USER: 'user',
+  CLOSED: 'closed',
+  CANCELED_BY_USER: 'canceled_by_user',
+  CRASHED: 'crashed',
+  REPLACED: 'replaced',
+  DISCARDED: 'discarded',
+  DETACHED: 'detached',
+});
+
+/** Who caused a tab to be shared. */
+export const Origin = Object.freeze({
+  USER: 'user',
+  OPENER: 'opener',
+  CLIENT: 'client',
+});
+
+/**
+ * One shared tab as reported to the relay.
+ * @typedef {object} WireTab
+ * @property {number} tabId
+ * @property {string} targetId
+ * @property {string} url
+ * @property {string} title
+ * @property {number} [windowId]
+ * @property {boolean} [active]
+ * @property {string} [openerTargetId]
+ * @property {'user'|'opener'|'client'} [origin]
+ * @property {boolean} [reattached]
+ */
+
+/**
+ * A child target (out-of-process iframe, worker) already attached when a tab is announced.
+ * @typedef {object} WireChild
+ * @property {string} sessionId
+ * @property {object} targetInfo
+ */
+
+/**
+ * A CDP-shaped error.
+ * @typedef {object} WireError
+ * @property {number} code
+ * @property {string} message
+ * @property {string} [data]
+ */
+
+/**
+ * Any message from the relay (requests carry an id).
+ * @typedef {object} RelayMessage
+ * @property {string} type
+ * @property {number} [id]
+ * @property {string} [targetId]
+ * @property {string} [sessionId]
+ * @property {string} [method]
+ * @property {object} [params]
+ * @property {string} [url]
+ * @property {boolean} [background]
+ * @property {boolean} [newWindow]
+ * @property {number} [protocol]
+ * @property {string} [relayVersion]
+ * @property {string} [browserId]
+ */
+
+/**
+ * @param {{extensionVersion: string, product: string, userAgent: string}} info
+ */
+export function hello({ extensionVersion, product, userAgent }) {
+  return { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
+}
+
+/**
+ * @param {WireTab} tab
+ * @param {WireChild[]} [children]
+ */
+export function tabShared(tab, children) {
+  /** @type {{type: string, tab: WireTab, children?: WireChild[]}} */
+  const m = { type: Type.TAB_SHARED, tab };
+  if (children && children.length) m.children = children;
+  return m;
+}
+
+/** @param {WireTab} tab */
+export function tabUpdated(tab) {
+  return { type: Type.TAB_UPDATED, tab };
+}
+
+/**
+ * @param {string} targetId
+ * @param {number} tabId
+ * @param {string} reason one of Reason
+ */
+export function tabUnshared(targetId, tabId, reason) {
+  return { type: Type.TAB_UNSHARED, targetId, tabId, reason };
+}
+
+/**
+ * @param {string} targetId
+ * @param {string|undefined} sessionId absent for the tab's own session
+ * @param {string} method
+ * @param {object|undefined} params
+ */
+export function event(targetId, sessionId, method, params) {
+  /** @type {Record<string, unknown>} */
+  const m = { type: Type.EVENT, targetId, method, params: params ?? {} };
+  if (sessionId) m.sessionId = sessionId;
+  return m;
+}
+
+/**
+ * @param {number} id
+ * @param {object} result
+ */
+export function response(id, result) {
+  return { type: Type.RESPONSE, id, result: result ?? {} };
+}
+
+/**
+ * @param {number} id
+ * @param {WireError} error
+ */
+export function errorResponse(id, error) {
+  return { type: Type.RESPONSE, id, error };
+}
+
+export function ping() {
+  return { type: Type.PING };
+}

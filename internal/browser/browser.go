@@ -1,0 +1,698 @@
+// Package browser finds and launches Chrome or Chromium with an isolated profile and the tabrelay
+// extension loaded, pairs the extension with a relay, and shares tabs through the extension's
+// own toolbar-click path (Extensions.triggerAction). It backs `tabrelay browser` and the
+// end-to-end tests.
+//
+// The launched browser also listens on its own DevTools port (--remote-debugging-port=0, read
+// back from the profile's DevToolsActivePort file). That control channel is used only to drive
+// what a person would do (open a tab, click the toolbar button, read the badge); every CDP client
+// of tabrelay goes through the relay and the extension.
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	chromeextension "github.com/tabrelay/tabrelay/chrome-extension"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// Options configure Launch.
+type Options struct {
+	// ChromePath is the browser executable; empty means Find("").
+	ChromePath string
+	// Headless runs the browser without a window (--headless=new).
+	Headless bool
+	// ExtensionDir is the unpacked extension to load; empty means the copy embedded in the
+	// binary, written to a temporary directory.
+	ExtensionDir string
+	// UserDataDir is the profile directory; empty means a fresh temporary one, removed on Close.
+	UserDataDir string
+	// Args are extra command-line flags for the browser.
+	Args []string
+	// StartURL is the page of the first tab (default about:blank).
+	StartURL string
+	// Output receives the browser's stdout and stderr (default: discarded, the tail is kept for
+	// error messages).
+	Output io.Writer
+	// Logger receives structured logs (default: none).
+	Logger *zerolog.Logger
+}
+
+// Browser is a running browser with the extension loaded.
+type Browser struct {
+	// CDP is the browser-level control connection (the browser's own DevTools endpoint).
+	CDP *cdpclient.Client
+	// ExtensionID is the loaded extension's id.
+	ExtensionID string
+	// ControlURL is the browser's own DevTools WebSocket URL.
+	ControlURL string
+	// ExtensionDir is the directory the extension was loaded from.
+	ExtensionDir string
+
+	log     zerolog.Logger
+	cmd     *exec.Cmd
+	tail    *tailBuffer
+	exited  chan struct{}
+	waitErr error
+	temp    []string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Tab is one browser tab as the harness knows it.
+type Tab struct {
+	// TargetID is the page target id: the id the extension and the relay use.
+	TargetID string `json:"targetId"`
+	// TabTargetID is the browser's "tab" target, the one Extensions.triggerAction needs.
+	TabTargetID string `json:"-"`
+	// TabID is the chrome.tabs id.
+	TabID int `json:"-"`
+	// URL is the URL the tab was opened with.
+	URL string `json:"url"`
+}
+
+// Launch starts a browser as described by opts and waits until its control channel answers and
+// the extension's service worker runs.
+func Launch(ctx context.Context, opts Options) (b *Browser, err error) {
+	log := zerolog.Nop()
+	if opts.Logger != nil {
+		log = *opts.Logger
+	}
+	chrome := opts.ChromePath
+	if chrome == "" {
+		if chrome, err = Find(""); err != nil {
+			return nil, err
+		}
+	}
+	b = &Browser{log: log, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = b.Close()
+		}
+	}()
+
+	extDir := opts.ExtensionDir
+	if extDir == "" {
+		d, err := os.MkdirTemp("", "tabrelay-extension-")
+		if err != nil {
+			return nil, fmt.Errorf("launch browser: %w", err)
+		}
+		b.temp = append(b.temp, d)
+		if err := chromeextension.WriteTo(d); err != nil {
+			return nil, fmt.Errorf("launch browser: %w", err)
+		}
+		extDir = d
+	}
+	if extDir, err = filepath.Abs(extDir); err != nil {
+		return nil, fmt.Errorf("launch browser: extension dir: %w", err)
+	}
+	b.ExtensionDir = extDir
+	if b.ExtensionID, err = ExtensionIDFromDir(extDir); err != nil {
+		return nil, fmt.Errorf("launch browser: %w", err)
+	}
+
+	profile := opts.UserDataDir
+	if profile == "" {
+		d, err := os.MkdirTemp("", "tabrelay-profile-")
+		if err != nil {
+			return nil, fmt.Errorf("launch browser: %w", err)
+		}
+		b.temp = append(b.temp, d)
+		profile = d
+	}
+	_ = os.Remove(filepath.Join(profile, "DevToolsActivePort"))
+
+	args := []string{
+		"--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-features=Translate,MediaRouter,OptimizationHints",
+		"--user-data-dir=" + profile,
+		"--disable-extensions-except=" + extDir, "--load-extension=" + extDir,
+		"--remote-debugging-port=0", "--enable-unsafe-extension-debugging",
+	}
+	if opts.Headless {
+		args = append(args, "--headless=new", "--disable-gpu", "--window-size=1280,900")
+	}
+	if needNoSandbox() {
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args, opts.Args...)
+	start := opts.StartURL
+	if start == "" {
+		start = "about:blank"
+	}
+	args = append(args, start)
+
+	out := io.Writer(b.tail)
+	if opts.Output != nil {
+		out = io.MultiWriter(b.tail, opts.Output)
+	}
+	// The browser must outlive ctx (which bounds only the launch): Close stops it.
+	b.cmd = exec.Command(chrome, args...) //nolint:gosec // the browser the user chose
+	b.cmd.Stdout, b.cmd.Stderr = out, out
+	setProcAttr(b.cmd)
+	log.Debug().Str("chrome", chrome).Strs("args", args).Msg("launching browser")
+	if err := b.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("launch browser %s: %w", chrome, err)
+	}
+	go func() {
+		b.waitErr = b.cmd.Wait()
+		close(b.exited)
+	}()
+
+	wsPath, port, err := b.waitDevToolsPort(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	b.ControlURL = fmt.Sprintf("ws://127.0.0.1:%d%s", port, wsPath)
+	if b.CDP, err = cdpclient.Dial(ctx, b.ControlURL, nil); err != nil {
+		return nil, fmt.Errorf("launch browser: connect to its DevTools endpoint: %w", err)
+	}
+	if err := b.waitWorkerReady(ctx); err != nil {
+		return nil, fmt.Errorf("launch browser: the tabrelay extension did not start (is %s a valid extension?): %w", extDir, err)
+	}
+	log.Info().Int("pid", b.cmd.Process.Pid).Str("extension", b.ExtensionID).Msg("browser running")
+	return b, nil
+}
+
+func (b *Browser) waitDevToolsPort(ctx context.Context, profile string) (string, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	file := filepath.Join(profile, "DevToolsActivePort")
+	for {
+		if data, err := os.ReadFile(file); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			if len(lines) >= 2 {
+				port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+				if err == nil && port > 0 {
+					return strings.TrimSpace(lines[1]), port, nil
+				}
+			}
+		}
+		select {
+		case <-b.exited:
+			return "", 0, fmt.Errorf("launch browser: it exited at once (%v); its last output:\n%s", b.waitErr, b.tail.String())
+		case <-ctx.Done():
+			return "", 0, fmt.Errorf("launch browser: no DevTools port after waiting (%w); its last output:\n%s", ctx.Err(), b.tail.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Done is closed when the browser process has exited.
+func (b *Browser) Done() <-chan struct{} { return b.exited }
+
+// Close stops the browser (the whole process group), waits for it and removes temporary
+// directories. It is safe to call more than once.
+func (b *Browser) Close() error {
+	b.closeOnce.Do(func() {
+		if b.CDP != nil {
+			_ = b.CDP.Close()
+		}
+		if b.cmd != nil && b.cmd.Process != nil {
+			terminate(b.cmd)
+			select {
+			case <-b.exited:
+			case <-time.After(5 * time.Second):
+				kill(b.cmd)
+				select {
+				case <-b.exited:
+				case <-time.After(5 * time.Second):
+					b.closeErr = errors.New("close browser: the process did not exit")
+				}
+			}
+		}
+		for _, d := range b.temp {
+			if err := removeAllRetry(d); err != nil && b.closeErr == nil {
+				b.closeErr = fmt.Errorf("close browser: remove %s: %w", d, err)
+			}
+		}
+	})
+	return b.closeErr
+}
+
+func removeAllRetry(dir string) error {
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// --- the extension's service worker ---------------------------------------------------------
+
+type targetInfo struct {
+	TargetID string `json:"targetId"`
+	Type     string `json:"type"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+}
+
+func (b *Browser) targets(ctx context.Context) ([]targetInfo, error) {
+	var r struct {
+		TargetInfos []targetInfo `json:"targetInfos"`
+	}
+	if err := b.CDP.Call(ctx, "", "Target.getTargets", map[string]any{"filter": []any{map[string]any{}}}, &r); err != nil {
+		return nil, fmt.Errorf("list browser targets: %w", err)
+	}
+	return r.TargetInfos, nil
+}
+
+// serviceWorker returns the extension's service-worker target id, waiting for it to run and
+// waking it by opening the extension's options page if it was stopped.
+func (b *Browser) serviceWorker(ctx context.Context) (string, error) {
+	prefix := "chrome-extension://" + b.ExtensionID + "/"
+	deadline := time.Now().Add(15 * time.Second)
+	woke := false
+	for {
+		ts, err := b.targets(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, t := range ts {
+			if t.Type == "service_worker" && strings.HasPrefix(t.URL, prefix) {
+				return t.TargetID, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no service worker of extension %s among the browser's targets", b.ExtensionID)
+		}
+		if !woke && time.Until(deadline) < 12*time.Second {
+			// A stopped worker starts again on any extension event; opening its options page
+			// sends it a message.
+			woke = true
+			var r struct {
+				TargetID string `json:"targetId"`
+			}
+			if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": prefix + "options.html", "background": true}, &r); err == nil {
+				defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": r.TargetID}, nil) //nolint:errcheck // best effort
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-b.exited:
+			return "", errors.New("the browser exited")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitWorkerReady waits until the extension's service worker has run its module (it then
+// exposes globalThis.tabrelay).
+func (b *Browser) waitWorkerReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var lastErr error
+	for {
+		var ok bool
+		lastErr = b.ServiceWorkerEval(ctx, "typeof globalThis.tabrelay === 'object'", &ok)
+		if lastErr == nil && ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if lastErr == nil {
+				lastErr = errors.New("globalThis.tabrelay never appeared")
+			}
+			return fmt.Errorf("service worker not ready: %w", lastErr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// withSession attaches a flat session to target, runs fn and detaches again (a lingering
+// DevTools session would keep the service worker alive and hide idle-timeout bugs).
+func (b *Browser) withSession(ctx context.Context, targetID string, fn func(sessionID string) error) error {
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := b.CDP.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, &r); err != nil {
+		return fmt.Errorf("attach to %s: %w", targetID, err)
+	}
+	defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.detachFromTarget", map[string]any{"sessionId": r.SessionID}, nil) //nolint:errcheck // best effort
+	return fn(r.SessionID)
+}
+
+// ServiceWorkerEval evaluates expression in the extension's service worker (promises are
+// awaited) and decodes its JSON value into out (which may be nil).
+func (b *Browser) ServiceWorkerEval(ctx context.Context, expression string, out any) error {
+	sw, err := b.serviceWorker(ctx)
+	if err != nil {
+		return fmt.Errorf("service worker eval: %w", err)
+	}
+	return b.withSession(ctx, sw, func(sid string) error {
+		return evaluate(ctx, b.CDP, sid, expression, out)
+	})
+}
+
+// PageEval evaluates expression in a tab's page over the harness's own control channel (not
+// through the relay) and decodes its JSON value into out.
+func (b *Browser) PageEval(ctx context.Context, tab Tab, expression string, out any) error {
+	return b.withSession(ctx, tab.TargetID, func(sid string) error {
+		return evaluate(ctx, b.CDP, sid, expression, out)
+	})
+}
+
+func evaluate(ctx context.Context, c *cdpclient.Client, sid, expression string, out any) error {
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{
+		"expression": expression, "awaitPromise": true, "returnByValue": true,
+	}, &r)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if r.ExceptionDetails != nil {
+		msg := r.ExceptionDetails.Exception.Description
+		if msg == "" {
+			msg = r.ExceptionDetails.Text
+		}
+		return fmt.Errorf("evaluate %.60q: %s", expression, msg)
+	}
+	if out != nil && len(r.Result.Value) > 0 {
+		if err := json.Unmarshal(r.Result.Value, out); err != nil {
+			return fmt.Errorf("evaluate: decode result: %w", err)
+		}
+	}
+	return nil
+}
+
+// Pair stores the relay address and pairing token in the extension's settings
+// (chrome.storage.local relayAddr and token, set with Extensions.setStorageItems) exactly as the
+// options page does; the extension reconnects on the change.
+func (b *Browser) Pair(ctx context.Context, addr, token string) error {
+	sw, err := b.serviceWorker(ctx)
+	if err != nil {
+		return fmt.Errorf("pair extension: %w", err)
+	}
+	err = b.withSession(ctx, sw, func(sid string) error {
+		return b.CDP.Call(ctx, sid, "Extensions.setStorageItems", map[string]any{
+			"id": b.ExtensionID, "storageArea": "local",
+			"values": map[string]any{"relayAddr": addr, "token": token},
+		}, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("pair extension: %w", err)
+	}
+	return nil
+}
+
+// Status is the extension's own view of its connection (tabrelay.statusReport() in the worker).
+type Status struct {
+	Status     string `json:"status"`
+	Reason     string `json:"reason"`
+	Notice     string `json:"notice"`
+	Text       string `json:"text"`
+	Addr       string `json:"addr"`
+	Paired     bool   `json:"paired"`
+	Connected  bool   `json:"connected"`
+	SharedTabs []struct {
+		TabID    int    `json:"tabId"`
+		TargetID string `json:"targetId"`
+		Origin   string `json:"origin"`
+	} `json:"sharedTabs"`
+}
+
+// Status reads the extension's connection status.
+func (b *Browser) Status(ctx context.Context) (Status, error) {
+	var s Status
+	if err := b.ServiceWorkerEval(ctx, "tabrelay.statusReport()", &s); err != nil {
+		return s, fmt.Errorf("extension status: %w", err)
+	}
+	return s, nil
+}
+
+// WaitConnected waits until the extension reports a live relay connection.
+func (b *Browser) WaitConnected(ctx context.Context) error {
+	var last Status
+	for {
+		s, err := b.Status(ctx)
+		if err == nil && s.Connected {
+			return nil
+		}
+		if err == nil {
+			last = s
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("extension not connected to the relay (last status: %s): %w", last.Text, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// --- tabs -----------------------------------------------------------------------------------
+
+// NewTab opens url in a new tab (over the control channel, as a person opening a tab would) and
+// waits until it has loaded. It does not share the tab.
+func (b *Browser) NewTab(ctx context.Context, url string) (Tab, error) {
+	var r struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": url, "forTab": true}, &r); err != nil {
+		return Tab{}, fmt.Errorf("open %s: %w", url, err)
+	}
+	tab := Tab{TabTargetID: r.TargetID, URL: url}
+	page, err := b.pageOfTab(ctx, r.TargetID)
+	if err != nil {
+		return Tab{}, fmt.Errorf("open %s: %w", url, err)
+	}
+	tab.TargetID = page
+	if tab.TabID, err = b.tabIDOf(ctx, page); err != nil {
+		return Tab{}, fmt.Errorf("open %s: %w", url, err)
+	}
+	if err := b.waitLoaded(ctx, tab); err != nil {
+		return Tab{}, fmt.Errorf("open %s: %w", url, err)
+	}
+	return tab, nil
+}
+
+// pageOfTab finds the page target inside a tab target (attach to the tab, auto-attach shows
+// its page).
+func (b *Browser) pageOfTab(ctx context.Context, tabTargetID string) (string, error) {
+	var page string
+	err := b.withSession(ctx, tabTargetID, func(sid string) error {
+		w := b.CDP.Expect(sid, "Target.attachedToTarget", func(e cdpclient.Event) bool {
+			return bytes.Contains(e.Params, []byte(`"type":"page"`))
+		})
+		if err := b.CDP.Call(ctx, sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ev, err := w.Wait(wctx)
+		if err != nil {
+			return fmt.Errorf("no page in tab target %s: %w", tabTargetID, err)
+		}
+		var p struct {
+			SessionID  string     `json:"sessionId"`
+			TargetInfo targetInfo `json:"targetInfo"`
+		}
+		if err := json.Unmarshal(ev.Params, &p); err != nil {
+			return err
+		}
+		page = p.TargetInfo.TargetID
+		return nil
+	})
+	return page, err
+}
+
+// tabIDOf maps a page target id to its chrome.tabs id (chrome.debugger.getTargets in the worker).
+func (b *Browser) tabIDOf(ctx context.Context, pageTargetID string) (int, error) {
+	var id int
+	expr := fmt.Sprintf(`chrome.debugger.getTargets().then(ts => (ts.find(t => t.id === %q) || {}).tabId ?? -1)`, pageTargetID)
+	if err := b.ServiceWorkerEval(ctx, expr, &id); err != nil {
+		return 0, err
+	}
+	if id < 0 {
+		return 0, fmt.Errorf("page target %s is not a tab", pageTargetID)
+	}
+	return id, nil
+}
+
+// TabOf returns the Tab of a page target (for example a tab a shared tab opened).
+func (b *Browser) TabOf(ctx context.Context, pageTargetID string) (Tab, error) {
+	id, err := b.tabIDOf(ctx, pageTargetID)
+	if err != nil {
+		return Tab{}, err
+	}
+	ts, err := b.targets(ctx)
+	if err != nil {
+		return Tab{}, err
+	}
+	for _, t := range ts {
+		if t.Type != "tab" {
+			continue
+		}
+		if p, err := b.pageOfTab(ctx, t.TargetID); err == nil && p == pageTargetID {
+			return Tab{TargetID: pageTargetID, TabTargetID: t.TargetID, TabID: id, URL: t.URL}, nil
+		}
+	}
+	return Tab{}, fmt.Errorf("no tab target holds page %s", pageTargetID)
+}
+
+func (b *Browser) waitLoaded(ctx context.Context, tab Tab) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		var status string
+		err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.status)`, tab.TabID), &status)
+		if err == nil && status == "complete" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("tab %d did not finish loading (status %q): %w", tab.TabID, status, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Click clicks the extension's toolbar button on tab (Extensions.triggerAction, which fires
+// chrome.action.onClicked as a real click does).
+func (b *Browser) Click(ctx context.Context, tab Tab) error {
+	if err := b.CDP.Call(ctx, "", "Extensions.triggerAction", map[string]any{"id": b.ExtensionID, "targetId": tab.TabTargetID}, nil); err != nil {
+		return fmt.Errorf("click the tabrelay button on tab %d: %w", tab.TabID, err)
+	}
+	return nil
+}
+
+// Badge reads the extension's badge text on tab.
+func (b *Browser) Badge(ctx context.Context, tab Tab) (string, error) {
+	var s string
+	if err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.action.getBadgeText({tabId: %d})`, tab.TabID), &s); err != nil {
+		return "", fmt.Errorf("read badge: %w", err)
+	}
+	return s, nil
+}
+
+// Tooltip reads the extension's button title (tooltip) on tab.
+func (b *Browser) Tooltip(ctx context.Context, tab Tab) (string, error) {
+	var s string
+	if err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.action.getTitle({tabId: %d})`, tab.TabID), &s); err != nil {
+		return "", fmt.Errorf("read tooltip: %w", err)
+	}
+	return s, nil
+}
+
+// WaitBadge waits until tab's badge reads want; the error quotes the last badge and tooltip.
+func (b *Browser) WaitBadge(ctx context.Context, tab Tab, want string) error {
+	var got, title string
+	for {
+		var err error
+		if got, err = b.Badge(ctx, tab); err == nil && got == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			title, _ = b.Tooltip(context.WithoutCancel(ctx), tab)
+			return fmt.Errorf("badge of tab %d is %q, want %q (tooltip: %q): %w", tab.TabID, got, want, title, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Share clicks the toolbar button on an unshared tab and waits for the badge to read "ON".
+func (b *Browser) Share(ctx context.Context, tab Tab) error {
+	if err := b.Click(ctx, tab); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := b.WaitBadge(wctx, tab, "ON"); err != nil {
+		return fmt.Errorf("share tab: %w", err)
+	}
+	return nil
+}
+
+// Unshare clicks the toolbar button on a shared tab and waits for the badge to clear.
+func (b *Browser) Unshare(ctx context.Context, tab Tab) error {
+	if err := b.Click(ctx, tab); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := b.WaitBadge(wctx, tab, ""); err != nil {
+		return fmt.Errorf("unshare tab: %w", err)
+	}
+	return nil
+}
+
+// ShareURL opens url in a new tab and shares it through the toolbar button.
+func (b *Browser) ShareURL(ctx context.Context, url string) (Tab, error) {
+	tab, err := b.NewTab(ctx, url)
+	if err != nil {
+		return Tab{}, err
+	}
+	if err := b.Share(ctx, tab); err != nil {
+		return Tab{}, err
+	}
+	return tab, nil
+}
+
+// CloseTab closes a tab over the control channel, as a person closing it would.
+func (b *Browser) CloseTab(ctx context.Context, tab Tab) error {
+	if err := b.CDP.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
+		return fmt.Errorf("close tab %d: %w", tab.TabID, err)
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+func needNoSandbox() bool {
+	if v := os.Getenv("TABRELAY_CHROME_NO_SANDBOX"); v != "" {
+		return v == "1" || strings.EqualFold(v, "true")
+	}
+	return runtime.GOOS == "linux" && os.Geteuid() == 0
+}
