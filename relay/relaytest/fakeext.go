@@ -351,6 +351,9 @@ func (e *Extension) chrome(t *tab, cmd Command) (any, *wire.Error) {
 			"securityOrigin": t.info.URL, "mimeType": "text/html", "secureContextType": "InsecureScheme",
 			"crossOriginIsolatedContextType": "NotIsolated", "gatedAPIFeatures": []string{},
 		}}}, nil
+	case cmd.Method == "DOM.getDocument":
+		return map[string]any{"root": map[string]any{"nodeId": 1, "backendNodeId": 1, "nodeType": 9, "nodeName": "#document",
+			"localName": "", "nodeValue": "", "childNodeCount": 0, "children": []any{}, "documentURL": t.info.URL, "baseURL": t.info.URL}}, nil
 	case cmd.Method == "Test.fail":
 		return nil, &wire.Error{Code: -32000, Message: "test failure"}
 	}

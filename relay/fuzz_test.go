@@ -1,0 +1,148 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var envelopeSeeds = []string{
+	`{"id":1,"method":"Runtime.evaluate","params":{"expression":"1"},"sessionId":"S1"}`,
+	`{"id":2,"method":"Page.captureScreenshot"}`,
+	`{"type":"response","id":3,"result":{"data":"iVBOR\"\\u00e9"}}`,
+	`{"type":"event","targetId":"T","sessionId":"C","method":"Target.attachedToTarget","params":{"sessionId":"C2","targetInfo":{"targetId":"F","type":"iframe"}}}`,
+	`{"type":"tabShared","tab":{"tabId":1,"targetId":"T","url":"https://a/","title":"x"}}`,
+	`{"id":1e3,"method":"x"}`, `{"id":null}`, `{}`, `[]`, `{"a":[1,{"b":[true,false,null]}]}`, `{"method":"\ud83d\ude00"}`,
+}
+
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range envelopeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := parseEnvelope(b)
+		if !json.Valid(b) || !utf8.Valid(b) || len(b) == 0 || bytes.TrimSpace(b)[0] != '{' {
+			return
+		}
+		var ref map[string]json.RawMessage
+		if json.Unmarshal(b, &ref) != nil {
+			return
+		}
+		if bytes.Contains(b, []byte(`\u0000`)) {
+			return
+		}
+		if raw, ok := ref["id"]; ok {
+			if _, perr := strconv.ParseInt(string(raw), 10, 64); perr != nil && string(raw) != "null" {
+				if err == nil {
+					t.Fatalf("non-integer id %s accepted", raw)
+				}
+				return
+			}
+		}
+		for _, k := range []string{"method", "sessionId", "targetId", "type"} {
+			if raw, ok := ref[k]; ok && len(raw) > 0 && raw[0] != '"' && string(raw) != "null" {
+				return // a non-string where we want one: an error is right
+			}
+		}
+		if err != nil {
+			t.Fatalf("valid JSON object rejected: %v: %q", err, b)
+		}
+		var want struct {
+			ID        *int64 `json:"id"`
+			Method    string `json:"method"`
+			SessionID string `json:"sessionId"`
+			TargetID  string `json:"targetId"`
+			Type      string `json:"type"`
+		}
+		if json.Unmarshal(b, &want) != nil {
+			return
+		}
+		if want.Method != e.method || want.SessionID != e.sessionID || want.TargetID != e.targetID || want.Type != e.typ {
+			t.Fatalf("envelope %+v differs from encoding/json %+v for %q", e, want, b)
+		}
+		if want.ID != nil && (!e.hasID || e.id != *want.ID) {
+			t.Fatalf("id %d parsed as %d for %q", *want.ID, e.id, b)
+		}
+		if p, ok := ref["params"]; ok && string(p) != "null" && !bytes.Equal(bytes.TrimSpace(p), e.params) {
+			t.Fatalf("params %s kept as %s", p, e.params)
+		}
+	})
+}
+
+// FuzzRouter feeds arbitrary messages from a client and from the extension into a hub with a
+// shared tab and an attached client, then checks that the client's departure leaves nothing
+// of it behind.
+func FuzzRouter(f *testing.F) {
+	f.Add([]byte(`{"id":1,"method":"Target.setAutoAttach","params":{"autoAttach":true,"flatten":true}}`), []byte(`{"type":"event","targetId":"T1","method":"Target.attachedToTarget","params":{"sessionId":"X1","targetInfo":{"targetId":"F1","type":"iframe"}}}`))
+	f.Add([]byte(`{"id":2,"method":"Runtime.enable","sessionId":"@"}`), []byte(`{"type":"response","id":1,"result":{}}`))
+	f.Add([]byte(`{"id":3,"method":"Fetch.enable","sessionId":"@"}`), []byte(`{"type":"tabUnshared","targetId":"T1","reason":"closed"}`))
+	f.Add([]byte(`{"id":4,"method":"Target.setDiscoverTargets","params":{"discover":true}}`), []byte(`{"type":"tabShared","tab":{"tabId":2,"targetId":"T2","url":"u"}}`))
+	f.Add([]byte(`{"id":5,"method":"Target.detachFromTarget","params":{"sessionId":"@"}}`), []byte(`{"type":"event","targetId":"T1","method":"Runtime.executionContextCreated","params":{"context":{"id":1}}}`))
+	f.Add([]byte(`{"id":6,"method":"Target.createTarget","params":{"url":"about:blank"}}`), []byte(`{"type":"response","id":2,"error":{"code":-1,"message":"x"}}`))
+	f.Add([]byte(`{"id":7,"method":"Emulation.setDeviceMetricsOverride","sessionId":"@","params":{}}`), []byte(`not json`))
+	f.Fuzz(func(t *testing.T, fromClient, fromExt []byte) {
+		h := NewHub(HubOptions{CommandTimeout: time.Second})
+		defer h.Close()
+		ext := h.ConnectExtension(nil)
+		ext.Handle([]byte(`{"type":"hello","protocol":1,"product":"Chrome/1"}`))
+		ext.Handle([]byte(`{"type":"tabShared","tab":{"tabId":1,"targetId":"T1","url":"https://a/","title":"a","origin":"user"}}`))
+		c, err := h.NewClient("fuzz", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Handle([]byte(`{"id":100,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`))
+		sid := ""
+		h.mu.Lock()
+		for id, s := range c.sessions {
+			if s.kind == kindPage {
+				sid = id
+			}
+		}
+		h.mu.Unlock()
+		for _, line := range bytes.Split(fromClient, []byte("\n")) {
+			c.Handle(bytes.ReplaceAll(line, []byte("@"), []byte(sid)))
+		}
+		for _, line := range bytes.Split(fromExt, []byte("\n")) {
+			ext.Handle(line)
+		}
+		// drain what was queued, so a bug that blocks shows as a hang
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c.out.close()
+		for {
+			if _, err := c.out.take(ctx); err != nil {
+				break
+			}
+		}
+		c.Leave()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, t2 := range h.targets {
+			for ext, m := range t2.bound {
+				for s := range m {
+					if s.c == c {
+						t.Fatalf("session of a departed client still bound to %s/%q", t2.id, ext)
+					}
+				}
+			}
+			for _, doms := range t2.enabled {
+				for d, users := range doms {
+					for s := range users {
+						if s.c == c {
+							t.Fatalf("departed client still counted as a user of %s", d)
+						}
+					}
+				}
+			}
+		}
+		for _, p := range h.pending {
+			if p.c == c {
+				t.Fatal("departed client still has pending commands")
+			}
+		}
+	})
+}
