@@ -98,11 +98,10 @@ chrome.runtime.onInstalled.addListener(() => {
 chrome.debugger.onEvent.addListener((source, method, params) => onDebuggerEvent(source, method, params));
 chrome.debugger.onDetach.addListener((source, reason) => { void withReady(() => handleDetach(source, reason)); });
 
-chrome.tabs.onCreated.addListener((tab) => {
-  if (tab.id !== undefined && tab.openerTabId !== undefined) {
-    void withReady(() => shareOpened(tab.id ?? -1, tab.openerTabId ?? -1));
-  }
-});
+// Tabs opened by a shared tab (window.open, target=_blank, "open link in new tab") are shared
+// too. chrome.tabs.onCreated's openerTabId is not used: Chrome also sets it for tabs opened by
+// other means while a shared tab is active (for example over the DevTools protocol), which
+// would share tabs the user never meant to share.
 chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   void withReady(() => shareOpened(d.tabId, d.sourceTabId));
 });

@@ -83,7 +83,7 @@ type Tab struct {
 	TabTargetID string `json:"-"`
 	// TabID is the chrome.tabs id.
 	TabID int `json:"-"`
-	// URL is the URL the tab was opened with.
+	// URL is the tab's URL once it had loaded (after redirects).
 	URL string `json:"url"`
 }
 
@@ -490,7 +490,7 @@ func (b *Browser) NewTab(ctx context.Context, url string) (Tab, error) {
 	if tab.TabID, err = b.tabIDOf(ctx, page); err != nil {
 		return Tab{}, fmt.Errorf("open %s: %w", url, err)
 	}
-	if err := b.waitLoaded(ctx, tab); err != nil {
+	if tab.URL, err = b.waitLoaded(ctx, tab); err != nil {
 		return Tab{}, fmt.Errorf("open %s: %w", url, err)
 	}
 	return tab, nil
@@ -560,18 +560,22 @@ func (b *Browser) TabOf(ctx context.Context, pageTargetID string) (Tab, error) {
 	return Tab{}, fmt.Errorf("no tab target holds page %s", pageTargetID)
 }
 
-func (b *Browser) waitLoaded(ctx context.Context, tab Tab) error {
+// waitLoaded waits for the tab to finish loading and returns its URL then.
+func (b *Browser) waitLoaded(ctx context.Context, tab Tab) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
-		var status string
-		err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.status)`, tab.TabID), &status)
-		if err == nil && status == "complete" {
-			return nil
+		var st struct {
+			Status string `json:"status"`
+			URL    string `json:"url"`
+		}
+		err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => ({status: t.status, url: t.url}))`, tab.TabID), &st)
+		if err == nil && st.Status == "complete" {
+			return st.URL, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("tab %d did not finish loading (status %q): %w", tab.TabID, status, ctx.Err())
+			return "", fmt.Errorf("tab %d did not finish loading (status %q): %w", tab.TabID, st.Status, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/secret"
+)
+
+// urlList is a repeatable string flag.
+type urlList []string
+
+func (u *urlList) String() string     { return strings.Join(*u, ",") }
+func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
+
+// browserReady is the one JSON line `tabrelay browser` prints on stdout once every tab is shared.
+type browserReady struct {
+	HTTP  string        `json:"http"`
+	CDP   string        `json:"cdp"`
+	Token string        `json:"token"`
+	Tabs  []browser.Tab `json:"tabs"`
+}
+
+// cmdBrowser implements `tabrelay browser`: an isolated Chromium or Chrome profile with the
+// extension loaded and paired, the given URLs opened and shared through the extension's toolbar
+// click, and a relay started in-process unless one already answers at --addr. It prints one JSON
+// line ({"http","cdp","token","tabs"}) and runs until interrupted or until the browser exits.
+func cmdBrowser(ctx context.Context, args []string) error {
+	return runBrowser(ctx, args, os.Stdout)
+}
+
+func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("browser", flag.ContinueOnError)
+	var f serveFlags
+	f.register(fs)
+	headless := fs.Bool("headless", false, "run the browser without a window")
+	chrome := fs.String("chrome", "", "Chrome or Chromium executable (default: $"+browser.EnvChrome+", then the usual names and places)")
+	var urls urlList
+	fs.Var(&urls, "url", "open this URL in a new tab and share it (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	urls = append(urls, fs.Args()...)
+	log := f.logger()
+
+	chromePath, err := browser.Find(*chrome)
+	if err != nil {
+		return err
+	}
+
+	httpURL, token, stopRelay, err := relayFor(ctx, &f, &log)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	addr := strings.TrimPrefix(httpURL, "http://")
+
+	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	b, err := browser.Launch(lctx, browser.Options{ChromePath: chromePath, Headless: *headless, Logger: &log})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.Pair(lctx, addr, token); err != nil {
+		return err
+	}
+	if err := b.WaitConnected(lctx); err != nil {
+		return err
+	}
+	tabs := []browser.Tab{}
+	for _, u := range urls {
+		tab, err := b.ShareURL(lctx, u)
+		if err != nil {
+			return fmt.Errorf("share %s: %w", u, err)
+		}
+		tabs = append(tabs, tab)
+	}
+	cancel()
+
+	line, err := json.Marshal(browserReady{HTTP: httpURL, CDP: "ws://" + addr + "/cdp", Token: token, Tabs: tabs})
+	if err != nil {
+		return fmt.Errorf("encode ready line: %w", err)
+	}
+	if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+		return fmt.Errorf("print ready line: %w", err)
+	}
+	log.Info().Int("tabs", len(tabs)).Str("http", httpURL).Msg("browser ready; interrupt to stop")
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-b.Done():
+		return errors.New("the browser exited")
+	}
+}
+
+// relayFor returns the relay to pair with: the one answering at f.addr (using the secret in
+// f.home), or a new in-process one. stop ends an in-process relay.
+func relayFor(ctx context.Context, f *serveFlags, log *zerolog.Logger) (httpURL, token string, stop func(), err error) {
+	if !strings.HasSuffix(f.addr, ":0") {
+		if ext, ok := probeRelay(ctx, f.addr); ok {
+			tok, err := secret.LoadOrCreate(f.home)
+			if err != nil {
+				return "", "", nil, err
+			}
+			if err := checkToken(ctx, f.addr, tok); err != nil {
+				return "", "", nil, err
+			}
+			if ext {
+				log.Warn().Str("addr", f.addr).Msg("the running tabrelay already has a browser connected; this browser's extension replaces that connection (the other browser shows \"replaced by another browser's connection\")")
+			}
+			log.Info().Str("addr", f.addr).Msg("using the tabrelay server already running")
+			return "http://" + f.addr, tok, func() {}, nil
+		}
+	}
+	srv, err := f.startServer(ctx, log)
+	if err != nil {
+		return "", "", nil, err
+	}
+	log.Info().Str("addr", srv.Addr()).Msg("started a tabrelay server in-process")
+	return srv.HTTPURL(), srv.Token(), func() { _ = srv.Close() }, nil
+}
+
+// probeRelay reports whether a tabrelay server answers /health at addr, and whether it has an
+// extension connected.
+func probeRelay(ctx context.Context, addr string) (extensionConnected, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+	if err != nil {
+		return false, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, false
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Status             string `json:"status"`
+		ExtensionConnected bool   `json:"extensionConnected"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&h) != nil || h.Status != "ok" {
+		return false, false
+	}
+	return h.ExtensionConnected, true
+}
+
+// checkToken makes sure the running server accepts tok.
+func checkToken(ctx context.Context, addr, tok string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/json/version", nil)
+	if err != nil {
+		return fmt.Errorf("check the running server's secret: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("check the running server's secret: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("the tabrelay server at %s does not accept the secret in --home; pass the --home it runs with, or another --addr", addr)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the server at %s answered /json/version with HTTP %d", addr, resp.StatusCode)
+	}
+	return nil
+}
