@@ -1,0 +1,134 @@
+package task
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ReportJSON renders tasks as indented JSON (one object for one task, an array otherwise).
+func ReportJSON(w io.Writer, tasks ...*Task) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	var err error
+	if len(tasks) == 1 {
+		err = enc.Encode(tasks[0])
+	} else {
+		if tasks == nil {
+			tasks = []*Task{}
+		}
+		err = enc.Encode(tasks)
+	}
+	if err != nil {
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	return nil
+}
+
+// CSVHeader is the header row of [ReportCSV].
+var CSVHeader = []string{"task_id", "goal", "task_status", "step", "tool", "args", "step_status", "error",
+	"url_before", "url_after", "started_at", "duration_ms", "confirmation", "result"}
+
+// ReportCSV renders one row per step (a task without steps gets one row).
+func ReportCSV(w io.Writer, tasks ...*Task) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return fmt.Errorf("writing CSV report: %w", err)
+	}
+	for _, t := range tasks {
+		if len(t.Steps) == 0 {
+			if err := cw.Write([]string{t.ID, t.Goal, string(t.Status), "", "", "", "", t.Error, "", "", t.CreatedAt.Format(time.RFC3339), "", "", t.Answer}); err != nil {
+				return fmt.Errorf("writing CSV report: %w", err)
+			}
+			continue
+		}
+		for _, s := range t.Steps {
+			conf := ""
+			if c := s.Confirmation; c != nil {
+				conf = c.Reason + ": "
+				switch {
+				case c.Approved == nil:
+					conf += "pending"
+				case *c.Approved:
+					conf += "approved"
+				default:
+					conf += "declined"
+				}
+			}
+			row := []string{t.ID, t.Goal, string(t.Status), strconv.Itoa(s.Index), s.Tool, string(s.Args), string(s.Status), s.Error,
+				s.URLBefore, s.URLAfter, s.StartedAt.Format(time.RFC3339Nano), strconv.FormatInt(s.DurationMS, 10), conf, truncate(s.Result, 500)}
+			if err := cw.Write(row); err != nil {
+				return fmt.Errorf("writing CSV report: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing CSV report: %w", err)
+	}
+	return nil
+}
+
+// ReportMarkdown renders tasks as a readable Markdown report.
+func ReportMarkdown(w io.Writer, tasks ...*Task) error {
+	var b strings.Builder
+	for i, t := range tasks {
+		if i > 0 {
+			b.WriteString("\n---\n\n")
+		}
+		fmt.Fprintf(&b, "# Task: %s\n\n", mdInline(t.Goal))
+		fmt.Fprintf(&b, "- **Status:** %s\n- **Id:** `%s`\n- **Started:** %s\n", t.Status, t.ID, t.CreatedAt.Format(time.RFC3339))
+		if !t.FinishedAt.IsZero() {
+			fmt.Fprintf(&b, "- **Took:** %s\n", t.FinishedAt.Sub(t.CreatedAt).Round(time.Millisecond))
+		}
+		if t.Model != "" {
+			fmt.Fprintf(&b, "- **Model:** %s (%d calls, %d prompt tokens)\n", t.Model, t.Usage.LLMCalls, t.Usage.PromptTokens)
+		}
+		if t.Answer != "" {
+			fmt.Fprintf(&b, "\n## Answer\n\n%s\n", t.Answer)
+		}
+		if t.Error != "" {
+			fmt.Fprintf(&b, "\n## Why it stopped\n\n%s\n", t.Error)
+		}
+		if len(t.Plan) > 0 {
+			b.WriteString("\n## Plan\n\n")
+			for _, p := range t.Plan {
+				box := " "
+				switch p.Status {
+				case PlanDone:
+					box = "x"
+				case PlanActive:
+					box = "~"
+				case PlanFailed:
+					box = "!"
+				}
+				fmt.Fprintf(&b, "- [%s] %s\n", box, mdInline(p.Text))
+			}
+		}
+		if len(t.Steps) > 0 {
+			b.WriteString("\n## Steps\n\n| # | tool | arguments | status | ms | page after |\n|---|---|---|---|---|---|\n")
+			for _, s := range t.Steps {
+				status := string(s.Status)
+				if s.Error != "" {
+					status += ": " + s.Error
+				}
+				fmt.Fprintf(&b, "| %d | %s | `%s` | %s | %d | %s |\n", s.Index, s.Tool, mdCell(truncate(string(s.Args), 120)),
+					mdCell(truncate(status, 160)), s.DurationMS, mdCell(truncate(s.URLAfter, 100)))
+			}
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing Markdown report: %w", err)
+	}
+	return nil
+}
+
+func mdInline(s string) string { return oneLine(s) }
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}

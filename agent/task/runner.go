@@ -1,0 +1,333 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Store persists tasks (implemented by internal/store).
+type Store interface {
+	// SaveTask inserts or replaces the task with its plan and steps.
+	SaveTask(ctx context.Context, t *Task) error
+	// GetTask returns the task with the id, or an error wrapping ErrNotFound.
+	GetTask(ctx context.Context, id string) (*Task, error)
+	// ListTasks returns tasks, most recent first.
+	ListTasks(ctx context.Context, limit, offset int) ([]*Task, error)
+}
+
+// ErrNotFound is returned (wrapped) for unknown task ids.
+var ErrNotFound = errors.New("task not found")
+
+// Options configure a [Runner]. Model and Browser are required to run tasks.
+type Options struct {
+	// Model is the language model; nil makes Start fail with an llm.NotConfiguredError.
+	Model llms.Model
+	// ModelName is recorded on tasks (e.g. cfg.String()).
+	ModelName string
+	// ImageMode tells how screenshots are attached (see llm.Config.ImageMode).
+	ImageMode llm.ImageMode
+	// Vision offers the screenshot tool (needs a Browser implementing Screenshotter).
+	Vision bool
+	// Browser reads and acts on tabs.
+	Browser Browser
+	// Store persists tasks; nil keeps them in memory only.
+	Store Store
+	// Log receives debug and info lines (never page contents or secrets at info). The zero
+	// value logs nothing.
+	Log zerolog.Logger
+	// MaxSteps bounds the model calls per task (default 30).
+	MaxSteps int
+	// Timeout bounds a task's wall time, waiting for confirmation included (default 10 min).
+	Timeout time.Duration
+	// MaxSnapshotChars caps a snapshot sent to the model (default 30000).
+	MaxSnapshotChars int
+	// MaxTokens caps each model reply (default 1024).
+	MaxTokens int
+	// AllowedSites, when not empty, limits page-changing actions to these hosts (and their
+	// subdomains); reading and navigating stay free.
+	AllowedSites []string
+	// Classifier decides which steps need confirmation (default DefaultClassifier).
+	Classifier Classifier
+	// Memory is how many recent tasks are summarised in the prompt (default 5, -1 for none).
+	Memory int
+	// Stream streams the model's prose as EventText events.
+	Stream bool
+}
+
+// Runner starts, tracks, confirms and cancels tasks.
+type Runner struct {
+	opts Options
+	bus  *Bus
+
+	base       context.Context
+	baseCancel context.CancelFunc
+
+	mu           sync.Mutex
+	runs         map[string]*run
+	memory       []*Task
+	memoryLoaded bool
+	wg           sync.WaitGroup
+}
+
+type run struct {
+	mu      sync.Mutex
+	task    *Task
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+	pending map[string]chan bool
+}
+
+var (
+	errCancelled = errors.New("cancelled by the user")
+	errTimeout   = errors.New("time limit reached")
+	errClosed    = errors.New("the agent is shutting down")
+)
+
+// NewRunner returns a runner with defaults applied.
+func NewRunner(opts Options) *Runner {
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = 30
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Minute
+	}
+	if opts.MaxSnapshotChars <= 0 {
+		opts.MaxSnapshotChars = 30000
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = 1024
+	}
+	if opts.Classifier == nil {
+		opts.Classifier = DefaultClassifier
+	}
+	if opts.Memory == 0 {
+		opts.Memory = 5
+	}
+	base, cancel := context.WithCancel(context.Background())
+	return &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}}
+}
+
+// Events returns the runner's event bus.
+func (r *Runner) Events() *Bus { return r.bus }
+
+// Subscribe is a shortcut for Events().Subscribe.
+func (r *Runner) Subscribe(taskID string, buf int) (<-chan Event, func()) {
+	return r.bus.Subscribe(taskID, buf)
+}
+
+// Start creates a task for goal on tab tabID ("" for the active tab) and runs it in the
+// background; it returns the new task at once. The task outlives ctx (which only carries values
+// and bounds the initial bookkeeping): stop it with Cancel.
+func (r *Runner) Start(ctx context.Context, goal, tabID string) (*Task, error) {
+	rn, err := r.start(context.WithoutCancel(ctx), goal, tabID)
+	if err != nil {
+		return nil, err
+	}
+	return r.snapshotOf(rn), nil
+}
+
+// Run runs a task to its end and returns it; cancelling ctx cancels the task.
+func (r *Runner) Run(ctx context.Context, goal, tabID string) (*Task, error) {
+	rn, err := r.start(ctx, goal, tabID)
+	if err != nil {
+		return nil, err
+	}
+	<-rn.done
+	return r.snapshotOf(rn), nil
+}
+
+func (r *Runner) start(parent context.Context, goal, tabID string) (*run, error) {
+	if r.opts.Model == nil {
+		return nil, &llm.NotConfiguredError{Reason: "the agent was started without a model"}
+	}
+	if r.opts.Browser == nil {
+		return nil, errors.New("task: no browser connection: the agent needs the relay's in-process client")
+	}
+	if goal == "" {
+		return nil, errors.New("task: empty goal: say what the agent should do")
+	}
+	if err := r.base.Err(); err != nil {
+		return nil, fmt.Errorf("task: %w", errClosed)
+	}
+	r.loadMemory(parent)
+	now := time.Now().UTC()
+	t := &Task{ID: uuid.NewString(), Goal: goal, TabID: tabID, Status: StatusPlanning, Model: r.opts.ModelName,
+		Plan: []PlanItem{}, Steps: []Step{}, CreatedAt: now, UpdatedAt: now}
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(r.base, func() { cancel(errClosed) })
+	rn := &run{task: t, cancel: cancel, done: make(chan struct{}), pending: map[string]chan bool{}}
+	r.mu.Lock()
+	r.runs[t.ID] = rn
+	memory := append([]*Task(nil), r.memory...)
+	r.mu.Unlock()
+	r.save(ctx, t.Clone())
+	r.bus.Publish(Event{Type: EventStatus, TaskID: t.ID, Status: t.Status})
+	r.opts.Log.Info().Str("task", t.ID).Str("tab", tabID).Msg("task started")
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(rn.done)
+		defer stop()
+		defer cancel(nil)
+		tctx, tcancel := context.WithTimeoutCause(ctx, r.opts.Timeout, errTimeout)
+		defer tcancel()
+		l := newLoop(r, rn, tctx, memory)
+		l.run()
+		r.finished(rn)
+	}()
+	return rn, nil
+}
+
+// loadMemory reads recent tasks from the store once.
+func (r *Runner) loadMemory(ctx context.Context) {
+	r.mu.Lock()
+	loaded := r.memoryLoaded
+	r.memoryLoaded = true
+	r.mu.Unlock()
+	if loaded || r.opts.Store == nil || r.opts.Memory < 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ts, err := r.opts.Store.ListTasks(ctx, r.opts.Memory, 0)
+	if err != nil {
+		r.opts.Log.Warn().Err(err).Msg("reading recent tasks for the session memory")
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range ts {
+		if t.Status.Done() {
+			r.memory = append(r.memory, t)
+		}
+	}
+}
+
+func (r *Runner) finished(rn *run) {
+	t := r.snapshotOf(rn)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Memory > 0 {
+		r.memory = append([]*Task{t}, r.memory...)
+		if len(r.memory) > r.opts.Memory {
+			r.memory = r.memory[:r.opts.Memory]
+		}
+	}
+}
+
+func (r *Runner) snapshotOf(rn *run) *Task {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.task.Clone()
+}
+
+func (r *Runner) lookup(id string) *run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runs[id]
+}
+
+// Get returns a copy of the task (from memory, else from the store).
+func (r *Runner) Get(ctx context.Context, id string) (*Task, error) {
+	if rn := r.lookup(id); rn != nil {
+		return r.snapshotOf(rn), nil
+	}
+	if r.opts.Store != nil {
+		return r.opts.Store.GetTask(ctx, id)
+	}
+	return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
+}
+
+// List returns recent tasks, most recent first: from the store when there is one, else the
+// tasks of this process.
+func (r *Runner) List(ctx context.Context, limit, offset int) ([]*Task, error) {
+	if r.opts.Store != nil {
+		return r.opts.Store.ListTasks(ctx, limit, offset)
+	}
+	r.mu.Lock()
+	runs := make([]*run, 0, len(r.runs))
+	for _, rn := range r.runs {
+		runs = append(runs, rn)
+	}
+	r.mu.Unlock()
+	out := make([]*Task, 0, len(runs))
+	for _, rn := range runs {
+		out = append(out, r.snapshotOf(rn))
+	}
+	sortTasks(out)
+	if offset >= len(out) {
+		return nil, nil
+	}
+	out = out[offset:]
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Wait blocks until the task ends (or ctx ends) and returns it.
+func (r *Runner) Wait(ctx context.Context, id string) (*Task, error) {
+	rn := r.lookup(id)
+	if rn == nil {
+		return r.Get(ctx, id)
+	}
+	select {
+	case <-rn.done:
+		return r.snapshotOf(rn), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for task %s: %w", id, ctx.Err())
+	}
+}
+
+// Cancel stops a running task at once; it ends with status cancelled.
+func (r *Runner) Cancel(id string) error {
+	rn := r.lookup(id)
+	if rn == nil {
+		return fmt.Errorf("cancel task %s: %w", id, ErrNotFound)
+	}
+	rn.cancel(errCancelled)
+	return nil
+}
+
+// Confirm answers a step waiting for confirmation: approve runs it, refusing stops the task.
+func (r *Runner) Confirm(taskID, stepID string, approve bool) error {
+	rn := r.lookup(taskID)
+	if rn == nil {
+		return fmt.Errorf("confirm step %s: task %s: %w", stepID, taskID, ErrNotFound)
+	}
+	rn.mu.Lock()
+	ch := rn.pending[stepID]
+	delete(rn.pending, stepID)
+	rn.mu.Unlock()
+	if ch == nil {
+		return fmt.Errorf("confirm: step %s of task %s is not waiting for confirmation", stepID, taskID)
+	}
+	ch <- approve
+	return nil
+}
+
+// Close cancels every running task and waits for them to end.
+func (r *Runner) Close() {
+	r.baseCancel()
+	r.wg.Wait()
+}
+
+// save persists t; failures are logged, not fatal (the task goes on).
+func (r *Runner) save(ctx context.Context, t *Task) {
+	if r.opts.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.opts.Store.SaveTask(ctx, t); err != nil {
+		r.opts.Log.Warn().Err(err).Str("task", t.ID).Msg("saving task")
+	}
+}

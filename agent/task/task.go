@@ -1,0 +1,170 @@
+// Package task runs the agent's tasks: a tool-calling loop over a langchaingo model
+// (llms.Model.GenerateContent with JSON-schema tools) that reads pages as role snapshots and acts
+// on them through a narrow [Browser] interface, keeps a plan, records every step, pauses for the
+// user's confirmation before irreversible or sensitive steps, publishes live [Event]s and
+// persists tasks through a [Store].
+//
+// The loop heeds langchaingo's quirks: one ToolCallResponse per tool message, one tool call per
+// AI message in the history (the anthropic provider only sends back an AI message's first
+// part), tool calls collected from every choice (anthropic returns each content block as its own
+// choice), and generated ids when a provider returns none (googleai).
+package task
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Status is a task's lifecycle state.
+type Status string
+
+// Task statuses.
+const (
+	StatusPlanning            Status = "planning"
+	StatusRunning             Status = "running"
+	StatusWaitingConfirmation Status = "waiting_confirmation"
+	StatusSucceeded           Status = "succeeded"
+	StatusFailed              Status = "failed"
+	StatusCancelled           Status = "cancelled"
+)
+
+// Done reports whether the status is final.
+func (s Status) Done() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+}
+
+// PlanStatus is the state of one plan item.
+type PlanStatus string
+
+// Plan item states.
+const (
+	PlanPending PlanStatus = "pending"
+	PlanActive  PlanStatus = "active"
+	PlanDone    PlanStatus = "done"
+	PlanFailed  PlanStatus = "failed"
+)
+
+// PlanItem is one step of the plan the agent keeps up to date.
+type PlanItem struct {
+	Text   string     `json:"text"`
+	Status PlanStatus `json:"status"`
+}
+
+// StepStatus is the outcome of one recorded step.
+type StepStatus string
+
+// Step outcomes.
+const (
+	StepRunning  StepStatus = "running"
+	StepOK       StepStatus = "ok"
+	StepError    StepStatus = "error"
+	StepDeclined StepStatus = "declined"
+	StepBlocked  StepStatus = "blocked"
+)
+
+// Confirmation is the user's decision on a step that needed one.
+type Confirmation struct {
+	// Reason is why the step needs confirmation ("purchase", "password field", …).
+	Reason string `json:"reason"`
+	// Prompt describes the step for the user, e.g. `click button "Place order"`.
+	Prompt string `json:"prompt"`
+	// Approved is nil while waiting.
+	Approved *bool `json:"approved,omitempty"`
+	// DecidedAt is when the user answered.
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+}
+
+// Step is the record of one tool call.
+type Step struct {
+	// ID is unique within the task ("s1", "s2", …).
+	ID string `json:"id"`
+	// Index is the 1-based position.
+	Index int `json:"index"`
+	// Tool is the tool name (click, type, snapshot, finish, …).
+	Tool string `json:"tool"`
+	// Args is the JSON object the model passed.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Status is the outcome.
+	Status StepStatus `json:"status"`
+	// Result is the observation returned to the model (capped).
+	Result string `json:"result,omitempty"`
+	// Error is the tool error, if any.
+	Error string `json:"error,omitempty"`
+	// Thought is the model's prose accompanying the call, if any.
+	Thought string `json:"thought,omitempty"`
+	// TabID is the tab acted on.
+	TabID string `json:"tab_id,omitempty"`
+	// URLBefore and URLAfter are the tab's URL around the step.
+	URLBefore string `json:"url_before,omitempty"`
+	URLAfter  string `json:"url_after,omitempty"`
+	// TitleAfter is the tab's title after the step.
+	TitleAfter string `json:"title_after,omitempty"`
+	// StartedAt and EndedAt time the step; DurationMS is their difference.
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at,omitzero"`
+	DurationMS int64     `json:"duration_ms"`
+	// Confirmation is set when the step needed the user's approval.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// Usage counts model calls and tokens as reported by the provider.
+type Usage struct {
+	LLMCalls         int `json:"llm_calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Task is one request from the user and everything the agent did for it.
+type Task struct {
+	ID         string     `json:"id"`
+	Goal       string     `json:"goal"`
+	TabID      string     `json:"tab_id,omitempty"`
+	Status     Status     `json:"status"`
+	Plan       []PlanItem `json:"plan"`
+	Steps      []Step     `json:"steps"`
+	Answer     string     `json:"answer,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	Usage      Usage      `json:"usage"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	FinishedAt time.Time  `json:"finished_at,omitzero"`
+}
+
+// Clone returns a deep copy.
+func (t *Task) Clone() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Plan = slices.Clone(t.Plan)
+	c.Steps = make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		c.Steps[i] = s.clone()
+	}
+	return &c
+}
+
+func (s Step) clone() Step {
+	s.Args = slices.Clone(s.Args)
+	if s.Confirmation != nil {
+		cf := *s.Confirmation
+		if cf.Approved != nil {
+			v := *cf.Approved
+			cf.Approved = &v
+		}
+		s.Confirmation = &cf
+	}
+	return s
+}
+
+// Step returns the step with the id.
+func (t *Task) Step(id string) (Step, bool) {
+	for _, s := range t.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
