@@ -47,6 +47,8 @@ type Extension struct {
 	nextTab  int64
 	answered int
 	closed   chan struct{}
+	// emit sends an event of a tab; Direct replaces it.
+	emit func(targetID, sessionID, method string, params any) error
 	closeErr error
 }
 
@@ -85,6 +87,7 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 	conn.SetReadLimit(256 << 20)
 	cctx, cancel := context.WithCancel(context.Background())
 	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{})}
+	e.emit = e.Event
 	go e.readLoop()
 	if !opts.NoHello {
 		product := opts.Product
@@ -307,7 +310,7 @@ func (e *Extension) chrome(t *tab, cmd Command) (any, *wire.Error) {
 		url := t.info.URL
 		e.mu.Unlock()
 		if !was { // Chrome announces existing contexts only on the first enable
-			_ = e.Event(t.info.TargetID, cmd.SessionID, "Runtime.executionContextCreated", map[string]any{
+			_ = e.emit(t.info.TargetID, cmd.SessionID, "Runtime.executionContextCreated", map[string]any{
 				"context": map[string]any{"id": 1, "origin": url, "name": "", "uniqueId": "ctx-1",
 					"auxData": map[string]any{"isDefault": true, "type": "default", "frameId": "FRAME-" + t.info.TargetID}},
 			})
