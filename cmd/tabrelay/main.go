@@ -29,8 +29,9 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": {cmdServe, "run the relay and agent server (the default)"},
-		"token": {cmdToken, "print the pairing secret (--rotate makes a new one)"},
+		"serve":   {cmdServe, "run the relay and agent server (the default)"},
+		"token":   {cmdToken, "print the pairing secret (--rotate makes a new one)"},
+		"browser": {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
 	}
 }
 
