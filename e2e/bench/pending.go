@@ -5,10 +5,6 @@ import "errors"
 // The groups below need parts that are still being built; they fail loudly rather than
 // report figures they did not measure.
 
-func runReal(config, *Results) error {
-	return errors.New("not measured yet: needs the browser launcher with the real extension")
-}
-
 func runSnapshot(config, *Results) error {
 	return errors.New("not measured yet: needs the snapshot package")
 }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// realSetup is one Chromium with the real extension, paired with a separate relay process, and a
+// shared fixture tab; the browser's own DevTools endpoint is the reference.
+type realSetup struct {
+	rp    *relayProc
+	b     *browser.Browser
+	site  *fixtures.Server
+	tab   browser.Tab
+	close func()
+}
+
+func startReal(ctx context.Context, path string) (*realSetup, error) {
+	rp, err := startRelay()
+	if err != nil {
+		return nil, err
+	}
+	site, err := fixtures.Start()
+	if err != nil {
+		rp.stop()
+		return nil, err
+	}
+	b, err := browser.Launch(ctx, browser.Options{Headless: true})
+	if err != nil {
+		rp.stop()
+		site.Close()
+		return nil, fmt.Errorf("launch Chromium: %w", err)
+	}
+	s := &realSetup{rp: rp, b: b, site: site, close: func() { b.Close(); site.Close(); rp.stop() }}
+	if err := b.Pair(ctx, rp.addr, rp.token); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := b.WaitConnected(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.tab, err = b.ShareURL(ctx, site.URL(path)); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// attachFlat attaches a browser-level client to a page target.
+func attachFlat(ctx context.Context, c *cdpclient.Client, targetID string) (string, error) {
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, &a)
+	return a.SessionID, err
+}
+
+func runReal(cfg config, r *Results) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := startReal(ctx, "/index.html")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	evalLoop := func(c *cdpclient.Client, sid string) ([]time.Duration, error) {
+		n := cfg.reps / 2
+		for i := 0; i < n/10; i++ {
+			if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
+				return nil, err
+			}
+		}
+		d := make([]time.Duration, 0, n)
+		for i := 0; i < n; i++ {
+			t0 := time.Now()
+			if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
+				return nil, err
+			}
+			d = append(d, time.Since(t0))
+		}
+		return d, nil
+	}
+	relayC, err := cdpclient.Dial(ctx, "ws://"+s.rp.addr+"/cdp?token="+s.rp.token, nil)
+	if err != nil {
+		return err
+	}
+	defer relayC.Close()
+	rsid, err := attachFlat(ctx, relayC, s.tab.TargetID)
+	if err != nil {
+		return fmt.Errorf("attach through tabrelay: %w", err)
+	}
+	own, err := cdpclient.Dial(ctx, s.b.ControlURL, nil)
+	if err != nil {
+		return err
+	}
+	defer own.Close()
+	osid, err := attachFlat(ctx, own, s.tab.TargetID)
+	if err != nil {
+		return fmt.Errorf("attach on the browser's own endpoint: %w", err)
+	}
+	// interleave the two so machine noise hits both alike
+	var dr, do []time.Duration
+	for round := 0; round < 4; round++ {
+		a, err := evalLoop(relayC, rsid)
+		if err != nil {
+			return fmt.Errorf("evaluate through tabrelay: %w", err)
+		}
+		b, err := evalLoop(own, osid)
+		if err != nil {
+			return fmt.Errorf("evaluate on the browser's endpoint: %w", err)
+		}
+		dr, do = append(dr, a...), append(do, b...)
+	}
+	rMed, rP99 := stats(dr)
+	oMed, oP99 := stats(do)
+	ratio := rMed / oMed
+	r.add(Figure{Group: "real", Name: "Runtime.evaluate(\"1\") round trip, median", Unit: "µs", Value: rMed, Reference: oMed, RefName: "Chrome's own endpoint", Target: "≤ 1.5×", Met: met(ratio <= 1.5)})
+	r.add(Figure{Group: "real", Name: "Runtime.evaluate(\"1\") round trip, p99", Unit: "µs", Value: rP99, Reference: oP99, RefName: "Chrome's own endpoint"})
+
+	// one short Playwright scenario over each endpoint
+	runs := 5
+	if cfg.short {
+		runs = 2
+	}
+	ownHTTP := "http://" + hostOf(s.b.ControlURL)
+	relayMS, err := playwrightScenario(ctx, "http://"+s.rp.addr+"/?token="+s.rp.token, s.tab.URL, runs)
+	if err != nil {
+		return fmt.Errorf("Playwright through tabrelay: %w", err)
+	}
+	ownMS, err := playwrightScenario(ctx, ownHTTP, s.tab.URL, runs)
+	if err != nil {
+		return fmt.Errorf("Playwright on Chrome's own endpoint: %w", err)
+	}
+	r.add(Figure{Group: "real", Name: "Playwright scenario wall time (connect, click, type, eval, screenshot), median", Unit: "ms", Value: median(relayMS), Reference: median(ownMS), RefName: "Chrome's own endpoint"})
+	return nil
+}
+
+func hostOf(ws string) string {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// playwrightScenario runs e2e/clients/bench-playwright.mjs against endpoint.
+func playwrightScenario(ctx context.Context, endpoint, pageURL string, runs int) ([]float64, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "e2e", "clients", "bench-playwright.mjs"))
+	cmd.Env = append(os.Environ(), "ENDPOINT="+endpoint, "PAGE_URL="+pageURL, fmt.Sprintf("RUNS=%d", runs))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	var res struct {
+		MS    []float64 `json:"ms"`
+		Error string    `json:"error"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+		return nil, fmt.Errorf("node: %v: %s %s", runErr, out.String(), strings.TrimSpace(errb.String()))
+	}
+	if res.Error != "" {
+		return nil, fmt.Errorf("%s", res.Error)
+	}
+	return res.MS, nil
+}
