@@ -62,6 +62,7 @@ type node struct {
 	backendID int
 	wantRef   bool
 	ref       string
+	ctx       string // text of the row or item around it (re-resolution)
 	nth       int
 	count     int
 	modal     bool
@@ -501,29 +502,41 @@ func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// numberNth sets nth and count on every node that wants a ref: its index among the nodes of the
-// same frame document with the same role and name, in document order.
+// numberNth sets ctx, nth and count on every node that wants a ref. ctx is the text of the
+// nearest of its three closest ancestors whose text says more than the node's name (the row or
+// item it sits in); nth is its index among the nodes of the same frame document with the same
+// role, name and ctx, in document order.
 func numberNth(root *node) {
 	type key struct {
-		frame, role, name string
+		frame, role, name, ctx string
 	}
 	counts := map[key]int{}
 	var all []*node
-	var walk func(*node)
-	walk = func(n *node) {
+	var walk func(n *node, anc []*node)
+	walk = func(n *node, anc []*node) {
 		if n.wantRef {
-			k := key{n.frame.ID, n.axRole, n.name}
+			for i := len(anc) - 1; i >= 0 && i >= len(anc)-3; i-- {
+				if anc[i].frame != n.frame || anc[i].axRole == "RootWebArea" {
+					break
+				}
+				if t := textOf(anc[i]); t != "" && t != n.name {
+					n.ctx = clip(t, 120)
+					break
+				}
+			}
+			k := key{n.frame.ID, n.axRole, n.name, n.ctx}
 			n.nth = counts[k]
 			counts[k]++
 			all = append(all, n)
 		}
+		anc = append(anc, n)
 		for _, c := range n.kids {
-			walk(c)
+			walk(c, anc)
 		}
 	}
-	walk(root)
+	walk(root, nil)
 	for _, n := range all {
-		n.count = counts[key{n.frame.ID, n.axRole, n.name}]
+		n.count = counts[key{n.frame.ID, n.axRole, n.name, n.ctx}]
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ type refEntry struct {
 	axName    string
 	role      string
 	name      string
+	ctx       string
 	nth       int
 	count     int
 	gen       uint64
@@ -43,8 +45,8 @@ type refKey struct {
 }
 
 type staleKey struct {
-	frame, loader, role, name string
-	nth, count                int
+	frame, loader, role, name, ctx string
+	nth, count                     int
 }
 
 // refTable maps refs to elements for one tab. Refs are never reused for another element.
@@ -86,7 +88,7 @@ func (rt *refTable) assign(root *node) {
 	walk(root)
 	update := func(e *refEntry, n *node) {
 		e.frameID, e.loaderID, e.session, e.backendID = n.frame.ID, n.frame.LoaderID, n.frame.Session, n.backendID
-		e.axRole, e.axName, e.role, e.name, e.nth, e.count, e.gen = n.axRole, n.axName, n.role, n.name, n.nth, n.count, gen
+		e.axRole, e.axName, e.role, e.name, e.ctx, e.nth, e.count, e.gen = n.axRole, n.axName, n.role, n.name, n.ctx, n.nth, n.count, gen
 		n.ref = e.ref
 	}
 	var pending []*node
@@ -100,11 +102,11 @@ func (rt *refTable) assign(root *node) {
 	stale := map[staleKey]*refEntry{}
 	for _, e := range rt.byRef {
 		if e.gen != gen {
-			stale[staleKey{e.frameID, e.loaderID, e.axRole, e.name, e.nth, e.count}] = e
+			stale[staleKey{e.frameID, e.loaderID, e.axRole, e.name, e.ctx, e.nth, e.count}] = e
 		}
 	}
 	for _, n := range pending {
-		k := staleKey{n.frame.ID, n.frame.LoaderID, n.axRole, n.name, n.nth, n.count}
+		k := staleKey{n.frame.ID, n.frame.LoaderID, n.axRole, n.name, n.ctx, n.nth, n.count}
 		if e := stale[k]; e != nil && e.gen != gen {
 			delete(rt.byKey, refKey{e.frameID, e.backendID})
 			update(e, n)
@@ -277,4 +279,50 @@ func (t *Tab) Release(ctx context.Context, el *Element) {
 	if el != nil && el.ObjectID != "" {
 		t.release(ctx, el.Frame.Session, el.ObjectID)
 	}
+}
+
+// Info describes one ref.
+type Info struct {
+	Ref     string `json:"ref"`
+	Role    string `json:"role"`
+	Name    string `json:"name"`
+	FrameID string `json:"frameId"`
+}
+
+// Refs returns the refs of the latest snapshot, in ref order.
+func (t *Tab) Refs() []Info {
+	t.refs.mu.Lock()
+	defer t.refs.mu.Unlock()
+	var out []Info
+	for _, e := range t.refs.byRef {
+		if e.gen == t.refs.gen {
+			out = append(out, Info{Ref: e.ref, Role: e.role, Name: e.name, FrameID: e.frameID})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return refNum(out[i].Ref) < refNum(out[j].Ref) })
+	return out
+}
+
+func refNum(r string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(r, "e"))
+	return n
+}
+
+// Find takes a fresh look at the page (refs are assigned as by a snapshot) and returns, in
+// document order, the refs whose role is role (any if empty) and whose name equals name
+// (ignoring case and surrounding space; any if empty).
+func (t *Tab) Find(ctx context.Context, role, name string) ([]Info, error) {
+	root, err := t.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name = collapse(name)
+	var out []Info
+	walkNodes(root, func(n *node) {
+		if n.ref == "" || (role != "" && n.role != role && n.axRole != role) || (name != "" && !strings.EqualFold(n.name, name)) {
+			return
+		}
+		out = append(out, Info{Ref: n.ref, Role: n.role, Name: n.name, FrameID: n.frame.ID})
+	})
+	return out, nil
 }

@@ -32,6 +32,8 @@ type Dialog struct {
 	Message       string `json:"message"`
 	DefaultPrompt string `json:"defaultPrompt,omitempty"`
 	URL           string `json:"url,omitempty"`
+	// Session is the CDP session the dialog belongs to (the page's or an iframe's).
+	Session string `json:"-"`
 }
 
 // Tab is an attached browser tab: its flat CDP session, the sessions of its out-of-process
@@ -156,6 +158,7 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 	case "Page.javascriptDialogOpening":
 		var d Dialog
 		if json.Unmarshal(e.Params, &d) == nil {
+			d.Session = e.SessionID
 			t.dialog = &d
 		}
 	case "Page.javascriptDialogClosed":

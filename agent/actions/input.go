@@ -1,0 +1,935 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// callFn runs a JavaScript function with this = objectID and returns its JSON value.
+func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args ...any) (json.RawMessage, error) {
+	cargs := make([]map[string]any, len(args))
+	for i, a := range args {
+		cargs[i] = map[string]any{"value": a}
+	}
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		Exc *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if err := s.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
+		"objectId": objectID, "functionDeclaration": fn, "arguments": cargs, "returnByValue": true, "awaitPromise": true,
+	}, &r); err != nil {
+		return nil, err
+	}
+	if r.Exc != nil {
+		d := r.Exc.Exception.Description
+		if d == "" {
+			d = r.Exc.Text
+		}
+		return nil, fmt.Errorf("script error: %s", clip(d, 300))
+	}
+	return r.Result.Value, nil
+}
+
+// observe runs an input action, then waits briefly for a navigation it started or a dialog it
+// opened, and reports URL and title changes.
+func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, error)) (*Result, error) {
+	before := s.targetInfo(ctx, ts.id)
+	session := ts.tab.Session()
+	nav := make(chan struct{}, 1)
+	loaded := make(chan struct{}, 1)
+	unsub := s.c.Subscribe(func(e cdpclient.Event) {
+		if e.SessionID != session {
+			return
+		}
+		switch e.Method {
+		case "Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameStartedNavigating":
+			if mainFrameEvent(e, ts.id) {
+				select {
+				case nav <- struct{}{}:
+				default:
+				}
+			}
+		case "Page.loadEventFired", "Page.frameStoppedLoading":
+			if e.Method == "Page.loadEventFired" || mainFrameEvent(e, ts.id) {
+				select {
+				case loaded <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
+	defer unsub()
+	msg, err := fn()
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Message: msg}
+	// A navigation usually starts within a few ms of the input; give it a moment.
+	select {
+	case <-nav:
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		t := time.NewTicker(50 * time.Millisecond)
+	wait:
+		for {
+			select {
+			case <-loaded:
+				break wait
+			case <-t.C:
+				if ts.tab.Dialog() != nil {
+					break wait
+				}
+			case <-wctx.Done():
+				r.Message += "; the page is still loading"
+				break wait
+			}
+		}
+		t.Stop()
+		cancel()
+	case <-time.After(120 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	if d := ts.tab.Dialog(); d != nil {
+		r.Dialog = d
+		r.Message += fmt.Sprintf("; it opened a %s dialog %q: accept or dismiss it", d.Type, clip(d.Message, 200))
+		return r, nil
+	}
+	after := s.targetInfo(ctx, ts.id)
+	if after.URL != "" && after.URL != before.URL {
+		r.URL, r.Title = after.URL, after.Title
+		r.Message += "; the page is now " + after.URL
+	} else if after.Title != before.Title {
+		r.Title = after.Title
+	}
+	return r, nil
+}
+
+func mainFrameEvent(e cdpclient.Event, targetID string) bool {
+	var p struct {
+		FrameID string `json:"frameId"`
+	}
+	return json.Unmarshal(e.Params, &p) == nil && p.FrameID == targetID
+}
+
+func (s *Service) targetInfo(ctx context.Context, id string) TabInfo {
+	var r struct {
+		TargetInfo TabInfo `json:"targetInfo"`
+	}
+	c2, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_ = s.c.Call(c2, "", "Target.getTargetInfo", map[string]any{"targetId": id}, &r)
+	return r.TargetInfo
+}
+
+// aim is an element ready for pointer input.
+type aim struct {
+	el   *snapshot.Element
+	x, y float64 // center in the main frame's viewport (CSS pixels)
+	w, h float64
+}
+
+const measureJS = `function() {
+	const el = this.nodeType === 1 ? this : this.parentElement;
+	if (!el || !el.isConnected) return {detached: true};
+	let r = el.getBoundingClientRect();
+	if (r.width === 0 && r.height === 0) {
+		const rs = el.getClientRects();
+		if (rs.length) r = rs[0];
+	}
+	const st = getComputedStyle(el);
+	const hidden = st.visibility !== 'visible' || r.width === 0 || r.height === 0 ||
+		(el.checkVisibility && !el.checkVisibility({visibilityProperty: true}));
+	let disabled = false;
+	for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+		if (n.disabled === true || n.getAttribute('aria-disabled') === 'true') { disabled = true; break; }
+		if (n.tagName === 'FIELDSET' && n.disabled) { disabled = true; break; }
+	}
+	const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
+	const x1 = Math.min(r.right, innerWidth), y1 = Math.min(r.bottom, innerHeight);
+	return {x: (x0 + x1) / 2, y: (y0 + y1) / 2, w: r.width, h: r.height, hidden, disabled,
+		outside: x1 <= x0 || y1 <= y0, tag: el.tagName};
+}`
+
+// originJS returns the position of an iframe element's content box in its frame's viewport.
+const originJS = `function() {
+	const r = this.getBoundingClientRect(), st = getComputedStyle(this);
+	return {x: r.left + this.clientLeft + parseFloat(st.paddingLeft), y: r.top + this.clientTop + parseFloat(st.paddingTop)};
+}`
+
+// hitJS checks that the point (frame viewport coordinates) hits this element (or a descendant,
+// across open shadow roots) and otherwise describes what covers it.
+const hitJS = `function(x, y) {
+	let h = document.elementFromPoint(x, y);
+	while (h && h.shadowRoot) { const d = h.shadowRoot.elementFromPoint(x, y); if (!d || d === h) break; h = d; }
+	if (!h) return {ok: false, by: 'nothing (the point is outside the page)'};
+	const up = n => n.parentNode || n.host || null;
+	for (let n = h; n; n = up(n)) if (n === this) return {ok: true};
+	for (let n = this; n; n = up(n)) if (n === h && (h.tagName === 'SELECT' || h.tagName === 'LABEL')) return {ok: true};
+	if (h.tagName === 'LABEL' && h.control === this) return {ok: true};
+	const name = e => {
+		const l = e.getAttribute && (e.getAttribute('aria-label') || '');
+		if (l) return l;
+		const by = e.getAttribute && e.getAttribute('aria-labelledby');
+		if (by) { const t = by.split(/\s+/).map(id => (e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id))).filter(Boolean).map(x => x.textContent).join(' ').trim(); if (t) return t; }
+		const hd = e.querySelector && e.querySelector('h1,h2,h3,h4,h5,h6');
+		if (hd) return hd.textContent.trim();
+		return (e.innerText || e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 40);
+	};
+	const role = e => e.getAttribute('role') || ({DIALOG: 'dialog', BUTTON: 'button', A: 'link', IMG: 'img', IFRAME: 'iframe'}[e.tagName] || e.tagName.toLowerCase());
+	for (let n = h; n && n.nodeType === 1; n = up(n)) {
+		if (n.tagName === 'DIALOG' || ['dialog', 'alertdialog'].includes(n.getAttribute('role')) || n.getAttribute('aria-modal') === 'true') {
+			return {ok: false, by: role(n) + ' "' + name(n) + '"', dialog: true};
+		}
+	}
+	// an overlay: describe the dialog inside it if there is one
+	const d = h.querySelector && h.querySelector('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]');
+	if (d) return {ok: false, by: role(d) + ' "' + name(d) + '"', dialog: true};
+	let desc = role(h);
+	if (h.id) desc += '#' + h.id;
+	const nm = name(h);
+	if (nm) desc += ' "' + nm + '"';
+	return {ok: false, by: desc};
+}`
+
+type measure struct {
+	X, Y, W, H float64
+	Hidden     bool
+	Disabled   bool
+	Outside    bool
+	Detached   bool
+}
+
+type frameHop struct {
+	session  string
+	objectID string // the iframe element in the parent frame
+}
+
+// aimAt resolves ref, scrolls it into view and finds the point to click, checking that the
+// element is visible, enabled (if needed) and not covered, in its frame and every parent frame.
+func (s *Service) aimAt(ctx context.Context, ts *tabState, ref string, needEnabled bool) (*aim, error) {
+	a, err := s.aimOnce(ctx, ts, ref, needEnabled)
+	if err != nil && errors.Is(err, errRerendered) {
+		// scrolling made the page re-render the element (virtualized lists): find its twin
+		a, err = s.aimOnce(ctx, ts, ref, needEnabled)
+	}
+	if errors.Is(err, errRerendered) {
+		return nil, fmt.Errorf("%s %w: the page changed; take a new snapshot", ref, snapshot.ErrGone)
+	}
+	return a, err
+}
+
+var errRerendered = errors.New("element replaced while scrolling")
+
+func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEnabled bool) (*aim, error) {
+	el, err := ts.tab.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	desc := el.Describe()
+	// the chain of iframe elements from the element's frame up to the main frame
+	var hops []frameHop
+	if el.Frame.ID != ts.id {
+		frames, err := ts.tab.Frames(ctx)
+		if err != nil {
+			return nil, err
+		}
+		byID := map[string]snapshot.Frame{}
+		for _, f := range frames {
+			byID[f.ID] = f
+		}
+		for f := el.Frame.ID; f != "" && f != ts.id; {
+			fr, ok := byID[f]
+			if !ok || fr.ParentID == "" {
+				break
+			}
+			parent, ok := byID[fr.ParentID]
+			if !ok {
+				return nil, fmt.Errorf("%s: its frame is gone; take a new snapshot", desc)
+			}
+			var owner struct {
+				BackendNodeID int `json:"backendNodeId"`
+			}
+			if err := s.c.Call(ctx, parent.Session, "DOM.getFrameOwner", map[string]any{"frameId": f}, &owner); err != nil {
+				return nil, fmt.Errorf("%s: find its frame: %w", desc, err)
+			}
+			var rn struct {
+				Object struct {
+					ObjectID string `json:"objectId"`
+				} `json:"object"`
+			}
+			if err := s.c.Call(ctx, parent.Session, "DOM.resolveNode", map[string]any{"backendNodeId": owner.BackendNodeID}, &rn); err != nil {
+				return nil, fmt.Errorf("%s: find its frame: %w", desc, err)
+			}
+			hops = append(hops, frameHop{session: parent.Session, objectID: rn.Object.ObjectID})
+			f = fr.ParentID
+		}
+	}
+	// scroll from the inside out
+	_ = s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil)
+	for _, h := range hops {
+		_ = s.c.Call(ctx, h.session, "DOM.scrollIntoViewIfNeeded", map[string]any{"objectId": h.objectID}, nil)
+	}
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, measureJS)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", desc, err)
+	}
+	var m measure
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: measure: %w", desc, err)
+	}
+	switch {
+	case m.Detached:
+		ts.tab.Release(ctx, el)
+		return nil, errRerendered
+	case m.Hidden:
+		return nil, fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
+	case m.Outside:
+		return nil, fmt.Errorf("%s is outside the visible area even after scrolling; try scroll", desc)
+	case needEnabled && m.Disabled:
+		return nil, fmt.Errorf("%s is disabled", desc)
+	}
+	// hit test in the element's frame, then the iframe element in each parent
+	lx, ly := m.X, m.Y
+	if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, lx, ly, desc); err != nil {
+		return nil, err
+	}
+	x, y := lx, ly
+	for _, h := range hops {
+		raw, err := s.callFn(ctx, h.session, h.objectID, originJS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: frame position: %w", desc, err)
+		}
+		var o struct{ X, Y float64 }
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		x, y = x+o.X, y+o.Y
+		if err := s.hitTest(ctx, h.session, h.objectID, x, y, desc); err != nil {
+			return nil, err
+		}
+	}
+	return &aim{el: el, x: x, y: y, w: m.W, h: m.H}, nil
+}
+
+func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y float64, desc string) error {
+	raw, err := s.callFn(ctx, session, objectID, hitJS, x, y)
+	if err != nil {
+		return fmt.Errorf("%s: hit test: %w", desc, err)
+	}
+	var h struct {
+		OK     bool   `json:"ok"`
+		By     string `json:"by"`
+		Dialog bool   `json:"dialog"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return err
+	}
+	if h.OK {
+		return nil
+	}
+	if h.Dialog {
+		return fmt.Errorf("%s is covered by %s; dismiss it first", desc, h.By)
+	}
+	return fmt.Errorf("%s is covered by %s; close or scroll it away first", desc, h.By)
+}
+
+// dispatch sends an input event; if the event opens a JavaScript dialog (which blocks the
+// reply until the dialog closes) it returns as soon as the dialog is seen.
+func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, params map[string]any) error {
+	done := make(chan error, 1)
+	go func() {
+		c2, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		done <- s.c.Call(c2, ts.tab.Session(), method, params, nil)
+	}()
+	t := time.NewTicker(30 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			if ts.tab.Dialog() != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Service) mouse(ctx context.Context, ts *tabState, typ string, x, y float64, button string, clicks, mods int) error {
+	p := map[string]any{"type": typ, "x": x, "y": y, "modifiers": mods}
+	if typ != "mouseMoved" {
+		p["button"], p["clickCount"] = button, clicks
+	}
+	return s.dispatch(ctx, ts, "Input.dispatchMouseEvent", p)
+}
+
+func (s *Service) click(ctx context.Context, ts *tabState, a Action) (string, error) {
+	t, err := s.aimAt(ctx, ts, a.Ref, true)
+	if err != nil {
+		return "", err
+	}
+	defer ts.tab.Release(ctx, t.el)
+	button := strings.ToLower(a.Button)
+	if button == "" {
+		button = "left"
+	}
+	mods, _ := parseModifiers(a.Modifiers)
+	if err := s.mouse(ctx, ts, "mouseMoved", t.x, t.y, "none", 0, mods); err != nil {
+		return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
+	}
+	n := 1
+	if a.Double {
+		n = 2
+	}
+	for i := 1; i <= n; i++ {
+		if err := s.mouse(ctx, ts, "mousePressed", t.x, t.y, button, i, mods); err != nil {
+			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
+		}
+		if ts.tab.Dialog() != nil {
+			break
+		}
+		if err := s.mouse(ctx, ts, "mouseReleased", t.x, t.y, button, i, mods); err != nil {
+			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
+		}
+		if ts.tab.Dialog() != nil {
+			break
+		}
+	}
+	verb := "clicked"
+	if a.Double {
+		verb = "double-clicked"
+	}
+	if button != "left" {
+		verb = button + "-" + verb
+	}
+	return verb + " " + t.el.Describe(), nil
+}
+
+func (s *Service) hover(ctx context.Context, ts *tabState, a Action) (string, error) {
+	t, err := s.aimAt(ctx, ts, a.Ref, false)
+	if err != nil {
+		return "", err
+	}
+	defer ts.tab.Release(ctx, t.el)
+	if err := s.mouse(ctx, ts, "mouseMoved", t.x, t.y, "none", 0, 0); err != nil {
+		return "", fmt.Errorf("hover %s: %w", t.el.Describe(), err)
+	}
+	return "hovering over " + t.el.Describe(), nil
+}
+
+func (s *Service) drag(ctx context.Context, ts *tabState, a Action) (string, error) {
+	from, err := s.aimAt(ctx, ts, a.Ref, true)
+	if err != nil {
+		return "", err
+	}
+	defer ts.tab.Release(ctx, from.el)
+	if err := s.mouse(ctx, ts, "mouseMoved", from.x, from.y, "none", 0, 0); err != nil {
+		return "", err
+	}
+	if err := s.mouse(ctx, ts, "mousePressed", from.x, from.y, "left", 1, 0); err != nil {
+		return "", err
+	}
+	// measure the target after pressing (the source may have moved it) without the hit test:
+	// the dragged element may cover it
+	to, err := s.aimAt(ctx, ts, a.To, false)
+	if err != nil {
+		_ = s.mouse(ctx, ts, "mouseReleased", from.x, from.y, "left", 1, 0)
+		return "", err
+	}
+	defer ts.tab.Release(ctx, to.el)
+	const steps = 8
+	for i := 1; i <= steps; i++ {
+		f := float64(i) / steps
+		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
+		if err := s.dispatch(ctx, ts, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}); err != nil {
+			return "", err
+		}
+	}
+	if err := s.mouse(ctx, ts, "mouseReleased", to.x, to.y, "left", 1, 0); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("dragged %s to %s", from.el.Describe(), to.el.Describe()), nil
+}
+
+// key presses one combo (modifiers down, key down/up, modifiers up).
+func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
+	mods := []struct {
+		bit int
+		def keyDef
+	}{{modCtrl, namedKeys["control"]}, {modShift, namedKeys["shift"]}, {modAlt, namedKeys["alt"]}, {modMeta, namedKeys["meta"]}}
+	held := 0
+	send := func(typ string, k keyDef, m int) error {
+		p := map[string]any{"type": typ, "key": k.Key, "code": k.Code, "windowsVirtualKeyCode": k.KeyCode, "nativeVirtualKeyCode": k.KeyCode, "modifiers": m}
+		if typ == "keyDown" && k.Text != "" {
+			p["text"], p["unmodifiedText"] = k.Text, k.Text
+		}
+		if typ == "keyDown" && k.Text == "" {
+			p["type"] = "rawKeyDown"
+		}
+		if strings.HasPrefix(k.Code, "Arrow") || k.Code == "Home" || k.Code == "End" || k.Code == "PageUp" || k.Code == "PageDown" || k.Code == "Delete" || k.Code == "Insert" {
+			p["isKeypad"] = false
+		}
+		return s.dispatch(ctx, ts, "Input.dispatchKeyEvent", p)
+	}
+	for _, m := range mods {
+		if c.Modifiers&m.bit != 0 {
+			held |= m.bit
+			if err := send("rawKeyDown", m.def, held); err != nil {
+				return err
+			}
+		}
+	}
+	if err := send("keyDown", c.Key, held); err != nil {
+		return err
+	}
+	if ts.tab.Dialog() != nil {
+		return nil
+	}
+	if err := send("keyUp", c.Key, held); err != nil {
+		return err
+	}
+	for i := len(mods) - 1; i >= 0; i-- {
+		if c.Modifiers&mods[i].bit != 0 {
+			held &^= mods[i].bit
+			if err := send("keyUp", mods[i].def, held); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) focus(ctx context.Context, ts *tabState, ref string) (*snapshot.Element, error) {
+	el, err := ts.tab.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil)
+	if err := s.c.Call(ctx, el.Frame.Session, "DOM.focus", map[string]any{"backendNodeId": el.BackendID}, nil); err != nil {
+		ts.tab.Release(ctx, el)
+		return nil, fmt.Errorf("focus %s: %w", el.Describe(), err)
+	}
+	return el, nil
+}
+
+func (s *Service) press(ctx context.Context, ts *tabState, a Action) (string, error) {
+	c, err := ParseKeys(a.Key)
+	if err != nil {
+		return "", err
+	}
+	where := ""
+	if a.Ref != "" {
+		el, err := s.focus(ctx, ts, a.Ref)
+		if err != nil {
+			return "", err
+		}
+		defer ts.tab.Release(ctx, el)
+		where = " in " + el.Describe()
+	}
+	if err := s.key(ctx, ts, c); err != nil {
+		return "", fmt.Errorf("press %s: %w", a.Key, err)
+	}
+	return "pressed " + a.Key + where, nil
+}
+
+// prepareTypeJS focuses the element and selects its content (replace) or puts the caret at the
+// end (append). It reports the kind of field: text, value (date, color, range…: set directly),
+// or none (not editable).
+const prepareTypeJS = `function(append) {
+	const el = this;
+	const valueTypes = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+	if (el.tagName === 'INPUT' && valueTypes.includes(el.type)) return 'value';
+	if (el.disabled) return 'disabled';
+	if (el.readOnly) return 'readonly';
+	el.focus();
+	if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') {
+		if (['checkbox', 'radio', 'file', 'button', 'submit', 'reset', 'image'].includes(el.type)) return 'none';
+		const n = el.value.length;
+		if (append) { try { el.setSelectionRange(n, n); } catch (e) {} } else { el.select(); }
+		return 'text';
+	}
+	if (el.isContentEditable) {
+		const sel = el.ownerDocument.getSelection(), r = el.ownerDocument.createRange();
+		r.selectNodeContents(el);
+		if (append) r.collapse(false);
+		sel.removeAllRanges(); sel.addRange(r);
+		return 'text';
+	}
+	const ae = el.ownerDocument.activeElement;
+	if (ae && (ae.isContentEditable || ae.tagName === 'INPUT' || ae.tagName === 'TEXTAREA') && el.contains(ae)) return 'text';
+	return 'none';
+}`
+
+const setValueJS = `function(v) {
+	const proto = Object.getPrototypeOf(this);
+	const d = Object.getOwnPropertyDescriptor(proto, 'value');
+	if (d && d.set) d.set.call(this, v); else this.value = v;
+	this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+	this.dispatchEvent(new Event('change', {bubbles: true}));
+	return this.value;
+}`
+
+func (s *Service) typeText(ctx context.Context, ts *tabState, a Action) (string, error) {
+	el, err := s.focus(ctx, ts, a.Ref)
+	if err != nil {
+		return "", err
+	}
+	defer ts.tab.Release(ctx, el)
+	desc := el.Describe()
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, prepareTypeJS, a.Append)
+	if err != nil {
+		return "", fmt.Errorf("type into %s: %w", desc, err)
+	}
+	var kind string
+	json.Unmarshal(raw, &kind)
+	switch kind {
+	case "value":
+		raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, setValueJS, a.Text)
+		if err != nil {
+			return "", fmt.Errorf("set %s: %w", desc, err)
+		}
+		var got string
+		json.Unmarshal(raw, &got)
+		if got != a.Text {
+			return "", fmt.Errorf("%s did not accept %q (its value is %q); check the format (e.g. 2024-05-31 for dates, #ff0000 for colours)", desc, a.Text, got)
+		}
+	case "text":
+		if a.Slowly {
+			for _, r := range a.Text {
+				if err := s.key(ctx, ts, Combo{Key: charKey(r)}); err != nil {
+					return "", fmt.Errorf("type into %s: %w", desc, err)
+				}
+			}
+		} else if a.Text != "" {
+			if err := s.dispatch(ctx, ts, "Input.insertText", map[string]any{"text": a.Text}); err != nil {
+				return "", fmt.Errorf("type into %s: %w", desc, err)
+			}
+		}
+		if a.Text == "" && !a.Append {
+			if err := s.key(ctx, ts, Combo{Key: namedKeys["delete"]}); err != nil {
+				return "", err
+			}
+		}
+	case "disabled":
+		return "", fmt.Errorf("%s is disabled", desc)
+	case "readonly":
+		return "", fmt.Errorf("%s is read-only", desc)
+	default:
+		return "", fmt.Errorf("%s is not a text field; use click, select or fill", desc)
+	}
+	msg := fmt.Sprintf("typed %q into %s", clip(a.Text, 80), desc)
+	if a.Submit {
+		if err := s.key(ctx, ts, Combo{Key: namedKeys["enter"]}); err != nil {
+			return "", err
+		}
+		msg += " and pressed Enter"
+	}
+	return msg, nil
+}
+
+const selectJS = `function(values) {
+	if (this.tagName !== 'SELECT') return {native: false};
+	const opts = Array.from(this.options);
+	const want = values.map(v => v.trim().toLowerCase());
+	const found = [], missing = [];
+	for (const w of want) {
+		const o = opts.find(o => o.value.toLowerCase() === w) || opts.find(o => o.label.trim().toLowerCase() === w) || opts.find(o => o.textContent.trim().toLowerCase() === w);
+		if (o) found.push(o); else missing.push(w);
+	}
+	if (missing.length) return {native: true, missing, options: opts.map(o => o.label.trim())};
+	if (found.length > 1 && !this.multiple) return {native: true, error: 'this select takes one option'};
+	if (this.disabled) return {native: true, error: 'disabled'};
+	for (const o of opts) o.selected = found.includes(o);
+	this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+	this.dispatchEvent(new Event('change', {bubbles: true}));
+	return {native: true, selected: found.map(o => o.label.trim())};
+}`
+
+func (s *Service) selectOption(ctx context.Context, ts *tabState, ref string, values []string) (string, error) {
+	el, err := ts.tab.Resolve(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	desc := el.Describe()
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, selectJS, values)
+	ts.tab.Release(ctx, el)
+	if err != nil {
+		return "", fmt.Errorf("select in %s: %w", desc, err)
+	}
+	var r struct {
+		Native   bool     `json:"native"`
+		Missing  []string `json:"missing"`
+		Options  []string `json:"options"`
+		Error    string   `json:"error"`
+		Selected []string `json:"selected"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", err
+	}
+	if r.Native {
+		switch {
+		case len(r.Missing) > 0:
+			return "", fmt.Errorf("%s has no option %q; its options are: %s", desc, r.Missing[0], strings.Join(r.Options, ", "))
+		case r.Error != "":
+			return "", fmt.Errorf("%s: %s", desc, r.Error)
+		}
+		return fmt.Sprintf("selected %s in %s", strings.Join(quoteAll(r.Selected), ", "), desc), nil
+	}
+	// ARIA combobox or listbox: open it if needed, then click each option by name.
+	if el.Role == "combobox" {
+		if _, err := s.click(ctx, ts, Action{Ref: ref}); err != nil {
+			return "", err
+		}
+	}
+	var picked []string
+	for _, v := range values {
+		var opt *snapshot.Info
+		deadline := time.Now().Add(2 * time.Second)
+		for opt == nil {
+			opts, err := ts.tab.Find(ctx, "option", v)
+			if err != nil {
+				return "", err
+			}
+			if len(opts) > 1 {
+				return "", fmt.Errorf("%d options named %q are open; click the right one by ref", len(opts), v)
+			}
+			if len(opts) == 1 {
+				opt = &opts[0]
+				break
+			}
+			if time.Now().After(deadline) {
+				all, _ := ts.tab.Find(ctx, "option", "")
+				var names []string
+				for _, o := range all {
+					names = append(names, o.Name)
+				}
+				if len(names) == 0 {
+					return "", fmt.Errorf("no options appeared for %s; take a snapshot to see what opened", desc)
+				}
+				return "", fmt.Errorf("%s has no option %q; the options shown are: %s", desc, v, strings.Join(names, ", "))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, err := s.click(ctx, ts, Action{Ref: opt.Ref}); err != nil {
+			return "", err
+		}
+		picked = append(picked, opt.Name)
+	}
+	return fmt.Sprintf("selected %s in %s", strings.Join(quoteAll(picked), ", "), desc), nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+const checkStateJS = `function() {
+	const el = this;
+	if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) return el.checked ? 'true' : 'false';
+	const a = el.getAttribute('aria-checked') || el.getAttribute('aria-pressed') || el.getAttribute('aria-selected');
+	return a === null ? 'none' : a;
+}`
+
+func (s *Service) fill(ctx context.Context, ts *tabState, a Action) (string, error) {
+	var done []string
+	for _, f := range a.Fields {
+		el, err := ts.tab.Resolve(ctx, f.Ref)
+		if err != nil {
+			return "", fillErr(done, err)
+		}
+		role := el.Role
+		raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, checkStateJS)
+		ts.tab.Release(ctx, el)
+		if err != nil {
+			return "", fillErr(done, err)
+		}
+		var state string
+		json.Unmarshal(raw, &state)
+		switch {
+		case role == "checkbox" || role == "radio" || role == "switch" || role == "menuitemcheckbox" || state == "true" || state == "false":
+			want, ok := parseBool(f.Value)
+			if !ok {
+				return "", fillErr(done, fmt.Errorf("%s is a %s: fill it with true or false, not %q", el.Describe(), role, f.Value))
+			}
+			if (state == "true") != want {
+				if want == false && role == "radio" {
+					return "", fillErr(done, fmt.Errorf("%s: a radio button cannot be unchecked; check another one", el.Describe()))
+				}
+				if _, err := s.click(ctx, ts, Action{Ref: f.Ref}); err != nil {
+					return "", fillErr(done, err)
+				}
+			}
+			done = append(done, fmt.Sprintf("%s=%v", el.Describe(), want))
+		case role == "combobox" || role == "listbox":
+			if _, err := s.selectOption(ctx, ts, f.Ref, []string{f.Value}); err != nil {
+				// an editable combobox takes text
+				if _, err2 := s.typeText(ctx, ts, Action{Ref: f.Ref, Text: f.Value}); err2 != nil {
+					return "", fillErr(done, err)
+				}
+			}
+			done = append(done, fmt.Sprintf("%s=%q", el.Describe(), f.Value))
+		default:
+			if _, err := s.typeText(ctx, ts, Action{Ref: f.Ref, Text: f.Value}); err != nil {
+				return "", fillErr(done, err)
+			}
+			done = append(done, fmt.Sprintf("%s=%q", el.Describe(), clip(f.Value, 40)))
+		}
+	}
+	return "filled " + strings.Join(done, ", "), nil
+}
+
+func fillErr(done []string, err error) error {
+	if len(done) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (already filled: %s)", err, strings.Join(done, ", "))
+}
+
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "on", "yes", "checked", "1", "x", "check", "selected":
+		return true, true
+	case "false", "off", "no", "unchecked", "0", "", "uncheck":
+		return false, true
+	}
+	return false, false
+}
+
+func (s *Service) upload(ctx context.Context, ts *tabState, a Action) (string, error) {
+	el, err := ts.tab.Resolve(ctx, a.Ref)
+	if err != nil {
+		return "", err
+	}
+	defer ts.tab.Release(ctx, el)
+	var files []string
+	for _, f := range a.Files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return "", err
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return "", fmt.Errorf("upload: %w", err)
+		}
+		if st.IsDir() {
+			return "", fmt.Errorf("upload: %s is a directory", abs)
+		}
+		files = append(files, abs)
+	}
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, `function(){ return this.tagName === 'INPUT' && this.type === 'file' ? (this.multiple ? 'multi' : 'single') : 'no' }`)
+	if err != nil {
+		return "", err
+	}
+	var kind string
+	json.Unmarshal(raw, &kind)
+	if kind == "no" {
+		return "", fmt.Errorf("%s is not a file input", el.Describe())
+	}
+	if kind == "single" && len(files) > 1 {
+		return "", fmt.Errorf("%s takes one file, not %d", el.Describe(), len(files))
+	}
+	if err := s.c.Call(ctx, el.Frame.Session, "DOM.setFileInputFiles", map[string]any{"files": files, "backendNodeId": el.BackendID}, nil); err != nil {
+		return "", fmt.Errorf("upload to %s: %w", el.Describe(), err)
+	}
+	return fmt.Sprintf("set %d file(s) on %s", len(files), el.Describe()), nil
+}
+
+func (s *Service) scroll(ctx context.Context, ts *tabState, a Action) (string, error) {
+	dir := strings.ToLower(a.Direction)
+	if a.Ref != "" && dir == "" {
+		el, err := ts.tab.Resolve(ctx, a.Ref)
+		if err != nil {
+			return "", err
+		}
+		defer ts.tab.Release(ctx, el)
+		if err := s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil); err != nil {
+			return "", fmt.Errorf("scroll to %s: %w", el.Describe(), err)
+		}
+		return "scrolled " + el.Describe() + " into view", nil
+	}
+	dx, dy := 0.0, 0.0
+	amt := a.Amount
+	const js = `function(dx, dy, amt) {
+		const page = this === document || this === document.documentElement || this === document.body || this === window;
+		const t = page ? (document.scrollingElement || document.documentElement) : this;
+		const h = page ? innerHeight : t.clientHeight, w = page ? innerWidth : t.clientWidth;
+		const ax = dx * (amt || w * 0.8), ay = dy * (amt || h * 0.8);
+		const bx = t.scrollLeft, by = t.scrollTop;
+		t.scrollBy({left: ax, top: ay, behavior: 'instant'});
+		return {x: t.scrollLeft, y: t.scrollTop, moved: t.scrollLeft !== bx || t.scrollTop !== by,
+			maxY: t.scrollHeight - t.clientHeight, maxX: t.scrollWidth - t.clientWidth};
+	}`
+	switch dir {
+	case "up":
+		dy = -1
+	case "down":
+		dy = 1
+	case "left":
+		dx = -1
+	case "right":
+		dx = 1
+	}
+	var raw json.RawMessage
+	what := "the page"
+	if a.Ref != "" {
+		el, err := ts.tab.Resolve(ctx, a.Ref)
+		if err != nil {
+			return "", err
+		}
+		defer ts.tab.Release(ctx, el)
+		what = el.Describe()
+		raw, err = s.callFn(ctx, el.Frame.Session, el.ObjectID, js, dx, dy, amt)
+		if err != nil {
+			return "", fmt.Errorf("scroll %s: %w", what, err)
+		}
+	} else {
+		var r struct {
+			Result struct {
+				ObjectID string `json:"objectId"`
+			} `json:"result"`
+		}
+		if err := s.c.Call(ctx, ts.tab.Session(), "Runtime.evaluate", map[string]any{"expression": "document"}, &r); err != nil {
+			return "", err
+		}
+		var err error
+		raw, err = s.callFn(ctx, ts.tab.Session(), r.Result.ObjectID, js, dx, dy, amt)
+		if err != nil {
+			return "", fmt.Errorf("scroll: %w", err)
+		}
+	}
+	var p struct {
+		X, Y, MaxX, MaxY float64
+		Moved            bool
+	}
+	json.Unmarshal(raw, &p)
+	if !p.Moved {
+		return fmt.Sprintf("%s did not move: it is already at the %s end", what, dir), nil
+	}
+	pos := ""
+	if p.MaxY > 0 {
+		pos = fmt.Sprintf(" (%d%% down)", int(math.Round(100*p.Y/p.MaxY)))
+	}
+	return fmt.Sprintf("scrolled %s %s%s", what, dir, pos), nil
+}

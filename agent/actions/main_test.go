@@ -1,0 +1,120 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/snapshottest"
+)
+
+// env is the browser and fixture site shared by this package's tests.
+type env struct {
+	b   *snapshottest.Browser
+	srv *fixtures.Server
+	svc *Service
+	err error
+}
+
+var shared env // set once by TestMain, read-only afterwards
+
+func TestMain(m *testing.M) {
+	short := false
+	for _, a := range os.Args {
+		if a == "-test.short=true" || a == "-test.short" {
+			short = true
+		}
+	}
+	if !short {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		shared.srv, shared.err = fixtures.Start()
+		if shared.err == nil {
+			shared.b, shared.err = snapshottest.Launch(ctx)
+		}
+		if shared.err == nil {
+			shared.svc = New(shared.b.Client, Options{Timeout: 20 * time.Second})
+		}
+		cancel()
+	}
+	code := m.Run()
+	if shared.svc != nil {
+		shared.svc.Close(context.Background())
+	}
+	if shared.b != nil {
+		shared.b.Close()
+	}
+	if shared.srv != nil {
+		shared.srv.Close()
+	}
+	os.Exit(code)
+}
+
+func need(t *testing.T) (*Service, *snapshottest.Browser, *fixtures.Server) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium (skipped with -short)")
+	}
+	if shared.err != nil || shared.svc == nil {
+		t.Fatalf("browser: %v", shared.err)
+	}
+	return shared.svc, shared.b, shared.srv
+}
+
+// open opens path of the fixture site in a new tab and waits until it has loaded and settled.
+func open(t *testing.T, ctx context.Context, path string) string {
+	t.Helper()
+	svc, b, srv := need(t)
+	id, err := b.NewTab(ctx, srv.URL(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		svc.forget(id)
+		b.CloseTab(context.Background(), id)
+	})
+	if _, err := svc.Act(ctx, id, Action{Kind: "wait", State: "load"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // frames post their lists, re-renders settle
+	return id
+}
+
+// eval evaluates expr in the tab's main frame and decodes the value into out.
+func eval(t *testing.T, ctx context.Context, id, expr string, out any) {
+	t.Helper()
+	r, err := shared.svc.Act(ctx, id, Action{Kind: "evaluate", Expression: expr})
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Value, out); err != nil {
+			t.Fatalf("evaluate %s: %v (%s)", expr, err, r.Value)
+		}
+	}
+}
+
+func snap(t *testing.T, ctx context.Context, id string, o snapshot.Options) *snapshot.Snapshot {
+	t.Helper()
+	s, err := shared.svc.Snapshot(ctx, id, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+var _ = fmt.Sprint

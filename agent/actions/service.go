@@ -1,0 +1,349 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// Options configure a Service. The zero value is usable.
+type Options struct {
+	// Timeout bounds one action unless the action sets its own (default 30s).
+	Timeout time.Duration
+	// History is how many console messages, page errors and network requests are kept per tab
+	// (default 200).
+	History int
+}
+
+// Service runs actions on the tabs of one browser connection. Actions on the same tab run one
+// at a time in arrival order; different tabs run in parallel. It is safe for concurrent use.
+type Service struct {
+	c    *cdpclient.Client
+	opts Options
+
+	mu   sync.Mutex
+	tabs map[string]*tabState
+}
+
+// New returns a Service over c, a connection to a browser-level CDP endpoint (the relay's /cdp
+// or a real Chrome's browser endpoint) with flat sessions.
+func New(c *cdpclient.Client, opts Options) *Service {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.History <= 0 {
+		opts.History = 200
+	}
+	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
+}
+
+// TabInfo describes one tab.
+type TabInfo struct {
+	TargetID string `json:"targetId"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+}
+
+// ConsoleMessage is one console call of a page.
+type ConsoleMessage struct {
+	Type string    `json:"type"`
+	Text string    `json:"text"`
+	Time time.Time `json:"time"`
+}
+
+// PageError is an uncaught exception of a page.
+type PageError struct {
+	Text string    `json:"text"`
+	Time time.Time `json:"time"`
+}
+
+// Request is one network request of a page.
+type Request struct {
+	ID     string `json:"-"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	Type   string `json:"type,omitempty"`
+	Status int    `json:"status,omitempty"`
+	MIME   string `json:"mimeType,omitempty"`
+	Failed string `json:"failed,omitempty"`
+	Done   bool   `json:"done"`
+}
+
+// tabState is what the service keeps per attached tab.
+type tabState struct {
+	id  string
+	tab *snapshot.Tab
+	sem chan struct{} // the tab's serial queue
+
+	mu       sync.Mutex
+	console  []ConsoleMessage
+	errs     []PageError
+	requests []Request
+	inflight map[string]bool
+	lastNet  time.Time
+	history  int
+}
+
+func appendBounded[T any](s []T, v T, n int) []T {
+	s = append(s, v)
+	if len(s) > n {
+		s = append(s[:0:0], s[len(s)-n:]...)
+	}
+	return s
+}
+
+func (ts *tabState) onEvent(e cdpclient.Event) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	switch e.Method {
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Type string `json:"type"`
+			Args []struct {
+				Value       any    `json:"value"`
+				Description string `json:"description"`
+			} `json:"args"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			text := ""
+			for i, a := range p.Args {
+				if i > 0 {
+					text += " "
+				}
+				if a.Value != nil {
+					if s, ok := a.Value.(string); ok {
+						text += s
+					} else {
+						b, _ := json.Marshal(a.Value)
+						text += string(b)
+					}
+				} else {
+					text += a.Description
+				}
+			}
+			ts.console = appendBounded(ts.console, ConsoleMessage{Type: p.Type, Text: clip(text, 2000), Time: time.Now()}, ts.history)
+		}
+	case "Runtime.exceptionThrown":
+		var p struct {
+			Details struct {
+				Text      string `json:"text"`
+				Exception struct {
+					Description string `json:"description"`
+				} `json:"exception"`
+			} `json:"exceptionDetails"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			text := p.Details.Exception.Description
+			if text == "" {
+				text = p.Details.Text
+			}
+			ts.errs = appendBounded(ts.errs, PageError{Text: clip(text, 2000), Time: time.Now()}, ts.history)
+		}
+	case "Network.requestWillBeSent":
+		var p struct {
+			RequestID string `json:"requestId"`
+			Type      string `json:"type"`
+			Request   struct {
+				URL    string `json:"url"`
+				Method string `json:"method"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			ts.requests = appendBounded(ts.requests, Request{ID: p.RequestID, Method: p.Request.Method, URL: clip(p.Request.URL, 500), Type: p.Type}, ts.history)
+			ts.inflight[p.RequestID] = true
+			ts.lastNet = time.Now()
+		}
+	case "Network.responseReceived":
+		var p struct {
+			RequestID string `json:"requestId"`
+			Response  struct {
+				Status   int    `json:"status"`
+				MimeType string `json:"mimeType"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			for i := len(ts.requests) - 1; i >= 0; i-- {
+				if ts.requests[i].ID == p.RequestID {
+					ts.requests[i].Status, ts.requests[i].MIME = p.Response.Status, p.Response.MimeType
+					break
+				}
+			}
+		}
+	case "Network.loadingFinished", "Network.loadingFailed":
+		var p struct {
+			RequestID string `json:"requestId"`
+			ErrorText string `json:"errorText"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			delete(ts.inflight, p.RequestID)
+			ts.lastNet = time.Now()
+			for i := len(ts.requests) - 1; i >= 0; i-- {
+				if ts.requests[i].ID == p.RequestID {
+					ts.requests[i].Done, ts.requests[i].Failed = true, p.ErrorText
+					break
+				}
+			}
+		}
+	}
+}
+
+// networkIdle reports whether no request has been in flight for d.
+func (ts *tabState) networkIdle(d time.Duration) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.inflight) == 0 && time.Since(ts.lastNet) >= d
+}
+
+// Tabs lists the browser's page tabs in the order Target.getTargets returns them (through the
+// relay: the shared tabs, most recently shared or focused first).
+func (s *Service) Tabs(ctx context.Context) ([]TabInfo, error) {
+	var r struct {
+		TargetInfos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+			URL      string `json:"url"`
+			Title    string `json:"title"`
+		} `json:"targetInfos"`
+	}
+	if err := s.c.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
+		return nil, fmt.Errorf("list tabs: %w", err)
+	}
+	var out []TabInfo
+	for _, t := range r.TargetInfos {
+		if t.Type == "page" {
+			out = append(out, TabInfo{TargetID: t.TargetID, URL: t.URL, Title: t.Title})
+		}
+	}
+	return out, nil
+}
+
+// ErrNoTab is wrapped by errors when no tab is shared or the named tab does not exist.
+var ErrNoTab = errors.New("no such tab")
+
+// tabFor returns the state of tab targetID ("" for the first tab), attaching on first use.
+func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error) {
+	if targetID == "" {
+		tabs, err := s.Tabs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(tabs) == 0 {
+			return nil, fmt.Errorf("%w: no tab is shared; share a tab first", ErrNoTab)
+		}
+		targetID = tabs[0].TargetID
+	}
+	s.mu.Lock()
+	if ts := s.tabs[targetID]; ts != nil {
+		s.mu.Unlock()
+		return ts, nil
+	}
+	s.mu.Unlock()
+	tab, err := snapshot.Attach(ctx, s.c, targetID)
+	if err != nil {
+		tabs, lerr := s.Tabs(ctx)
+		if lerr == nil {
+			found := false
+			for _, t := range tabs {
+				found = found || t.TargetID == targetID
+			}
+			if !found {
+				return nil, fmt.Errorf("%w: tab %s is not open or not shared; list tabs to pick one", ErrNoTab, targetID)
+			}
+		}
+		return nil, err
+	}
+	ts := &tabState{id: targetID, tab: tab, sem: make(chan struct{}, 1), inflight: map[string]bool{}, history: s.opts.History}
+	tab.OnEvent(ts.onEvent)
+	sess := tab.Session()
+	// History is best effort: a tab where these fail still snapshots and acts.
+	_ = s.c.Call(ctx, sess, "Runtime.enable", nil, nil)
+	_ = s.c.Call(ctx, sess, "Network.enable", nil, nil)
+	s.mu.Lock()
+	if old := s.tabs[targetID]; old != nil {
+		s.mu.Unlock()
+		tab.Close(ctx)
+		return old, nil
+	}
+	s.tabs[targetID] = ts
+	s.mu.Unlock()
+	return ts, nil
+}
+
+// forget drops a tab's state (after it closed).
+func (s *Service) forget(targetID string) {
+	s.mu.Lock()
+	ts := s.tabs[targetID]
+	delete(s.tabs, targetID)
+	s.mu.Unlock()
+	if ts != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ts.tab.Close(ctx)
+	}
+}
+
+// lock takes the tab's queue slot.
+func (ts *tabState) lock(ctx context.Context) error {
+	select {
+	case ts.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the tab's previous action: %w", ctx.Err())
+	}
+}
+
+func (ts *tabState) unlock() { <-ts.sem }
+
+// Snapshot takes a role snapshot of tab targetID ("" for the first tab).
+func (s *Service) Snapshot(ctx context.Context, targetID string, o snapshot.Options) (*snapshot.Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	ts, err := s.tabFor(ctx, targetID)
+	if err != nil {
+		return nil, err
+	}
+	if err := ts.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer ts.unlock()
+	return ts.tab.Snapshot(ctx, o)
+}
+
+// Tab returns the attached snapshot.Tab for targetID ("" for the first tab), attaching on
+// first use. Callers that act on it directly bypass the tab's queue.
+func (s *Service) Tab(ctx context.Context, targetID string) (*snapshot.Tab, error) {
+	ts, err := s.tabFor(ctx, targetID)
+	if err != nil {
+		return nil, err
+	}
+	return ts.tab, nil
+}
+
+// Close detaches from every tab (the tabs stay open).
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	tabs := s.tabs
+	s.tabs = map[string]*tabState{}
+	s.mu.Unlock()
+	var errs []error
+	for _, ts := range tabs {
+		if err := ts.tab.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
