@@ -1,0 +1,555 @@
+package task_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/store"
+	"github.com/tmc/langchaingo/llms"
+)
+
+type protoCase struct {
+	name string
+	new  func(testing.TB, ...llmtest.Reply) *llmtest.Server
+}
+
+var protocols = []protoCase{{"openai", llmtest.NewOpenAI}, {"anthropic", llmtest.NewAnthropic}}
+
+func newRunner(t *testing.T, srv *llmtest.Server, b task.Browser, mod func(*task.Options)) *task.Runner {
+	t.Helper()
+	opts := task.Options{Model: srv.Model(t), ModelName: "test", Browser: b, Timeout: 20 * time.Second}
+	if mod != nil {
+		mod(&opts)
+	}
+	r := task.NewRunner(opts)
+	t.Cleanup(r.Close)
+	return r
+}
+
+func TestMultiStepTask(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.new(t,
+				llmtest.ToolCall("update_plan", `{"steps":[{"text":"search for kettle","status":"active"},{"text":"report the price","status":"pending"}]}`),
+				llmtest.ToolCall("snapshot", `{}`),
+				llmtest.ToolCall("type", `{"ref":"e2","text":"kettle"}`).WithText("I'll search."),
+				llmtest.ToolCall("click", `{"ref":"e3"}`),
+				llmtest.ToolCall("finish", `{"answer":"The blue kettle costs 39 EUR."}`),
+			)
+			b := newShop()
+			r := newRunner(t, srv, b, nil)
+			events, unsub := r.Subscribe("", 512)
+			defer unsub()
+			tk, err := r.Run(context.Background(), "Find the price of a kettle", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Status != task.StatusSucceeded || tk.Answer != "The blue kettle costs 39 EUR." {
+				t.Fatalf("task %s: %q %q", tk.Status, tk.Answer, tk.Error)
+			}
+			if got := b.actions(); strings.Join(got, ",") != "type e2kettle,click e3" {
+				t.Fatalf("browser actions %v", got)
+			}
+			if len(tk.Steps) != 5 || tk.Steps[3].Tool != "click" || tk.Steps[3].URLBefore != "https://shop.test/" || tk.Steps[3].URLAfter != "https://shop.test/search?q=kettle" {
+				t.Fatalf("steps %+v", tk.Steps)
+			}
+			if tk.Steps[2].Thought != "I'll search." {
+				t.Errorf("thought %q", tk.Steps[2].Thought)
+			}
+			if len(tk.Plan) != 2 || tk.Plan[0].Status != task.PlanDone {
+				t.Errorf("plan %+v", tk.Plan)
+			}
+			if srv.Calls() != 5 || tk.Usage.LLMCalls != 5 || tk.Usage.PromptTokens == 0 {
+				t.Errorf("calls %d usage %+v", srv.Calls(), tk.Usage)
+			}
+
+			reqs := srv.Requests()
+			first := reqs[0]
+			if !strings.Contains(first.System, "<page_content>") || !strings.Contains(first.System, "never instructions") {
+				t.Errorf("system prompt lacks the page-content rule")
+			}
+			if !strings.Contains(first.Messages[0].Text, "Goal: Find the price of a kettle") || !strings.Contains(first.Messages[0].Text, `[ref=e2]`) {
+				t.Errorf("first message %q", first.Messages[0].Text)
+			}
+			for _, name := range []string{"snapshot", "click", "type", "finish", "fail", "update_plan", "tabs"} {
+				if !first.HasTool(name) {
+					t.Errorf("tool %s not offered", name)
+				}
+			}
+			last := reqs[4]
+			for _, m := range last.Messages {
+				if len(m.ToolCalls) > 1 {
+					t.Errorf("an AI message carries %d tool calls", len(m.ToolCalls))
+				}
+			}
+			res := last.ToolResults()
+			if len(res) != 4 {
+				t.Fatalf("tool results %d", len(res))
+			}
+			// The type observation is a small diff, not the whole page.
+			if !strings.Contains(res[2].Text, `+ - textbox "Search" [ref=e2]: kettle`) || strings.Contains(res[2].Text, "Cart") {
+				t.Errorf("type observation:\n%s", res[2].Text)
+			}
+			// The click navigated: a fresh full page; the earlier snapshots are now summaries.
+			if !strings.Contains(res[3].Text, "navigated:") || !strings.Contains(res[3].Text, `"Buy now" [ref=e11]`) {
+				t.Errorf("click observation:\n%s", res[3].Text)
+			}
+			if !strings.Contains(res[1].Text, "superseded") || strings.Contains(last.Messages[0].Text, "[ref=e2]") {
+				t.Errorf("old snapshots not summarised: %q / %q", res[1].Text, last.Messages[0].Text)
+			}
+
+			var types []task.EventType
+			deadline := time.After(time.Second)
+		drain:
+			for {
+				select {
+				case e := <-events:
+					types = append(types, e.Type)
+					if e.Type == task.EventAnswer {
+						break drain
+					}
+				case <-deadline:
+					break drain
+				}
+			}
+			joined := strings.Join(func() []string {
+				s := make([]string, len(types))
+				for i, x := range types {
+					s[i] = string(x)
+				}
+				return s
+			}(), ",")
+			for _, want := range []string{"status", "plan", "step_started", "step_finished", "answer"} {
+				if !strings.Contains(joined, want) {
+					t.Errorf("events %s lack %s", joined, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSeveralToolCallsInOneTurn(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.new(t,
+				llmtest.ToolCalls(llmtest.Tool("type", `{"ref":"e2","text":"kettle"}`), llmtest.Tool("click", `{"ref":"e3"}`)),
+				llmtest.ToolCall("finish", `{"answer":"ok"}`),
+			)
+			b := newShop()
+			tk, err := newRunner(t, srv, b, nil).Run(context.Background(), "search kettle", "tab1")
+			if err != nil || tk.Status != task.StatusSucceeded {
+				t.Fatalf("%v %+v", err, tk)
+			}
+			req := srv.LastRequest()
+			var ai, tool int
+			for _, m := range req.Messages {
+				if len(m.ToolCalls) == 1 {
+					ai++
+				}
+				if m.Role == "tool" {
+					tool++
+				}
+			}
+			if ai != 2 || tool != 2 {
+				t.Fatalf("want 2 AI messages with one call each and 2 results, got %d/%d: %+v", ai, tool, req.Messages)
+			}
+		})
+	}
+}
+
+func TestToolErrorRecovered(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.new(t,
+				llmtest.ToolCall("click", `{"ref":"e4"}`),
+				llmtest.ToolCall("click", `{"ref":"e99"}`),
+				llmtest.ToolCall("click", `{"ref":"e4"}`),
+				llmtest.Text("Opened the cart."),
+			)
+			b := newShop()
+			b.failRef = "e4"
+			tk, err := newRunner(t, srv, b, nil).Run(context.Background(), "open the cart", "tab1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Status != task.StatusSucceeded || tk.Answer != "Opened the cart." {
+				t.Fatalf("task %s %q %q", tk.Status, tk.Answer, tk.Error)
+			}
+			if tk.Steps[0].Status != task.StepError || !strings.Contains(tk.Steps[0].Error, "covered") {
+				t.Errorf("step 1 %+v", tk.Steps[0])
+			}
+			if tk.Steps[1].Status != task.StepError || !strings.Contains(tk.Steps[1].Error, "not on the current page") {
+				t.Errorf("step 2 %+v", tk.Steps[1])
+			}
+			if tk.Steps[2].Status != task.StepOK {
+				t.Errorf("step 3 %+v", tk.Steps[2])
+			}
+			res := srv.Requests()[1].ToolResults()
+			if len(res) != 1 || !strings.HasPrefix(res[0].Text, "error: click failed: element is covered") {
+				t.Errorf("error not returned to the model: %+v", res)
+			}
+		})
+	}
+}
+
+func TestCancelStopsWithinASecond(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.new(t, llmtest.ToolCall("snapshot", `{}`), llmtest.Text("never").After(time.Minute))
+			r := newRunner(t, srv, newShop(), nil)
+			tk, err := r.Start(context.Background(), "look around", "tab1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(5 * time.Second); srv.Calls() < 2; {
+				if time.Now().After(deadline) {
+					t.Fatal("second model call never came")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			start := time.Now()
+			if err := r.Cancel(tk.ID); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			got, err := r.Wait(ctx, tk.ID)
+			if err != nil {
+				t.Fatalf("not stopped within a second: %v", err)
+			}
+			if got.Status != task.StatusCancelled {
+				t.Fatalf("status %s", got.Status)
+			}
+			t.Logf("stopped %s after Cancel", time.Since(start))
+		})
+	}
+}
+
+func TestConfirmation(t *testing.T) {
+	for _, p := range protocols {
+		for _, approve := range []bool{false, true} {
+			name := p.name + "/refuse"
+			if approve {
+				name = p.name + "/approve"
+			}
+			t.Run(name, func(t *testing.T) {
+				replies := []llmtest.Reply{
+					llmtest.ToolCall("type", `{"ref":"e2","text":"kettle"}`),
+					llmtest.ToolCall("click", `{"ref":"e3"}`),
+					llmtest.ToolCall("click", `{"ref":"e11"}`),
+				}
+				if approve {
+					replies = append(replies, llmtest.ToolCall("finish", `{"answer":"Ordered: order 42."}`))
+				}
+				srv := p.new(t, replies...)
+				b := newShop()
+				r := newRunner(t, srv, b, nil)
+				events, unsub := r.Subscribe("", 512)
+				defer unsub()
+				tk, err := r.Start(context.Background(), "buy a kettle", "tab1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var conf task.Event
+				timeout := time.After(5 * time.Second)
+			wait:
+				for {
+					select {
+					case e := <-events:
+						if e.Type == task.EventConfirmation {
+							conf = e
+							break wait
+						}
+					case <-timeout:
+						t.Fatal("no confirmation event")
+					}
+				}
+				if conf.Step == nil || conf.Step.Confirmation == nil || conf.Step.Confirmation.Reason != "purchase or payment" ||
+					!strings.Contains(conf.Step.Confirmation.Prompt, `click button "Buy now"`) {
+					t.Fatalf("confirmation %+v", conf.Step)
+				}
+				mid, _ := r.Get(context.Background(), tk.ID)
+				if mid.Status != task.StatusWaitingConfirmation {
+					t.Fatalf("status while waiting: %s", mid.Status)
+				}
+				if b.has("click e11") {
+					t.Fatal("purchase clicked before confirmation")
+				}
+				if err := r.Confirm(tk.ID, "nope", true); err == nil {
+					t.Error("confirming an unknown step succeeded")
+				}
+				if err := r.Confirm(tk.ID, conf.Step.ID, approve); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				done, err := r.Wait(ctx, tk.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if approve {
+					if done.Status != task.StatusSucceeded || !b.has("click e11") {
+						t.Fatalf("approved: %s %q, actions %v", done.Status, done.Error, b.actions())
+					}
+					return
+				}
+				if done.Status != task.StatusCancelled || !strings.Contains(done.Error, "declined") || !strings.Contains(done.Error, "Buy now") {
+					t.Fatalf("refused: %s %q", done.Status, done.Error)
+				}
+				if b.has("click e11") {
+					t.Fatal("purchase clicked although refused")
+				}
+				last := done.Steps[len(done.Steps)-1]
+				if last.Status != task.StepDeclined || last.Confirmation.Approved == nil || *last.Confirmation.Approved {
+					t.Fatalf("last step %+v", last)
+				}
+			})
+		}
+	}
+}
+
+func TestPasswordNeedsConfirmationUnlessSupplied(t *testing.T) {
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("navigate", `{"url":"https://shop.test/login"}`),
+		llmtest.ToolCall("type", `{"ref":"e31","text":"hunter2"}`),
+		llmtest.ToolCall("type", `{"ref":"e31","text":"guessed"}`),
+	)
+	b := newShop()
+	r := newRunner(t, srv, b, nil)
+	events, unsub := r.Subscribe("", 512)
+	defer unsub()
+	tk, err := r.Start(context.Background(), "log in with password hunter2", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range events {
+		if e.Type == task.EventConfirmation {
+			if e.Step.Index != 3 || e.Step.Confirmation.Reason != "password field" || strings.Contains(e.Step.Confirmation.Prompt, "guessed") {
+				t.Fatalf("confirmation %+v %+v", e.Step, e.Step.Confirmation)
+			}
+			_ = r.Confirm(tk.ID, e.Step.ID, false)
+			break
+		}
+	}
+	done, _ := r.Wait(context.Background(), tk.ID)
+	if done.Status != task.StatusCancelled || !b.has("type e31hunter2") || b.has("type e31guessed") {
+		t.Fatalf("%s %v", done.Status, b.actions())
+	}
+}
+
+func TestAllowlistBlocksActions(t *testing.T) {
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("click", `{"ref":"e3"}`),
+		llmtest.ToolCall("fail", `{"reason":"not allowed here"}`),
+	)
+	b := newShop()
+	tk, err := newRunner(t, srv, b, func(o *task.Options) { o.AllowedSites = []string{"example.com"} }).Run(context.Background(), "click go", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Status != task.StatusFailed || tk.Steps[0].Status != task.StepBlocked || len(b.actions()) != 0 {
+		t.Fatalf("%s %+v %v", tk.Status, tk.Steps[0], b.actions())
+	}
+	if !strings.Contains(srv.Requests()[0].System, "only on these sites: example.com") {
+		t.Error("allowlist not in the prompt")
+	}
+}
+
+func TestPersistedAndReadableAfterReopen(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	st, err := store.OpenHome(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewAnthropic(t,
+		llmtest.ToolCall("type", `{"ref":"e2","text":"kettle"}`),
+		llmtest.ToolCall("finish", `{"answer":"typed"}`),
+		llmtest.Text("second task done"),
+	)
+	r := newRunner(t, srv, newShop(), func(o *task.Options) { o.Store = st })
+	tk, err := r.Run(ctx, "type kettle", "tab1")
+	if err != nil || tk.Status != task.StatusSucceeded {
+		t.Fatalf("%v %+v", err, tk)
+	}
+	// The next task sees the first in its session memory.
+	if _, err := r.Run(ctx, "what did I do?", "tab1"); err != nil {
+		t.Fatal(err)
+	}
+	if sys := srv.LastRequest().System; !strings.Contains(sys, `"type kettle" → succeeded: typed`) {
+		t.Errorf("session memory missing:\n%s", sys)
+	}
+	r.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st2, err := store.Open(ctx, filepath.Join(home, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	got, err := st2.GetTask(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != task.StatusSucceeded || got.Answer != "typed" || len(got.Steps) != 2 || got.Steps[0].Tool != "type" ||
+		!strings.Contains(got.Steps[0].Result, "kettle") || got.FinishedAt.IsZero() {
+		t.Fatalf("reopened task %+v", got)
+	}
+	list, _ := st2.ListTasks(ctx, 10, 0)
+	if len(list) != 2 {
+		t.Fatalf("listed %d", len(list))
+	}
+}
+
+func TestPromptSize(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("type", `{"ref":"e2","text":"kettle"}`), llmtest.ToolCall("click", `{"ref":"e3"}`), llmtest.Text("done"))
+	if _, err := newRunner(t, srv, newShop(), nil).Run(context.Background(), "Find the price of a kettle", "tab1"); err != nil {
+		t.Fatal(err)
+	}
+	var tools int
+	for _, s := range srv.Requests()[0].Schemas {
+		tools += len(s)
+	}
+	for i, r := range srv.Requests() {
+		t.Logf("step %d prompt ≈ %d tokens (%d bytes; system %d B, messages %d)", i+1, r.ApproxTokens(), len(r.Body), len(r.System), len(r.Messages))
+	}
+	t.Logf("fixed part: system prompt ≈ %d tokens, %d tools", len(srv.Requests()[0].System)/4, len(srv.Requests()[0].Tools))
+	if n := srv.Requests()[0].ApproxTokens(); n > 4000 {
+		t.Errorf("first step prompt is %d tokens; keep it under 4000", n)
+	}
+}
+
+func TestStreamingEvents(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.Text("The kettle costs 39 EUR."))
+	r := newRunner(t, srv, newShop(), func(o *task.Options) { o.Stream = true })
+	events, unsub := r.Subscribe("", 512)
+	defer unsub()
+	tk, err := r.Run(context.Background(), "price?", "tab1")
+	if err != nil || tk.Answer != "The kettle costs 39 EUR." {
+		t.Fatalf("%v %+v", err, tk)
+	}
+	var text strings.Builder
+	for len(events) > 0 {
+		if e := <-events; e.Type == task.EventText {
+			text.WriteString(e.Text)
+		}
+	}
+	if text.String() != "The kettle costs 39 EUR." || !srv.LastRequest().Stream {
+		t.Errorf("streamed %q", text.String())
+	}
+}
+
+// idless is a model that returns tool calls without ids, as googleai does.
+type idless struct {
+	turn int
+	seen [][]llms.MessageContent
+}
+
+func (m *idless) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.seen = append(m.seen, msgs)
+	m.turn++
+	if m.turn == 1 {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{
+			{FunctionCall: &llms.FunctionCall{Name: "snapshot", Arguments: ""}},
+			{FunctionCall: &llms.FunctionCall{Name: "click", Arguments: `not json`}},
+		}}}}, nil
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done"}}}, nil
+}
+
+func (m *idless) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+func TestEmptyToolCallIDsAndBadArgs(t *testing.T) {
+	m := &idless{}
+	r := task.NewRunner(task.Options{Model: m, Browser: newShop()})
+	defer r.Close()
+	tk, err := r.Run(context.Background(), "look", "tab1")
+	if err != nil || tk.Status != task.StatusSucceeded {
+		t.Fatalf("%v %+v", err, tk)
+	}
+	if tk.Steps[1].Status != task.StepError || !strings.Contains(tk.Steps[1].Error, "not a valid JSON") {
+		t.Errorf("bad args step %+v", tk.Steps[1])
+	}
+	msgs := m.seen[1]
+	ids := map[string]bool{}
+	for _, mc := range msgs {
+		for _, p := range mc.Parts {
+			switch v := p.(type) {
+			case llms.ToolCall:
+				if v.ID == "" || v.FunctionCall.Arguments != "{}" {
+					t.Errorf("history tool call %+v", v)
+				}
+				ids[v.ID] = true
+			case llms.ToolCallResponse:
+				if !ids[v.ToolCallID] {
+					t.Errorf("tool response %q answers no call", v.ToolCallID)
+				}
+			}
+		}
+	}
+	if len(ids) != 2 {
+		t.Errorf("ids %v", ids)
+	}
+}
+
+func TestReports(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("click", `{"ref":"e3"}`), llmtest.ToolCall("finish", `{"answer":"went | there"}`))
+	tk, err := newRunner(t, srv, newShop(), nil).Run(context.Background(), "go", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j, c, m bytes.Buffer
+	if err := task.ReportJSON(&j, tk); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.ReportCSV(&c, tk); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.ReportMarkdown(&m, tk); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), `"status": "succeeded"`) || !strings.Contains(j.String(), `"tool": "click"`) {
+		t.Errorf("json:\n%s", j.String())
+	}
+	recs, err := csv.NewReader(&c).ReadAll()
+	if err != nil || len(recs) != 3 || recs[0][0] != "task_id" || recs[1][4] != "click" {
+		t.Errorf("csv:\n%s", c.String())
+	}
+	if !strings.Contains(m.String(), "# Task: go") || !strings.Contains(m.String(), "| 1 | click |") || !strings.Contains(m.String(), "went | there") {
+		t.Errorf("markdown:\n%s", m.String())
+	}
+}
+
+func TestStepAndTimeLimits(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("snapshot", `{}`), llmtest.ToolCall("snapshot", `{}`))
+	tk, err := newRunner(t, srv, newShop(), func(o *task.Options) { o.MaxSteps = 2 }).Run(context.Background(), "loop", "tab1")
+	if err != nil || tk.Status != task.StatusFailed || !strings.Contains(tk.Error, "step limit") {
+		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
+	}
+	srv2 := llmtest.NewOpenAI(t, llmtest.Text("late").After(time.Minute))
+	start := time.Now()
+	tk, err = newRunner(t, srv2, newShop(), func(o *task.Options) { o.Timeout = 200 * time.Millisecond }).Run(context.Background(), "slow", "tab1")
+	if err != nil || tk.Status != task.StatusFailed || !strings.Contains(tk.Error, "time limit") || time.Since(start) > 2*time.Second {
+		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
+	}
+}
+
+func TestNoModel(t *testing.T) {
+	r := task.NewRunner(task.Options{Browser: newShop()})
+	defer r.Close()
+	_, err := r.Start(context.Background(), "x", "")
+	if err == nil || !strings.Contains(err.Error(), "TABRELAY_LLM_PROVIDER") {
+		t.Fatalf("err %v", err)
+	}
+}
