@@ -340,7 +340,11 @@ func (l *loop) exec(c llms.ToolCall, thought string) bool {
 	}
 	step := Step{ID: fmt.Sprintf("s%d", len(l.rn.task.Steps)+1), Tool: name, Args: json.RawMessage(rawArgs),
 		Status: StepRunning, Thought: truncate(thought, 1000), TabID: l.tabID, URLBefore: l.lastURL, StartedAt: time.Now().UTC()}
-	t := l.update(func(t *Task) { step.Index = len(t.Steps) + 1; step.ID = fmt.Sprintf("s%d", step.Index); t.Steps = append(t.Steps, step) })
+	t := l.update(func(t *Task) {
+		step.Index = len(t.Steps) + 1
+		step.ID = fmt.Sprintf("s%d", step.Index)
+		t.Steps = append(t.Steps, step)
+	})
 	l.r.bus.Publish(Event{Type: EventStepStarted, TaskID: t.ID, Step: &step})
 	l.opts.Log.Debug().Str("task", t.ID).Str("step", step.ID).Str("tool", name).Msg("step started")
 

@@ -2,8 +2,8 @@ package task_test
 
 import (
 	"bytes"
-	"encoding/csv"
 	"context"
+	"encoding/csv"
 	"path/filepath"
 	"strings"
 	"testing"
