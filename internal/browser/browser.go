@@ -475,10 +475,19 @@ func (b *Browser) WaitConnected(ctx context.Context) error {
 // NewTab opens url in a new tab (over the control channel, as a person opening a tab would) and
 // waits until it has loaded. It does not share the tab.
 func (b *Browser) NewTab(ctx context.Context, url string) (Tab, error) {
+	return b.newTab(ctx, url, false)
+}
+
+// NewWindowTab is NewTab in a new window (so that it is visible next to other tabs).
+func (b *Browser) NewWindowTab(ctx context.Context, url string) (Tab, error) {
+	return b.newTab(ctx, url, true)
+}
+
+func (b *Browser) newTab(ctx context.Context, url string, newWindow bool) (Tab, error) {
 	var r struct {
 		TargetID string `json:"targetId"`
 	}
-	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": url, "forTab": true}, &r); err != nil {
+	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": url, "forTab": true, "newWindow": newWindow}, &r); err != nil {
 		return Tab{}, fmt.Errorf("open %s: %w", url, err)
 	}
 	tab := Tab{TabTargetID: r.TargetID, URL: url}

@@ -1,0 +1,337 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// dialCDP connects a Go CDP client to the relay's browser-level endpoint.
+func (e *env) dialCDP(t *testing.T, ctx context.Context) *cdpclient.Client {
+	t.Helper()
+	c, err := cdpclient.Dial(ctx, e.cdpURL(), http.Header{"Authorization": {"Bearer " + e.token()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// attachPage attaches a flat session to a shared page through the relay.
+func attachPage(t *testing.T, ctx context.Context, c *cdpclient.Client, targetID string) string {
+	t.Helper()
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, &r); err != nil {
+		t.Fatalf("attach to %s through the relay: %v", targetID, err)
+	}
+	return r.SessionID
+}
+
+func evalString(t *testing.T, ctx context.Context, c *cdpclient.Client, sid, expr string) string {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+		ExceptionDetails any `json:"exceptionDetails"`
+	}
+	if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &r); err != nil {
+		t.Fatalf("evaluate %q through the relay: %v", expr, err)
+	}
+	if r.ExceptionDetails != nil {
+		t.Fatalf("evaluate %q: %v", expr, r.ExceptionDetails)
+	}
+	return fmt.Sprint(r.Result.Value)
+}
+
+// TestToolbarClickSharesAndUnshares: a click shares (badge ON, listed, Target.getTargets names it
+// first), a second click unshares (badge empty, unlisted, the attached client gets
+// Target.detachedFromTarget).
+func TestToolbarClickSharesAndUnshares(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, e.site.URL("/other.html?toolbar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if badge, _ := e.b.Badge(ctx, tab); badge != "" {
+		t.Fatalf("badge of an unshared tab = %q, want empty", badge)
+	}
+	if _, listed := e.listedIDs(t)[tab.TargetID]; listed {
+		t.Fatal("an unshared tab is listed by the relay")
+	}
+	if err := e.b.Share(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	l, listed := e.listedIDs(t)[tab.TargetID]
+	if !listed || l.Type != "page" || l.Title != "Other page" || !strings.Contains(l.WebSocketDebuggerURL, "/devtools/page/"+tab.TargetID) {
+		t.Fatalf("after the click /json/list has %+v (listed %v)", l, listed)
+	}
+	title, _ := e.b.Tooltip(ctx, tab)
+	if !strings.Contains(title, "shared") {
+		t.Errorf("tooltip of a shared tab = %q", title)
+	}
+
+	c := e.dialCDP(t, ctx)
+	var targets struct {
+		TargetInfos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	if err := c.Call(ctx, "", "Target.getTargets", nil, &targets); err != nil {
+		t.Fatal(err)
+	}
+	if len(targets.TargetInfos) == 0 || targets.TargetInfos[0].TargetID != tab.TargetID {
+		t.Fatalf("Target.getTargets = %+v, want the most recently shared tab %s first", targets.TargetInfos, tab.TargetID)
+	}
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	if got := evalString(t, ctx, c, sid, "document.querySelector('h1').textContent"); got != "Other page" {
+		t.Fatalf("evaluate through the relay = %q", got)
+	}
+
+	detached := c.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), sid)
+	})
+	if err := e.b.Unshare(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := detached.Wait(ctx); err != nil {
+		t.Fatalf("the client got no Target.detachedFromTarget after the user unshared the tab: %v", err)
+	}
+	eventually(t, 5*time.Second, "tab unlisted after unshare", func() (bool, string) {
+		_, listed := e.listedIDs(t)[tab.TargetID]
+		return !listed, "still listed"
+	})
+	if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "1"}, nil); err == nil {
+		t.Fatal("a command on the unshared tab's old session succeeded")
+	}
+	if !e.tabOpen(t, tab) {
+		t.Fatal("unsharing closed the tab")
+	}
+	_ = e.b.CloseTab(ctx, tab)
+}
+
+// TestTwoClientsTwoTabs: Playwright and Puppeteer each click 15 times in their own tab at the
+// same time; each tab counts exactly its own clicks.
+func TestTwoClientsTwoTabs(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Each tab in its own window, so both are visible (a background tab does not render).
+	var tabs []browser.Tab
+	for _, m := range []string{"concurrent-a", "concurrent-b"} {
+		tab, err := e.b.NewWindowTab(ctx, e.pageURL(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.b.Share(ctx, tab); err != nil {
+			t.Fatal(err)
+		}
+		defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+		tabs = append(tabs, tab)
+	}
+	tabA, tabB := tabs[0], tabs[1]
+	var wg sync.WaitGroup
+	outs := make([]map[string]any, 2)
+	for i, c := range []struct{ lib, marker string }{{"playwright", "concurrent-a"}, {"puppeteer", "concurrent-b"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			env := e.clientEnv(c.marker)
+			env["CLIENT_LIB"] = c.lib
+			env["CLICKS"] = "15"
+			outs[i] = runNodeNoFatal(t, ctx, "clicker.mjs", env)
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, tab := range []browser.Tab{tabA, tabB} {
+		if got := fmt.Sprint(outs[i]["out"]); got != "clicked 15" {
+			t.Errorf("client %d saw %q, want clicked 15", i, got)
+		}
+		var clicks float64
+		if err := e.b.PageEval(ctx, tab, "window.clicks", &clicks); err != nil || clicks != 15 {
+			t.Errorf("tab %d counted %v clicks (%v), want 15", i, clicks, err)
+		}
+	}
+}
+
+// TestCrossOriginNavigationKeepsSharing: a shared tab navigating to another origin stays shared
+// with the same target id, the relay sees the new URL, and a client can still drive it.
+func TestCrossOriginNavigationKeepsSharing(t *testing.T) {
+	e := shared(t)
+	tab := e.share(t, e.site.URL("/other.html?nav"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	if err := c.Call(ctx, sid, "Page.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	loaded := c.Expect(sid, "Page.loadEventFired", nil)
+	cross := e.site.CrossURL("/?client=navigated")
+	if err := c.Call(ctx, sid, "Page.navigate", map[string]any{"url": cross}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loaded.Wait(ctx); err != nil {
+		t.Fatalf("no load event after the cross-origin navigation: %v", err)
+	}
+	if got := evalString(t, ctx, c, sid, "location.href"); got != cross {
+		t.Fatalf("after navigation the page is at %q", got)
+	}
+	eventually(t, 5*time.Second, "relay lists the new URL", func() (bool, string) {
+		l := e.listedIDs(t)[tab.TargetID]
+		return l.URL == cross, fmt.Sprintf("%+v", l)
+	})
+	if badge, _ := e.b.Badge(ctx, tab); badge != "ON" {
+		t.Fatalf("badge after cross-origin navigation = %q", badge)
+	}
+	// A new client still reaches it.
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, tab.TargetID)
+	if got := evalString(t, ctx, c2, sid2, "document.title"); got != "tabrelay fixture" {
+		t.Fatalf("title after navigation = %q", got)
+	}
+	_ = e.b.CloseTab(ctx, tab)
+}
+
+// TestClosingTabReportsItGone: the user closes a shared tab; the relay unlists it and the
+// attached client learns it is gone.
+func TestClosingTabReportsItGone(t *testing.T) {
+	e := shared(t)
+	tab := e.share(t, e.site.URL("/other.html?closing"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	if err := c.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	destroyed := c.Expect("", "Target.targetDestroyed", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), tab.TargetID)
+	})
+	detached := c.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), sid)
+	})
+	if err := e.b.CloseTab(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := detached.Wait(ctx); err != nil {
+		t.Fatalf("no Target.detachedFromTarget after the tab closed: %v", err)
+	}
+	if _, err := destroyed.Wait(ctx); err != nil {
+		t.Fatalf("no Target.targetDestroyed after the tab closed: %v", err)
+	}
+	if _, listed := e.listedIDs(t)[tab.TargetID]; listed {
+		t.Fatal("a closed tab is still listed")
+	}
+}
+
+// TestOpenedTabIsShared: a link with target=_blank in a shared tab opens a tab that is shared
+// automatically (origin "opener"), and a client sees it attach.
+func TestOpenedTabIsShared(t *testing.T) {
+	e := shared(t)
+	tab := e.share(t, e.pageURL("opener"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	attached := c.Expect("", "Target.attachedToTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), "/other.html")
+	})
+	if err := c.Call(ctx, "", "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	// A click with a user gesture, as a person's click (a script click would be popup-blocked).
+	if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "document.getElementById('popup').click()", "userGesture": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := attached.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the tab opened by the shared tab was not attached for the client: %v", err)
+	}
+	var p struct {
+		SessionID  string `json:"sessionId"`
+		TargetInfo struct {
+			TargetID string `json:"targetId"`
+		} `json:"targetInfo"`
+	}
+	_ = json.Unmarshal(ev.Params, &p)
+	st, err := e.b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := ""
+	for _, s := range st.SharedTabs {
+		if s.TargetID == p.TargetInfo.TargetID {
+			origin = s.Origin
+		}
+	}
+	if origin != "opener" {
+		t.Fatalf("opened tab %s shared with origin %q, want opener (%+v)", p.TargetInfo.TargetID, origin, st.SharedTabs)
+	}
+	eventually(t, 10*time.Second, "opened tab loaded", func() (bool, string) {
+		got := evalString(t, ctx, c, p.SessionID, "document.readyState + ' ' + document.title")
+		return got == "complete Other page", got
+	})
+	opened, err := e.b.TabOf(ctx, p.TargetInfo.TargetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if badge, _ := e.b.Badge(ctx, opened); badge != "ON" {
+		t.Errorf("badge of the opened tab = %q, want ON", badge)
+	}
+	_ = e.b.CloseTab(ctx, opened)
+	_ = e.b.CloseTab(ctx, tab)
+}
+
+// TestForeignPageCannotOpenRelay: a web page in the same browser (another origin) cannot open
+// the relay's CDP socket or read its discovery endpoints, even knowing the secret.
+func TestForeignPageCannotOpenRelay(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, e.site.URL("/other.html?foreign"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+	for _, path := range []string{"/cdp", "/devtools/browser", "/extension"} {
+		expr := fmt.Sprintf(`new Promise(res => {
+			const ws = new WebSocket(%q);
+			ws.onopen = () => { res('open'); ws.close(); };
+			ws.onerror = () => res('error');
+			setTimeout(() => res('timeout'), 5000);
+		})`, "ws://"+e.addr+path+"?token="+e.token())
+		var got string
+		if err := e.b.PageEval(ctx, tab, expr, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != "error" {
+			t.Errorf("a page from %s opening %s got %q, want error", e.site.URL(""), path, got)
+		}
+	}
+	var got string
+	expr := fmt.Sprintf(`fetch(%q).then(r => r.status + ' ' + r.type, e => 'blocked')`, e.httpURL()+"/json/list?token="+e.token())
+	if err := e.b.PageEval(ctx, tab, expr, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "blocked" {
+		t.Errorf("a foreign page fetching /json/list got %q, want it blocked", got)
+	}
+}
+
