@@ -166,7 +166,7 @@ func (d *domInfo) clickables() (map[string]map[int]uint8, map[string]map[int][2]
 				return false
 			}
 			switch str(n.NodeName[i]) {
-			case "HTML", "BODY", "IFRAME", "FRAME":
+			case "HTML", "BODY", "IFRAME", "FRAME", "LABEL":
 				return false
 			}
 			return true

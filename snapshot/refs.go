@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrUnknownRef is wrapped by errors for refs that no snapshot of the tab produced.
@@ -256,7 +257,7 @@ func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
 	}
 	match := false
 	for _, n := range ax.Nodes {
-		if n.BackendID == e.backendID && !n.Ignored && n.Role.str() == e.axRole && collapse(n.Name.str()) == e.axName {
+		if n.BackendID == e.backendID && n.Role.str() == e.axRole && collapse(n.Name.str()) == e.axName {
 			match = true
 		}
 	}
@@ -270,8 +271,14 @@ func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
 	}, nil
 }
 
-func (t *Tab) release(ctx context.Context, session, objectID string) {
-	_ = t.c.Call(ctx, session, "Runtime.releaseObject", map[string]any{"objectId": objectID}, nil)
+// release frees a remote object in the background: while a JavaScript dialog is open the
+// page answers no Runtime command, and nothing should wait for that.
+func (t *Tab) release(_ context.Context, session, objectID string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = t.c.Call(ctx, session, "Runtime.releaseObject", map[string]any{"objectId": objectID}, nil)
+	}()
 }
 
 // Release frees the remote object of a resolved element.

@@ -71,16 +71,19 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 	start := time.Now()
 	s := &Snapshot{Dialog: t.Dialog()}
 	if s.Dialog != nil {
-		// A JavaScript dialog blocks the page's scripts; the outline may still be readable.
-		c2, cancel := context.WithTimeout(ctx, 2*time.Second)
-		root, err := t.build(c2)
-		cancel()
-		if err != nil {
-			s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
-			s.Took = time.Since(start)
-			return s, nil
+		var ti struct {
+			TargetInfo struct {
+				URL   string `json:"url"`
+				Title string `json:"title"`
+			} `json:"targetInfo"`
 		}
-		return t.finish(ctx, s, root, o, start)
+		if t.c.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": t.targetID}, &ti) == nil {
+			s.URL, s.Title = ti.TargetInfo.URL, ti.TargetInfo.Title
+		}
+		// A JavaScript dialog blocks the page: nothing but the dialog can be read or done.
+		s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
+		s.Took = time.Since(start)
+		return s, nil
 	}
 	root, err := t.build(ctx)
 	if err != nil {
