@@ -1,0 +1,679 @@
+// Package fastpath turns simple commands ("click sign in", "type hello in the search box",
+// "press enter", "scroll down", "go back", "open github.com", "switch to the mail tab",
+// "check remember me", "select Blue in color", "what is on this page?") into one browser action
+// without a language model, by matching names in the current role snapshot.
+//
+// It only acts when the match is unambiguous: anything else comes back as not sure, with the
+// candidates, for the caller to hand to the model. Actions it returns still go through the
+// agent's confirmation rules before they run.
+package fastpath
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/tabrelay/tabrelay/agent/outline"
+)
+
+// Outcome says how a command was understood.
+type Outcome string
+
+// Outcomes.
+const (
+	// Matched: Action is set and safe to run (after the usual confirmation rules).
+	Matched Outcome = "matched"
+	// Ambiguous: several elements or tabs fit; Candidates lists them.
+	Ambiguous Outcome = "ambiguous"
+	// NotFound: the command is simple but nothing on the page fits.
+	NotFound Outcome = "not_found"
+	// NotSimple: the command is not one this package understands; ask the model.
+	NotSimple Outcome = "not_simple"
+)
+
+// Action is a structured browser action, JSON-compatible with the agent's tool arguments plus
+// "kind" (see task.ActionKinds), and "describe" for page questions answered from the snapshot.
+type Action struct {
+	Kind      string   `json:"kind"`
+	Ref       string   `json:"ref,omitempty"`
+	Text      string   `json:"text,omitempty"`
+	Submit    bool     `json:"submit,omitempty"`
+	Key       string   `json:"key,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	Values    []string `json:"values,omitempty"`
+	Checked   *bool    `json:"checked,omitempty"`
+	Direction string   `json:"direction,omitempty"`
+	Tab       string   `json:"tab,omitempty"`
+}
+
+// Candidate is an element or tab that could be meant.
+type Candidate struct {
+	Ref  string `json:"ref,omitempty"`
+	Tab  string `json:"tab,omitempty"`
+	Role string `json:"role,omitempty"`
+	Name string `json:"name"`
+}
+
+// Result is the outcome of [Match].
+type Result struct {
+	Outcome Outcome `json:"outcome"`
+	// Action is set when Outcome is Matched.
+	Action *Action `json:"action,omitempty"`
+	// Answer is the reply for "describe" actions (what is on this page).
+	Answer string `json:"answer,omitempty"`
+	// Reason explains a non-match in a sentence.
+	Reason string `json:"reason,omitempty"`
+	// Candidates are the elements that could be meant (ambiguous or near misses).
+	Candidates []Candidate `json:"candidates,omitempty"`
+}
+
+// OK reports whether an action was found.
+func (r Result) OK() bool { return r.Outcome == Matched && r.Action != nil }
+
+// Tab is a shared tab, for "switch to …" and "close …" commands.
+type Tab struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+var (
+	politeRe   = regexp.MustCompile(`^(?:please |pls |can you |could you |would you |now |then |and |just |ok |okay )+`)
+	trailingRe = regexp.MustCompile(`(?: please| for me| now| thanks| thank you)+$`)
+	urlLikeRe  = regexp.MustCompile(`^(?:https?://\S+|(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?(?:/\S*)?|localhost(?::\d+)?(?:/\S*)?)$`)
+
+	reBack     = regexp.MustCompile(`^(?:go |navigate )?back(?: a page| one page)?$|^previous page$`)
+	reForward  = regexp.MustCompile(`^(?:go |navigate )?forward(?: a page| one page)?$|^next page in history$`)
+	reReload   = regexp.MustCompile(`^(?:reload|refresh)(?: (?:the|this) (?:page|tab))?$`)
+	reScroll   = regexp.MustCompile(`^scroll(?: the page)?(?: (up|down|left|right))?(?: a bit| a little| more| some)?$`)
+	reScrollTo = regexp.MustCompile(`^scroll to (?:the )?(top|bottom|end|start)(?: of (?:the|this) page)?$`)
+	rePage     = regexp.MustCompile(`^page (up|down)$`)
+	reDescribe = regexp.MustCompile(`^(?:what(?:'s| is) (?:on )?(?:this|the) (?:page|tab)|what(?:'s| is) on (?:the )?screen|describe (?:this|the) (?:page|tab)|summari[sz]e (?:this|the) (?:page|tab)|read (?:this|the) (?:page|tab)(?: to me)?|where am i)$`)
+	reOpen     = regexp.MustCompile(`^(?:open|go to|goto|navigate to|visit|load|browse to)\s+(\S+)(\s+in (?:a )?new tab)?$`)
+	reNewTab   = regexp.MustCompile(`^open (?:a )?new tab(?: (?:with|for|at) (\S+))?$`)
+	reSwitch   = regexp.MustCompile(`^(?:switch|change|go|jump|move) to (.+?)(?: tab)?$`)
+	reCloseTab = regexp.MustCompile(`^close (?:(?:this|the current|current|the) tab|(?:the )?(.+?) tab)$`)
+	rePress    = regexp.MustCompile(`^(?:press|hit|push|tap)(?: the)? (.+?)(?: key)?$`)
+	reType     = regexp.MustCompile(`^(?:type|enter|write|input|put|insert) (.+?) (?:in|into|in the|on|to) (.+)$`)
+	reTypeOnly = regexp.MustCompile(`^(?:type|write|input) (.+)$`)
+	reFill     = regexp.MustCompile(`^(?:fill(?: in| out)?|set) (.+?) (?:with|to|as) (.+)$`)
+	reSearch   = regexp.MustCompile(`^search(?: for)? (.+)$`)
+	reCheck    = regexp.MustCompile(`^(?:check|tick|enable|turn on|select the checkbox) (.+)$`)
+	reUncheck  = regexp.MustCompile(`^(?:uncheck|untick|disable|turn off|clear the checkbox) (.+)$`)
+	reSelect   = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
+	reHover    = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
+	reClick    = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
+)
+
+// keyNames maps spoken key names to DOM key values.
+var keyNames = map[string]string{
+	"enter": "Enter", "return": "Enter", "escape": "Escape", "esc": "Escape", "tab": "Tab", "space": "Space",
+	"spacebar": "Space", "backspace": "Backspace", "delete": "Delete", "del": "Delete", "up": "ArrowUp",
+	"down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "arrow up": "ArrowUp", "arrow down": "ArrowDown",
+	"arrow left": "ArrowLeft", "arrow right": "ArrowRight", "up arrow": "ArrowUp", "down arrow": "ArrowDown",
+	"left arrow": "ArrowLeft", "right arrow": "ArrowRight", "page down": "PageDown", "page up": "PageUp",
+	"home": "Home", "end": "End",
+}
+
+// Role groups.
+var (
+	clickRoles = roleSet("button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "checkbox", "radio",
+		"switch", "option", "treeitem", "row", "cell", "gridcell", "img", "listitem", "combobox", "summary")
+	textRoles   = roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea")
+	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
+	selectRoles = roleSet("combobox", "listbox")
+)
+
+func roleSet(rs ...string) map[string]bool {
+	m := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		m[r] = true
+	}
+	return m
+}
+
+// roleHints maps trailing words of a target phrase to the roles they name.
+var roleHints = []struct {
+	words string
+	roles map[string]bool
+}{
+	{"text field", textRoles}, {"text box", textRoles}, {"search box", roleSet("searchbox", "textbox", "combobox")},
+	{"search field", roleSet("searchbox", "textbox", "combobox")}, {"input field", textRoles},
+	{"check box", checkRoles}, {"drop down", selectRoles}, {"radio button", roleSet("radio")},
+	{"button", roleSet("button", "menuitem", "link", "tab", "switch")}, {"link", roleSet("link")},
+	{"field", textRoles}, {"box", textRoles}, {"input", textRoles}, {"textbox", textRoles}, {"textarea", textRoles},
+	{"checkbox", checkRoles}, {"dropdown", selectRoles}, {"select", selectRoles}, {"menu", selectRoles},
+	{"list", selectRoles}, {"tab", roleSet("tab")}, {"radio", roleSet("radio")}, {"switch", roleSet("switch")},
+	{"toggle", roleSet("switch", "checkbox")}, {"option", roleSet("option", "radio", "menuitem")},
+	{"menu item", roleSet("menuitem")}, {"icon", clickRoles}, {"image", roleSet("img")},
+}
+
+// Match understands command against the snapshot (and the shared tabs, for tab commands).
+func Match(command, snapshot string, tabs []Tab) Result {
+	cmd := normalizeCommand(command)
+	if cmd == "" {
+		return Result{Outcome: NotSimple, Reason: "empty command"}
+	}
+	nodes := outline.Parse(snapshot)
+
+	switch {
+	case reBack.MatchString(cmd):
+		return act(Action{Kind: "back"})
+	case reForward.MatchString(cmd):
+		return act(Action{Kind: "forward"})
+	case reReload.MatchString(cmd):
+		return act(Action{Kind: "reload"})
+	case reDescribe.MatchString(cmd):
+		return Result{Outcome: Matched, Action: &Action{Kind: "describe"}, Answer: describe(nodes)}
+	}
+	if m := reScroll.FindStringSubmatch(cmd); m != nil {
+		dir := m[1]
+		if dir == "" {
+			dir = "down"
+		}
+		return act(Action{Kind: "scroll", Direction: dir})
+	}
+	if m := reScrollTo.FindStringSubmatch(cmd); m != nil {
+		dir := map[string]string{"top": "top", "start": "top", "bottom": "bottom", "end": "bottom"}[m[1]]
+		return act(Action{Kind: "scroll", Direction: dir})
+	}
+	if m := rePage.FindStringSubmatch(cmd); m != nil {
+		return act(Action{Kind: "press", Key: keyNames["page "+m[1]]})
+	}
+	if m := reNewTab.FindStringSubmatch(cmd); m != nil {
+		return act(Action{Kind: "new_tab", URL: normalizeURL(originalSpan(command, m[1]))})
+	}
+	if m := reOpen.FindStringSubmatch(cmd); m != nil && urlLikeRe.MatchString(m[1]) {
+		u := normalizeURL(originalSpan(command, m[1]))
+		if m[2] != "" {
+			return act(Action{Kind: "new_tab", URL: u})
+		}
+		return act(Action{Kind: "navigate", URL: u})
+	}
+	if m := reCloseTab.FindStringSubmatch(cmd); m != nil {
+		if m[1] == "" {
+			return act(Action{Kind: "close_tab"})
+		}
+		return matchTab("close_tab", m[1], tabs)
+	}
+	if m := reSwitch.FindStringSubmatch(cmd); m != nil && (strings.HasPrefix(cmd, "switch") || strings.HasSuffix(cmd, " tab")) {
+		return matchTab("activate_tab", m[1], tabs)
+	}
+	if m := rePress.FindStringSubmatch(cmd); m != nil {
+		if k, ok := keyNames[m[1]]; ok {
+			return act(Action{Kind: "press", Key: k})
+		}
+		if k, ok := keyCombo(m[1]); ok {
+			return act(Action{Kind: "press", Key: k})
+		}
+	}
+	if m := reUncheck.FindStringSubmatch(cmd); m != nil {
+		return matchElement(nodes, m[1], checkRoles, func(n outline.Node) Action {
+			f := false
+			return Action{Kind: "check", Ref: n.Ref, Checked: &f}
+		})
+	}
+	if m := reCheck.FindStringSubmatch(cmd); m != nil {
+		return matchElement(nodes, m[1], checkRoles, func(n outline.Node) Action {
+			t := true
+			return Action{Kind: "check", Ref: n.Ref, Checked: &t}
+		})
+	}
+	if m := reType.FindStringSubmatch(cmd); m != nil {
+		text := originalSpan(command, m[1])
+		return matchElement(nodes, m[2], textRoles, func(n outline.Node) Action {
+			return Action{Kind: "type", Ref: n.Ref, Text: text}
+		})
+	}
+	if m := reFill.FindStringSubmatch(cmd); m != nil {
+		text := originalSpan(command, m[2])
+		if r := matchElement(nodes, m[1], textRoles, func(n outline.Node) Action {
+			return Action{Kind: "type", Ref: n.Ref, Text: text}
+		}); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
+			return r
+		}
+	}
+	if m := reSelect.FindStringSubmatch(cmd); m != nil {
+		value := originalSpan(command, m[1])
+		r := matchElement(nodes, m[2], selectRoles, func(n outline.Node) Action {
+			return Action{Kind: "select", Ref: n.Ref, Values: []string{value}}
+		})
+		if r.OK() {
+			if opts := options(nodes, r.Action.Ref); len(opts) > 0 && !containsFold(opts, value) {
+				return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", value), Candidates: r.Candidates}
+			}
+		}
+		if r.Outcome != NotFound {
+			return r
+		}
+	}
+	if m := reSearch.FindStringSubmatch(cmd); m != nil {
+		text := originalSpan(command, m[1])
+		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n outline.Node) Action {
+			return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
+		})
+		if r.Outcome == NotFound {
+			r = onlyOne(nodes, roleSet("searchbox"), func(n outline.Node) Action {
+				return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
+			})
+		}
+		return r
+	}
+	if m := reTypeOnly.FindStringSubmatch(cmd); m != nil {
+		text := originalSpan(command, m[1])
+		return onlyOne(nodes, textRoles, func(n outline.Node) Action { return Action{Kind: "type", Ref: n.Ref, Text: text} })
+	}
+	if m := reHover.FindStringSubmatch(cmd); m != nil {
+		return matchElement(nodes, m[1], clickRoles, func(n outline.Node) Action { return Action{Kind: "hover", Ref: n.Ref} })
+	}
+	if m := reClick.FindStringSubmatch(cmd); m != nil {
+		r := matchElement(nodes, m[1], clickRoles, func(n outline.Node) Action { return Action{Kind: "click", Ref: n.Ref} })
+		if r.Outcome == NotFound && strings.HasPrefix(cmd, "open ") {
+			return Result{Outcome: NotFound, Reason: fmt.Sprintf("nothing called %q here, and it is not a web address", m[1]), Candidates: r.Candidates}
+		}
+		return r
+	}
+	return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
+}
+
+func act(a Action) Result { return Result{Outcome: Matched, Action: &a} }
+
+// normalizeCommand lowercases, trims punctuation and polite words.
+func normalizeCommand(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimRight(s, ".!?")
+	s = strings.Join(strings.Fields(s), " ")
+	s = politeRe.ReplaceAllString(s, "")
+	s = trailingRe.ReplaceAllString(s, "")
+	return strings.TrimSpace(s)
+}
+
+// originalSpan returns the part of the original command matching the lowercased span, so
+// typed text keeps its case ("type Hello World" types "Hello World"); quotes are removed.
+func originalSpan(original, lower string) string {
+	orig := strings.Join(strings.Fields(strings.TrimSpace(original)), " ")
+	if i := strings.Index(strings.ToLower(orig), lower); i >= 0 && len(strings.ToLower(orig)) == len(orig) {
+		lower = orig[i : i+len(lower)]
+	}
+	return strings.Trim(lower, `"'“”‘’`)
+}
+
+func normalizeURL(u string) string {
+	if u == "" {
+		return ""
+	}
+	u = strings.TrimRight(u, ".,;")
+	if !strings.Contains(u, "://") {
+		u = "https://" + u
+	}
+	return u
+}
+
+// keyCombo accepts "ctrl+a", "control a", "shift tab" style combinations.
+func keyCombo(s string) (string, bool) {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '+' || r == ' ' || r == '-' })
+	if len(parts) < 2 {
+		return "", false
+	}
+	mods := map[string]string{"ctrl": "Control", "control": "Control", "shift": "Shift", "alt": "Alt", "option": "Alt", "cmd": "Meta", "command": "Meta", "meta": "Meta"}
+	var out []string
+	for i, p := range parts {
+		if m, ok := mods[p]; ok && i < len(parts)-1 {
+			out = append(out, m)
+			continue
+		}
+		if i != len(parts)-1 {
+			return "", false
+		}
+		if k, ok := keyNames[p]; ok {
+			out = append(out, k)
+		} else if len(p) == 1 {
+			out = append(out, p)
+		} else {
+			return "", false
+		}
+	}
+	return strings.Join(out, "+"), true
+}
+
+// target is a parsed element phrase.
+type target struct {
+	phrase string
+	roles  map[string]bool // from words like "button"; nil if none
+}
+
+var articleRe = regexp.MustCompile(`^(?:the|a|an|this|that|my|our|your|on|at)\s+`)
+
+func parseTarget(p string) target {
+	p = strings.Trim(strings.TrimSpace(p), `"'“”‘’`)
+	for {
+		q := articleRe.ReplaceAllString(p, "")
+		if q == p {
+			break
+		}
+		p = q
+	}
+	var roles map[string]bool
+	for _, h := range roleHints {
+		if p == h.words {
+			if strings.HasPrefix(p, "search ") {
+				// "the search box" names the search field.
+				return target{phrase: "search", roles: h.roles}
+			}
+			return target{roles: h.roles}
+		}
+		if strings.HasSuffix(p, " "+h.words) {
+			p = strings.TrimSpace(strings.TrimSuffix(p, " "+h.words))
+			roles = h.roles
+			break
+		}
+	}
+	return target{phrase: normName(strings.Trim(p, `"'“”‘’`)), roles: roles}
+}
+
+// normName lowercases and keeps letters and digits separated by single spaces.
+func normName(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		} else {
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// score rates how well a node's name fits the phrase: 3 exact, 2 prefix at a word boundary or
+// equal without spaces, 1 whole-word containment, 0 none.
+func score(name, phrase string) int {
+	n := normName(name)
+	switch {
+	case n == "" || phrase == "":
+		return 0
+	case n == phrase:
+		return 3
+	case strings.ReplaceAll(n, " ", "") == strings.ReplaceAll(phrase, " ", ""):
+		return 3
+	case strings.HasPrefix(n, phrase+" "):
+		return 2
+	case strings.Contains(" "+n+" ", " "+phrase+" "):
+		return 1
+	}
+	return 0
+}
+
+// matchElement finds the one element the phrase names. defaultRoles apply when the phrase
+// names no role.
+func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]bool, mk func(outline.Node) Action) Result {
+	tg := parseTarget(phrase)
+	if refRe.MatchString(tg.phrase) {
+		// "click e14": a ref straight from the snapshot.
+		if n, ok := outline.Find(nodes, tg.phrase); ok {
+			return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]outline.Node{n})}
+		}
+		return Result{Outcome: NotFound, Reason: fmt.Sprintf("no element %s on this page", tg.phrase)}
+	}
+	roles := defaultRoles
+	switch {
+	case tg.roles != nil && sameSet(defaultRoles, clickRoles):
+		// "click the email field": the named role wins.
+		roles = tg.roles
+	case tg.roles != nil:
+		// "check the newsletter box": either kind of word may be loose; accept both.
+		roles = union(defaultRoles, tg.roles)
+	}
+	if tg.phrase == "" || isPronoun(tg.phrase) {
+		// "the search box", "it": only when exactly one element of the roles exists.
+		return onlyOne(nodes, roles, mk)
+	}
+	best := 0
+	var hits []outline.Node
+	var disabled []outline.Node
+	for _, n := range nodes {
+		if n.Ref == "" || !roles[n.Role] {
+			continue
+		}
+		s := score(n.Name, tg.phrase)
+		if s == 0 {
+			continue
+		}
+		if n.Has("disabled") {
+			disabled = append(disabled, n)
+			continue
+		}
+		switch {
+		case s > best:
+			best, hits = s, []outline.Node{n}
+		case s == best:
+			hits = append(hits, n)
+		}
+	}
+	switch {
+	case len(hits) == 1 && (best >= 2 || len(tg.phrase) >= 3):
+		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
+	case len(hits) > 1:
+		return Result{Outcome: Ambiguous, Reason: fmt.Sprintf("%d elements match %q", len(hits), tg.phrase), Candidates: cands(hits)}
+	case len(disabled) > 0:
+		return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is disabled", tg.phrase), Candidates: cands(disabled)}
+	}
+	return Result{Outcome: NotFound, Reason: fmt.Sprintf("no element called %q on this page", tg.phrase), Candidates: near(nodes, roles, tg.phrase)}
+}
+
+var refRe = regexp.MustCompile(`^e\d+$`)
+
+func sameSet(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func union(a, b map[string]bool) map[string]bool {
+	m := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
+}
+
+func isPronoun(p string) bool {
+	switch p {
+	case "it", "there", "here", "that", "this":
+		return true
+	}
+	return false
+}
+
+// onlyOne picks the single enabled element with one of roles.
+func onlyOne(nodes []outline.Node, roles map[string]bool, mk func(outline.Node) Action) Result {
+	var hits []outline.Node
+	for _, n := range nodes {
+		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
+			hits = append(hits, n)
+		}
+	}
+	switch len(hits) {
+	case 1:
+		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
+	case 0:
+		return Result{Outcome: NotFound, Reason: "no such field on this page"}
+	}
+	return Result{Outcome: Ambiguous, Reason: fmt.Sprintf("%d possible elements; name one", len(hits)), Candidates: cands(hits)}
+}
+
+// near lists elements of the roles sharing a word with the phrase (for the model's benefit).
+func near(nodes []outline.Node, roles map[string]bool, phrase string) []Candidate {
+	words := strings.Fields(phrase)
+	var out []outline.Node
+	for _, n := range nodes {
+		if n.Ref == "" || !roles[n.Role] {
+			continue
+		}
+		nn := " " + normName(n.Name) + " "
+		for _, w := range words {
+			if len(w) > 2 && strings.Contains(nn, " "+w) {
+				out = append(out, n)
+				break
+			}
+		}
+		if len(out) >= 8 {
+			break
+		}
+	}
+	return cands(out)
+}
+
+func cands(ns []outline.Node) []Candidate {
+	out := make([]Candidate, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, Candidate{Ref: n.Ref, Role: n.Role, Name: n.Name})
+	}
+	return out
+}
+
+func ptr(a Action) *Action { return &a }
+
+// options returns the names of option children of the element with ref.
+func options(nodes []outline.Node, ref string) []string {
+	var out []string
+	for i, n := range nodes {
+		if n.Ref != ref {
+			continue
+		}
+		for j := i + 1; j < len(nodes) && nodes[j].Depth > n.Depth; j++ {
+			if nodes[j].Role == "option" {
+				out = append(out, nodes[j].Name)
+			}
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if normName(x) == normName(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchTab finds the one tab whose title or host contains the phrase.
+func matchTab(kind, phrase string, tabs []Tab) Result {
+	p := parseTarget(phrase).phrase
+	if p == "" {
+		return Result{Outcome: NotSimple, Reason: "which tab?"}
+	}
+	var hits []Tab
+	exact := []Tab{}
+	for _, t := range tabs {
+		title := normName(t.Title)
+		host := normName(hostOf(t.URL))
+		if title == p || strings.TrimPrefix(host, "www ") == p {
+			exact = append(exact, t)
+		}
+		if strings.Contains(" "+title+" ", " "+p) || strings.Contains(host, p) {
+			hits = append(hits, t)
+		}
+	}
+	if len(exact) == 1 {
+		hits = exact
+	}
+	cs := make([]Candidate, 0, len(hits))
+	for _, t := range hits {
+		cs = append(cs, Candidate{Tab: t.ID, Name: t.Title})
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	switch len(hits) {
+	case 1:
+		return Result{Outcome: Matched, Action: &Action{Kind: kind, Tab: hits[0].ID}, Candidates: cs}
+	case 0:
+		return Result{Outcome: NotFound, Reason: fmt.Sprintf("no shared tab matches %q", p)}
+	}
+	return Result{Outcome: Ambiguous, Reason: fmt.Sprintf("%d tabs match %q", len(hits), p), Candidates: cs}
+}
+
+func hostOf(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}
+
+// describe summarises a page from its outline: headings, then counts of controls, then the
+// first lines of text.
+func describe(nodes []outline.Node) string {
+	var heads, texts []string
+	counts := map[string]int{}
+	for _, n := range nodes {
+		switch {
+		case n.Role == "heading" && n.Name != "":
+			heads = append(heads, n.Name)
+		case n.Role == "text" && n.Value != "":
+			texts = append(texts, n.Value)
+		case n.Role == "paragraph" && (n.Value != "" || n.Name != ""):
+			texts = append(texts, n.Name+n.Value)
+		}
+		if n.Ref != "" {
+			counts[n.Role]++
+		}
+	}
+	var b strings.Builder
+	if len(heads) > 0 {
+		fmt.Fprintf(&b, "Headings: %s.\n", strings.Join(first(heads, 8), "; "))
+	}
+	var parts []string
+	for _, r := range []string{"link", "button", "textbox", "checkbox", "combobox", "tab", "img"} {
+		if counts[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[r], plural(r, counts[r])))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "Controls: %s.\n", strings.Join(parts, ", "))
+	}
+	if len(texts) > 0 {
+		fmt.Fprintf(&b, "Text: %s", strings.Join(first(texts, 5), " "))
+	}
+	if b.Len() == 0 {
+		return "The page looks empty."
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func plural(role string, n int) string {
+	names := map[string]string{"textbox": "text field", "combobox": "drop-down", "img": "image"}
+	w := role
+	if v, ok := names[role]; ok {
+		w = v
+	}
+	if n != 1 {
+		w += "s"
+	}
+	return w
+}

@@ -1,0 +1,170 @@
+package fastpath
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const page = `- banner [ref=e1]:
+  - link "Home" [ref=e2]
+  - link "Sign in" [ref=e3]
+  - button "Sign in with Google" [ref=e4]
+- heading "Welcome to Acme" [level=1] [ref=e5]
+- searchbox "Search" [ref=e6]
+- textbox "Email" [ref=e7]
+- textbox "Password" [ref=e8]
+- checkbox "Remember me" [ref=e9]
+- checkbox "Subscribe to newsletter" [checked] [ref=e10]
+- combobox "Color" [ref=e11]:
+  - option "Red" [ref=e12]
+  - option "Blue" [ref=e13]
+- button "Submit" [ref=e14]
+- button "Delete" [ref=e15]
+- button "Delete" [ref=e16]
+- link "Read more" [ref=e17]
+- link "Read more about pricing" [ref=e18]
+- button "Save draft" [ref=e19] [disabled]
+- button "Add to cart" [ref=e20]
+- button "Add to wishlist" [ref=e21]
+- text: Fast shipping worldwide.`
+
+var tabs = []Tab{
+	{ID: "t1", Title: "Inbox (3) - ada@example.com - Example Mail", URL: "https://mail.example.com/inbox"},
+	{ID: "t2", Title: "GitHub", URL: "https://github.com/"},
+	{ID: "t3", Title: "Calendar", URL: "https://calendar.example.com/"},
+}
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		cmd     string
+		outcome Outcome
+		want    string // JSON of the action, compared as a subset by fields listed
+	}{
+		{"click sign in", Matched, `{"kind":"click","ref":"e3"}`},
+		{"Click Sign In.", Matched, `{"kind":"click","ref":"e3"}`},
+		{"please click the google button", Matched, `{"kind":"click","ref":"e4"}`},
+		{"press the submit button", Matched, `{"kind":"click","ref":"e14"}`},
+		{"tap submit", Matched, `{"kind":"click","ref":"e14"}`},
+		{"open sign in", Matched, `{"kind":"click","ref":"e3"}`},
+		{"click the home link", Matched, `{"kind":"click","ref":"e2"}`},
+		{"click read more", Matched, `{"kind":"click","ref":"e17"}`},
+		{"click e14", Matched, `{"kind":"click","ref":"e14"}`},
+		{"click the email field", Matched, `{"kind":"click","ref":"e7"}`},
+		{"type hello in the search box", Matched, `{"kind":"type","ref":"e6","text":"hello"}`},
+		{"Type Hello World into email", Matched, `{"kind":"type","ref":"e7","text":"Hello World"}`},
+		{"enter ada@example.com in the email field", Matched, `{"kind":"type","ref":"e7","text":"ada@example.com"}`},
+		{`type "two words" in search`, Matched, `{"kind":"type","ref":"e6","text":"two words"}`},
+		{"fill email with bob@example.org", Matched, `{"kind":"type","ref":"e7","text":"bob@example.org"}`},
+		{"search for Blue kettles", Matched, `{"kind":"type","ref":"e6","text":"Blue kettles","submit":true}`},
+		{"press enter", Matched, `{"kind":"press","key":"Enter"}`},
+		{"hit escape", Matched, `{"kind":"press","key":"Escape"}`},
+		{"press the tab key", Matched, `{"kind":"press","key":"Tab"}`},
+		{"press ctrl+a", Matched, `{"kind":"press","key":"Control+a"}`},
+		{"page down", Matched, `{"kind":"press","key":"PageDown"}`},
+		{"scroll down", Matched, `{"kind":"scroll","direction":"down"}`},
+		{"scroll up a bit", Matched, `{"kind":"scroll","direction":"up"}`},
+		{"scroll", Matched, `{"kind":"scroll","direction":"down"}`},
+		{"scroll to the bottom of the page", Matched, `{"kind":"scroll","direction":"bottom"}`},
+		{"go back", Matched, `{"kind":"back"}`},
+		{"Back!", Matched, `{"kind":"back"}`},
+		{"go forward", Matched, `{"kind":"forward"}`},
+		{"refresh the page", Matched, `{"kind":"reload"}`},
+		{"open github.com", Matched, `{"kind":"navigate","url":"https://github.com"}`},
+		{"go to https://Example.org/A?b=1", Matched, `{"kind":"navigate","url":"https://Example.org/A?b=1"}`},
+		{"visit localhost:8080/admin", Matched, `{"kind":"navigate","url":"https://localhost:8080/admin"}`},
+		{"open news.ycombinator.com in a new tab", Matched, `{"kind":"new_tab","url":"https://news.ycombinator.com"}`},
+		{"switch to the mail tab", Matched, `{"kind":"activate_tab","tab":"t1"}`},
+		{"switch to github", Matched, `{"kind":"activate_tab","tab":"t2"}`},
+		{"go to the calendar tab", Matched, `{"kind":"activate_tab","tab":"t3"}`},
+		{"close this tab", Matched, `{"kind":"close_tab"}`},
+		{"close the github tab", Matched, `{"kind":"close_tab","tab":"t2"}`},
+		{"what is on this page?", Matched, `{"kind":"describe"}`},
+		{"What's on the page", Matched, `{"kind":"describe"}`},
+		{"check remember me", Matched, `{"kind":"check","ref":"e9","checked":true}`},
+		{"tick the newsletter box", Matched, `{"kind":"check","ref":"e10","checked":true}`},
+		{"uncheck subscribe to newsletter", Matched, `{"kind":"check","ref":"e10","checked":false}`},
+		{"select Blue in color", Matched, `{"kind":"select","ref":"e11","values":["Blue"]}`},
+		{"choose red from the color dropdown", Matched, `{"kind":"select","ref":"e11","values":["red"]}`},
+		{"hover over home", Matched, `{"kind":"hover","ref":"e2"}`},
+
+		// Ambiguous or unknown: must not be guessed.
+		{"click delete", Ambiguous, ``},
+		{"click add", Ambiguous, ``},
+		{"type hello", Ambiguous, ``},
+		{"switch to example", Ambiguous, ``},
+		{"click sign", Ambiguous, ``},
+		{"choose Green from the color dropdown", NotFound, ``},
+		{"click save draft", NotFound, ``},
+		{"click the purple button", NotFound, ``},
+		{"check the terms box", NotFound, ``},
+		{"switch to the slack tab", NotFound, ``},
+		{"open the pod bay doors", NotFound, ``},
+		{"click e99", NotFound, ``},
+		{"book a flight to Paris and pay with my card", NotSimple, ``},
+		{"find the cheapest kettle and add it to my cart", NotSimple, ``},
+		{"how much is shipping?", NotSimple, ``},
+		{"", NotSimple, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := Match(tt.cmd, page, tabs)
+			if r.Outcome != tt.outcome {
+				t.Fatalf("outcome %s (%s), want %s; action %+v candidates %+v", r.Outcome, r.Reason, tt.outcome, r.Action, r.Candidates)
+			}
+			if tt.outcome != Matched {
+				if r.Action != nil {
+					t.Fatalf("guessed %+v", r.Action)
+				}
+				if r.Reason == "" {
+					t.Error("no reason given")
+				}
+				if tt.outcome == Ambiguous && len(r.Candidates) < 2 {
+					t.Errorf("ambiguous with candidates %+v", r.Candidates)
+				}
+				return
+			}
+			got, _ := json.Marshal(r.Action)
+			if string(got) != tt.want {
+				t.Fatalf("action %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if len(tests) < 40 {
+		t.Fatalf("only %d phrasings", len(tests))
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	r := Match("what is on this page", page, nil)
+	for _, want := range []string{"Welcome to Acme", "4 links", "text field", "Fast shipping"} {
+		if !strings.Contains(r.Answer, want) {
+			t.Errorf("answer %q lacks %q", r.Answer, want)
+		}
+	}
+}
+
+func FuzzMatch(f *testing.F) {
+	f.Add("click sign in", page)
+	f.Add("type \"x\" in e6", page)
+	f.Add("select  in ", "- combobox \"\" [ref=e1]:\n  - option")
+	f.Add("open http://", "")
+	f.Fuzz(func(t *testing.T, cmd, snap string) {
+		r := Match(cmd, snap, tabs)
+		switch r.Outcome {
+		case Matched:
+			if r.Action == nil || r.Action.Kind == "" {
+				t.Fatalf("matched without an action: %+v", r)
+			}
+			if r.Action.Ref != "" && !strings.Contains(snap, "[ref="+r.Action.Ref+"]") {
+				t.Fatalf("ref %q not in the snapshot", r.Action.Ref)
+			}
+		case Ambiguous, NotFound, NotSimple:
+			if r.Action != nil {
+				t.Fatalf("%s with an action", r.Outcome)
+			}
+		default:
+			t.Fatalf("outcome %q", r.Outcome)
+		}
+	})
+}
