@@ -33,8 +33,10 @@ const (
 	NotSimple Outcome = "not_simple"
 )
 
-// Action is a structured browser action, JSON-compatible with the agent's tool arguments plus
-// "kind" (see task.ActionKinds), and "describe" for page questions answered from the snapshot.
+// Action is a structured browser action. Kind is one of the agent's tool names (click, type,
+// press, hover, select, check, scroll, navigate, back, forward, reload, new_tab, close_tab,
+// switch_tab) with the same fields as the tool's arguments, so task.BrowserAction turns it into
+// a Browser.Act call; "describe" is a page question answered from the snapshot (Result.Answer).
 type Action struct {
 	Kind      string   `json:"kind"`
 	Ref       string   `json:"ref,omitempty"`
@@ -199,7 +201,7 @@ func Match(command, snapshot string, tabs []Tab) Result {
 		return matchTab("close_tab", m[1], tabs)
 	}
 	if m := reSwitch.FindStringSubmatch(cmd); m != nil && (strings.HasPrefix(cmd, "switch") || strings.HasSuffix(cmd, " tab")) {
-		return matchTab("activate_tab", m[1], tabs)
+		return matchTab("switch_tab", m[1], tabs)
 	}
 	if m := rePress.FindStringSubmatch(cmd); m != nil {
 		if k, ok := keyNames[m[1]]; ok {

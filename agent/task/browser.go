@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Browser is what the loop needs from the browser layer. It is deliberately narrow and
@@ -11,9 +12,9 @@ type Browser interface {
 	// Snapshot returns the tab's role outline (`- role "name" [ref=eN]` lines).
 	Snapshot(ctx context.Context, tabID string) (string, error)
 	// Act performs one action on the tab and returns a small JSON (or text) result. action is
-	// a JSON object {"kind": "...", ...}; kinds and fields are listed in [ActionKinds].
+	// a JSON object shaped like agent/actions.Action; see [BrowserAction] for the kinds used.
 	// A returned error is shown to the model as the tool's result, so make it actionable.
-	// Results may carry "tabId" (new_tab: the new tab, which becomes current).
+	// The result of "open" should carry "targetId" (or "tabId"): the new tab becomes current.
 	Act(ctx context.Context, tabID string, action json.RawMessage) (string, error)
 	// Tabs lists the shared tabs.
 	Tabs(ctx context.Context) ([]Tab, error)
@@ -33,21 +34,65 @@ type Tab struct {
 	Active bool   `json:"active,omitempty"`
 }
 
-// ActionKinds documents the action objects passed to [Browser.Act]; each is the tool's
-// arguments plus "kind":
+// actionTools are the model's tools that become [Browser.Act] calls.
+var actionTools = []string{"click", "type", "press", "hover", "select", "check", "scroll", "wait",
+	"navigate", "back", "forward", "reload", "new_tab", "close_tab"}
+
+// BrowserAction turns a tool call (the model's, or a fastpath action with the same kind and
+// fields) into the tab to act on and the action object for [Browser.Act]. The objects follow
+// agent/actions.Action, so an adapter only unmarshals them:
 //
-//	{"kind":"click","ref":"e3"}
-//	{"kind":"type","ref":"e4","text":"hello","submit":false}
-//	{"kind":"press","key":"Enter","ref":"e4"}          (ref optional: focused element)
-//	{"kind":"hover","ref":"e3"}
-//	{"kind":"select","ref":"e5","values":["Blue"]}
-//	{"kind":"check","ref":"e6","checked":true}
-//	{"kind":"scroll","direction":"down","ref":"e7"}     (ref optional: the page)
-//	{"kind":"wait","text":"Saved","ms":1000}
-//	{"kind":"navigate","url":"https://github.com"}
-//	{"kind":"back"} {"kind":"forward"} {"kind":"reload"}
-//	{"kind":"new_tab","url":"https://…"}                (result {"tabId":"…"})
-//	{"kind":"close_tab","tab":"…"}
-//	{"kind":"activate_tab","tab":"…"}
-var ActionKinds = []string{"click", "type", "press", "hover", "select", "check", "scroll", "wait",
-	"navigate", "back", "forward", "reload", "new_tab", "close_tab", "activate_tab"}
+//	click, hover        {"kind":"click","ref":"e3"}
+//	type                {"kind":"type","ref":"e4","text":"hello","submit":true}
+//	press               {"kind":"press","key":"Enter","ref":"e4"}   (ref optional)
+//	select              {"kind":"select","ref":"e5","values":["Blue"]}
+//	check               {"kind":"fill","fields":[{"ref":"e6","value":"true"}]}
+//	scroll              {"kind":"scroll","direction":"down","ref":"e7"}
+//	wait                {"kind":"wait","text":"Saved","seconds":1.5}
+//	navigate            {"kind":"navigate","url":"https://github.com"}
+//	back/forward/reload {"kind":"back"}
+//	new_tab             {"kind":"open","url":"https://…"}  (result carries "targetId")
+//	close_tab           {"kind":"close"}                   (on the tab to close)
+//	switch_tab          {"kind":"focus"}                   (on the tab to show)
+func BrowserAction(tool string, args map[string]any, currentTab string) (tabID string, action json.RawMessage) {
+	tabID = currentTab
+	out := map[string]any{"kind": tool}
+	copyArg := func(keys ...string) {
+		for _, k := range keys {
+			if v, ok := args[k]; ok && v != nil && v != "" {
+				out[k] = v
+			}
+		}
+	}
+	switch tool {
+	case "check":
+		checked := true
+		if v, ok := args["checked"].(bool); ok {
+			checked = v
+		}
+		out = map[string]any{"kind": "fill", "fields": []map[string]string{{"ref": argStr(args, "ref"), "value": fmt.Sprint(checked)}}}
+	case "wait":
+		out["kind"] = "wait"
+		copyArg("text")
+		if ms, ok := args["ms"].(float64); ok && ms > 0 {
+			out["seconds"] = min(ms, 10000) / 1000
+		} else if _, ok := out["text"]; !ok {
+			out["seconds"] = 1.0
+		}
+	case "new_tab":
+		out["kind"] = "open"
+		copyArg("url")
+	case "close_tab", "switch_tab":
+		out["kind"] = map[string]string{"close_tab": "close", "switch_tab": "focus"}[tool]
+		if t := argStr(args, "tab"); t != "" {
+			tabID = t
+		}
+	default:
+		copyArg("ref", "text", "submit", "key", "values", "direction", "url")
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"kind":"` + tool + `"}`)
+	}
+	return tabID, b
+}

@@ -493,7 +493,8 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: fmt.Errorf("no shared tab %q; call tabs for the ids", tab)}
 		}
 		l.tabID = tab
-		_, _ = l.opts.Browser.Act(l.ctx, tab, mustJSON(map[string]any{"kind": "activate_tab", "tab": tab}))
+		focusTab, focus := BrowserAction("switch_tab", args, tab)
+		_, _ = l.opts.Browser.Act(l.ctx, focusTab, focus)
 		_ = l.refreshTab()
 		snap, err := l.snapshot()
 		if err != nil {
@@ -512,11 +513,11 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		return result{text: fmt.Sprintf("screenshot taken (%d KB), attached in the next message", len(png)/1024), image: png}
 	}
 	known := false
-	for _, k := range ActionKinds {
-		known = known || (k == name && k != "activate_tab")
+	for _, k := range actionTools {
+		known = known || k == name
 	}
 	if !known {
-		names := make([]string, 0, len(ActionKinds))
+		names := make([]string, 0, len(actionTools)+8)
 		for _, t := range Tools(false) {
 			names = append(names, t.Function.Name)
 		}
@@ -586,15 +587,8 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 			return result{declined: true, err: fmt.Errorf("stopped: the user declined %s (%s)", describe(ac), v.Reason)}
 		}
 	}
-	payload := map[string]any{}
-	for k, v := range args {
-		payload[k] = v
-	}
-	payload["kind"] = kind
-	if kind == "close_tab" && argStr(args, "tab") == "" {
-		payload["tab"] = l.tabID
-	}
-	out, err := l.opts.Browser.Act(l.ctx, l.tabID, mustJSON(payload))
+	actTab, payload := BrowserAction(kind, args, l.tabID)
+	out, err := l.opts.Browser.Act(l.ctx, actTab, payload)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
@@ -615,7 +609,7 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 			l.tabID = r.TabID
 		}
 	case "close_tab":
-		if closed := argStr(payload, "tab"); closed == l.tabID {
+		if actTab == l.tabID {
 			l.tabID = ""
 			_ = l.refreshTab()
 			if l.tabID == "" {
@@ -789,14 +783,6 @@ func capSnapshot(s string, n int) string {
 	}
 	rest := strings.Count(s[cut:], "\n")
 	return s[:cut] + fmt.Sprintf("\n[… %d more lines cut; scroll or act on what is visible, then snapshot again]", rest)
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(`{}`)
-	}
-	return b
 }
 
 func sortTasks(ts []*Task) {
