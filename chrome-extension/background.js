@@ -63,10 +63,14 @@ const state = {
   /** @type {ReturnType<typeof setInterval>|undefined} */
   pingTimer: undefined,
   lastHeard: 0,
+  /** tabs with a tab-specific title (a title cannot be reset to the default) @type {Set<number>} */
+  titled: new Set(),
   /** per-tab error text when sharing that tab failed @type {Map<number, string>} */
   tabErrors: new Map(),
   /** @type {{product: string, userAgent: string}|null} */
   product: null,
+  /** how many times this worker got a welcome (a restarted worker starts again at 0) */
+  connects: 0,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -478,6 +482,7 @@ async function onTabUpdated(tabId, change, tab) {
 /** @param {number} tabId */
 async function onTabRemoved(tabId) {
   state.tabErrors.delete(tabId);
+  state.titled.delete(tabId);
   state.clientCreated.delete(tabId);
   const rec = state.shared.get(tabId);
   if (rec) await unshare(rec, P.Reason.CLOSED, { detach: false });
@@ -616,6 +621,7 @@ async function onWelcome(ws) {
   const tabs = await Promise.all(recs.map((r) => chrome.tabs.get(r.tabId).catch(() => null)));
   if (state.ws !== ws) return;
   state.attempts = 0;
+  state.connects++;
   recs.forEach((rec, i) => {
     const tab = tabs[i];
     if (!tab || state.shared.get(rec.tabId) !== rec || !rec.ready) return;
@@ -945,17 +951,27 @@ function statusReport() {
     addr: state.addr,
     paired: !!state.token,
     connected: state.live,
+    connects: state.connects,
     sharedTabs: [...state.shared.values()].filter((r) => r.ready)
       .map((r) => ({ tabId: r.tabId, targetId: r.targetId, origin: r.origin })),
   };
 }
 
-async function refreshBadges() {
+/** The badge and tooltip of tabs that are not shared. */
+function globalBadge() {
   const bad = state.status === 'stopped' || !!state.notice;
-  await setBadge(undefined, bad ? '!' : '', bad ? '#d93025' : '#5f6368',
-    state.notice ? `tabrelay: ${state.notice}` : `${statusText()}. Click to share this tab.`);
-  for (const tabId of state.shared.keys()) await refreshBadge(tabId);
-  for (const tabId of state.tabErrors.keys()) await refreshBadge(tabId);
+  return {
+    text: bad ? '!' : '',
+    color: bad ? '#d93025' : '#5f6368',
+    title: state.notice ? `tabrelay: ${state.notice}` : `${statusText()}. Click to share this tab.`,
+  };
+}
+
+async function refreshBadges() {
+  const g = globalBadge();
+  await setBadge(undefined, g.text, g.color, g.title);
+  const tabs = new Set([...state.shared.keys(), ...state.tabErrors.keys(), ...state.titled]);
+  for (const tabId of tabs) await refreshBadge(tabId);
 }
 
 /** @param {number} tabId */
@@ -966,8 +982,10 @@ async function refreshBadge(tabId) {
     if (err) {
       await setBadge(tabId, '!', '#d93025', `tabrelay: ${err}`);
     } else {
-      // Fall back to the global badge and title.
-      await setBadge(tabId, null, null, null);
+      // Back to the global badge (null clears the tab's own text); a tab's own title cannot be
+      // cleared, so it is set to the global one.
+      const g = globalBadge();
+      await setBadge(tabId, null, null, state.titled.has(tabId) ? g.title : null);
     }
     return;
   }
@@ -992,8 +1010,10 @@ async function setBadge(tabId, text, color, title) {
     const t = tabId === undefined ? {} : { tabId };
     // @ts-ignore null clears the tab-specific value
     await chrome.action.setBadgeText({ ...t, text });
-    // @ts-ignore
-    await chrome.action.setTitle({ ...t, title });
+    if (title !== null) {
+      await chrome.action.setTitle({ ...t, title });
+      if (tabId !== undefined) state.titled.add(tabId);
+    }
     // @ts-ignore
     if (color) await chrome.action.setBadgeBackgroundColor({ ...t, color });
   } catch {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	startIdleScenario()
 	code := m.Run()
 	if sharedEnv != nil {
 		sharedEnv.close()

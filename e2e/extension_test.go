@@ -334,4 +334,3 @@ func TestForeignPageCannotOpenRelay(t *testing.T) {
 		t.Errorf("a foreign page fetching /json/list got %q, want it blocked", got)
 	}
 }
-

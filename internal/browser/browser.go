@@ -340,6 +340,21 @@ func (b *Browser) waitWorkerReady(ctx context.Context) error {
 	}
 }
 
+// ServiceWorkerTargetID returns the target id of the extension's running service worker, without
+// waking a stopped one ("" if none runs). A new id means the worker was restarted.
+func (b *Browser) ServiceWorkerTargetID(ctx context.Context) (string, error) {
+	ts, err := b.targets(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range ts {
+		if t.Type == "service_worker" && strings.HasPrefix(t.URL, "chrome-extension://"+b.ExtensionID+"/") {
+			return t.TargetID, nil
+		}
+	}
+	return "", nil
+}
+
 // withSession attaches a flat session to target, runs fn and detaches again (a lingering
 // DevTools session would keep the service worker alive and hide idle-timeout bugs).
 func (b *Browser) withSession(ctx context.Context, targetID string, fn func(sessionID string) error) error {
@@ -435,6 +450,7 @@ type Status struct {
 	Addr       string `json:"addr"`
 	Paired     bool   `json:"paired"`
 	Connected  bool   `json:"connected"`
+	Connects   int    `json:"connects"`
 	SharedTabs []struct {
 		TabID    int    `json:"tabId"`
 		TargetID string `json:"targetId"`
@@ -590,9 +606,25 @@ func (b *Browser) waitLoaded(ctx context.Context, tab Tab) (string, error) {
 	}
 }
 
-// Click clicks the extension's toolbar button on tab (Extensions.triggerAction, which fires
-// chrome.action.onClicked as a real click does).
+// Click brings tab to the front and clicks the extension's toolbar button on it
+// (Extensions.triggerAction, which fires chrome.action.onClicked as a real click does). The
+// front step matters: Chromium 156 hands onClicked the window's active tab, whichever tab
+// target triggerAction names, just as a person can only click the button of the visible tab.
 func (b *Browser) Click(ctx context.Context, tab Tab) error {
+	if err := b.CDP.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
+		return fmt.Errorf("bring tab %d to the front: %w", tab.TabID, err)
+	}
+	for i := 0; i < 100; i++ {
+		var active bool
+		err := b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.active)`, tab.TabID), &active)
+		if err != nil {
+			return fmt.Errorf("bring tab %d to the front: %w", tab.TabID, err)
+		}
+		if active {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := b.CDP.Call(ctx, "", "Extensions.triggerAction", map[string]any{"id": b.ExtensionID, "targetId": tab.TabTargetID}, nil); err != nil {
 		return fmt.Errorf("click the tabrelay button on tab %d: %w", tab.TabID, err)
 	}

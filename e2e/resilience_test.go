@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// TestRelayRestart: the relay stops and starts again on the same address; the extension
+// reconnects within a few seconds and a client can drive the tab again.
+func TestRelayRestart(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=restart"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	evalString(t, ctx, c, sid, "document.getElementById('clicker').click()")
+
+	addr := e.addr
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "extension notices the relay is gone", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		return b != "ON", b
+	})
+	// While it is down the tooltip says so in plain words.
+	eventually(t, 10*time.Second, "tooltip names the missing server", func() (bool, string) {
+		title, _ := e.b.Tooltip(ctx, tab)
+		return strings.Contains(title, "tabrelay server not running at "+addr) || strings.Contains(title, "connecting"), title
+	})
+	if err := e.startRelay(addr); err != nil {
+		t.Fatalf("restart the relay on %s: %v", addr, err)
+	}
+	restarted := time.Now()
+	rctx, rcancel := context.WithTimeout(ctx, 8*time.Second)
+	defer rcancel()
+	if err := e.b.WaitBadge(rctx, tab, "ON"); err != nil {
+		t.Fatalf("the extension did not reconnect within 8 s of the relay restart: %v", err)
+	}
+	took := time.Since(restarted)
+	t.Logf("extension reconnected %v after the relay restarted", took.Round(time.Millisecond))
+	if _, listed := e.listedIDs(t)[tab.TargetID]; !listed {
+		t.Fatal("the shared tab is not listed by the restarted relay")
+	}
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, tab.TargetID)
+	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
+		t.Fatalf("after the restart the client reads %q, want clicked 2", got)
+	}
+}
+
+// TestCanceledByUser simulates the user dismissing Chrome's "started debugging this browser"
+// bar. Headless Chromium shows no bar to click, so the test does what Chrome does then: it
+// detaches the debugger from every shared tab (chrome.debugger.detach in the worker) and delivers
+// onDetach with reason canceled_by_user to the extension's own handler (tabrelay.handleDetach,
+// the function its chrome.debugger.onDetach listener calls). Everything after that is real.
+func TestCanceledByUser(t *testing.T) {
+	e := private(t)
+	tabA := e.share(t, e.site.URL("/?client=cancel-a"))
+	tabB := e.share(t, e.site.URL("/?client=cancel-b"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tabA.TargetID)
+	detached := c.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), sid)
+	})
+	const simulate = `(async () => {
+		const ids = [...tabrelay.state.shared.keys()];
+		for (const tabId of ids) await chrome.debugger.detach({tabId});
+		for (const tabId of ids) await tabrelay.handleDetach({tabId}, 'canceled_by_user');
+		return ids.length;
+	})()`
+	var n int
+	if err := e.b.ServiceWorkerEval(ctx, simulate, &n); err != nil || n != 2 {
+		t.Fatalf("simulate canceled_by_user: %v (tabs %d)", err, n)
+	}
+	if _, err := detached.Wait(ctx); err != nil {
+		t.Fatalf("the client got no Target.detachedFromTarget: %v", err)
+	}
+	eventually(t, 5*time.Second, "relay unlists both tabs", func() (bool, string) {
+		ids := e.listedIDs(t)
+		_, a := ids[tabA.TargetID]
+		_, b := ids[tabB.TargetID]
+		return !a && !b, fmt.Sprint(ids)
+	})
+	badge, _ := e.b.Badge(ctx, tabA)
+	title, _ := e.b.Tooltip(ctx, tabA)
+	if badge != "!" || !strings.Contains(title, "canceled") {
+		t.Fatalf("after canceled_by_user badge = %q, tooltip = %q; want ! and a word about the cancel", badge, title)
+	}
+	if !e.tabOpen(t, tabA) || !e.tabOpen(t, tabB) {
+		t.Fatal("canceling closed tabs")
+	}
+	st, _ := e.b.Status(ctx)
+	if len(st.SharedTabs) != 0 {
+		t.Fatalf("extension still lists shared tabs: %+v", st.SharedTabs)
+	}
+	// The next click shares again and clears the notice.
+	if err := e.b.Share(ctx, tabA); err != nil {
+		var dbg any
+		_ = e.b.ServiceWorkerEval(ctx, `({errors: [...tabrelay.state.tabErrors], shared: [...tabrelay.state.shared.keys()], sharing: [...tabrelay.state.sharing.keys()], notice: tabrelay.state.notice})`, &dbg)
+		t.Fatalf("%v (extension state: %v)", err, dbg)
+	}
+	if b, _ := e.b.Badge(ctx, tabB); b != "" {
+		t.Errorf("badge of the other, unshared tab after the notice cleared = %q, want empty", b)
+	}
+}
+
+// idleResult is the outcome of the idle scenario, which runs in the background from TestMain so
+// that its minute of silence overlaps the other tests.
+type idleResult struct {
+	err  error
+	logs []string
+}
+
+var idleDone chan idleResult
+
+const idleSilence = 65 * time.Second
+
+// startIdleScenario starts the idle scenario if TestServiceWorkerStaysConnected will run.
+func startIdleScenario() {
+	if testing.Short() {
+		return
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		top := strings.Split(f.Value.String(), "/")[0]
+		re, err := regexp.Compile(top)
+		if err != nil || !re.MatchString("TestServiceWorkerStaysConnected") {
+			return
+		}
+	}
+	idleDone = make(chan idleResult, 1)
+	go func() { idleDone <- runIdleScenario() }()
+}
+
+func runIdleScenario() (res idleResult) {
+	logf := func(format string, a ...any) { res.logs = append(res.logs, fmt.Sprintf(format, a...)) }
+	e, err := startEnv()
+	if err != nil {
+		res.err = fmt.Errorf("start environment: %w", err)
+		return res
+	}
+	defer e.close()
+	ctx, cancel := context.WithTimeout(context.Background(), idleSilence+60*time.Second)
+	defer cancel()
+	tab, err := e.b.ShareURL(ctx, e.site.URL("/?client=idle"))
+	if err != nil {
+		res.err = err
+		return res
+	}
+	sw1, err := e.b.ServiceWorkerTargetID(ctx)
+	if err != nil || sw1 == "" {
+		res.err = fmt.Errorf("service worker target: %q %v", sw1, err)
+		return res
+	}
+	st1, err := e.b.Status(ctx)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	// Silence: no client, no DevTools session on the worker, nothing but the extension's own
+	// keepalive.
+	start := time.Now()
+	time.Sleep(idleSilence)
+	sw2, err := e.b.ServiceWorkerTargetID(ctx)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if sw2 != sw1 {
+		res.err = fmt.Errorf("the service worker stopped during %v of silence (target %q before, %q after)", idleSilence, sw1, sw2)
+		return res
+	}
+	st2, err := e.b.Status(ctx)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if !st2.Connected || st2.Connects != st1.Connects {
+		res.err = fmt.Errorf("after %v of silence the extension is %q (connected %v, connections %d, was %d): the link dropped", time.Since(start).Round(time.Second), st2.Text, st2.Connected, st2.Connects, st1.Connects)
+		return res
+	}
+	c, err := cdpclient.Dial(ctx, e.cdpURL()+"?token="+e.token(), nil)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer c.Close()
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tab.TargetID, "flatten": true}, &r); err != nil {
+		res.err = fmt.Errorf("attach after the silence: %w", err)
+		return res
+	}
+	var ev struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+	}
+	if err := c.Call(ctx, r.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.title", "returnByValue": true}, &ev); err != nil || ev.Result.Value != "tabrelay fixture" {
+		res.err = fmt.Errorf("drive the tab after the silence: %q %v", ev.Result.Value, err)
+		return res
+	}
+	logf("worker %s stayed up and connected for %v of silence", sw1, time.Since(start).Round(time.Second))
+	return res
+}
+
+// TestServiceWorkerStaysConnected: with no client and no DevTools session keeping it alive, the
+// extension's MV3 service worker stays up and connected through more than 60 s of silence (its
+// 20 s keepalive), and the tab can be driven afterwards. The scenario runs in the background
+// from TestMain; this test reports it.
+func TestServiceWorkerStaysConnected(t *testing.T) {
+	requireChromium(t)
+	if idleDone == nil {
+		t.Fatal("the idle scenario was not started by TestMain")
+	}
+	select {
+	case r := <-idleDone:
+		for _, l := range r.logs {
+			t.Log(l)
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+	case <-time.After(idleSilence + 90*time.Second):
+		t.Fatal("the idle scenario did not finish")
+	}
+}
