@@ -84,3 +84,24 @@ func TestIsToolCallDelta(t *testing.T) {
 		t.Error("prose taken for a tool delta")
 	}
 }
+
+func TestNewEachProtocol(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"TABRELAY_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k"},
+		{"TABRELAY_LLM_PROVIDER": "ollama", "TABRELAY_LLM_MODEL": "m", "TABRELAY_LLM_LEGACY_MAX_TOKENS": "1"},
+		{"TABRELAY_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k"},
+		{"TABRELAY_LLM_PROVIDER": "google", "GOOGLE_API_KEY": "k"},
+	} {
+		cfg, err := FromLookup(lookup(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(t.Context(), cfg)
+		if err != nil || m == nil {
+			t.Fatalf("%s: %v", cfg, err)
+		}
+		if want := cfg.Protocol == ProtocolOpenAI; (cfg.ImageMode() == ImageDataURL) != want {
+			t.Errorf("%s: image mode %v", cfg, cfg.ImageMode())
+		}
+	}
+}

@@ -553,3 +553,45 @@ func TestNoModel(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// shopWithEyes adds screenshots to the shop.
+type shopWithEyes struct{ *shop }
+
+func (s shopWithEyes) Screenshot(ctx context.Context, tabID string) ([]byte, error) {
+	return []byte("\x89PNG\r\n\x1a\nfake"), nil
+}
+
+func TestScreenshotForVisionModels(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.new(t, llmtest.ToolCall("screenshot", `{}`), llmtest.ToolCall("snapshot", `{}`), llmtest.ToolCall("screenshot", `{}`), llmtest.Text("It is a shop."))
+			cfg := srv.Config("")
+			tk, err := newRunner(t, srv, shopWithEyes{newShop()}, func(o *task.Options) {
+				o.Vision = true
+				o.ImageMode = cfg.ImageMode()
+			}).Run(context.Background(), "what does it look like?", "tab1")
+			if err != nil || tk.Status != task.StatusSucceeded {
+				t.Fatalf("%v %+v", err, tk)
+			}
+			reqs := srv.Requests()
+			if !reqs[0].HasTool("screenshot") {
+				t.Fatal("screenshot tool not offered")
+			}
+			images := func(r llmtest.Request) int {
+				n := 0
+				for _, m := range r.Messages {
+					n += m.Images
+				}
+				return n
+			}
+			if images(reqs[1]) != 1 || images(reqs[3]) != 1 {
+				t.Fatalf("images per request: %d, %d (want only the latest screenshot)", images(reqs[1]), images(reqs[3]))
+			}
+		})
+	}
+	srv := llmtest.NewOpenAI(t, llmtest.Text("x"))
+	newRunner(t, srv, shopWithEyes{newShop()}, nil).Run(context.Background(), "x", "tab1")
+	if srv.Requests()[0].HasTool("screenshot") {
+		t.Error("screenshot offered without Vision")
+	}
+}
