@@ -117,6 +117,7 @@ func FuzzRouter(f *testing.F) {
 			if _, err := c.out.take(ctx); err != nil {
 				break
 			}
+			c.out.release()
 		}
 		c.Leave()
 		h.mu.Lock()

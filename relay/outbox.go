@@ -12,12 +12,13 @@ var errOutboxClosed = errors.New("connection closed")
 // outbox is a connection's bounded queue of outgoing messages. Pushing never blocks: past the byte
 // limit the push fails and the owner disconnects the slow reader.
 type outbox struct {
-	mu     sync.Mutex
-	q      [][]byte
-	bytes  int
-	max    int
-	closed bool
-	wake   chan struct{}
+	mu      sync.Mutex
+	q       [][]byte
+	bytes   int
+	max     int
+	closed  bool
+	writing bool // a goroutine is writing a batch: others wait for it
+	wake    chan struct{}
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -38,17 +39,19 @@ func (o *outbox) push(b []byte) bool {
 	return true
 }
 
-// take waits for messages and returns all queued ones.
+// take waits until messages are queued and no other goroutine is writing, then returns all of
+// them; the caller holds the writer role until it calls release.
 func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 	for {
 		o.mu.Lock()
-		if len(o.q) > 0 {
+		if !o.writing && len(o.q) > 0 {
+			o.writing = true
 			q := o.q
 			o.q, o.bytes = nil, 0
 			o.mu.Unlock()
 			return q, nil
 		}
-		closed := o.closed
+		closed := o.closed && len(o.q) == 0
 		o.mu.Unlock()
 		if closed {
 			return nil, errOutboxClosed
@@ -57,6 +60,20 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 		case <-o.wake:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// release gives up the writer role taken by take, waking the next writer if more came.
+func (o *outbox) release() {
+	o.mu.Lock()
+	o.writing = false
+	more := len(o.q) > 0
+	o.mu.Unlock()
+	if more {
+		select {
+		case o.wake <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -74,6 +91,9 @@ func (o *outbox) close() {
 // Outbox is the read side of a client's outgoing queue, for transports.
 type Outbox struct{ o *outbox }
 
-// Take waits for outgoing messages and returns all that are queued. It fails once the client
-// was dropped and everything queued before was taken.
+// Take waits for outgoing messages and returns all that are queued; call Release once they are
+// written. It fails once the client was dropped and everything queued before was taken.
 func (b *Outbox) Take(ctx context.Context) ([][]byte, error) { return b.o.take(ctx) }
+
+// Release ends the writer role taken by Take.
+func (b *Outbox) Release() { b.o.release() }

@@ -34,6 +34,7 @@ func (p *Pipe) Read(ctx context.Context) ([]byte, error) {
 			}
 			return nil, err
 		}
+		p.out.Release()
 		p.buf = msgs
 	}
 	m := p.buf[0]

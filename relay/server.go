@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -295,13 +296,35 @@ func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": Version, "extensionConnected": s.hub.ExtensionConnected()})
 }
 
-func (s *Server) accept(c echo.Context) (*websocket.Conn, error) {
-	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{InsecureSkipVerify: true})
+// accept upgrades to a WebSocket whose writes can be batched (see corkConn).
+func (s *Server) accept(c echo.Context) (*websocket.Conn, *corkConn, error) {
+	cw := &corkWriter{ResponseWriter: c.Response()}
+	conn, err := websocket.Accept(cw, c.Request(), &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
-		return nil, err // Accept already wrote the HTTP error
+		return nil, nil, err // Accept already wrote the HTTP error
 	}
 	conn.SetReadLimit(s.opts.MaxMessageBytes)
-	return conn, nil
+	return conn, cw.cc, nil
+}
+
+// writeBatch writes queued messages, in one flush when there are several.
+func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, msgs [][]byte, timeout time.Duration) error {
+	if len(msgs) > 1 && cc != nil {
+		cc.cork()
+		defer cc.uncork()
+	}
+	for _, m := range msgs {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		err := conn.Write(wctx, websocket.MessageText, m)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	if len(msgs) > 1 && cc != nil {
+		return cc.uncork()
+	}
+	return nil
 }
 
 func (s *Server) cdpSocket(c echo.Context) error {
@@ -316,12 +339,12 @@ func (s *Server) cdpSocket(c echo.Context) error {
 		reason string
 	}
 	kc := make(chan killed, 1)
-	var conn *websocket.Conn
+	var live atomic.Pointer[websocket.Conn]
 	cl, err := s.hub.NewClient("cdp", page, func(reason string) {
 		code := websocket.StatusNormalClosure
 		if strings.Contains(reason, "too slow") {
 			code = websocket.StatusPolicyViolation
-			if conn != nil {
+			if conn := live.Load(); conn != nil {
 				conn.CloseNow()
 			}
 		}
@@ -330,11 +353,12 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}
-	conn, err = s.accept(c)
+	conn, cc, err := s.accept(c)
 	if err != nil {
 		cl.Leave()
 		return nil
 	}
+	live.Store(conn)
 	defer s.track(conn, false)()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
@@ -353,14 +377,11 @@ func (s *Server) cdpSocket(c echo.Context) error {
 				conn.Close(k.code, k.reason)
 				return
 			}
-			for _, m := range msgs {
-				wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-				err := conn.Write(wctx, websocket.MessageText, m)
-				wcancel()
-				if err != nil {
-					conn.CloseNow()
-					return
-				}
+			err = writeBatch(ctx, conn, cc, msgs, 30*time.Second)
+			out.Release()
+			if err != nil {
+				conn.CloseNow()
+				return
 			}
 		}
 	}()
@@ -378,7 +399,7 @@ func (s *Server) cdpSocket(c echo.Context) error {
 }
 
 func (s *Server) extensionSocket(c echo.Context) error {
-	conn, err := s.accept(c)
+	conn, cc, err := s.accept(c)
 	if err != nil {
 		return nil
 	}
@@ -406,14 +427,11 @@ func (s *Server) extensionSocket(c echo.Context) error {
 				}
 				return
 			}
-			for _, m := range msgs {
-				wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
-				err := conn.Write(wctx, websocket.MessageText, m)
-				wcancel()
-				if err != nil {
-					conn.CloseNow()
-					return
-				}
+			err = writeBatch(ctx, conn, cc, msgs, 60*time.Second)
+			out.Release()
+			if err != nil {
+				conn.CloseNow()
+				return
 			}
 		}
 	}()
