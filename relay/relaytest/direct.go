@@ -92,4 +92,3 @@ func (d *Direct) serve(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 }
-

@@ -48,7 +48,7 @@ type Extension struct {
 	answered int
 	closed   chan struct{}
 	// emit sends an event of a tab; Direct replaces it.
-	emit func(targetID, sessionID, method string, params any) error
+	emit     func(targetID, sessionID, method string, params any) error
 	closeErr error
 }
 
