@@ -15,7 +15,7 @@ import (
 var ErrUnknownRef = errors.New("unknown ref")
 
 // ErrGone is wrapped by errors for refs whose element no longer exists.
-var ErrGone = errors.New("element is gone")
+var ErrGone = errors.New("is gone")
 
 type refEntry struct {
 	ref       string

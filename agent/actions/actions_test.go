@@ -1,0 +1,403 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// refFor returns the ref on the line of s that contains needle.
+func refFor(t *testing.T, s *snapshot.Snapshot, needle string) string {
+	t.Helper()
+	re := regexp.MustCompile(`\[ref=(e\d+)\]`)
+	for _, l := range strings.Split(s.Text, "\n") {
+		if strings.Contains(l, needle) {
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m[1]
+			}
+		}
+	}
+	t.Fatalf("no ref for %q in\n%s", needle, s.Text)
+	return ""
+}
+
+func hits(t *testing.T, ctx context.Context, id string) []string {
+	t.Helper()
+	var h []string
+	time.Sleep(80 * time.Millisecond)
+	eval(t, ctx, id, "[...new Set(window.__hits)]", &h)
+	eval(t, ctx, id, "window.__hits = []", nil)
+	return h
+}
+
+func TestStaleRefsAfterRerender(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/rerender.html")
+	s1 := snap(t, ctx, id, snapshot.Options{})
+	row := refFor(t, s1, `clickable "Review code"`)
+	// every node is replaced; the ref must follow the re-rendered row
+	eval(t, ctx, id, "window.__rerender(); window.__hits = []", nil)
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: row}); err != nil {
+		t.Fatal(err)
+	}
+	if h := hits(t, ctx, id); len(h) != 1 || h[0] != "row-review-code" {
+		t.Fatalf("click on re-rendered %s hit %v", row, h)
+	}
+	// a new snapshot keeps the ref of the same logical element
+	eval(t, ctx, id, "window.__rerender()", nil)
+	s2 := snap(t, ctx, id, snapshot.Options{})
+	if got := refFor(t, s2, `clickable "Review code"`); got != row {
+		t.Fatalf("ref changed across re-render: %s -> %s\n%s", row, got, s2.Text)
+	}
+	// the element goes away: clear error, no other element hit
+	eval(t, ctx, id, "state.items = state.items.filter(i => i !== 'Review code'); window.__rerender(); window.__hits = []", nil)
+	_, err := svc.Act(ctx, id, Action{Kind: "click", Ref: row})
+	if !errors.Is(err, snapshot.ErrGone) || !strings.Contains(err.Error(), row+` (clickable "Review code") is gone: the page changed; take a new snapshot`) {
+		t.Fatalf("want gone error, got %v", err)
+	}
+	if h := hits(t, ctx, id); len(h) != 0 {
+		t.Fatalf("a stale ref hit %v", h)
+	}
+	// same role+name but a different count of twins (Done buttons): refuse rather than guess
+	done := refFor(t, s2, `button "Done"`)
+	eval(t, ctx, id, "state.items.push('New one'); window.__rerender()", nil)
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: done}); err == nil {
+		if h := hits(t, ctx, id); len(h) != 1 || h[0] != "done-write-report" {
+			t.Fatalf("stale Done ref hit %v", h)
+		}
+	}
+	// unknown refs
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: "e999"}); !errors.Is(err, snapshot.ErrUnknownRef) {
+		t.Fatalf("want unknown ref, got %v", err)
+	}
+}
+
+func TestDuplicatesAndRemoval(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/dupes.html")
+	snap(t, ctx, id, snapshot.Options{})
+	tab := must(svc.Tab(ctx, id))(t)
+	dels, err := tab.Find(ctx, "button", "Delete")
+	if err != nil || len(dels) != 8 {
+		t.Fatalf("want 8 Delete buttons, got %v %v", dels, err)
+	}
+	// remove row 3: its ref is gone, the others still hit their own rows
+	eval(t, ctx, id, "document.querySelector('[data-testid=del-3]').closest('tr').remove(); window.__hits = []", nil)
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: dels[2].Ref}); !errors.Is(err, snapshot.ErrGone) {
+		t.Fatalf("want gone, got %v", err)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: dels[3].Ref}); err != nil {
+		t.Fatal(err)
+	}
+	if h := hits(t, ctx, id); len(h) != 1 || h[0] != "del-4" {
+		t.Fatalf("hit %v, want del-4", h)
+	}
+}
+
+func TestFormActions(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/form.html")
+	s := snap(t, ctx, id, snapshot.Options{})
+	act := func(a Action) *Result {
+		t.Helper()
+		r, err := svc.Act(ctx, id, a)
+		if err != nil {
+			t.Fatalf("%s: %v", a.Kind, err)
+		}
+		return r
+	}
+	value := func(tid string) string {
+		var v string
+		eval(t, ctx, id, "document.querySelector('[data-testid="+tid+"]').value", &v)
+		return v
+	}
+	name := refFor(t, s, `textbox "Full name"`)
+	act(Action{Kind: "type", Ref: name, Text: "Ann"})
+	act(Action{Kind: "type", Ref: name, Text: " Lee", Append: true, Slowly: true})
+	if v := value("in-text"); v != "Ann Lee" {
+		t.Fatalf("name = %q", v)
+	}
+	act(Action{Kind: "type", Ref: name, Text: "Bob"})
+	if v := value("in-text"); v != "Bob" {
+		t.Fatalf("replace: name = %q", v)
+	}
+	act(Action{Kind: "press", Ref: name, Key: "Control+A"})
+	act(Action{Kind: "press", Key: "Backspace"})
+	if v := value("in-text"); v != "" {
+		t.Fatalf("after Control+A Backspace: %q", v)
+	}
+	act(Action{Kind: "fill", Fields: []Field{
+		{Ref: refFor(t, s, `textbox "Email"`), Value: "a@b.c"},
+		{Ref: refFor(t, s, `checkbox "Newsletter"`), Value: "true"},
+		{Ref: refFor(t, s, `checkbox "Accept terms"`), Value: "false"},
+		{Ref: refFor(t, s, `radio "Pro"`), Value: "true"},
+		{Ref: refFor(t, s, `combobox "Country"`), Value: "Germany"},
+		{Ref: refFor(t, s, `date "Birthday"`), Value: "2024-05-31"},
+		{Ref: refFor(t, s, `textbox "Bio"`), Value: "line one"},
+	}})
+	act(Action{Kind: "select", Ref: refFor(t, s, `listbox "Languages"`), Values: []string{"Go", "Zig"}})
+	act(Action{Kind: "click", Ref: refFor(t, s, `switch "Dark mode"`)})
+	act(Action{Kind: "click", Ref: refFor(t, s, `button "Create account"`)})
+	var result string
+	eval(t, ctx, id, "document.getElementById('result').textContent", &result)
+	for _, want := range []string{"email=a%40b.c", "news=on", "plan=pro", "country=de", "date=2024-05-31", "bio=line+one", "langs=Go", "langs=Zig"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("form data %q lacks %q", result, want)
+		}
+	}
+	if strings.Contains(result, "terms=") {
+		t.Errorf("terms still checked: %q", result)
+	}
+	s2 := snap(t, ctx, id, snapshot.Options{})
+	if !strings.Contains(s2.Text, `switch "Dark mode" [checked]`) || !strings.Contains(s2.Text, `radio "Pro" [checked]`) {
+		t.Errorf("states not shown:\n%s", s2.Text)
+	}
+	// clear errors
+	if _, err := svc.Act(ctx, id, Action{Kind: "select", Ref: refFor(t, s, `combobox "Country"`), Values: []string{"Mars"}}); err == nil || !strings.Contains(err.Error(), "France, Germany, Japan") {
+		t.Errorf("bad option error: %v", err)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `textbox "Disabled"`)}); err == nil || !strings.Contains(err.Error(), "is disabled") {
+		t.Errorf("disabled error: %v", err)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "type", Ref: refFor(t, s, `checkbox "Newsletter"`), Text: "x"}); err == nil || !strings.Contains(err.Error(), "not a text field") {
+		t.Errorf("not a text field error: %v", err)
+	}
+	// upload
+	f := filepath.Join(t.TempDir(), "avatar.png")
+	os.WriteFile(f, []byte("png!"), 0o600)
+	act(Action{Kind: "upload", Ref: refFor(t, s, `button "Avatar"`), Files: []string{f}})
+	var files string
+	eval(t, ctx, id, "Array.from(document.querySelector('[data-testid=in-file]').files).map(f => f.name + ':' + f.size).join()", &files)
+	if files != "avatar.png:4" {
+		t.Errorf("files = %q", files)
+	}
+}
+
+func TestComboboxEditorAndKeys(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/combobox.html")
+	s := snap(t, ctx, id, snapshot.Options{})
+	r, err := svc.Act(ctx, id, Action{Kind: "select", Ref: refFor(t, s, `combobox "Fruit"`), Values: []string{"Cherry"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chosen string
+	eval(t, ctx, id, "document.getElementById('chosen').textContent", &chosen)
+	if chosen != "Cherry" {
+		t.Fatalf("chosen = %q (%s)", chosen, r.Message)
+	}
+	// the portal listbox shows up in a snapshot while open
+	svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `combobox "Fruit"`)})
+	s2 := snap(t, ctx, id, snapshot.Options{})
+	if !strings.Contains(s2.Text, `listbox "Fruits"`) || !strings.Contains(s2.Text, `option "Cherry" [selected]`) {
+		t.Fatalf("portal listbox missing:\n%s", s2.Text)
+	}
+	svc.Act(ctx, id, Action{Kind: "press", Key: "Escape"})
+
+	id2 := open(t, ctx, "/hard/editor.html")
+	s3 := snap(t, ctx, id2, snapshot.Options{})
+	body := refFor(t, s3, `textbox "Note body"`)
+	if _, err := svc.Act(ctx, id2, Action{Kind: "type", Ref: body, Text: " world again", Append: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Act(ctx, id2, Action{Kind: "press", Key: "Shift+Enter"}); err != nil {
+		t.Fatal(err)
+	}
+	var count string
+	eval(t, ctx, id2, "document.getElementById('count').textContent", &count)
+	if count != "3" {
+		t.Fatalf("word count %q", count)
+	}
+	s4 := snap(t, ctx, id2, snapshot.Options{})
+	if !strings.Contains(s4.Text, `textbox "Note body" [focused] [ref=`+strings.TrimPrefix(body, "")+`]: Hello world again`) {
+		t.Fatalf("editor value not shown:\n%s", s4.Text)
+	}
+	bold := refFor(t, s4, `button "Bold"`)
+	svc.Act(ctx, id2, Action{Kind: "click", Ref: bold})
+	if s5 := snap(t, ctx, id2, snapshot.Options{}); !strings.Contains(s5.Text, `button "Bold" [pressed]`) {
+		t.Fatalf("pressed state not shown:\n%s", s5.Text)
+	}
+}
+
+func TestPageActions(t *testing.T) {
+	svc, b, srv := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/index.html?frame="+srv.CrossURL("/frame.html"))
+	act := func(a Action) *Result {
+		t.Helper()
+		r, err := svc.Act(ctx, id, a)
+		if err != nil {
+			t.Fatalf("%s: %v", a.Kind, err)
+		}
+		return r
+	}
+	s := snap(t, ctx, id, snapshot.Options{})
+	// click inside the cross-origin frame through the main page's input
+	act(Action{Kind: "click", Ref: refFor(t, s, `button "Frame button"`)})
+	if s2 := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s2.Text, `button "frame clicked"`) {
+		t.Fatalf("frame button not clicked:\n%s", s2.Text)
+	}
+	act(Action{Kind: "type", Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true})
+	if r := act(Action{Kind: "wait", Text: "Zed"}); !strings.Contains(r.Message, "done waiting") {
+		t.Fatal(r.Message)
+	}
+	act(Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Double: true})
+	if r := act(Action{Kind: "evaluate", Expression: "window.clicks"}); string(r.Value) != "2" {
+		t.Fatalf("double click gave %s clicks", r.Value)
+	}
+	act(Action{Kind: "hover", Ref: refFor(t, s, `button "Click me"`)})
+	act(Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Button: "right"})
+	if r := act(Action{Kind: "evaluate", Ref: refFor(t, s, `textbox "Name"`), Expression: "el => el.value"}); string(r.Value) != `"Zed"` {
+		t.Fatalf("evaluate on ref: %s", r.Value)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "wait", Text: "never there", Timeout: 1}); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
+		t.Fatalf("wait timeout: %v", err)
+	}
+	// console and network history
+	act(Action{Kind: "evaluate", Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"})
+	time.Sleep(200 * time.Millisecond)
+	if r := act(Action{Kind: "console"}); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
+		t.Fatalf("console: %+v", r.Console)
+	}
+	if r := act(Action{Kind: "network"}); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
+		t.Fatalf("network: %+v", r.Requests)
+	}
+	act(Action{Kind: "evaluate", Expression: "setTimeout(() => { throw new Error('boom') }, 0)"})
+	time.Sleep(200 * time.Millisecond)
+	if r := act(Action{Kind: "errors"}); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
+		t.Fatalf("errors: %+v", r.Errors)
+	}
+	// screenshots and PDF
+	png := []byte("\x89PNG")
+	for _, a := range []Action{{Kind: "screenshot"}, {Kind: "screenshot", FullPage: true}, {Kind: "screenshot", Ref: refFor(t, s, `button "Click me"`)}, {Kind: "screenshot", Labels: true}} {
+		r := act(a)
+		if !bytes.HasPrefix(r.Data, png) || r.MIME != "image/png" {
+			t.Fatalf("%+v: not a PNG", a)
+		}
+		if a.Labels && !strings.Contains(r.Message, "ref labels") {
+			t.Fatal(r.Message)
+		}
+	}
+	if r := act(Action{Kind: "evaluate", Expression: "!!document.getElementById('__tabrelay_labels')"}); string(r.Value) != "false" {
+		t.Fatal("label overlay left on the page")
+	}
+	if r := act(Action{Kind: "pdf"}); !bytes.HasPrefix(r.Data, []byte("%PDF")) {
+		t.Fatal("not a PDF")
+	}
+	act(Action{Kind: "resize", Width: 500, Height: 400})
+	if r := act(Action{Kind: "evaluate", Expression: "innerWidth"}); string(r.Value) != "500" {
+		t.Fatalf("innerWidth %s", r.Value)
+	}
+	act(Action{Kind: "resize"})
+	// navigation and history
+	r := act(Action{Kind: "navigate", URL: srv.URL("/other.html")})
+	if !strings.HasSuffix(r.URL, "/other.html") || r.Title != "Other page" {
+		t.Fatalf("navigate: %+v", r)
+	}
+	if r := act(Action{Kind: "back"}); !strings.Contains(r.URL, "frame=") {
+		t.Fatalf("back: %+v", r)
+	}
+	if r := act(Action{Kind: "forward"}); !strings.HasSuffix(r.URL, "/other.html") {
+		t.Fatalf("forward: %+v", r)
+	}
+	act(Action{Kind: "reload"})
+	act(Action{Kind: "scroll", Direction: "down"})
+	// a click that navigates reports the new URL
+	act(Action{Kind: "navigate", URL: srv.URL("/index.html")})
+	s3 := snap(t, ctx, id, snapshot.Options{})
+	// tabs: open, list, focus, close
+	or := act(Action{Kind: "open", URL: srv.URL("/other.html")})
+	tabs, err := svc.Tabs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tb := range tabs {
+		found = found || tb.TargetID == or.TargetID
+	}
+	if !found {
+		t.Fatalf("new tab %s not listed in %+v", or.TargetID, tabs)
+	}
+	if _, err := svc.Act(ctx, or.TargetID, Action{Kind: "focus"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Act(ctx, or.TargetID, Action{Kind: "close"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s3
+	_ = b
+}
+
+func TestDialogsAndModal(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/alert.html")
+	s := snap(t, ctx, id, snapshot.Options{})
+	r, err := svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Ask name"`)})
+	if err != nil || r.Dialog == nil || r.Dialog.Type != "prompt" {
+		t.Fatalf("click: %+v %v", r, err)
+	}
+	if s2 := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s2.Text, `# prompt dialog open: "Your name?"`) {
+		t.Fatalf("dialog not in header:\n%s", s2.Text)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: "e2"}); err == nil || !strings.Contains(err.Error(), "accept or dismiss it first") {
+		t.Fatalf("want dialog error, got %v", err)
+	}
+	if _, err := svc.Act(ctx, id, Action{Kind: "dialog", PromptText: "Kim"}); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	eval(t, ctx, id, "document.getElementById('r').textContent", &out)
+	if out != "prompt Kim" {
+		t.Fatalf("prompt answer %q", out)
+	}
+	no := false
+	svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Delete everything"`)})
+	if _, err := svc.Act(ctx, id, Action{Kind: "dialog", Accept: &no}); err != nil {
+		t.Fatal(err)
+	}
+	eval(t, ctx, id, "document.getElementById('r').textContent", &out)
+	if out != "confirm false" {
+		t.Fatalf("confirm answer %q", out)
+	}
+}
+
+func TestParallelTabs(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := open(t, ctx, "/hard/dupes.html")
+	b := open(t, ctx, "/hard/menu.html")
+	errs := make(chan error, 20)
+	for i := 0; i < 10; i++ {
+		for _, id := range []string{a, b} {
+			go func() {
+				_, err := svc.Snapshot(ctx, id, snapshot.Options{Interactive: true})
+				errs <- err
+			}()
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
