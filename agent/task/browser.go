@@ -47,7 +47,7 @@ var actionTools = []string{"click", "type", "press", "hover", "select", "check",
 //	press               {"kind":"press","key":"Enter","ref":"e4"}   (ref optional)
 //	select              {"kind":"select","ref":"e5","values":["Blue"]}
 //	check               {"kind":"fill","fields":[{"ref":"e6","value":"true"}]}
-//	scroll              {"kind":"scroll","direction":"down","ref":"e7"}
+//	scroll              {"kind":"scroll","direction":"down","ref":"e7"}  (top/bottom: press Home/End)
 //	wait                {"kind":"wait","text":"Saved","seconds":1.5}
 //	navigate            {"kind":"navigate","url":"https://github.com"}
 //	back/forward/reload {"kind":"back"}
@@ -78,6 +78,15 @@ func BrowserAction(tool string, args map[string]any, currentTab string) (tabID s
 			out["seconds"] = min(ms, 10000) / 1000
 		} else if _, ok := out["text"]; !ok {
 			out["seconds"] = 1.0
+		}
+	case "scroll":
+		switch argStr(args, "direction") {
+		case "top":
+			out = map[string]any{"kind": "press", "key": "Home"}
+		case "bottom":
+			out = map[string]any{"kind": "press", "key": "End"}
+		default:
+			copyArg("direction", "ref")
 		}
 	case "new_tab":
 		out["kind"] = "open"

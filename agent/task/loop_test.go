@@ -595,3 +595,71 @@ func TestScreenshotForVisionModels(t *testing.T) {
 		t.Error("screenshot offered without Vision")
 	}
 }
+
+func TestCommandFastPath(t *testing.T) {
+	b := newShop()
+	r := task.NewRunner(task.Options{Browser: b}) // no model at all
+	defer r.Close()
+	ctx := context.Background()
+
+	tk, err := r.Command(ctx, "what is on this page?", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r.Wait(ctx, tk.ID)
+	if tk.Status != task.StatusSucceeded || !strings.Contains(tk.Answer, "Shop") || len(b.actions()) != 0 {
+		t.Fatalf("describe: %s %q", tk.Status, tk.Answer)
+	}
+
+	tk, err = r.Command(ctx, "type kettle in the search box", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r.Wait(ctx, tk.ID)
+	tk2, err := r.Command(ctx, "click go", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk2, _ = r.Wait(ctx, tk2.ID)
+	if tk.Status != task.StatusSucceeded || tk2.Status != task.StatusSucceeded || tk2.Model != "fastpath" ||
+		!strings.Contains(tk2.Answer, `click button "Go"`) || !strings.Contains(tk2.Answer, "search?q=kettle") {
+		t.Fatalf("type/click: %s %q / %s %q", tk.Status, tk.Error, tk2.Status, tk2.Answer)
+	}
+	if got := strings.Join(b.actions(), ","); got != "type e2kettle,click e3" {
+		t.Fatalf("actions %s", got)
+	}
+
+	// The fast path keeps the confirmation rules.
+	events, unsub := r.Subscribe("", 64)
+	defer unsub()
+	tk, err = r.Command(ctx, "click buy now", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range events {
+		if e.Type == task.EventConfirmation {
+			_ = r.Confirm(tk.ID, e.Step.ID, false)
+			break
+		}
+	}
+	tk, _ = r.Wait(ctx, tk.ID)
+	if tk.Status != task.StatusCancelled || b.has("click e11") {
+		t.Fatalf("purchase via fast path: %s %v", tk.Status, b.actions())
+	}
+
+	// Not simple, and no model: a plain error saying how to configure one.
+	if _, err := r.Command(ctx, "compare the kettles and buy the cheapest", "tab1"); err == nil || !strings.Contains(err.Error(), "TABRELAY_LLM_PROVIDER") {
+		t.Fatalf("err %v", err)
+	}
+	// Ambiguous with a model: handed to the model.
+	srv := llmtest.NewOpenAI(t, llmtest.Text("handled by the model"))
+	r2 := newRunner(t, srv, newShop(), nil)
+	tk, err = r2.Command(ctx, "compare the kettles", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r2.Wait(ctx, tk.ID)
+	if tk.Answer != "handled by the model" || srv.Calls() != 1 {
+		t.Fatalf("model task %+v", tk)
+	}
+}

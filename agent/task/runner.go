@@ -127,7 +127,7 @@ func (r *Runner) Subscribe(taskID string, buf int) (<-chan Event, func()) {
 // background; it returns the new task at once. The task outlives ctx (which only carries values
 // and bounds the initial bookkeeping): stop it with Cancel.
 func (r *Runner) Start(ctx context.Context, goal, tabID string) (*Task, error) {
-	rn, err := r.start(context.WithoutCancel(ctx), goal, tabID)
+	rn, err := r.start(context.WithoutCancel(ctx), goal, tabID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (r *Runner) Start(ctx context.Context, goal, tabID string) (*Task, error) {
 
 // Run runs a task to its end and returns it; cancelling ctx cancels the task.
 func (r *Runner) Run(ctx context.Context, goal, tabID string) (*Task, error) {
-	rn, err := r.start(ctx, goal, tabID)
+	rn, err := r.start(ctx, goal, tabID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +144,8 @@ func (r *Runner) Run(ctx context.Context, goal, tabID string) (*Task, error) {
 	return r.snapshotOf(rn), nil
 }
 
-func (r *Runner) start(parent context.Context, goal, tabID string) (*run, error) {
-	if r.opts.Model == nil {
+func (r *Runner) start(parent context.Context, goal, tabID string, fast *fastMatch) (*run, error) {
+	if r.opts.Model == nil && fast == nil {
 		return nil, &llm.NotConfiguredError{Reason: "the agent was started without a model"}
 	}
 	if r.opts.Browser == nil {
@@ -159,7 +159,11 @@ func (r *Runner) start(parent context.Context, goal, tabID string) (*run, error)
 	}
 	r.loadMemory(parent)
 	now := time.Now().UTC()
-	t := &Task{ID: uuid.NewString(), Goal: goal, TabID: tabID, Status: StatusPlanning, Model: r.opts.ModelName,
+	model := r.opts.ModelName
+	if fast != nil {
+		model = "fastpath"
+	}
+	t := &Task{ID: uuid.NewString(), Goal: goal, TabID: tabID, Status: StatusPlanning, Model: model,
 		Plan: []PlanItem{}, Steps: []Step{}, CreatedAt: now, UpdatedAt: now}
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(r.base, func() { cancel(errClosed) })
@@ -180,7 +184,11 @@ func (r *Runner) start(parent context.Context, goal, tabID string) (*run, error)
 		tctx, tcancel := context.WithTimeoutCause(ctx, r.opts.Timeout, errTimeout)
 		defer tcancel()
 		l := newLoop(r, rn, tctx, memory)
-		l.run()
+		if fast != nil {
+			l.runFast(fast)
+		} else {
+			l.run()
+		}
 		r.finished(rn)
 	}()
 	return rn, nil

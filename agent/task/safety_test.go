@@ -97,6 +97,8 @@ func TestBrowserAction(t *testing.T) {
 		{"close_tab", `{}`, "t1", `{"kind":"close"}`},
 		{"switch_tab", `{"tab":"t3"}`, "t3", `{"kind":"focus"}`},
 		{"back", `{}`, "t1", `{"kind":"back"}`},
+		{"scroll", `{"direction":"down","ref":"e2"}`, "t1", `{"direction":"down","kind":"scroll","ref":"e2"}`},
+		{"scroll", `{"direction":"bottom"}`, "t1", `{"key":"End","kind":"press"}`},
 	}
 	for _, tt := range tests {
 		var args map[string]any

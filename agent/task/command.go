@@ -1,0 +1,121 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tabrelay/tabrelay/agent/fastpath"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// fastMatch is a command understood without the model.
+type fastMatch struct {
+	action fastpath.Action
+	answer string
+	what   string
+}
+
+// Command handles a typed or spoken request: simple one-step commands ("click sign in",
+// "scroll down", "what is on this page?") run at once through the fast path, without the model
+// but with the same confirmation rules, records and events; anything else starts a model task.
+// It returns the new task at once (see Wait). With no model configured, requests the fast
+// path cannot handle fail with an llm.NotConfiguredError that also says why the fast path
+// passed.
+func (r *Runner) Command(ctx context.Context, command, tabID string) (*Task, error) {
+	if r.opts.Browser == nil {
+		return nil, fmt.Errorf("task: no browser connection: the agent needs the relay's in-process client")
+	}
+	fm, reason := r.matchFast(ctx, command, &tabID)
+	if fm == nil && r.opts.Model == nil {
+		return nil, fmt.Errorf("%q is not a simple command (%s): %w", command, reason,
+			&llm.NotConfiguredError{Reason: "requests other than simple commands need a language model"})
+	}
+	rn, err := r.start(context.WithoutCancel(ctx), command, tabID, fm)
+	if err != nil {
+		return nil, err
+	}
+	return r.snapshotOf(rn), nil
+}
+
+// matchFast tries the fast path on the tab (resolving an empty tabID to the active tab).
+func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (*fastMatch, string) {
+	tabs, err := r.opts.Browser.Tabs(ctx)
+	if err != nil {
+		return nil, fmt.Sprintf("listing tabs failed: %v", err)
+	}
+	ftabs := make([]fastpath.Tab, 0, len(tabs))
+	for _, t := range tabs {
+		ftabs = append(ftabs, fastpath.Tab{ID: t.ID, Title: t.Title, URL: t.URL})
+		if *tabID == "" && t.Active {
+			*tabID = t.ID
+		}
+	}
+	if *tabID == "" && len(tabs) > 0 {
+		*tabID = tabs[0].ID
+	}
+	snap := ""
+	if *tabID != "" {
+		if snap, err = r.opts.Browser.Snapshot(ctx, *tabID); err != nil {
+			return nil, fmt.Sprintf("reading the page failed: %v", err)
+		}
+	}
+	res := fastpath.Match(command, snap, ftabs)
+	if !res.OK() {
+		return nil, res.Reason
+	}
+	what := res.Action.Kind
+	if len(res.Candidates) == 1 {
+		c := res.Candidates[0]
+		if c.Ref != "" {
+			what += fmt.Sprintf(" %s %q", c.Role, c.Name)
+		} else {
+			what += fmt.Sprintf(" tab %q", c.Name)
+		}
+	}
+	if res.Action.URL != "" {
+		what += " " + res.Action.URL
+	}
+	if res.Action.Key != "" {
+		what += " " + res.Action.Key
+	}
+	if res.Action.Direction != "" {
+		what += " " + res.Action.Direction
+	}
+	return &fastMatch{action: *res.Action, answer: res.Answer, what: what}, ""
+}
+
+// runFast runs one fast-path action as a one-step task.
+func (l *loop) runFast(fm *fastMatch) {
+	l.start()
+	if fm.action.Kind == "describe" {
+		l.end(StatusSucceeded, fm.answer, "")
+		return
+	}
+	a := fm.action
+	kind := a.Kind
+	a.Kind = ""
+	args, err := json.Marshal(a)
+	if err != nil {
+		l.end(StatusFailed, "", fmt.Sprintf("encoding the action: %v", err))
+		return
+	}
+	call := llms.ToolCall{ID: "fast_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: kind, Arguments: string(args)}}
+	if l.exec(call, "fast path (no model): "+fm.what) {
+		return
+	}
+	l.rn.mu.Lock()
+	last := l.rn.task.Steps[len(l.rn.task.Steps)-1]
+	l.rn.mu.Unlock()
+	if last.Status != StepOK {
+		l.end(StatusFailed, "", last.Error)
+		return
+	}
+	answer := "Done: " + fm.what
+	if first, _, _ := strings.Cut(last.Result, "\n"); strings.HasPrefix(first, "navigated") || strings.Contains(last.Result, "navigated:") {
+		answer += fmt.Sprintf(" (now at %s)", last.URLAfter)
+	}
+	l.end(StatusSucceeded, answer, "")
+}
