@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -661,5 +664,64 @@ func TestCommandFastPath(t *testing.T) {
 	tk, _ = r2.Wait(ctx, tk.ID)
 	if tk.Answer != "handled by the model" || srv.Calls() != 1 {
 		t.Fatalf("model task %+v", tk)
+	}
+}
+
+// listPage is a page with many items; clicking one marks it, a small change each time.
+type listPage struct {
+	mu      sync.Mutex
+	clicked map[string]bool
+}
+
+func (p *listPage) Snapshot(ctx context.Context, tabID string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("- heading \"Inbox\" [level=1] [ref=e1]\n- list [ref=e2]:\n")
+	for i := 3; i < 153; i++ {
+		ref := fmt.Sprintf("e%d", i)
+		state := ""
+		if p.clicked[ref] {
+			state = " [selected]"
+		}
+		fmt.Fprintf(&b, "  - link \"Message %d from someone about something\"%s [ref=%s]\n", i, state, ref)
+	}
+	return b.String(), nil
+}
+
+func (p *listPage) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {
+	var a struct{ Ref string }
+	_ = json.Unmarshal(action, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clicked[a.Ref] = true
+	return `{"message":"clicked"}`, nil
+}
+
+func (p *listPage) Tabs(ctx context.Context) ([]task.Tab, error) {
+	return []task.Tab{{ID: "tab1", URL: "https://mail.test/", Title: "Inbox", Active: true}}, nil
+}
+
+func TestPromptStaysBounded(t *testing.T) {
+	replies := []llmtest.Reply{}
+	for i := 0; i < 6; i++ {
+		replies = append(replies, llmtest.ToolCall("click", fmt.Sprintf(`{"ref":"e%d"}`, 10+i)))
+		if i == 2 {
+			replies = append(replies, llmtest.ToolCall("snapshot", `{}`))
+		}
+	}
+	replies = append(replies, llmtest.Text("done"))
+	srv := llmtest.NewOpenAI(t, replies...)
+	if _, err := newRunner(t, srv, &listPage{clicked: map[string]bool{}}, nil).Run(context.Background(), "select six messages", "tab1"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	for i, r := range reqs {
+		t.Logf("150-element page, step %d: prompt ≈ %d tokens", i+1, r.ApproxTokens())
+	}
+	// One full snapshot in context at a time: later steps grow by small diffs only.
+	first, last := reqs[0].ApproxTokens(), reqs[len(reqs)-1].ApproxTokens()
+	if last > first+150*len(reqs) {
+		t.Errorf("prompt grew from %d to %d tokens over %d steps", first, last, len(reqs))
 	}
 }
