@@ -814,3 +814,31 @@ func TestLargeMessagesPassThrough(t *testing.T) {
 		t.Fatalf("screenshot of %d bytes, want %d", len(r.Data), 6<<20)
 	}
 }
+
+func TestReattachedTabGetsDomainsBack(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	c := e.client("/cdp")
+	sid := attach(t, c, tabA)
+	for _, m := range []string{"Page.enable", "Network.enable"} {
+		if err := c.Call(ctx(t), sid, m, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// the extension attached the debugger anew (e.g. after a target_closed detach): Chrome forgot
+	// the enabled domains, the relay switches on again what its clients had on
+	before := len(e.ext.Commands())
+	if err := e.ext.ShareTab(wire.Tab{TabID: 1, TargetID: tabA, URL: "https://a.example/", Origin: wire.OriginUser, Reattached: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("domains re-enabled", func() bool {
+		seen := map[string]bool{}
+		for _, cmd := range e.ext.Commands()[before:] {
+			seen[cmd.Method] = true
+		}
+		return seen["Page.enable"] && seen["Network.enable"]
+	})
+	if err := c.Call(ctx(t), sid, "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
+		t.Fatalf("session after re-attach: %v", err)
+	}
+}
