@@ -66,6 +66,7 @@ type node struct {
 	nth       int
 	count     int
 	modal     bool
+	hoist     bool // always replaced by its children in output (the rendered root)
 	focused   bool
 	y         float64 // document y of the element's box (main frame only), -1 if unknown
 	bottom    float64
@@ -480,8 +481,10 @@ func textOf(n *node) string {
 			sb.WriteString(n.text)
 			return
 		}
-		if n.wantRef && n.name != "" && n.role != "clickable" && sb.Len() > 0 {
-			sb.WriteByte(' ')
+		if n.wantRef && n.name != "" && n.role != "clickable" {
+			if sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
 			sb.WriteString(n.name)
 			return
 		}

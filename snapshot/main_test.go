@@ -106,15 +106,3 @@ func evalIn(ctx context.Context, tab *Tab, expr string) (string, error) {
 	return fmt.Sprint(r.Result.Value), nil
 }
 
-func TestDumpHardPages(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, p := range []string{"shadow", "frames", "dupes", "rerender", "editor", "combobox", "modal", "virtual", "form", "upload", "alert", "menu"} {
-		tab := openTab(t, ctx, "/hard/"+p+".html")
-		s, err := tab.Snapshot(ctx, Options{})
-		if err != nil {
-			t.Fatal(p, err)
-		}
-		t.Logf("%s: %d bytes, %d refs, %v\n%s", p, len(s.Text), s.Refs, s.Took, s.Text)
-	}
-}

