@@ -105,4 +105,3 @@ func evalIn(ctx context.Context, tab *Tab, expr string) (string, error) {
 	}
 	return fmt.Sprint(r.Result.Value), nil
 }
-
