@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// interactiveRoles are the roles counted for coverage in both snapshots.
+var interactiveRoles = map[string]bool{
+	"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true, "radio": true,
+	"combobox": true, "listbox": true, "option": true, "menuitem": true, "menuitemcheckbox": true,
+	"menuitemradio": true, "slider": true, "spinbutton": true, "switch": true, "tab": true, "treeitem": true,
+}
+
+var refLine = regexp.MustCompile(`(?m)^\s*- ([a-z]+)\b[^\n]*\[ref=`)
+
+// interactiveRefs counts lines of an outline that give a ref to an interactive role.
+func interactiveRefs(text string) int {
+	n := 0
+	for _, m := range refLine.FindAllStringSubmatch(text, -1) {
+		if interactiveRoles[m[1]] {
+			n++
+		}
+	}
+	return n
+}
+
+func runSnapshot(cfg config, r *Results) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	pages := []string{"/index.html?frame=FRAME", "/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html",
+		"/hard/combobox.html", "/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html",
+		"/gen.html?n=1000", "/gen.html?n=5000", "/gen.html?n=20000"}
+	runs := 3
+	if cfg.short {
+		pages = []string{"/index.html?frame=FRAME", "/hard/form.html", "/hard/frames.html", "/gen.html?n=1000"}
+		runs = 1
+	}
+	s, err := startReal(ctx, "/index.html")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	c, err := cdpclient.Dial(ctx, "ws://"+s.rp.addr+"/cdp?token="+s.rp.token, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	endpoint := "http://" + s.rp.addr + "/?token=" + s.rp.token
+	var totalOurs, totalPW, timeOurs, timePW float64
+	for _, p := range pages {
+		p = strings.Replace(p, "FRAME", s.site.CrossURL("/frame.html"), 1)
+		tab, err := s.b.ShareURL(ctx, s.site.URL(p))
+		if err != nil {
+			return fmt.Errorf("share %s: %w", p, err)
+		}
+		name := p
+		if i := strings.Index(name, "?frame="); i >= 0 {
+			name = name[:i] + " (cross-origin iframe)"
+		}
+		st, err := snapshot.Attach(ctx, c, tab.TargetID)
+		if err != nil {
+			return fmt.Errorf("attach %s: %w", p, err)
+		}
+		if _, err := st.Snapshot(ctx, snapshot.Options{}); err != nil { // warm-up
+			return fmt.Errorf("snapshot %s: %w", p, err)
+		}
+		var ms []float64
+		var text string
+		for i := 0; i < runs; i++ {
+			t0 := time.Now()
+			snap, err := st.Snapshot(ctx, snapshot.Options{})
+			if err != nil {
+				return fmt.Errorf("snapshot %s: %w", p, err)
+			}
+			ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+			text = snap.Text
+		}
+		_ = st.Close(ctx)
+		pwMS, pwText, err := ariaSnapshot(ctx, endpoint, tab.URL, runs+1)
+		if err != nil {
+			return fmt.Errorf("Playwright ariaSnapshot of %s: %w", p, err)
+		}
+		oursTok, pwTok := float64(len(text))/4, float64(len(pwText))/4
+		oursRefs, pwRefs := interactiveRefs(text), interactiveRefs(pwText)
+		oursMS, pwMed := median(ms), median(pwMS[1:])
+		totalOurs += oursTok
+		totalPW += pwTok
+		timeOurs += oursMS
+		timePW += pwMed
+		r.add(Figure{Group: "snapshot", Name: name + ": build time", Unit: "ms", Value: oursMS, Reference: pwMed, RefName: "Playwright AI snapshot", Target: "≤ 1×", Met: met(oursMS <= pwMed)})
+		r.add(Figure{Group: "snapshot", Name: name + ": size", Unit: "tokens", Value: oursTok, Reference: pwTok, RefName: "Playwright AI snapshot", Target: "≤ 0.7×", Met: met(oursTok <= 0.7*pwTok)})
+		r.add(Figure{Group: "snapshot", Name: name + ": interactive elements with a ref", Unit: "refs", Value: float64(oursRefs), Reference: float64(pwRefs), RefName: "Playwright AI snapshot", Target: "≥ 1×", Met: met(oursRefs >= pwRefs)})
+		if os.Getenv("BENCH_DUMP") != "" {
+			fmt.Fprintf(os.Stderr, "--- ours %s\n%s\n--- playwright\n%s\n", name, text, pwText)
+		}
+	}
+	r.add(Figure{Group: "snapshot", Name: "all pages: total size", Unit: "tokens", Value: totalOurs, Reference: totalPW, RefName: "Playwright AI snapshot", Target: "≤ 0.7×", Met: met(totalOurs <= 0.7*totalPW)})
+	r.add(Figure{Group: "snapshot", Name: "all pages: total build time", Unit: "ms", Value: timeOurs, Reference: timePW, RefName: "Playwright AI snapshot", Target: "≤ 1×", Met: met(timeOurs <= timePW)})
+	return nil
+}
+
+// ariaSnapshot runs e2e/clients/bench-aria.mjs.
+func ariaSnapshot(ctx context.Context, endpoint, pageURL string, runs int) ([]float64, string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "e2e", "clients", "bench-aria.mjs"))
+	cmd.Env = append(os.Environ(), "ENDPOINT="+endpoint, "PAGE_URL="+pageURL, fmt.Sprintf("RUNS=%d", runs))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	var res struct {
+		MS    []float64 `json:"ms"`
+		Text  string    `json:"text"`
+		Error string    `json:"error"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+		return nil, "", fmt.Errorf("node: %v: %.300s %s", runErr, out.String(), strings.TrimSpace(errb.String()))
+	}
+	if res.Error != "" {
+		return nil, "", fmt.Errorf("%s", res.Error)
+	}
+	return res.MS, res.Text, nil
+}
