@@ -21,6 +21,8 @@ var interactiveRoles = map[string]bool{
 	"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true, "radio": true,
 	"combobox": true, "listbox": true, "option": true, "menuitem": true, "menuitemcheckbox": true,
 	"menuitemradio": true, "slider": true, "spinbutton": true, "switch": true, "tab": true, "treeitem": true,
+	// Chrome's roles for date, time and colour inputs (Playwright renders them as textbox)
+	"date": true, "time": true, "datetime": true, "colorpicker": true,
 }
 
 var refLine = regexp.MustCompile(`(?m)^\s*- ([a-z]+)\b[^\n]*\[ref=`)
@@ -45,6 +47,9 @@ func runSnapshot(cfg config, r *Results) error {
 	runs := 3
 	if cfg.short {
 		pages = []string{"/index.html?frame=FRAME", "/hard/form.html", "/hard/frames.html", "/gen.html?n=1000"}
+		if p := os.Getenv("BENCH_PAGES"); p != "" {
+			pages = strings.Split(p, ",")
+		}
 		runs = 1
 	}
 	s, err := startReal(ctx, "/index.html")
