@@ -67,6 +67,7 @@ type node struct {
 	count     int
 	modal     bool
 	hoist     bool // always replaced by its children in output (the rendered root)
+	inline    bool // its line already carries text (no trailing colon)
 	focused   bool
 	y         float64 // document y of the element's box (main frame only), -1 if unknown
 	bottom    float64
@@ -84,7 +85,8 @@ var interactiveRoles = map[string]bool{
 }
 
 // aimRoles get a ref when named: not interactive, but useful to aim at (scroll to, screenshot, scope).
-var aimRoles = map[string]bool{"heading": true, "dialog": true, "alertdialog": true, "Iframe": true}
+// Headings get none: they are many, and text is enough to find them.
+var aimRoles = map[string]bool{"dialog": true, "alertdialog": true, "Iframe": true}
 
 // leafRoles are shown without children: their content is their value.
 var leafRoles = map[string]bool{

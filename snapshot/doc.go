@@ -3,9 +3,10 @@
 // DOM) in the style of Playwright's aria snapshots, where every interactive element carries a
 // ref such as e7:
 //
-//	# url: https://example.com/cart
-//	# title: Cart
-//	- heading "Cart" [level=1] [ref=e1]
+//	# Cart — https://example.com/cart
+//	- heading "Cart" [level=1]
+//	- listitem: Blue mug
+//	  - button "Remove" [ref=e1]
 //	- textbox "Coupon" [ref=e2]: SPRING
 //	- button "Apply" [ref=e3]
 //	- link "Checkout" [ref=e4] [url=/checkout]

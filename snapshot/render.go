@@ -91,6 +91,9 @@ func simplify(n *node, full bool) []*display {
 		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && kids[0].n != nil {
 			return kids
 		}
+		if n.name == "" && (n.axRole == "cell" || n.axRole == "gridcell") && !anyText(kids) {
+			return kids
+		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
 			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url}
 		}
@@ -131,10 +134,16 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 			if d.n.ref != "" {
 				r = 1
 			}
-			if len(d.kids) == 1 && d.kids[0].n == nil && d.n.value == "" {
-				lines = append(lines, l+": "+clip(d.kids[0].text, 400))
-				lineRefs = append(lineRefs, r)
-				return
+			if len(d.kids) >= 1 && d.kids[0].n == nil && d.n.value == "" {
+				// leading text goes on the element's own line
+				l += ": " + clip(d.kids[0].text, 400)
+				if len(d.kids) == 1 {
+					lines = append(lines, l)
+					lineRefs = append(lineRefs, r)
+					return
+				}
+				d = &display{n: d.n, kids: d.kids[1:]}
+				d.n = withValueShown(d.n)
 			}
 			if len(d.kids) > 0 {
 				if o.MaxDepth > 0 && depth+1 >= o.MaxDepth {
@@ -150,7 +159,7 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 					truncated = true
 					return
 				}
-				if d.n.value == "" {
+				if d.n.value == "" && !d.n.inline {
 					l += ":"
 				}
 			}
@@ -183,6 +192,15 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 	return b.String(), refs, truncated
 }
 
+func anyText(ds []*display) bool {
+	for _, d := range ds {
+		if d.n == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func countRefs(d *display, n *int) {
 	if d.n != nil && d.n.ref != "" {
 		*n++
@@ -193,6 +211,13 @@ func countRefs(d *display, n *int) {
 }
 
 // line renders one element: role "name" [states] [ref=eN]: value.
+// withValueShown marks a copy of n as having inline content, so no ":" is added after it.
+func withValueShown(n *node) *node {
+	c := *n
+	c.inline = true
+	return &c
+}
+
 func line(n *node, page *url.URL) string {
 	var b strings.Builder
 	b.WriteString(n.role)
@@ -209,7 +234,13 @@ func line(n *node, page *url.URL) string {
 		b.WriteString(" [ref=" + n.ref + "]")
 	}
 	if n.url != "" && n.role == "link" {
-		b.WriteString(" [url=" + shortURL(n.url, page) + "]")
+		base := page
+		if n.frame != nil && n.frame.URL != "" {
+			if fu, err := url.Parse(n.frame.URL); err == nil {
+				base = fu
+			}
+		}
+		b.WriteString(" [url=" + shortURL(n.url, base) + "]")
 	}
 	if n.value != "" && n.value != n.name {
 		b.WriteString(": " + clip(n.value, 200))

@@ -177,9 +177,10 @@ func walkNodes(n *node, fn func(*node)) {
 
 func header(s *Snapshot) string {
 	var b strings.Builder
-	b.WriteString("# url: " + s.URL + "\n")
 	if s.Title != "" {
-		b.WriteString("# title: " + clip(s.Title, 120) + "\n")
+		b.WriteString("# " + clip(s.Title, 120) + " — " + s.URL + "\n")
+	} else {
+		b.WriteString("# " + s.URL + "\n")
 	}
 	if s.Loading {
 		b.WriteString("# still loading\n")

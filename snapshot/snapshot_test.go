@@ -81,9 +81,9 @@ func TestSnapshotFramesAndShadow(t *testing.T) {
 		}
 	}
 	// scope to a ref
-	card := refOn(t, ss.Text, `heading "Card title"`)
+	card := refOn(t, ss.Text, `button "Card action"`)
 	sc, err := sh.Snapshot(ctx, Options{Scope: card})
-	if err != nil || !strings.HasSuffix(sc.Text, "- heading \"Card title\" [level=2] [ref="+card+"]\n") {
+	if err != nil || !strings.HasSuffix(sc.Text, "\n- button \"Card action\" [ref="+card+"]\n") {
 		t.Errorf("scope: %v\n%s", err, sc.Text)
 	}
 	if _, err := sh.Snapshot(ctx, Options{Scope: "e999"}); err == nil {
@@ -114,7 +114,7 @@ func TestSnapshotHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(s.Text, "# title: Menus and tabs") || s.BelowFold < 10 || !strings.Contains(s.Text, "more refs below the fold") {
+	if !strings.Contains(s.Text, "# Menus and tabs — http://") || s.BelowFold < 10 || !strings.Contains(s.Text, "more refs below the fold") {
 		t.Errorf("header (below fold %d):\n%s", s.BelowFold, s.Text)
 	}
 	// aria-modal dialogs are named in the header
