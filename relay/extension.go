@@ -260,10 +260,19 @@ func (h *Hub) removeTarget(t *target, reason string) {
 	pageGone := mustJSON(map[string]string{"targetId": t.id})
 	tabGone := mustJSON(map[string]string{"targetId": t.tabID})
 	for c := range h.clients {
+		// pages first: a page attached under a tab session is reported on that session, so the
+		// tab session must still exist then
+		var pages, tabs []*session
 		for _, s := range c.sessions {
-			if s.t != t || s.kind == kindChild {
-				continue
+			switch {
+			case s.t != t:
+			case s.kind == kindPage:
+				pages = append(pages, s)
+			case s.kind == kindTab:
+				tabs = append(tabs, s)
 			}
+		}
+		for _, s := range append(pages, tabs...) {
 			if _, still := c.sessions[s.id]; !still {
 				continue
 			}

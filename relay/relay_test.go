@@ -208,6 +208,11 @@ func TestDiscovery(t *testing.T) {
 	if code, body = e.get("/json/activate/"+tabA, bearer(tok)); code != 200 || body != "Target activated" {
 		t.Errorf("activate: %d %s", code, body)
 	}
+	put, _ := http.NewRequest(http.MethodPut, "http://"+e.srv.Addr()+"/json/activate/"+tabA, nil)
+	put.Header = bearer(tok)
+	if code, body = do(t, put); code != 200 || body != "Target activated" {
+		t.Errorf("PUT activate: %d %s", code, body)
+	}
 	if code, body = e.get("/json/activate/NOPE", bearer(tok)); code != 404 {
 		t.Errorf("activate unknown: %d %s", code, body)
 	}
@@ -841,4 +846,49 @@ func TestReattachedTabGetsDomainsBack(t *testing.T) {
 	if err := c.Call(ctx(t), sid, "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
 		t.Fatalf("session after re-attach: %v", err)
 	}
+}
+
+// A page attached under a tab target (Puppeteer's model) is reported detached on the tab
+// session when its tab goes, whatever order the relay visits the sessions in.
+func TestUnsharePageUnderTabSession(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		e := newEnv(t, relay.HubOptions{})
+		e.share(tabA, "https://a.example/")
+		c := e.client("/cdp")
+		var tabSess struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := c.Call(ctx(t), "", "Target.attachToTarget", map[string]any{"targetId": tabTargetIDOf(t, c), "flatten": true}, &tabSess); err != nil {
+			t.Fatal(err)
+		}
+		w := c.Expect(tabSess.SessionID, "Target.attachedToTarget", nil)
+		if err := c.Call(ctx(t), tabSess.SessionID, "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "filter": []any{map[string]any{}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := w.Wait(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			SessionID string `json:"sessionId"`
+		}
+		_ = json.Unmarshal(ev.Params, &page)
+		wd := c.Expect(tabSess.SessionID, "Target.detachedFromTarget", nil)
+		_ = e.ext.Unshare(tabA, wire.ReasonClosed)
+		ev, err = wd.Wait(ctx(t))
+		if err != nil || !strings.Contains(string(ev.Params), page.SessionID) {
+			t.Fatalf("run %d: page session not reported detached on its tab session: %v %s", i, err, ev.Params)
+		}
+		e.srv.Close()
+	}
+}
+
+func tabTargetIDOf(t *testing.T, c *cdpclient.Client) string {
+	var targets struct {
+		TargetInfos []struct{ TargetID, Type string } `json:"targetInfos"`
+	}
+	if err := c.Call(ctx(t), "", "Target.getTargets", map[string]any{"filter": []any{map[string]any{"type": "tab"}}}, &targets); err != nil || len(targets.TargetInfos) == 0 {
+		t.Fatalf("no tab target: %v", err)
+	}
+	return targets.TargetInfos[0].TargetID
 }
