@@ -73,10 +73,31 @@ func TestChromedp(t *testing.T) {
 			t.Errorf("chromedp %s = %q, want %q", k, v[0], v[1])
 		}
 	}
-	// chromedp reaches a cross-site iframe only by attaching to the iframe's own target by id
-	// (FromNode does not cross processes, per its docs); the relay lists tabs only, so the
-	// cross-origin iframe is covered by the Playwright, Puppeteer and chrome-remote-interface
-	// tests, which use flat child sessions.
+	// chromedp reaches a cross-site iframe by attaching to the iframe's own target by id
+	// (FromNode does not cross processes): the relay lists it in Target.getTargets as Chrome does.
+	var frameID target.ID
+	eventually(t, 10*time.Second, "the cross-origin iframe listed as a target", func() (bool, string) {
+		infos, err := chromedp.Targets(bctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, in := range infos {
+			if in.Type == "iframe" && strings.Contains(in.URL, "/frame.html") {
+				frameID = in.TargetID
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d targets, no iframe", len(infos))
+	})
+	fctx, fcancel := chromedp.NewContext(bctx, chromedp.WithTargetID(frameID))
+	inner, err := chromedp.Run(fctx, chromedp.Text("#inner"))
+	if err != nil {
+		t.Fatalf("chromedp in the cross-origin iframe: %v", err)
+	}
+	if inner != "inside the frame" {
+		t.Errorf("chromedp read %q inside the iframe", inner)
+	}
+	fcancel()
 
 	// A new tab: screenshot, navigate, close (cancel its context).
 	nctx, ncancel := chromedp.NewContext(bctx)

@@ -52,7 +52,7 @@ type session struct {
 
 	touched  map[string]bool // domains the client used here: their events are delivered
 	enabled  map[string]bool // domains the client enabled here
-	children map[string]*session
+	children map[string]*session // child sessions by session id
 	scripts  []string // Page.addScriptToEvaluateOnNewDocument identifiers
 	bindings []string // Runtime.addBinding names
 }
@@ -171,7 +171,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 	}
 	delete(s.c.sessions, s.id)
 	if s.parent != nil {
-		delete(s.parent.children, s.ext)
+		delete(s.parent.children, s.id)
 	}
 	t := s.t
 	if t == nil || (s.kind != kindPage && s.kind != kindChild) {

@@ -130,6 +130,11 @@ func (h *Hub) getTargets(r *req) {
 		if matches(p.Filter, "page") {
 			infos = append(infos, h.pageInfo(t))
 		}
+		for _, ch := range t.children { // out-of-process iframes and workers, as Chrome lists them
+			if matches(p.Filter, ch.typ) {
+				infos = append(infos, ch.info)
+			}
+		}
 	}
 	if matches(p.Filter, "browser") {
 		infos = append(infos, h.browserInfo())
@@ -196,7 +201,7 @@ func (h *Hub) autoAttachChild(s *session, ch *child) {
 	s.announced[ch.ext] = true
 	cs := s.c.newSession(kindChild, s.t, ch.ext, s)
 	cs.childTID = ch.targetID
-	s.children[ch.ext] = cs
+	s.children[cs.id] = cs
 	s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": cs.id, "targetInfo": ch.info, "waitingForDebugger": false}))
 }
 
@@ -223,6 +228,21 @@ func (h *Hub) lookup(id string) (t *target, isTab bool) {
 	return nil, false
 }
 
+// lookupChild finds a child target (an out-of-process iframe or a worker) of a shared tab.
+func (h *Hub) lookupChild(id string) (*target, *child) {
+	for _, t := range h.targets {
+		if !t.live {
+			continue
+		}
+		for _, ch := range t.children {
+			if ch.targetID == id {
+				return t, ch
+			}
+		}
+	}
+	return nil, nil
+}
+
 func (h *Hub) attachToTarget(r *req) {
 	var p struct {
 		TargetID string `json:"targetId"`
@@ -243,6 +263,14 @@ func (h *Hub) attachToTarget(r *req) {
 	}
 	t, isTab := h.lookup(p.TargetID)
 	if t == nil {
+		if t, ch := h.lookupChild(p.TargetID); ch != nil {
+			s := r.c.newSession(kindChild, t, ch.ext, r.s)
+			s.childTID = ch.targetID
+			r.s.children[s.id] = s
+			r.s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": ch.info, "waitingForDebugger": false}))
+			r.ok(mustJSON(map[string]string{"sessionId": s.id}))
+			return
+		}
 		r.fail(codeInvalidParams, fmt.Sprintf("No target with given id found (%s is not a tab shared with tabrelay)", p.TargetID))
 		return
 	}
@@ -326,14 +354,8 @@ func (h *Hub) getTargetInfo(r *req) {
 			} else {
 				info = h.pageInfo(t)
 			}
-		} else {
-			for _, t := range h.targets {
-				for _, ch := range t.children {
-					if ch.targetID == p.TargetID {
-						info = ch.info
-					}
-				}
-			}
+		} else if _, ch := h.lookupChild(p.TargetID); ch != nil {
+			info = ch.info
 		}
 	}
 	if info == nil {

@@ -892,3 +892,39 @@ func tabTargetIDOf(t *testing.T, c *cdpclient.Client) string {
 	}
 	return targets.TargetInfos[0].TargetID
 }
+
+// Clients that attach to an iframe by its target id (chromedp does) find it in getTargets.
+func TestAttachToChildTargetByID(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	if err := e.ext.AttachChild(tabA, "EXTCHILD1", "FRAMETARGET1", "https://other.example/frame"); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client("/cdp")
+	var targets struct {
+		TargetInfos []struct{ TargetID, Type string } `json:"targetInfos"`
+	}
+	e.waitFor("iframe listed", func() bool {
+		_ = c.Call(ctx(t), "", "Target.getTargets", nil, &targets)
+		return len(targets.TargetInfos) == 2
+	})
+	if targets.TargetInfos[1].TargetID != "FRAMETARGET1" || targets.TargetInfos[1].Type != "iframe" {
+		t.Fatalf("getTargets: %+v", targets.TargetInfos)
+	}
+	sid := attach(t, c, "FRAMETARGET1")
+	if err := c.Call(ctx(t), sid, "Runtime.evaluate", map[string]string{"expression": "inframe"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, cmd := range e.ext.Commands() {
+		found = found || (cmd.SessionID == "EXTCHILD1" && cmd.Method == "Runtime.evaluate")
+	}
+	if !found {
+		t.Fatal("command on the iframe session did not reach the extension's child session")
+	}
+	w := c.Expect("", "Target.detachedFromTarget", nil)
+	_ = e.ext.Event(tabA, "", "Target.detachedFromTarget", map[string]string{"sessionId": "EXTCHILD1"})
+	if ev, err := w.Wait(ctx(t)); err != nil || !strings.Contains(string(ev.Params), sid) {
+		t.Fatalf("iframe detach not reported: %v", err)
+	}
+}
