@@ -50,11 +50,11 @@ type session struct {
 	aFilter    []filterEntry
 	announced  map[string]bool // targets this session auto-attached, by target id
 
-	touched  map[string]bool // domains the client used here: their events are delivered
-	enabled  map[string]bool // domains the client enabled here
+	touched  map[string]bool     // domains the client used here: their events are delivered
+	enabled  map[string]bool     // domains the client enabled here
 	children map[string]*session // child sessions by session id
-	scripts  []string // Page.addScriptToEvaluateOnNewDocument identifiers
-	bindings []string // Runtime.addBinding names
+	scripts  []string            // Page.addScriptToEvaluateOnNewDocument identifiers
+	bindings []string            // Runtime.addBinding names
 }
 
 func (c *Client) newSession(kind sessionKind, t *target, ext string, parent *session) *session {
