@@ -36,6 +36,18 @@ func simplify(n *node, full bool) []*display {
 		merged = append(merged, k)
 	}
 	kids = merged
+	// drop a legend or caption that repeats its container's name
+	if n.name != "" {
+		var keep []*display
+		for _, k := range kids {
+			if k.n != nil && k.n.ref == "" && (k.n.axRole == "Legend" || k.n.axRole == "Caption" || k.n.axRole == "Figcaption") &&
+				len(k.kids) == 1 && k.kids[0].n == nil && k.kids[0].text == n.name {
+				continue
+			}
+			keep = append(keep, k)
+		}
+		kids = keep
+	}
 	// drop label text repeated by the name of the element next to it
 	if len(kids) > 1 {
 		names := map[string]bool{}
@@ -91,8 +103,13 @@ func simplify(n *node, full bool) []*display {
 		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && kids[0].n != nil {
 			return kids
 		}
-		if n.name == "" && (n.axRole == "cell" || n.axRole == "gridcell") && !anyText(kids) {
-			return kids
+		if n.axRole == "cell" || n.axRole == "gridcell" {
+			if len(kids) > 0 && !anyText(kids) && (n.name == "" || n.name == textOf(n)) {
+				return kids // a cell holding controls: the controls say enough
+			}
+			if len(kids) == 0 && n.name != "" && len(n.states) == 0 {
+				return []*display{{text: n.name}} // a text cell is its text
+			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
 			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url}

@@ -57,7 +57,7 @@ func TestRender(t *testing.T) {
 		{"max chars", el("document", "", "", el("button", "One", "e1"), el("button", "Two", "e2"), el("button", "Three", "e3")), Options{MaxChars: 50},
 			"- button \"One\" [ref=e1]\n- button \"Two\" [ref=e2]\n# … truncated: 1 more lines with 1 refs; scope to a ref, use interactive, or raise maxChars\n"},
 		{"cell named by its content", el("document", "", "", el("row", "", "", el("cell", "Delete", "", el("button", "Delete", "e2")))), Options{},
-			"- row:\n  - cell:\n    - button \"Delete\" [ref=e2]\n"},
+			"- row:\n  - button \"Delete\" [ref=e2]\n"},
 		{"quotes escaped", el("document", "", "", el("button", `Say "hi"`, "e2")), Options{},
 			"- button \"Say \\\"hi\\\"\" [ref=e2]\n"},
 	}
