@@ -132,6 +132,25 @@ func runReal(cfg config, r *Results) error {
 	r.add(Figure{Group: "real", Name: "Runtime.evaluate(\"1\") round trip, median", Unit: "µs", Value: rMed, Reference: oMed, RefName: "Chrome's own endpoint", Target: "≤ 1.5×", Met: met(ratio <= 1.5)})
 	r.add(Figure{Group: "real", Name: "Runtime.evaluate(\"1\") round trip, p99", Unit: "µs", Value: rP99, Reference: oP99, RefName: "Chrome's own endpoint"})
 
+	// the floor: chrome.debugger.sendCommand timed inside the extension's service worker, with no
+	// relay and no WebSocket in between
+	n := cfg.reps / 2
+	var inside []float64
+	expr := fmt.Sprintf(`(async () => {
+		const target = { tabId: %d };
+		const one = () => chrome.debugger.sendCommand(target, 'Runtime.evaluate', { expression: '1' });
+		for (let i = 0; i < %d; i++) await one();
+		const ms = [];
+		for (let i = 0; i < %d; i++) { const t0 = performance.now(); await one(); ms.push(performance.now() - t0); }
+		return ms;
+	})()`, s.tab.TabID, n/10, n)
+	if err := s.b.ServiceWorkerEval(ctx, expr, &inside); err != nil {
+		return fmt.Errorf("timing chrome.debugger in the service worker: %w", err)
+	}
+	floor := median(inside) * 1000
+	r.add(Figure{Group: "real", Name: "same, chrome.debugger.sendCommand inside the extension, median", Unit: "µs", Value: floor, Reference: oMed, RefName: "Chrome's own endpoint"})
+	r.add(Figure{Group: "real", Name: "tabrelay's share (relay + WebSocket + extension JS), median", Unit: "µs", Value: rMed - floor})
+
 	// one short Playwright scenario over each endpoint
 	runs := 5
 	if cfg.short {
