@@ -17,6 +17,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay"
@@ -29,9 +31,14 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":   {cmdServe, "run the relay and agent server (the default)"},
-		"token":   {cmdToken, "print the pairing secret (--rotate makes a new one)"},
-		"browser": {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
+		"serve":      {cmdServe, "run the relay and agent server (the default)"},
+		"token":      {cmdToken, "print the pairing secret (--rotate makes a new one)"},
+		"browser":    {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
+		"tabs":       {cmdTabs, "list the shared tabs (most recently shared or focused first)"},
+		"snapshot":   {cmdSnapshot, "print a tab's role outline with refs (--interactive, --max-chars N)"},
+		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
+		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
+		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
 	}
 }
 
@@ -72,9 +79,10 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nEvery command takes --addr (TABRELAY_ADDR, default 127.0.0.1:18792) and --home (TABRELAY_HOME).")
+	fmt.Fprintln(w, "\nEvery command takes --addr (TABRELAY_ADDR, default 127.0.0.1:18792) and --home (TABRELAY_HOME);")
+	fmt.Fprintln(w, "tabs, snapshot, act, screenshot and run talk to the running server and take --tab <targetId> before their arguments.")
 	fmt.Fprintln(w, "`tabrelay <command> -h` shows a command's flags.")
 }
 
@@ -141,8 +149,27 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
 }
 
-// startServer builds and starts the server described by f.
-func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*relay.Server, error) {
+// server is a running relay with the agent on its /api routes.
+type server struct {
+	*relay.Server
+	agent *api.Agent
+	// model describes the language model ("" when none is configured).
+	model string
+}
+
+// Close stops the agent (running tasks end as cancelled and are saved), then the relay.
+func (s *server) Close() error {
+	aerr := s.agent.Close()
+	serr := s.Server.Close()
+	return errors.Join(aerr, serr)
+}
+
+// startServer builds and starts the server described by f: the relay, the task database under
+// --home, the action service over an in-process hub connection, the task runner with the model
+// configured in the environment (none: the fast path still works) and the /api routes. serve
+// and browser (when it starts a server in-process) both use it. The agent also closes when the
+// relay closes or ctx ends.
+func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*server, error) {
 	store, err := secret.NewStore(f.home)
 	if err != nil {
 		return nil, err
@@ -158,10 +185,36 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*rel
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Start(ctx); err != nil {
+	opts := api.Options{Home: f.home, Log: log.With().Str("part", "agent").Logger()}
+	model, cfg, merr := llm.FromEnvModel(ctx)
+	switch {
+	case merr == nil:
+		opts.Model, opts.ModelName, opts.ImageMode = model, cfg.String(), cfg.ImageMode()
+	case errors.Is(merr, llm.ErrNotConfigured):
+		opts.ModelError = merr
+	default:
+		opts.ModelError = merr
+		log.Warn().Err(merr).Msg("the language model could not be set up; running without one (simple commands still work)")
+	}
+	ag, err := api.New(ctx, srv.Hub(), opts)
+	if err != nil {
+		_ = srv.Close()
 		return nil, err
 	}
-	return srv, nil
+	ag.Register(srv.API())
+	if err := srv.Start(ctx); err != nil {
+		_ = ag.Close()
+		return nil, err
+	}
+	s := &server{Server: srv, agent: ag, model: opts.ModelName}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-ag.Done():
+		}
+		_ = ag.Close()
+	}()
+	return s, nil
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -183,7 +236,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	return nil
 }
 
-func printBanner(w io.Writer, srv *relay.Server) {
+func printBanner(w io.Writer, srv *server) {
 	addr, tok := srv.Addr(), srv.Token()
 	fmt.Fprintf(w, "tabrelay %s is running at %s\n\n", relay.Version, srv.HTTPURL())
 	fmt.Fprintf(w, "  CDP endpoint (browser-level): ws://%s/cdp\n", addr)
@@ -192,5 +245,11 @@ func printBanner(w io.Writer, srv *relay.Server) {
 	fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
 	fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed:\n")
 	fmt.Fprintf(w, "  chrome-extension://%s/options.html#addr=%s&token=%s\n", config.DefaultExtensionID, addr, tok)
-	fmt.Fprintf(w, "Then click the tabrelay icon on a tab to share it (the badge shows ON).\n")
+	fmt.Fprintf(w, "Then click the tabrelay icon on a tab to share it (the badge shows ON).\n\n")
+	if srv.model != "" {
+		fmt.Fprintf(w, "Agent: %s. Try `tabrelay run \"…\"` or `tabrelay snapshot`.\n", srv.model)
+	} else {
+		fmt.Fprintf(w, "Agent: no language model configured: simple commands work (POST /api/command, `tabrelay act`);\n")
+		fmt.Fprintf(w, "  for tasks set %s and %s (and the provider's key), e.g. %s=openai OPENAI_API_KEY=….\n", llm.EnvProvider, llm.EnvModel, llm.EnvProvider)
+	}
 }

@@ -1,0 +1,94 @@
+// Package adapter lets the agent's task loop (agent/task) drive real tabs through the action
+// API (agent/actions): it implements task.Browser and task.Screenshotter over an
+// actions.Service in a few lines, because the loop already emits actions.Action JSON.
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// Browser adapts an *actions.Service to task.Browser and task.Screenshotter.
+type Browser struct {
+	svc *actions.Service
+}
+
+var (
+	_ task.Browser       = (*Browser)(nil)
+	_ task.Screenshotter = (*Browser)(nil)
+)
+
+// New returns the adapter over svc.
+func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
+
+// Snapshot returns the tab's compact role outline (header and `- role "name" [ref=eN]` lines).
+func (b *Browser) Snapshot(ctx context.Context, tabID string) (string, error) {
+	s, err := b.svc.Snapshot(ctx, tabID, snapshot.Options{})
+	if err != nil {
+		return "", err
+	}
+	return s.Text, nil
+}
+
+// Act decodes action as an actions.Action, runs it and returns the result as JSON. Binary
+// payloads (screenshots, PDFs) are left out: the model gets what happened, not megabytes.
+func (b *Browser) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {
+	var a actions.Action
+	if err := json.Unmarshal(action, &a); err != nil {
+		return "", fmt.Errorf("the action is not valid JSON for agent/actions: %w", err)
+	}
+	res, err := b.svc.Act(ctx, tabID, a)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Data) > 0 {
+		res.Message += fmt.Sprintf(" (%d bytes of %s not shown)", len(res.Data), res.MIME)
+		res.Data = nil
+	}
+	if res.Snapshot != nil {
+		snap := res.Snapshot
+		res.Snapshot = nil
+		out, err := json.Marshal(res)
+		if err != nil {
+			return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
+		}
+		return string(out) + "\n" + snap.Text, nil
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
+	}
+	return string(out), nil
+}
+
+// Tabs lists the shared tabs; the first one (the tab the user most recently shared or focused)
+// is marked active.
+func (b *Browser) Tabs(ctx context.Context) ([]task.Tab, error) {
+	tabs, err := b.svc.Tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]task.Tab, 0, len(tabs))
+	for i, t := range tabs {
+		out = append(out, task.Tab{ID: t.TargetID, URL: t.URL, Title: t.Title, Active: i == 0})
+	}
+	return out, nil
+}
+
+// Screenshot captures the tab's viewport as PNG.
+func (b *Browser) Screenshot(ctx context.Context, tabID string) ([]byte, error) {
+	res, err := b.svc.Act(ctx, tabID, actions.Action{Kind: "screenshot", Format: "png"})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Data) == 0 {
+		return nil, errors.New("the screenshot came back empty; try again once the page has loaded")
+	}
+	return res.Data, nil
+}

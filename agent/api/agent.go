@@ -1,0 +1,185 @@
+// Package api wires tabrelay's in-process agent to a relay server and serves it over HTTP under
+// /api: tabs, snapshots, actions and screenshots of shared tabs, commands (fast path first,
+// the model next) and tasks with live Server-Sent Events, confirmation and reports.
+//
+// The agent is one more client of the relay hub, connected through the hub's in-process pipe
+// (relay.Hub.Pipe): it sees exactly what any CDP client sees, the tabs the user shared.
+//
+//	srv, _ := relay.NewServer(opts)
+//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model})
+//	ag.Register(srv.API())
+//	_ = srv.Start(ctx)
+//	defer ag.Close()
+//
+// Every error is JSON, {"error": "…"}, with a 4xx status for bad input: 400 for malformed
+// requests, unknown action kinds (listing the valid ones), missing text or unknown refs, 404
+// for unknown tabs and tasks (naming the id), 409 for stale refs or tasks not in the right
+// state, 422 for actions the page refused, and 503 when a language model is needed but none is
+// configured (with the text saying how to configure one).
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/adapter"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/internal/store"
+	"github.com/tabrelay/tabrelay/relay"
+)
+
+// Options configure the agent.
+type Options struct {
+	// Home is the tabrelay home; tasks are stored in its SQLite database. Empty keeps tasks in
+	// memory only.
+	Home string
+	// Model is the language model (nil: the fast path and everything without a model still
+	// work; the rest answers with how to configure one).
+	Model llms.Model
+	// ModelName is recorded on tasks (llm.Config.String()).
+	ModelName string
+	// ModelError is why there is no model (a *llm.NotConfiguredError from llm.FromEnv), shown
+	// where a model is needed.
+	ModelError error
+	// ImageMode and Vision configure screenshots for vision models.
+	ImageMode llm.ImageMode
+	Vision    bool
+	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
+	MaxSteps    int
+	TaskTimeout time.Duration
+	// ActionTimeout bounds one browser action (actions.Options default when zero).
+	ActionTimeout time.Duration
+	// CommandWait is how long POST /api/command waits for the command to end before answering
+	// 202 with the task id (default 10 s).
+	CommandWait time.Duration
+	// Log receives the agent's logs (never page contents or secrets at info).
+	Log zerolog.Logger
+}
+
+// Agent is the in-process agent of one relay server: its hub connection, the action service,
+// the task runner and the task store.
+type Agent struct {
+	hub    *relay.Hub
+	client *cdpclient.Client
+	svc    *actions.Service
+	runner *task.Runner
+	store  *store.Store
+	opts   Options
+	log    zerolog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New connects the agent to hub through an in-process pipe, opens the task store under
+// opts.Home and builds the task runner. Register its routes before the server starts; Close it
+// on shutdown.
+func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error) {
+	if opts.CommandWait <= 0 {
+		opts.CommandWait = 10 * time.Second
+	}
+	a = &Agent{hub: hub, opts: opts, log: opts.Log}
+	defer func() {
+		if err != nil {
+			_ = a.Close()
+		}
+	}()
+	pipe, err := hub.Pipe("agent")
+	if err != nil {
+		return nil, fmt.Errorf("connect the agent to the relay hub: %w", err)
+	}
+	a.client = cdpclient.New(pipe)
+	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout})
+	var st task.Store
+	if opts.Home != "" {
+		if a.store, err = store.OpenHome(ctx, opts.Home); err != nil {
+			return nil, fmt.Errorf("open the task database in %s: %w", opts.Home, err)
+		}
+		st = a.store
+	}
+	a.runner = task.NewRunner(task.Options{
+		Model:     opts.Model,
+		ModelName: opts.ModelName,
+		ImageMode: opts.ImageMode,
+		Vision:    opts.Vision,
+		Browser:   adapter.New(a.svc),
+		Store:     st,
+		Log:       opts.Log,
+		MaxSteps:  opts.MaxSteps,
+		Timeout:   opts.TaskTimeout,
+	})
+	if opts.Model == nil {
+		why := "no language model configured"
+		if opts.ModelError != nil {
+			why = opts.ModelError.Error()
+		}
+		a.log.Info().Msg("agent started without a language model: simple commands work, tasks need a model (" + firstLine(why) + ")")
+	} else {
+		a.log.Info().Str("model", opts.ModelName).Msg("agent started")
+	}
+	return a, nil
+}
+
+// Runner is the agent's task runner.
+func (a *Agent) Runner() *task.Runner { return a.runner }
+
+// Actions is the agent's action service.
+func (a *Agent) Actions() *actions.Service { return a.svc }
+
+// Store is the task database (nil without a home).
+func (a *Agent) Store() *store.Store { return a.store }
+
+// Done is closed when the agent's connection to the hub has ended (the relay closed).
+func (a *Agent) Done() <-chan struct{} { return a.client.Done() }
+
+// Close cancels running tasks (they are recorded as cancelled), detaches from the tabs and
+// closes the hub connection and the database. It is safe to call more than once.
+func (a *Agent) Close() error {
+	a.closeOnce.Do(func() { a.closeErr = a.close() })
+	return a.closeErr
+}
+
+func (a *Agent) close() error {
+	var errs []error
+	if a.runner != nil {
+		a.runner.Close()
+	}
+	if a.svc != nil {
+		select {
+		case <-a.client.Done():
+		default:
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := a.svc.Close(ctx); err != nil && !errors.Is(err, cdpclient.ErrClosed) && ctx.Err() == nil {
+				errs = append(errs, fmt.Errorf("detach the agent from the tabs: %w", err))
+			}
+			cancel()
+		}
+	}
+	if a.client != nil {
+		_ = a.client.Close()
+	}
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the task database: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+// EventTask is the SSE event type of the first event of GET /api/tasks/:id/events: the task's
+// whole current state (a task.Task). Live task.Event objects follow, each with its own type
+// (status, plan, step_started, step_finished, confirmation_needed, answer, text); the stream
+// ends after the answer event, or at once when the task had already ended.
+const EventTask = "task"
+
+// sseKeepAlive is how often an idle stream gets a comment line; sseCheck is how often the
+// task's state is re-read, in case a slow reader missed the final event.
+const (
+	sseKeepAlive = 15 * time.Second
+	sseCheck     = time.Second
+)
+
+func (a *Agent) taskEvents(c echo.Context) *httpError {
+	id := c.Param("id")
+	ch, unsubscribe := a.runner.Subscribe(id, 1024)
+	defer unsubscribe()
+	t, he := a.lookupTask(c)
+	if he != nil {
+		return he
+	}
+	w := c.Response()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	seq := 0
+	send := func(typ string, v any) bool {
+		data, err := json.Marshal(v)
+		if err != nil {
+			a.log.Warn().Err(err).Str("task", id).Msg("encoding a task event")
+			return true
+		}
+		seq++
+		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, typ, data); err != nil {
+			return false
+		}
+		w.Flush()
+		return true
+	}
+	if !send(EventTask, t) || t.Status.Done() {
+		return nil
+	}
+	ctx := c.Request().Context()
+	check := time.NewTicker(sseCheck)
+	defer check.Stop()
+	lastWrite := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if !send(string(ev.Type), ev) {
+				return nil
+			}
+			lastWrite = time.Now()
+			if ev.Type == task.EventAnswer {
+				return nil
+			}
+		case <-check.C:
+			cur, err := a.runner.Get(ctx, id)
+			if err == nil && cur.Status.Done() {
+				// pass on what is queued; if the answer was lost (a full buffer), end with the
+				// final state instead
+				for {
+					select {
+					case ev, ok := <-ch:
+						if !ok {
+							return nil
+						}
+						if !send(string(ev.Type), ev) || ev.Type == task.EventAnswer {
+							return nil
+						}
+						continue
+					default:
+					}
+					break
+				}
+				send(EventTask, cur)
+				return nil
+			}
+			if time.Since(lastWrite) >= sseKeepAlive {
+				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+					return nil
+				}
+				w.Flush()
+				lastWrite = time.Now()
+			}
+		}
+	}
+}

@@ -1,0 +1,456 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/relay"
+)
+
+// parseClient parses the flags of a client command; extra registers the command's own flags.
+func parseClient(name string, args []string, io stdio, extra func(fs *flag.FlagSet)) (*clientFlags, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	var f clientFlags
+	f.register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	return &f, fs, nil
+}
+
+func cmdTabs(ctx context.Context, args []string) error { return runTabs(ctx, args, osStdio()) }
+
+// runTabs implements `tabrelay tabs`: the shared tabs, most recently shared or focused first.
+func runTabs(ctx context.Context, args []string, io stdio) error {
+	var asJSON bool
+	f, _, err := parseClient("tabs", args, io, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print the JSON answer")
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	var res struct {
+		Tabs []relay.TabInfo `json:"tabs"`
+	}
+	if err := f.client().getJSON(ctx, "/tabs", nil, &res); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(io.out, res)
+	}
+	if len(res.Tabs) == 0 {
+		fmt.Fprintln(io.out, "no shared tabs: click the tabrelay icon on a tab to share it")
+		return nil
+	}
+	for i, t := range res.Tabs {
+		mark := " "
+		if i == 0 {
+			mark = "*"
+		}
+		fmt.Fprintf(io.out, "%s %s  %s  %s\n", mark, t.TargetID, oneLine(t.Title, 60), t.URL)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdSnapshot(ctx context.Context, args []string) error { return runSnapshot(ctx, args, osStdio()) }
+
+// runSnapshot implements `tabrelay snapshot`: the tab's role outline with refs.
+func runSnapshot(ctx context.Context, args []string, io stdio) error {
+	var interactive, full, asJSON bool
+	var maxChars, maxDepth int
+	var scope, frame string
+	f, fs, err := parseClient("snapshot", args, io, func(fs *flag.FlagSet) {
+		fs.BoolVar(&interactive, "interactive", false, "list only elements with refs, one per line")
+		fs.BoolVar(&full, "full", false, "keep unnamed structure (the default output is compact)")
+		fs.IntVar(&maxChars, "max-chars", 0, "truncate the outline to this many characters (0: no limit)")
+		fs.IntVar(&maxDepth, "max-depth", 0, "limit the nesting depth (0: no limit)")
+		fs.StringVar(&scope, "scope", "", "render only the subtree of this ref")
+		fs.StringVar(&frame, "frame", "", "render only this frame (an iframe's ref, a frame id or part of its URL)")
+		fs.BoolVar(&asJSON, "json", false, "print the JSON answer (url, title, refs, text, …)")
+	})
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("snapshot takes no arguments (got %q); name a tab with --tab <targetId>", fs.Args())
+	}
+	q := url.Values{}
+	setQ := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	setQ("tab", f.tab)
+	if interactive {
+		q.Set("interactive", "true")
+	}
+	if full {
+		q.Set("full", "true")
+	}
+	if maxChars > 0 {
+		q.Set("maxChars", strconv.Itoa(maxChars))
+	}
+	if maxDepth > 0 {
+		q.Set("maxDepth", strconv.Itoa(maxDepth))
+	}
+	setQ("scope", scope)
+	setQ("frame", frame)
+	if asJSON {
+		q.Set("format", "json")
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	b, _, err := f.client().do(ctx, http.MethodGet, "/snapshot", q, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := io.out.Write(b); err != nil {
+		return err
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		fmt.Fprintln(io.out)
+	}
+	return nil
+}
+
+func cmdAct(ctx context.Context, args []string) error { return runAct(ctx, args, osStdio()) }
+
+// refPattern matches an element ref as snapshots print it (e7, @e7, [ref=e7], f1e7).
+var refPattern = regexp.MustCompile(`^(@|\[ref=)?(f\d+)?e\d+\]?$`)
+
+func isRef(s string) bool { return refPattern.MatchString(s) }
+
+// buildAction turns `act <kind> [ref] [text…]` into an action object.
+func buildAction(kind string, rest []string, submit, appendText bool) (map[string]any, error) {
+	a := map[string]any{"kind": kind}
+	popRef := func() {
+		if len(rest) > 0 && isRef(rest[0]) {
+			a["ref"] = rest[0]
+			rest = rest[1:]
+		}
+	}
+	needRef := func(usage string) error {
+		popRef()
+		if a["ref"] == nil {
+			return fmt.Errorf("%s needs an element ref from `tabrelay snapshot`: tabrelay act %s", kind, usage)
+		}
+		return nil
+	}
+	text := func() string { return strings.Join(rest, " ") }
+	switch kind {
+	case "click", "hover":
+		if err := needRef(kind + " e3"); err != nil {
+			return nil, err
+		}
+	case "type":
+		if err := needRef("type e4 hello world"); err != nil {
+			return nil, err
+		}
+		if len(rest) == 0 {
+			return nil, errors.New(`type needs the text to type: tabrelay act type e4 hello world (use "" to clear the field)`)
+		}
+		a["text"] = text()
+		if submit {
+			a["submit"] = true
+		}
+		if appendText {
+			a["append"] = true
+		}
+		rest = nil
+	case "press":
+		popRef()
+		if len(rest) == 0 {
+			return nil, errors.New("press needs a key: tabrelay act press Enter (or press e4 Control+A)")
+		}
+		a["key"] = text()
+		rest = nil
+	case "select":
+		if err := needRef("select e5 Blue"); err != nil {
+			return nil, err
+		}
+		if len(rest) == 0 {
+			return nil, errors.New("select needs the option(s): tabrelay act select e5 Blue")
+		}
+		a["values"] = rest
+		rest = nil
+	case "drag":
+		if err := needRef("drag e3 e9"); err != nil {
+			return nil, err
+		}
+		if len(rest) != 1 || !isRef(rest[0]) {
+			return nil, errors.New("drag needs the target ref: tabrelay act drag e3 e9")
+		}
+		a["to"] = rest[0]
+		rest = nil
+	case "navigate", "open":
+		if len(rest) != 1 {
+			if kind == "open" && len(rest) == 0 {
+				break
+			}
+			return nil, fmt.Errorf("%s needs one URL: tabrelay act %s https://example.com", kind, kind)
+		}
+		a["url"] = rest[0]
+		rest = nil
+	case "scroll":
+		if len(rest) > 0 && !isRef(rest[0]) {
+			a["direction"] = rest[0]
+			rest = rest[1:]
+		}
+		popRef()
+	case "wait":
+		if len(rest) == 1 {
+			if s, err := strconv.ParseFloat(rest[0], 64); err == nil {
+				a["seconds"] = s
+				rest = nil
+				break
+			}
+		}
+		if len(rest) == 0 {
+			return nil, errors.New("wait needs seconds or a text to wait for: tabrelay act wait 2, tabrelay act wait Saved")
+		}
+		a["text"] = text()
+		rest = nil
+	case "evaluate":
+		popRef()
+		if len(rest) == 0 {
+			return nil, errors.New("evaluate needs an expression: tabrelay act evaluate document.title")
+		}
+		a["expression"] = text()
+		rest = nil
+	case "resize":
+		if len(rest) != 2 {
+			return nil, errors.New("resize needs width and height: tabrelay act resize 1024 768 (0 0 restores)")
+		}
+		w, err1 := strconv.Atoi(rest[0])
+		h, err2 := strconv.Atoi(rest[1])
+		if err1 != nil || err2 != nil {
+			return nil, errors.New("resize needs whole numbers: tabrelay act resize 1024 768")
+		}
+		a["width"], a["height"] = w, h
+		rest = nil
+	case "fill":
+		var fields []map[string]string
+		for _, kv := range rest {
+			ref, val, ok := strings.Cut(kv, "=")
+			if !ok || !isRef(ref) {
+				return nil, fmt.Errorf("fill takes ref=value pairs: tabrelay act fill e3=Ann e4=true (got %q)", kv)
+			}
+			fields = append(fields, map[string]string{"ref": ref, "value": val})
+		}
+		if len(fields) == 0 {
+			return nil, errors.New("fill needs ref=value pairs: tabrelay act fill e3=Ann e4=true")
+		}
+		a["fields"] = fields
+		rest = nil
+	case "upload":
+		if err := needRef("upload e8 /path/to/file"); err != nil {
+			return nil, err
+		}
+		a["files"] = rest
+		rest = nil
+	case "dialog":
+		if len(rest) > 0 {
+			switch rest[0] {
+			case "accept":
+			case "dismiss":
+				a["accept"] = false
+			default:
+				return nil, errors.New("dialog takes accept or dismiss, then an optional prompt answer")
+			}
+			if len(rest) > 1 {
+				a["promptText"] = strings.Join(rest[1:], " ")
+			}
+			rest = nil
+		}
+	default:
+		// hand everything else to the server, which validates kinds and lists the valid ones
+		popRef()
+	}
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("%s: unexpected arguments %q", kind, rest)
+	}
+	return a, nil
+}
+
+// runAct implements `tabrelay act <kind> [ref] [text…]` (or --json '{…}').
+func runAct(ctx context.Context, args []string, io stdio) error {
+	var raw, out string
+	var submit, appendText, asJSON bool
+	f, fs, err := parseClient("act", args, io, func(fs *flag.FlagSet) {
+		fs.StringVar(&raw, "json", "", `the action as JSON, e.g. '{"kind":"click","ref":"e3"}'`)
+		fs.BoolVar(&submit, "submit", false, "type: press Enter after typing")
+		fs.BoolVar(&appendText, "append", false, "type: add to the field's content instead of replacing it")
+		fs.StringVar(&out, "o", "", "screenshot/pdf: write the image or PDF to this file")
+		fs.BoolVar(&asJSON, "print-json", false, "print the whole JSON result")
+	})
+	if err != nil {
+		return err
+	}
+	var action any
+	switch {
+	case raw != "":
+		if fs.NArg() > 0 {
+			return fmt.Errorf("give the action either as --json or as arguments, not both (got %q)", fs.Args())
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return fmt.Errorf("--json is not a JSON object: %w", err)
+		}
+		action = m
+	case fs.NArg() == 0:
+		return fmt.Errorf("act needs an action: tabrelay act click e3 | type e4 hello | press Enter | navigate https://… (kinds: %s)", strings.Join(actions.Kinds(), ", "))
+	default:
+		a, err := buildAction(strings.ToLower(fs.Arg(0)), fs.Args()[1:], submit, appendText)
+		if err != nil {
+			return err
+		}
+		action = a
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	var res actions.Result
+	if err := f.client().postJSON(ctx, "/act", map[string]any{"tab": f.tab, "action": action}, &res); err != nil {
+		return err
+	}
+	if out != "" && len(res.Data) > 0 {
+		if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+		fmt.Fprintf(io.out, "wrote %d bytes of %s to %s\n", len(res.Data), res.MIME, out)
+		res.Data = nil
+	}
+	if asJSON {
+		res.Data = nil
+		return writeJSON(io.out, res)
+	}
+	printResult(io.out, &res)
+	return nil
+}
+
+// printResult shows an action's result in a few lines.
+func printResult(w io.Writer, r *actions.Result) {
+	fmt.Fprintln(w, r.Message)
+	if r.URL != "" {
+		fmt.Fprintf(w, "url: %s\n", r.URL)
+	}
+	if r.Title != "" {
+		fmt.Fprintf(w, "title: %s\n", r.Title)
+	}
+	if r.Dialog != nil {
+		b, _ := json.Marshal(r.Dialog)
+		fmt.Fprintf(w, "dialog: %s\n", b)
+	}
+	if len(r.Value) > 0 {
+		fmt.Fprintf(w, "value: %s\n", r.Value)
+	}
+	if r.Snapshot != nil {
+		fmt.Fprintln(w, r.Snapshot.Text)
+	}
+	for _, t := range r.Tabs {
+		fmt.Fprintf(w, "%s  %s  %s\n", t.TargetID, oneLine(t.Title, 60), t.URL)
+	}
+	for _, m := range r.Console {
+		fmt.Fprintf(w, "console.%s: %s\n", m.Type, oneLine(m.Text, 200))
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "error: %s\n", oneLine(e.Text, 200))
+	}
+	for _, q := range r.Requests {
+		fmt.Fprintf(w, "%s %s %d %s\n", q.Method, q.URL, q.Status, q.Failed)
+	}
+}
+
+func cmdScreenshot(ctx context.Context, args []string) error {
+	return runScreenshot(ctx, args, osStdio())
+}
+
+// runScreenshot implements `tabrelay screenshot [-o file.png]`.
+func runScreenshot(ctx context.Context, args []string, io stdio) error {
+	var out, ref string
+	var fullPage, labels bool
+	f, fs, err := parseClient("screenshot", args, io, func(fs *flag.FlagSet) {
+		fs.StringVar(&out, "o", "screenshot.png", "file to write the PNG to (- for stdout)")
+		fs.BoolVar(&fullPage, "full-page", false, "capture the whole page, not just the viewport")
+		fs.BoolVar(&labels, "labels", false, "draw each element's ref over it")
+		fs.StringVar(&ref, "ref", "", "capture only this element")
+	})
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("screenshot takes no arguments (got %q); use -o file.png", fs.Args())
+	}
+	q := url.Values{}
+	if f.tab != "" {
+		q.Set("tab", f.tab)
+	}
+	if fullPage {
+		q.Set("fullPage", "true")
+	}
+	if labels {
+		q.Set("labels", "true")
+	}
+	if ref != "" {
+		q.Set("ref", ref)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	b, _, err := f.client().do(ctx, http.MethodGet, "/screenshot", q, nil)
+	if err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err := io.out.Write(b)
+		return err
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return fmt.Errorf("write the screenshot to %s: %w", out, err)
+	}
+	fmt.Fprintf(io.out, "wrote %s (%d bytes)\n", out, len(b))
+	return nil
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// errTaskFailed is returned by run when the task ends without success (exit code 1).
+type errTaskFailed struct {
+	status task.Status
+	reason string
+}
+
+func (e *errTaskFailed) Error() string {
+	if e.reason == "" {
+		return "the task " + string(e.status)
+	}
+	return fmt.Sprintf("the task %s: %s", e.status, e.reason)
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+func cmdRun(ctx context.Context, args []string) error { return runRun(ctx, args, osStdio()) }
+
+// sseEvent is one Server-Sent Event.
+type sseEvent struct {
+	typ  string
+	data []byte
+}
+
+// readSSE reads events from r until it ends, calling fn for each.
+func readSSE(r io.Reader, fn func(sseEvent) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 32<<20)
+	var ev sseEvent
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.typ != "" || len(data) > 0 {
+				if ev.typ == "" {
+					ev.typ = "message"
+				}
+				ev.data = []byte(strings.Join(data, "\n"))
+				if !fn(ev) {
+					return nil
+				}
+			}
+			ev, data = sseEvent{}, nil
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event:"):
+			ev.typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	return sc.Err()
+}
+
+// runRun implements `tabrelay run "goal"`: it starts a task, follows its live events (plan and
+// steps), asks y/n when a step needs confirmation and stdin is a terminal, and prints the
+// answer. It fails (exit code 1) unless the task succeeds; interrupting it cancels the task.
+func runRun(ctx context.Context, args []string, io stdio) error {
+	var yes bool
+	f, fs, err := parseClient("run", args, io, func(fs *flag.FlagSet) {
+		fs.BoolVar(&yes, "yes", false, "approve every step that needs confirmation without asking (careful: purchases, messages, deletions)")
+	})
+	if err != nil {
+		return err
+	}
+	goal := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if goal == "" {
+		return errors.New(`run needs a goal: tabrelay run "find the cheapest kettle on this page"`)
+	}
+	c := f.client()
+	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	var started struct {
+		ID     string      `json:"id"`
+		Status task.Status `json:"status"`
+	}
+	err = c.postJSON(sctx, "/tasks", map[string]any{"goal": goal, "tab": f.tab}, &started)
+	cancel()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.err, "task %s started: %s\n", started.ID, goal)
+
+	resp, err := c.open(ctx, http.MethodGet, "/tasks/"+started.ID+"/events", nil, nil)
+	if err != nil {
+		return cancelOnInterrupt(ctx, c, started.ID, err)
+	}
+	defer resp.Body.Close()
+	// answers from the terminal are read on their own goroutine so the stream keeps flowing
+	var lines *bufio.Reader
+	if io.terminal {
+		lines = bufio.NewReader(io.in)
+	}
+	p := &runPrinter{w: io.out}
+	var final *task.Task
+	var streamErr error
+	streamErr = readSSE(resp.Body, func(ev sseEvent) bool {
+		switch ev.typ {
+		case "task":
+			var t task.Task
+			if json.Unmarshal(ev.data, &t) == nil {
+				p.plan(t.Plan)
+				for i := range t.Steps {
+					p.stepDone(&t.Steps[i])
+				}
+				if t.Status.Done() {
+					final = &t
+					return false
+				}
+			}
+		default:
+			var e task.Event
+			if json.Unmarshal(ev.data, &e) != nil {
+				return true
+			}
+			switch e.Type {
+			case task.EventPlan:
+				p.plan(e.Plan)
+			case task.EventStepStarted:
+				p.stepStarted(e.Step)
+			case task.EventStepFinished:
+				p.stepDone(e.Step)
+			case task.EventText:
+				fmt.Fprint(io.out, e.Text)
+			case task.EventConfirmation:
+				if e.Step == nil {
+					return true
+				}
+				p.confirmation(e.Step)
+				switch {
+				case yes:
+					fmt.Fprintln(io.out, "  approved (--yes)")
+					go confirm(ctx, c, io, started.ID, e.Step.ID, true)
+				case lines != nil:
+					fmt.Fprint(io.out, "  go ahead? [y/N] ")
+					go func(stepID string) {
+						line, _ := lines.ReadString('\n')
+						a := strings.ToLower(strings.TrimSpace(line))
+						confirm(ctx, c, io, started.ID, stepID, a == "y" || a == "yes")
+					}(e.Step.ID)
+				default:
+					fmt.Fprintf(io.out, "  waiting for your answer: POST /api/tasks/%s/confirm {\"stepId\":%q,\"approve\":true|false} (or rerun with --yes)\n", started.ID, e.Step.ID)
+				}
+			case task.EventAnswer:
+				return false
+			}
+		}
+		return true
+	})
+	if ctx.Err() != nil {
+		return cancelOnInterrupt(ctx, c, started.ID, ctx.Err())
+	}
+	if streamErr != nil {
+		fmt.Fprintf(io.err, "the event stream broke (%v); reading the task's final state\n", streamErr)
+	}
+	if final == nil {
+		gctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		var t task.Task
+		for {
+			if err := c.getJSON(gctx, "/tasks/"+started.ID, nil, &t); err != nil {
+				return err
+			}
+			if t.Status.Done() {
+				break
+			}
+			select {
+			case <-gctx.Done():
+				return fmt.Errorf("task %s did not end: %w", started.ID, gctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		final = &t
+	}
+	if final.Answer != "" {
+		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
+	}
+	if final.Status != task.StatusSucceeded {
+		return &errTaskFailed{status: final.Status, reason: final.Error}
+	}
+	return nil
+}
+
+// confirm sends the user's answer for a step.
+func confirm(ctx context.Context, c *apiClient, io stdio, taskID, stepID string, approve bool) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if err := c.postJSON(ctx, "/tasks/"+taskID+"/confirm", map[string]any{"stepId": stepID, "approve": approve}, nil); err != nil {
+		fmt.Fprintf(io.err, "sending your answer failed: %v\n", err)
+	}
+}
+
+// cancelOnInterrupt cancels the task when the command was interrupted.
+func cancelOnInterrupt(ctx context.Context, c *apiClient, id string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if cerr := c.postJSON(cctx, "/tasks/"+id+"/cancel", struct{}{}, nil); cerr != nil {
+		return fmt.Errorf("interrupted; cancelling task %s failed: %w", id, cerr)
+	}
+	return fmt.Errorf("interrupted: task %s cancelled", id)
+}
+
+// runPrinter prints a task's live plan and steps.
+type runPrinter struct {
+	w        io.Writer
+	lastPlan string
+	shown    map[string]bool
+}
+
+func (p *runPrinter) plan(items []task.PlanItem) {
+	if len(items) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("plan:\n")
+	for _, it := range items {
+		mark := map[task.PlanStatus]string{task.PlanPending: "[ ]", task.PlanActive: "[>]", task.PlanDone: "[x]", task.PlanFailed: "[!]"}[it.Status]
+		if mark == "" {
+			mark = "[?]"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", mark, it.Text)
+	}
+	if s := b.String(); s != p.lastPlan {
+		p.lastPlan = s
+		fmt.Fprint(p.w, s)
+	}
+}
+
+func (p *runPrinter) stepStarted(s *task.Step) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(p.w, "→ %s %s %s\n", s.ID, s.Tool, oneLine(string(s.Args), 120))
+}
+
+func (p *runPrinter) stepDone(s *task.Step) {
+	if s == nil || s.Status == task.StepRunning {
+		return
+	}
+	if p.shown == nil {
+		p.shown = map[string]bool{}
+	}
+	if p.shown[s.ID] {
+		return
+	}
+	p.shown[s.ID] = true
+	switch s.Status {
+	case task.StepOK:
+		first, _, _ := strings.Cut(s.Result, "\n")
+		fmt.Fprintf(p.w, "  ✓ %s %s (%d ms) %s\n", s.ID, s.Tool, s.DurationMS, oneLine(first, 120))
+	default:
+		fmt.Fprintf(p.w, "  ✗ %s %s %s: %s\n", s.ID, s.Tool, s.Status, oneLine(s.Error, 200))
+	}
+}
+
+func (p *runPrinter) confirmation(s *task.Step) {
+	why, what := "", s.Tool
+	if s.Confirmation != nil {
+		why, what = s.Confirmation.Reason, s.Confirmation.Prompt
+	}
+	fmt.Fprintf(p.w, "? %s needs your confirmation (%s): %s\n", s.ID, why, what)
+}
