@@ -241,9 +241,18 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	if err != nil {
 		return nil, err
 	}
+	ok := false
+	var hops []frameHop
+	defer func() {
+		if !ok {
+			ts.tab.Release(ctx, el)
+		}
+		for _, h := range hops {
+			ts.tab.Release(ctx, &snapshot.Element{ObjectID: h.objectID, Frame: snapshot.Frame{Session: h.session}})
+		}
+	}()
 	desc := el.Describe()
 	// the chain of iframe elements from the element's frame up to the main frame
-	var hops []frameHop
 	if el.Frame.ID != ts.id {
 		frames, err := ts.tab.Frames(ctx)
 		if err != nil {
@@ -295,7 +304,6 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	}
 	switch {
 	case m.Detached:
-		ts.tab.Release(ctx, el)
 		return nil, errRerendered
 	case m.Hidden:
 		return nil, fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
@@ -324,6 +332,7 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 			return nil, err
 		}
 	}
+	ok = true
 	return &aim{el: el, x: x, y: y, w: m.W, h: m.H}, nil
 }
 
