@@ -34,7 +34,10 @@ var hardPages = []struct {
 // TestAccuracy checks on every hard fixture page that every interactive element (ground truth:
 // rendered elements with a data-testid) has exactly one ref, and that acting on each ref
 // reaches exactly that element (ground truth: the page's __hits).
-func TestAccuracy(t *testing.T) {
+func TestAccuracy(t *testing.T) { accuracy(t) }
+
+// accuracy runs the accuracy check on the current environment.
+func accuracy(t *testing.T) {
 	svc, _, _ := need(t)
 	upload := filepath.Join(t.TempDir(), "a.txt")
 	os.WriteFile(upload, []byte("hello"), 0o600)

@@ -13,9 +13,16 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot/snapshottest"
 )
 
-// env is the browser and fixture site shared by this package's tests.
+// tabOpener opens and closes tabs the way the environment's user would.
+type tabOpener interface {
+	NewTab(ctx context.Context, url string) (string, error)
+	CloseTab(ctx context.Context, targetID string) error
+}
+
+// env is the browser and fixture site shared by this package's tests: Chromium's own endpoint
+// by default, or the relay and the real extension (see accuracy_relay_test.go).
 type env struct {
-	b   *snapshottest.Browser
+	b   tabOpener
 	srv *fixtures.Server
 	svc *Service
 	err error
@@ -33,11 +40,13 @@ func TestMain(m *testing.M) {
 	if !short {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		shared.srv, shared.err = fixtures.Start()
+		var b *snapshottest.Browser
 		if shared.err == nil {
-			shared.b, shared.err = snapshottest.Launch(ctx)
+			b, shared.err = snapshottest.Launch(ctx)
 		}
 		if shared.err == nil {
-			shared.svc = New(shared.b.Client, Options{Timeout: 20 * time.Second})
+			shared.b = b
+			shared.svc = New(b.Client, Options{Timeout: 20 * time.Second})
 		}
 		cancel()
 	}
@@ -45,8 +54,8 @@ func TestMain(m *testing.M) {
 	if shared.svc != nil {
 		shared.svc.Close(context.Background())
 	}
-	if shared.b != nil {
-		shared.b.Close()
+	if b, ok := shared.b.(*snapshottest.Browser); ok {
+		b.Close()
 	}
 	if shared.srv != nil {
 		shared.srv.Close()
@@ -54,7 +63,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func need(t *testing.T) (*Service, *snapshottest.Browser, *fixtures.Server) {
+func need(t *testing.T) (*Service, tabOpener, *fixtures.Server) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Chromium (skipped with -short)")

@@ -1,0 +1,91 @@
+package actions
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/relay"
+)
+
+// extensionOpener opens tabs in a browser with the real extension and shares each with a click
+// on the extension's toolbar button, as a user would.
+type extensionOpener struct {
+	b    *browser.Browser
+	mu   sync.Mutex
+	tabs map[string]browser.Tab
+}
+
+func (o *extensionOpener) NewTab(ctx context.Context, url string) (string, error) {
+	tab, err := o.b.ShareURL(ctx, url)
+	if err != nil {
+		return "", err
+	}
+	o.mu.Lock()
+	o.tabs[tab.TargetID] = tab
+	o.mu.Unlock()
+	return tab.TargetID, nil
+}
+
+func (o *extensionOpener) CloseTab(ctx context.Context, id string) error {
+	o.mu.Lock()
+	tab, ok := o.tabs[id]
+	delete(o.tabs, id)
+	o.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return o.b.CloseTab(ctx, tab)
+}
+
+// TestAccuracyThroughExtension runs the accuracy check again with every tab shared through the
+// real extension and every action going through the relay, over the hub's in-process
+// connection: the path the agent takes.
+func TestAccuracyThroughExtension(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Chromium (skipped with -short)")
+	}
+	if shared.err != nil {
+		t.Fatalf("browser: %v", shared.err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store, err := secret.NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := relay.NewServer(relay.Options{Addr: "127.0.0.1:0", Secret: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	b, err := browser.Launch(ctx, browser.Options{Headless: true})
+	if err != nil {
+		t.Fatalf("launch Chromium with the extension: %v", err)
+	}
+	defer b.Close()
+	if err := b.Pair(ctx, srv.Addr(), srv.Token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := srv.Hub().Pipe("actions-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(cdpclient.New(pipe), Options{Timeout: 20 * time.Second})
+	defer svc.Close(context.Background())
+
+	direct := shared
+	shared = env{b: &extensionOpener{b: b, tabs: map[string]browser.Tab{}}, srv: direct.srv, svc: svc}
+	defer func() { shared = direct }()
+	accuracy(t)
+}
