@@ -1,0 +1,25 @@
+// Package voice turns speech into text and text into speech for tabrelay's side panel, behind
+// the relay's authenticated /api group:
+//
+//	POST /api/transcribe   audio (audio/webm;codecs=opus, audio/ogg, audio/mp4 or audio/wav) → {"text": …}
+//	GET  /api/voice/status which engines are in use and what to install or configure for better ones
+//	POST /api/speak        {"text": …} → audio (audio/wav, or what the speech endpoint returns)
+//
+// Speech to text has two engines. A configurable OpenAI-compatible transcription endpoint
+// (OpenAI, Groq, Mistral, a local whisper server: TABRELAY_STT_BASE_URL, TABRELAY_STT_MODEL,
+// TABRELAY_STT_API_KEY) gets the recorded audio as a multipart POST to /audio/transcriptions.
+// The offline engine runs pocketsphinx (Debian: pocketsphinx, pocketsphinx-en-us) on the user's
+// machine. For short commands it decodes twice in parallel: once with a JSGF grammar built from
+// the current page's control names (from the tab's role snapshot, or the request's hints) and
+// the fast-path verbs, once with the general English language model; the grammar's reading wins
+// when both sound alike, so "click the submit button" comes out exactly as the page names it,
+// while a free-form request keeps the general reading. WAV is decoded in Go; WebM, Ogg and MP4
+// need ffmpeg.
+//
+// Text to speech uses an OpenAI-compatible speech endpoint when TABRELAY_TTS_BASE_URL is set,
+// else flite, else espeak-ng, whichever is installed. The side panel prefers the browser's own
+// voices and asks the server only when the browser has none.
+//
+// Transcripts and spoken text are page-adjacent user content: they are logged at debug level
+// only, and API keys never.
+package voice

@@ -1,0 +1,436 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+)
+
+// Environment variables that configure the engines.
+const (
+	// EnvSTTBaseURL is the OpenAI-compatible API base for transcription, e.g.
+	// https://api.openai.com/v1, https://api.groq.com/openai/v1 or http://127.0.0.1:8000/v1.
+	EnvSTTBaseURL = "TABRELAY_STT_BASE_URL"
+	// EnvSTTModel is the transcription model (default whisper-1).
+	EnvSTTModel = "TABRELAY_STT_MODEL"
+	// EnvSTTAPIKey is the transcription endpoint's key (falls back to OPENAI_API_KEY).
+	EnvSTTAPIKey = "TABRELAY_STT_API_KEY"
+	// EnvSTTLanguage is an optional ISO-639-1 language hint for the endpoint.
+	EnvSTTLanguage = "TABRELAY_STT_LANGUAGE"
+	// EnvSTTEngine forces an engine: "cloud", "pocketsphinx" or "off" (default: cloud when
+	// configured, else pocketsphinx when installed).
+	EnvSTTEngine = "TABRELAY_STT_ENGINE"
+	// EnvTTSBaseURL, EnvTTSModel (default tts-1), EnvTTSVoice (default alloy) and EnvTTSAPIKey
+	// (falls back to OPENAI_API_KEY) configure an OpenAI-compatible speech endpoint.
+	EnvTTSBaseURL = "TABRELAY_TTS_BASE_URL"
+	EnvTTSModel   = "TABRELAY_TTS_MODEL"
+	EnvTTSVoice   = "TABRELAY_TTS_VOICE"
+	EnvTTSAPIKey  = "TABRELAY_TTS_API_KEY"
+)
+
+// maxAudio bounds an upload (about ten minutes of Opus, or a minute of 48 kHz WAV).
+const maxAudio = 16 << 20
+
+// maxSpeak bounds the text of one /api/speak request.
+const maxSpeak = 4000
+
+// SnapshotFunc returns the role snapshot text of a shared tab ("" names the current tab).
+type SnapshotFunc func(ctx context.Context, tab string) (string, error)
+
+// Options configure the voice service.
+type Options struct {
+	// Snapshot reads a tab's role snapshot, for the control names of the command grammar (nil:
+	// only the request's hints are used).
+	Snapshot SnapshotFunc
+	// Getenv reads the configuration (default os.Getenv).
+	Getenv func(string) string
+	// Client is the HTTP client for cloud endpoints (default: 60 s timeout).
+	Client *http.Client
+	// Log receives the service's logs (transcripts only at debug level).
+	Log zerolog.Logger
+}
+
+// Service transcribes and speaks with the engines found or configured at New.
+type Service struct {
+	opts   Options
+	log    zerolog.Logger
+	cloud  *CloudSTT
+	sphinx *Pocketsphinx
+	// sphinxErr says why the offline engine is not available.
+	sphinxErr error
+	forced    string
+	ctts      *CloudTTS
+	ltts      *LocalTTS
+	lttsErr   error
+}
+
+// New reads the configuration and finds the installed engines.
+func New(opts Options) *Service {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	env := opts.Getenv
+	s := &Service{opts: opts, log: opts.Log, forced: strings.ToLower(strings.TrimSpace(env(EnvSTTEngine)))}
+	if base := strings.TrimSpace(env(EnvSTTBaseURL)); base != "" {
+		key := env(EnvSTTAPIKey)
+		if key == "" {
+			key = env("OPENAI_API_KEY")
+		}
+		s.cloud = &CloudSTT{BaseURL: base, Model: orDefault(env(EnvSTTModel), "whisper-1"), APIKey: key, Language: env(EnvSTTLanguage), Client: opts.Client}
+	}
+	s.sphinx, s.sphinxErr = FindPocketsphinx()
+	if base := strings.TrimSpace(env(EnvTTSBaseURL)); base != "" {
+		key := env(EnvTTSAPIKey)
+		if key == "" {
+			key = env("OPENAI_API_KEY")
+		}
+		s.ctts = &CloudTTS{BaseURL: base, Model: orDefault(env(EnvTTSModel), "tts-1"), Voice: orDefault(env(EnvTTSVoice), "alloy"), APIKey: key, Client: opts.Client}
+	}
+	s.ltts, s.lttsErr = FindLocalTTS()
+	st := s.Status()
+	s.log.Info().Str("stt", st.STT.Engine).Str("tts", st.TTS.Engine).Msg("voice engines")
+	return s
+}
+
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return strings.TrimSpace(v)
+}
+
+// EngineStatus describes one direction (speech to text, or text to speech).
+type EngineStatus struct {
+	// Engine is the engine in use: "openai-compatible", "pocketsphinx", "flite", "espeak-ng" or
+	// "none".
+	Engine string `json:"engine"`
+	// Available is false when nothing can serve this direction.
+	Available bool `json:"available"`
+	// Detail says what the engine is (model, endpoint without secrets) or why there is none.
+	Detail string `json:"detail"`
+	// Advice says what to install or configure for a better engine.
+	Advice string `json:"advice,omitempty"`
+}
+
+// Status is the answer of GET /api/voice/status.
+type Status struct {
+	STT EngineStatus `json:"stt"`
+	TTS EngineStatus `json:"tts"`
+	// Offline is true when the offline engine is installed (used as a fallback too).
+	Offline bool `json:"offline"`
+	// Accepts lists the audio types /api/transcribe can take now.
+	Accepts []string `json:"accepts"`
+	// FFmpeg is true when compressed audio (WebM/Opus) can be decoded for the offline engine.
+	FFmpeg bool `json:"ffmpeg"`
+}
+
+func (s *Service) sttEngine() string {
+	switch {
+	case s.forced == "off":
+		return "none"
+	case s.forced == "pocketsphinx" && s.sphinx != nil:
+		return "pocketsphinx"
+	case s.cloud != nil && s.forced != "pocketsphinx":
+		return "openai-compatible"
+	case s.sphinx != nil:
+		return "pocketsphinx"
+	}
+	return "none"
+}
+
+// Status reports the engines in use and what would make them better.
+func (s *Service) Status() Status {
+	_, ffErr := exec.LookPath("ffmpeg")
+	st := Status{Offline: s.sphinx != nil, FFmpeg: ffErr == nil}
+	const cloudAdvice = "for better accuracy on free-form requests set " + EnvSTTBaseURL + " (and " + EnvSTTModel + ", " + EnvSTTAPIKey + ") to an OpenAI-compatible transcription endpoint: OpenAI, Groq, Mistral or a local whisper server"
+	switch e := s.sttEngine(); e {
+	case "openai-compatible":
+		st.STT = EngineStatus{Engine: e, Available: true, Detail: fmt.Sprintf("model %s at %s", s.cloud.Model, redactURL(s.cloud.BaseURL))}
+		st.Accepts = []string{"audio/webm", "audio/ogg", "audio/mp4", "audio/wav"}
+		if s.sphinx == nil {
+			st.STT.Advice = "install pocketsphinx and pocketsphinx-en-us (Debian) for an offline fallback"
+		}
+	case "pocketsphinx":
+		st.STT = EngineStatus{Engine: e, Available: true, Detail: "pocketsphinx (offline, English) with a grammar of this page's controls and the simple-command verbs: best for short commands", Advice: cloudAdvice}
+		st.Accepts = []string{"audio/wav"}
+		if st.FFmpeg {
+			st.Accepts = append([]string{"audio/webm", "audio/ogg", "audio/mp4"}, st.Accepts...)
+		} else {
+			st.STT.Advice = "install ffmpeg to accept WebM/Opus recordings (WAV works without it); " + cloudAdvice
+		}
+	default:
+		why := "speech recognition is switched off (" + EnvSTTEngine + "=off)"
+		if s.forced != "off" {
+			why = "no speech recognition engine: " + s.sphinxErr.Error()
+		}
+		st.STT = EngineStatus{Engine: "none", Detail: why, Advice: "install pocketsphinx, pocketsphinx-en-us and ffmpeg (Debian) for offline commands, or " + strings.TrimPrefix(cloudAdvice, "for better accuracy on free-form requests ")}
+		st.Accepts = []string{}
+	}
+	switch {
+	case s.ctts != nil:
+		st.TTS = EngineStatus{Engine: "openai-compatible", Available: true, Detail: fmt.Sprintf("model %s, voice %s at %s", s.ctts.Model, s.ctts.Voice, redactURL(s.ctts.BaseURL))}
+	case s.ltts != nil:
+		st.TTS = EngineStatus{Engine: s.ltts.Name, Available: true, Detail: s.ltts.Name + " (offline) voice " + s.ltts.Voice,
+			Advice: "for a more natural voice set " + EnvTTSBaseURL + " (and " + EnvTTSModel + ", " + EnvTTSVoice + ", " + EnvTTSAPIKey + ") to an OpenAI-compatible speech endpoint"}
+	default:
+		st.TTS = EngineStatus{Engine: "none", Detail: s.lttsErr.Error(), Advice: "install flite (Debian: apt-get install flite) or set " + EnvTTSBaseURL}
+	}
+	return st
+}
+
+// redactURL drops user info and query strings (which may hold keys) from a URL for display.
+func redactURL(u string) string {
+	if i := strings.Index(u, "?"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.LastIndex(u[i+3:], "@"); j >= 0 {
+			u = u[:i+3] + u[i+3+j+1:]
+		}
+	}
+	return u
+}
+
+// Request is one transcription request.
+type Request struct {
+	// Audio is the recording; MIME its type (may be empty: sniffed).
+	Audio []byte
+	MIME  string
+	// Hints are extra phrases (control names) for the command grammar.
+	Hints []string
+	// Tab is the shared tab whose controls feed the grammar ("" for the current one).
+	Tab string
+	// NoPage skips reading the tab's snapshot.
+	NoPage bool
+}
+
+// ErrNoEngine is returned (wrapped) when no speech recognition engine is available.
+var ErrNoEngine = errors.New("no speech recognition engine")
+
+// Transcribe turns recorded speech into text with the engine in use (the offline engine
+// answers when the cloud endpoint fails).
+func (s *Service) Transcribe(ctx context.Context, req Request) (Result, error) {
+	start := time.Now()
+	engine := s.sttEngine()
+	var res Result
+	var err error
+	switch engine {
+	case "openai-compatible":
+		prompt := strings.Join(req.Hints, ", ")
+		if len(prompt) > 500 {
+			prompt = prompt[:500]
+		}
+		var text string
+		text, err = s.cloud.Transcribe(ctx, req.Audio, req.MIME, prompt)
+		res = Result{Text: text, Engine: engine}
+		if err == nil {
+			if pcm, derr := Decode(ctx, req.Audio, req.MIME); derr == nil {
+				res.AudioSeconds = pcm.Seconds()
+			}
+		} else if s.sphinx != nil && ctx.Err() == nil {
+			s.log.Warn().Err(err).Msg("cloud transcription failed; using the offline engine")
+			fallback := err.Error()
+			res, err = s.offline(ctx, req)
+			res.Fallback = fallback
+		}
+	case "pocketsphinx":
+		res, err = s.offline(ctx, req)
+	default:
+		st := s.Status()
+		return Result{}, fmt.Errorf("%w: %s; %s", ErrNoEngine, st.STT.Detail, st.STT.Advice)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.ElapsedMS = time.Since(start).Milliseconds()
+	s.log.Info().Str("engine", res.Engine).Bool("grammar", res.Grammar).Float64("audio_s", res.AudioSeconds).
+		Int64("ms", res.ElapsedMS).Int("chars", len(res.Text)).Msg("transcribed")
+	s.log.Debug().Str("text", res.Text).Str("general", res.General).Msg("transcript")
+	return res, nil
+}
+
+func (s *Service) offline(ctx context.Context, req Request) (Result, error) {
+	pcm, err := Decode(ctx, req.Audio, req.MIME)
+	if err != nil {
+		return Result{}, err
+	}
+	speech := TrimSilence(pcm)
+	res := Result{Engine: "pocketsphinx", AudioSeconds: pcm.Seconds(), SpeechSeconds: speech.Seconds()}
+	if len(speech.Samples) == 0 {
+		return res, nil // silence: nothing said
+	}
+	names := append([]string(nil), req.Hints...)
+	if !req.NoPage && s.opts.Snapshot != nil {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		snap, err := s.opts.Snapshot(sctx, req.Tab)
+		cancel()
+		if err != nil {
+			s.log.Debug().Err(err).Msg("no snapshot for the voice grammar; using hints only")
+		} else {
+			names = append(names, ControlNames(snap)...)
+		}
+	}
+	r, err := s.sphinx.Transcribe(ctx, speech, names)
+	if err != nil {
+		return Result{}, err
+	}
+	r.AudioSeconds, r.SpeechSeconds = res.AudioSeconds, res.SpeechSeconds
+	return r, nil
+}
+
+// ErrNoVoice is returned (wrapped) when no text-to-speech engine is available.
+var ErrNoVoice = errors.New("no text-to-speech engine")
+
+// Speak turns text into audio with the speech endpoint, else flite or espeak-ng.
+func (s *Service) Speak(ctx context.Context, text string) ([]byte, string, string, error) {
+	if s.ctts != nil {
+		data, mt, err := s.ctts.Speak(ctx, text)
+		if err == nil || s.ltts == nil {
+			return data, mt, "openai-compatible", err
+		}
+		s.log.Warn().Err(err).Msg("speech endpoint failed; using the local voice")
+	}
+	if s.ltts != nil {
+		data, mt, err := s.ltts.Speak(ctx, text)
+		return data, mt, s.ltts.Name, err
+	}
+	st := s.Status()
+	return nil, "", "none", fmt.Errorf("%w: %s; %s", ErrNoVoice, st.TTS.Detail, st.TTS.Advice)
+}
+
+// Register creates the service and adds its routes to g (the relay's authenticated /api
+// group): POST /transcribe, GET /voice/status and POST /speak.
+func Register(g *echo.Group, opts Options) *Service {
+	s := New(opts)
+	s.Register(g)
+	return s
+}
+
+// Register adds the service's routes to g.
+func (s *Service) Register(g *echo.Group) {
+	g.POST("/transcribe", s.handleTranscribe)
+	g.GET("/voice/status", func(c echo.Context) error { return c.JSON(http.StatusOK, s.Status()) })
+	g.POST("/speak", s.handleSpeak)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	// Advice is what to install or configure.
+	Advice string `json:"advice,omitempty"`
+}
+
+func jsonError(c echo.Context, code int, msg string) error {
+	return c.JSON(code, errorBody{Error: msg})
+}
+
+// handleTranscribe accepts the audio as the raw body (Content-Type audio/webm, audio/wav, …) or
+// as multipart form data with a "file" (or "audio") part; hints come as repeated "hints" form
+// fields or query parameters, or one comma-separated value, and the tab as "tab".
+func (s *Service) handleTranscribe(c echo.Context) error {
+	r := c.Request()
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxAudio)
+	req := Request{Tab: c.QueryParam("tab"), NoPage: c.QueryParam("page") == "false"}
+	hints := c.QueryParams()["hints"]
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "multipart/form-data" {
+		if err := r.ParseMultipartForm(maxAudio); err != nil {
+			return jsonError(c, http.StatusBadRequest, "reading the form: "+err.Error()+" (send the audio as a \"file\" part, at most 16 MiB)")
+		}
+		var fh []*multipart.FileHeader
+		for _, name := range []string{"file", "audio"} {
+			fh = append(fh, r.MultipartForm.File[name]...)
+		}
+		if len(fh) == 0 {
+			return jsonError(c, http.StatusBadRequest, "no audio: send a \"file\" part with the recording (audio/webm;codecs=opus or audio/wav)")
+		}
+		f, err := fh[0].Open()
+		if err != nil {
+			return jsonError(c, http.StatusBadRequest, "reading the audio part: "+err.Error())
+		}
+		req.Audio, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return jsonError(c, http.StatusBadRequest, "reading the audio part: "+err.Error())
+		}
+		req.MIME = fh[0].Header.Get("Content-Type")
+		hints = append(hints, r.MultipartForm.Value["hints"]...)
+		if t := r.MultipartForm.Value["tab"]; len(t) > 0 {
+			req.Tab = t[0]
+		}
+	} else {
+		var err error
+		req.Audio, err = io.ReadAll(r.Body)
+		if err != nil {
+			return jsonError(c, http.StatusRequestEntityTooLarge, "reading the audio: "+err.Error()+" (at most 16 MiB)")
+		}
+		req.MIME = r.Header.Get("Content-Type")
+	}
+	for _, h := range hints {
+		if strings.HasPrefix(strings.TrimSpace(h), "[") {
+			var list []string
+			if json.Unmarshal([]byte(h), &list) == nil {
+				req.Hints = append(req.Hints, list...)
+				continue
+			}
+		}
+		for _, p := range strings.Split(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				req.Hints = append(req.Hints, p)
+			}
+		}
+	}
+	if len(req.Audio) == 0 {
+		return jsonError(c, http.StatusBadRequest, "no audio: POST the recording as the body (Content-Type audio/webm;codecs=opus or audio/wav) or as a multipart \"file\" part")
+	}
+	res, err := s.Transcribe(r.Context(), req)
+	if err != nil {
+		code := http.StatusUnprocessableEntity
+		switch {
+		case errors.Is(err, ErrNoEngine), errors.Is(err, ErrNeedsFFmpeg):
+			code = http.StatusServiceUnavailable
+		case strings.Contains(err.Error(), "transcription endpoint"):
+			code = http.StatusBadGateway
+		}
+		return jsonError(c, code, err.Error())
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+func (s *Service) handleSpeak(c echo.Context) error {
+	var req struct {
+		Text string `json:"text"`
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, 64<<10))
+	if err != nil || json.Unmarshal(body, &req) != nil {
+		return jsonError(c, http.StatusBadRequest, `send a JSON object: {"text":"what to say"}`)
+	}
+	text := strings.TrimSpace(req.Text)
+	if text == "" {
+		return jsonError(c, http.StatusBadRequest, `nothing to say: send {"text":"what to say"}`)
+	}
+	if len([]rune(text)) > maxSpeak {
+		text = string([]rune(text)[:maxSpeak])
+	}
+	data, mt, engine, err := s.Speak(c.Request().Context(), text)
+	if err != nil {
+		code := http.StatusBadGateway
+		if errors.Is(err, ErrNoVoice) {
+			code = http.StatusServiceUnavailable
+		}
+		return jsonError(c, code, err.Error())
+	}
+	c.Response().Header().Set("X-Tabrelay-Voice", engine)
+	return c.Blob(http.StatusOK, mt, data)
+}

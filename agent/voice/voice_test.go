@@ -1,0 +1,326 @@
+package voice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// requireTools fails (skips under -short) when an external program is missing.
+func requireTools(t *testing.T, names ...string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs " + strings.Join(names, ", ") + " (skipped with -short)")
+	}
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Fatalf("this test needs %s: on Debian apt-get install flite pocketsphinx pocketsphinx-en-us ffmpeg (%v)", n, err)
+		}
+	}
+}
+
+// say makes a WAV of text with flite's slt voice.
+func say(t *testing.T, text string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "say.wav")
+	if b, err := exec.Command("flite", "-voice", "slt", "-t", text, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("flite: %v %s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// server is the voice routes on an echo group, as the relay mounts them.
+func server(t *testing.T, opts Options) (*Service, *httptest.Server) {
+	t.Helper()
+	e := echo.New()
+	s := Register(e.Group("/api"), opts)
+	hs := httptest.NewServer(e)
+	t.Cleanup(hs.Close)
+	return s, hs
+}
+
+func TestWAVRoundTripAndResample(t *testing.T) {
+	in := PCM{Rate: 48000, Samples: make([]int16, 48000)}
+	for i := range in.Samples {
+		in.Samples[i] = int16((i % 100) * 100)
+	}
+	got, err := ParseWAV(EncodeWAV(in))
+	if err != nil || got.Rate != 48000 || len(got.Samples) != 48000 || got.Samples[55] != in.Samples[55] {
+		t.Fatalf("round trip: rate %d, %d samples, err %v", got.Rate, len(got.Samples), err)
+	}
+	r := Resample(got, SampleRate)
+	if r.Rate != SampleRate || len(r.Samples) != 16000 {
+		t.Fatalf("resample to 16 kHz: rate %d, %d samples", r.Rate, len(r.Samples))
+	}
+	if _, err := ParseWAV([]byte("RIFF....WAVEdata")); err == nil {
+		t.Error("a WAV without fmt chunk parsed")
+	}
+	if _, err := Decode(context.Background(), []byte("not audio"), "audio/x-unknown"); err == nil {
+		t.Error("garbage decoded")
+	}
+	// stereo float32
+	var b bytes.Buffer
+	b.WriteString("RIFF\x00\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x03\x00\x02\x00\x80\x3e\x00\x00\x00\xfa\x00\x00\x08\x00\x20\x00data\x08\x00\x00\x00")
+	b.Write([]byte{0, 0, 0, 0x3f, 0, 0, 0, 0x3f}) // 0.5, 0.5
+	p, err := ParseWAV(b.Bytes())
+	if err != nil || len(p.Samples) != 1 || p.Samples[0] < 16000 || p.Samples[0] > 16500 {
+		t.Fatalf("float stereo WAV: %+v %v", p, err)
+	}
+}
+
+func TestTrimSilence(t *testing.T) {
+	p := PCM{Rate: 16000, Samples: make([]int16, 48000)}
+	for i := 16000; i < 32000; i++ {
+		p.Samples[i] = int16(8000 * ((i/20)%2*2 - 1))
+	}
+	s := TrimSilence(p)
+	if d := s.Seconds(); d < 1.0 || d > 1.5 {
+		t.Fatalf("speech of 1 s between silences trimmed to %.2f s", d)
+	}
+	if got := TrimSilence(PCM{Rate: 16000, Samples: make([]int16, 16000)}); len(got.Samples) != 0 {
+		t.Fatalf("silence kept %d samples", len(got.Samples))
+	}
+}
+
+func TestGrammar(t *testing.T) {
+	snap := "- heading \"Order\" [level=1]\n- button \"Submit\" [ref=e1]\n- link \"Sign in\" [ref=e2]\n- textbox \"E-mail\" [ref=e3]\n- button \"Xyzzyqq\" [ref=e4]\n- button \"Submit\" [ref=e5]\n- text: Submit your order"
+	names := ControlNames(snap)
+	if strings.Join(names, "|") != "Submit|Sign in|E-mail|Xyzzyqq" {
+		t.Fatalf("control names: %q", names)
+	}
+	dict := Dictionary{}
+	for _, w := range strings.Fields("please the submit sign in e mail click press tap push select choose open follow hover over on check uncheck activate button link tab box scroll up down go back") {
+		dict[w] = true
+	}
+	g := BuildGrammar(names, dict)
+	if strings.Join(g.Names, "|") != "submit|sign in|e mail" {
+		t.Errorf("grammar names (out-of-dictionary left out): %q", g.Names)
+	}
+	for _, want := range []string{"public <command> = [please] (<verb> [the] <name> [<role>] | <fixed>) [please];", "<name> = e mail | sign in | submit;", "scroll up | scroll down", "click on"} {
+		if !strings.Contains(g.JSGF, want) {
+			t.Errorf("grammar lacks %q:\n%s", want, g.JSGF)
+		}
+	}
+	if strings.Contains(g.JSGF, "xyzzyqq") || strings.Contains(g.JSGF, "reload") {
+		t.Errorf("grammar has words outside the dictionary:\n%s", g.JSGF)
+	}
+	if s := similarity("click sign in", "click signing"); s < 0.8 {
+		t.Errorf("similar readings scored %.2f", s)
+	}
+	if s := similarity("open the cancel button", "find the cheapest can on this side"); s > 0.5 {
+		t.Errorf("different readings scored %.2f", s)
+	}
+}
+
+// TestOfflineTranscribe: flite speaks, pocketsphinx hears; the page's control names make the
+// short command exact, and a free-form request keeps the general model's reading.
+func TestOfflineTranscribe(t *testing.T) {
+	requireTools(t, "flite", "pocketsphinx_continuous")
+	snap := "- button \"Submit\" [ref=e1]\n- button \"Cancel\" [ref=e2]\n- link \"Sign in\" [ref=e3]"
+	var asked string
+	_, hs := server(t, Options{Getenv: env(nil), Snapshot: func(_ context.Context, tab string) (string, error) {
+		asked = tab
+		return snap, nil
+	}})
+	post := func(audio []byte, ct, query string) (Result, int, string) {
+		resp, err := http.Post(hs.URL+"/api/transcribe"+query, ct, bytes.NewReader(audio))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var r Result
+		_ = json.Unmarshal(body, &r)
+		return r, resp.StatusCode, string(body)
+	}
+	r, code, body := post(say(t, "click the submit button"), "audio/wav", "?tab=T1")
+	if code != 200 || r.Text != "click the submit button" || r.Engine != "pocketsphinx" || !r.Grammar || asked != "T1" {
+		t.Fatalf("command: HTTP %d %s (snapshot asked for %q)", code, body, asked)
+	}
+	t.Logf("offline command: %q in %d ms (%.2f s of audio)", r.Text, r.ElapsedMS, r.AudioSeconds)
+	r, code, body = post(say(t, "find me the cheapest kettle on this site"), "audio/wav", "?page=false")
+	if code != 200 || r.Grammar || !strings.Contains(r.Text, "cheapest") {
+		t.Fatalf("free-form request: HTTP %d %s", code, body)
+	}
+	// silence: nothing said, no error
+	r, code, body = post(EncodeWAV(PCM{Rate: 16000, Samples: make([]int16, 16000)}), "audio/wav", "")
+	if code != 200 || r.Text != "" {
+		t.Fatalf("silence: HTTP %d %s", code, body)
+	}
+	// WebM/Opus as the panel records it, decoded with ffmpeg; hints as a multipart field
+	requireTools(t, "ffmpeg")
+	dir := t.TempDir()
+	wav, webm := filepath.Join(dir, "in.wav"), filepath.Join(dir, "out.webm")
+	_ = os.WriteFile(wav, say(t, "click sign in"), 0o600)
+	if out, err := exec.Command("ffmpeg", "-loglevel", "error", "-i", wav, "-ar", "48000", "-c:a", "libopus", webm).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg encode: %v %s", err, out)
+	}
+	data, _ := os.ReadFile(webm)
+	var mb bytes.Buffer
+	mw := multipart.NewWriter(&mb)
+	fw, _ := mw.CreateFormFile("file", "speech.webm")
+	_, _ = fw.Write(data)
+	_ = mw.WriteField("hints", `["Sign in","Register"]`)
+	_ = mw.Close()
+	r, code, body = post(mb.Bytes(), mw.FormDataContentType(), "?page=false")
+	if code != 200 || r.Text != "click sign in" || !r.Grammar {
+		t.Fatalf("webm/opus multipart: HTTP %d %s", code, body)
+	}
+}
+
+// fakeOpenAI speaks the OpenAI audio protocol: /audio/transcriptions (multipart) and
+// /audio/speech (JSON → audio).
+func fakeOpenAI(t *testing.T, text string, fail bool) (*httptest.Server, *[]string) {
+	var seen []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer sk-test" {
+			w.WriteHeader(401)
+			_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided"}}`)
+			return
+		}
+		if fail {
+			w.WriteHeader(500)
+			_, _ = io.WriteString(w, `{"error":{"message":"the model is overloaded"}}`)
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/audio/transcriptions":
+			if err := r.ParseMultipartForm(1 << 20); err != nil {
+				w.WriteHeader(400)
+				return
+			}
+			f, h, err := r.FormFile("file")
+			if err != nil {
+				w.WriteHeader(400)
+				_, _ = io.WriteString(w, `{"error":{"message":"file is required"}}`)
+				return
+			}
+			data, _ := io.ReadAll(f)
+			seen = append(seen, "file="+h.Filename, "type="+h.Header.Get("Content-Type"), "model="+r.FormValue("model"), "prompt="+r.FormValue("prompt"), "bytes="+itoa(len(data)))
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]string{"text": text})
+		case "/v1/audio/speech":
+			var req map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			seen = append(seen, "input="+req["input"].(string), "voice="+req["voice"].(string), "model="+req["model"].(string))
+			w.Header().Set("Content-Type", "audio/wav")
+			_, _ = w.Write(EncodeWAV(PCM{Rate: 24000, Samples: make([]int16, 2400)}))
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs, &seen
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestCloudTranscribe: the OpenAI-compatible path sends the recording as multipart with the
+// model and the hints as prompt, and reads {"text"}; a failing endpoint says so.
+func TestCloudTranscribe(t *testing.T) {
+	api, seen := fakeOpenAI(t, " Add the kettle to my cart. ", false)
+	s, hs := server(t, Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTModel: "whisper-large-v3", EnvSTTAPIKey: "sk-test", EnvSTTEngine: "cloud"})})
+	st := s.Status()
+	if st.STT.Engine != "openai-compatible" || !strings.Contains(st.STT.Detail, "whisper-large-v3") || strings.Contains(st.STT.Detail, "sk-test") {
+		t.Fatalf("status: %+v", st.STT)
+	}
+	audio := EncodeWAV(PCM{Rate: 16000, Samples: make([]int16, 8000)})
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/api/transcribe?hints=Kettle,Cart", bytes.NewReader(audio))
+	req.Header.Set("Content-Type", "audio/wav")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Result
+	_ = json.NewDecoder(resp.Body).Decode(&r)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || r.Text != "Add the kettle to my cart." || r.Engine != "openai-compatible" || r.AudioSeconds != 0.5 {
+		t.Fatalf("cloud transcription: HTTP %d %+v", resp.StatusCode, r)
+	}
+	want := []string{"file=speech.wav", "type=audio/wav", "model=whisper-large-v3", "prompt=Kettle, Cart", "bytes=" + itoa(len(audio))}
+	if strings.Join(*seen, " ") != strings.Join(want, " ") {
+		t.Fatalf("the endpoint got %q, want %q", *seen, want)
+	}
+
+	// wrong key, no offline engine allowed to hide it: 502 with the endpoint's message
+	bad := New(Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTAPIKey: "sk-wrong"})})
+	bad.sphinx = nil
+	_, err = bad.Transcribe(context.Background(), Request{Audio: audio, MIME: "audio/wav"})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401: Incorrect API key provided") {
+		t.Fatalf("wrong key: %v", err)
+	}
+}
+
+// TestCloudFallsBackOffline: a failing endpoint does not leave the user without voice when
+// pocketsphinx is installed; the answer says why.
+func TestCloudFallsBackOffline(t *testing.T) {
+	requireTools(t, "flite", "pocketsphinx_continuous")
+	api, _ := fakeOpenAI(t, "", true)
+	s := New(Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTAPIKey: "sk-test"})})
+	r, err := s.Transcribe(context.Background(), Request{Audio: say(t, "scroll down"), MIME: "audio/wav"})
+	if err != nil || r.Text != "scroll down" || r.Engine != "pocketsphinx" || !strings.Contains(r.Fallback, "overloaded") {
+		t.Fatalf("fallback: %+v %v", r, err)
+	}
+}
+
+func TestSpeak(t *testing.T) {
+	api, seen := fakeOpenAI(t, "", false)
+	_, hs := server(t, Options{Getenv: env(map[string]string{EnvTTSBaseURL: api.URL + "/v1", EnvTTSAPIKey: "sk-test", EnvTTSVoice: "nova"})})
+	resp, err := http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"Your order is placed."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !IsWAV(data) || resp.Header.Get("X-Tabrelay-Voice") != "openai-compatible" {
+		t.Fatalf("cloud speech: HTTP %d %s", resp.StatusCode, resp.Header)
+	}
+	if strings.Join(*seen, " ") != "input=Your order is placed. voice=nova model=tts-1" {
+		t.Fatalf("the endpoint got %q", *seen)
+	}
+	resp, _ = http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"  "}`))
+	if resp.StatusCode != 400 {
+		t.Fatalf("empty text: HTTP %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+
+	requireTools(t, "flite", "pocketsphinx_continuous")
+	s, hs := server(t, Options{Getenv: env(nil)})
+	if st := s.Status(); st.TTS.Engine != "flite" || st.STT.Engine != "pocketsphinx" || !strings.Contains(st.STT.Advice, EnvSTTBaseURL) {
+		t.Fatalf("offline status: %+v", st)
+	}
+	start := time.Now()
+	resp, err = http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"scroll down"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Tabrelay-Voice") != "flite" || !IsWAV(data) {
+		t.Fatalf("flite speech: HTTP %d %s", resp.StatusCode, resp.Header)
+	}
+	t.Logf("flite spoke in %v", time.Since(start))
+	// what flite says, pocketsphinx hears
+	r, err := s.Transcribe(context.Background(), Request{Audio: data, NoPage: true})
+	if err != nil || r.Text != "scroll down" {
+		t.Fatalf("spoken answer re-heard as %+v %v", r, err)
+	}
+}
