@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/relay"
+)
+
+// agentEnv is an end-to-end environment whose relay runs the in-process agent and its /api,
+// wired as `tabrelay serve` wires it (agent/api over a hub pipe, tasks in SQLite under home).
+type agentEnv struct {
+	*env
+	agent *api.Agent
+}
+
+// startAgentEnv is startEnv with the agent on the relay: fixture site, relay + agent, headless
+// Chromium with the real extension paired.
+func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
+	t.Helper()
+	requireChromium(t)
+	ae := &agentEnv{env: &env{}}
+	t.Cleanup(func() {
+		if ae.agent != nil {
+			_ = ae.agent.Close()
+		}
+		ae.env.close()
+	})
+	e := ae.env
+	var err error
+	if e.tmp, err = os.MkdirTemp("", "tabrelay-e2e-agent-"); err != nil {
+		t.Fatal(err)
+	}
+	e.home = filepath.Join(e.tmp, "home")
+	if e.site, err = fixtures.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if e.store, err = secret.NewStore(e.home); err != nil {
+		t.Fatal(err)
+	}
+	if err := ae.startAgentRelay("127.0.0.1:0", opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log := zerolog.Nop()
+	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.Pair(ctx, e.addr, e.store.Token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ae
+}
+
+// startAgentRelay starts a relay with the agent on addr, using the environment's home.
+func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
+	log := zerolog.Nop()
+	if os.Getenv("TABRELAY_E2E_LOG") != "" {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("side", "relay").Logger()
+	}
+	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: ae.store, Logger: &log})
+	if err != nil {
+		return err
+	}
+	opts.Home = ae.home
+	opts.Log = log
+	ag, err := api.New(context.Background(), srv.Hub(), opts)
+	if err != nil {
+		return err
+	}
+	ag.Register(srv.API())
+	if err := srv.Start(context.Background()); err != nil {
+		_ = ag.Close()
+		return err
+	}
+	ae.srv, ae.addr, ae.agent = srv, srv.Addr(), ag
+	return nil
+}
+
+// restart stops the agent and the relay and starts them again on the same address and home
+// with opts, then waits until the extension has reconnected and every tab in want is listed.
+func (ae *agentEnv) restart(t *testing.T, opts api.Options, want ...browser.Tab) {
+	t.Helper()
+	addr := ae.addr
+	if err := ae.agent.Close(); err != nil {
+		t.Fatalf("close the agent: %v", err)
+	}
+	_ = ae.srv.Close()
+	if err := ae.startAgentRelay(addr, opts); err != nil {
+		t.Fatalf("restart the relay on %s: %v", addr, err)
+	}
+	start := time.Now()
+	eventually(t, 15*time.Second, "the extension reconnects and the shared tabs are listed again", func() (bool, string) {
+		got := map[string]bool{}
+		for _, tab := range ae.srv.Hub().Tabs() {
+			got[tab.TargetID] = true
+		}
+		for _, w := range want {
+			if !got[w.TargetID] {
+				return false, "missing " + w.URL
+			}
+		}
+		return ae.srv.Hub().ExtensionConnected(), "extension not connected"
+	})
+	t.Logf("relay + agent restarted; the extension was back after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// apiResp is one answer of the agent API.
+type apiResp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r apiResp) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("answer (HTTP %d) is not a JSON object: %v: %s", r.Status, err, r.Body)
+	}
+	return m
+}
+
+// call sends a request to the agent API with the secret. body may be nil, a string (sent as
+// is) or a value encoded as JSON.
+func (ae *agentEnv) call(t *testing.T, method, path string, body any) apiResp {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, ae.httpURL()+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+ae.token())
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
+	}
+	return apiResp{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// sseEvent is one Server-Sent Event read from /api/tasks/:id/events.
+type sseEvent struct {
+	Type string
+	Data json.RawMessage
+	At   time.Time
+}
+
+// follow opens the task's event stream through the real HTTP endpoint and returns a channel
+// of its events, closed when the server ends the stream.
+func (ae *agentEnv) follow(t *testing.T, ctx context.Context, id string) <-chan sseEvent {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ae.httpURL()+"/api/tasks/"+id+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+ae.token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("open the event stream of %s: %v", id, err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("event stream of %s: HTTP %d %s: %s", id, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	ch := make(chan sseEvent, 256)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Type != "" {
+					ev.At = time.Now()
+					ch <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "event: "):
+				ev.Type = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}()
+	return ch
+}
+
+// refOf finds the ref of the element `role "name"` in the latest text of the request that
+// mentions it (the first snapshot or a later observation).
+func refOf(req llmtest.Request, role, name string) string {
+	re := regexp.MustCompile(regexp.QuoteMeta(role+` "`+name+`"`) + `[^\n]*?\[ref=([a-z0-9]+)\]`)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := re.FindAllStringSubmatch(req.Messages[i].Text, -1); len(m) > 0 {
+			return m[len(m)-1][1]
+		}
+	}
+	return ""
+}
+
+// pageEval evaluates expression in the tab over the harness's own channel (ground truth).
+func (ae *agentEnv) pageEval(t *testing.T, tab browser.Tab, expression string, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ae.b.PageEval(ctx, tab, expression, out); err != nil {
+		t.Fatalf("evaluate %q in %s: %v", expression, tab.URL, err)
+	}
+}
