@@ -1,0 +1,722 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+// RunRequest asks for a skill run.
+type RunRequest struct {
+	// Params are the parameter values by name.
+	Params map[string]string `json:"params,omitempty"`
+	// Tab is the tab to run on ("" for the active tab).
+	Tab string `json:"tab,omitempty"`
+	// Request is the user's words, from which missing parameters are taken (by the model when
+	// one is configured, else from "name=value" pairs and the text after the skill's name).
+	Request string `json:"request,omitempty"`
+}
+
+// RunResult is what a run did.
+type RunResult struct {
+	// TaskID is the task recording the run (in the agent's task store).
+	TaskID string `json:"taskId"`
+	Skill  string `json:"skill"`
+	// Status is succeeded or failed.
+	Status task.Status `json:"status"`
+	// Error says why a failed run failed and what to do.
+	Error string `json:"error,omitempty"`
+	// Output is what the skill returned (the value of its last evaluate step), if anything.
+	Output string `json:"output,omitempty"`
+	// Steps reports each structured step.
+	Steps []StepReport `json:"steps"`
+	// Handovers counts the steps handed to the model; ModelCalls the model calls they made.
+	Handovers  int `json:"handovers"`
+	ModelCalls int `json:"modelCalls"`
+	// DurationMS is the run's wall time.
+	DurationMS int64 `json:"durationMs"`
+	// Draft is an updated SKILL.md when the model did a step differently than written: review it
+	// and save it (PUT /api/skills/{name}) to replay the new way without the model.
+	Draft string `json:"draft,omitempty"`
+}
+
+// StepReport is the outcome of one structured step.
+type StepReport struct {
+	Index int    `json:"index"`
+	Do    string `json:"do"`
+	// Target is the step's target as written (`button "Save"`).
+	Target string `json:"target,omitempty"`
+	// Ref is the element it resolved to.
+	Ref string `json:"ref,omitempty"`
+	// Status is ok, skipped, model (done by the model) or failed.
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// HandoverTask is the model task that did the step.
+	HandoverTask string `json:"handoverTask,omitempty"`
+	DurationMS   int64  `json:"durationMs"`
+}
+
+// MissingParamsError refuses a run whose required parameters were not given.
+type MissingParamsError struct {
+	Skill   string
+	Missing []Param
+}
+
+// Error names each missing parameter with its description and example.
+func (e *MissingParamsError) Error() string {
+	parts := make([]string, len(e.Missing))
+	for i, p := range e.Missing {
+		s := p.Name
+		var extra []string
+		if p.Description != "" {
+			extra = append(extra, p.Description)
+		}
+		if p.Example != "" && !p.Secret {
+			extra = append(extra, fmt.Sprintf("e.g. %q", p.Example))
+		}
+		if len(extra) > 0 {
+			s += " (" + strings.Join(extra, ", ") + ")"
+		}
+		parts[i] = s
+	}
+	return fmt.Sprintf("skill %s needs %s before it can run: %s; nothing was done. Give it as --param %s=… or {\"params\":{\"%s\":\"…\"}}",
+		e.Skill, plural(len(e.Missing), "parameter", "parameters"), strings.Join(parts, "; "), e.Missing[0].Name, e.Missing[0].Name)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "a required " + one
+	}
+	return fmt.Sprintf("%d required %s", n, many)
+}
+
+// fillParams merges given values, defaults and values found in the request, and refuses a run
+// that still lacks a required parameter.
+func (s *Service) fillParams(ctx context.Context, sk *Skill, req RunRequest) (map[string]string, error) {
+	params := map[string]string{}
+	for k, v := range req.Params {
+		if _, ok := sk.Param(k); !ok {
+			var names []string
+			for _, p := range sk.Parameters {
+				names = append(names, p.Name)
+			}
+			if len(names) == 0 {
+				names = []string{"none"}
+			}
+			return nil, fmt.Errorf("skill %s has no parameter %q (its parameters: %s)", sk.Name, k, strings.Join(names, ", "))
+		}
+		params[k] = v
+	}
+	missing := func() []Param {
+		var out []Param
+		for _, p := range sk.Parameters {
+			if _, ok := params[p.Name]; !ok && p.Required {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	if m := missing(); len(m) > 0 && strings.TrimSpace(req.Request) != "" {
+		for k, v := range s.paramsFromRequest(ctx, sk, req.Request, m) {
+			if _, ok := params[k]; !ok {
+				params[k] = v
+			}
+		}
+	}
+	if m := missing(); len(m) > 0 {
+		return nil, &MissingParamsError{Skill: sk.Name, Missing: m}
+	}
+	for _, p := range sk.Parameters {
+		if _, ok := params[p.Name]; !ok {
+			params[p.Name] = p.Default
+		}
+	}
+	return params, nil
+}
+
+// Run runs skill name: parameters are checked first (a missing required one refuses the run
+// with a *MissingParamsError before anything happens), then each structured step is replayed
+// against a fresh snapshot; a step that cannot be resolved or whose effect does not appear is
+// handed to the model when one is configured. The run is recorded as a task. The error is
+// non-nil only when the run was refused; a run that failed has Status failed and Error set.
+func (s *Service) Run(ctx context.Context, name string, req RunRequest) (*RunResult, error) {
+	sk, err := s.lib.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.RunSkill(ctx, sk, req)
+}
+
+// RunSkill is Run for a skill that need not be in the library (e.g. a draft).
+func (s *Service) RunSkill(ctx context.Context, sk *Skill, req RunRequest) (*RunResult, error) {
+	if s.opts.Browser == nil {
+		return nil, errors.New("skills cannot run: no browser is connected to the skills service")
+	}
+	params, err := s.fillParams(ctx, sk, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(sk.Steps) == 0 {
+		if s.opts.Runner == nil {
+			return nil, fmt.Errorf("skill %s has no ```steps block to replay and no model is configured to follow its prose; add structured steps or configure a model (TABRELAY_LLM_PROVIDER)", sk.Name)
+		}
+	}
+	r := &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now()}
+	r.begin(ctx)
+	r.exec(ctx)
+	return r.finish(ctx), nil
+}
+
+// run is one skill run in progress.
+type run struct {
+	s      *Service
+	sk     *Skill
+	params map[string]string
+	tab    string
+	start  time.Time
+	t      *task.Task
+	res    *RunResult
+	draft  []Step // steps as they actually ran (nil until a step is done differently)
+	diff   bool
+}
+
+func (r *run) secretValues() []string {
+	var out []string
+	for _, p := range r.sk.Parameters {
+		if v := r.params[p.Name]; p.Secret && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// mask hides secret parameter values in text meant for records and logs.
+func (r *run) mask(s string) string {
+	for _, v := range r.secretValues() {
+		s = strings.ReplaceAll(s, v, "••••")
+	}
+	return s
+}
+
+func (r *run) begin(ctx context.Context) {
+	var shown []string
+	keys := make([]string, 0, len(r.params))
+	for k := range r.params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if r.params[k] != "" {
+			shown = append(shown, fmt.Sprintf("%s=%q", k, r.mask(r.params[k])))
+		}
+	}
+	goal := "Run skill " + r.sk.Name
+	if len(shown) > 0 {
+		goal += " (" + strings.Join(shown, ", ") + ")"
+	}
+	now := time.Now()
+	r.t = &task.Task{ID: uuid.NewString(), Goal: goal, TabID: r.tab, Status: task.StatusRunning,
+		Model: "skill:" + r.sk.Name, CreatedAt: now, UpdatedAt: now}
+	for _, st := range r.sk.Steps {
+		r.t.Plan = append(r.t.Plan, task.PlanItem{Text: r.mask(describe(st, r.params)), Status: task.PlanPending})
+	}
+	r.res = &RunResult{TaskID: r.t.ID, Skill: r.sk.Name}
+	r.save(ctx)
+	r.publish(task.Event{Type: task.EventStatus, Status: r.t.Status})
+	r.publish(task.Event{Type: task.EventPlan, Plan: r.t.Plan})
+	r.s.log.Info().Str("skill", r.sk.Name).Str("task", r.t.ID).Int("steps", len(r.sk.Steps)).Msg("skill run started")
+}
+
+func (r *run) save(ctx context.Context) {
+	if r.s.opts.Store == nil {
+		return
+	}
+	r.t.UpdatedAt = time.Now()
+	if err := r.s.opts.Store.SaveTask(context.WithoutCancel(ctx), r.t.Clone()); err != nil {
+		r.s.log.Warn().Err(err).Str("task", r.t.ID).Msg("cannot record the skill run")
+	}
+}
+
+func (r *run) publish(e task.Event) {
+	if r.s.opts.Runner == nil {
+		return
+	}
+	e.TaskID, e.Time = r.t.ID, time.Now()
+	r.s.opts.Runner.Events().Publish(e)
+}
+
+// record appends a step to the task record.
+func (r *run) record(ctx context.Context, tool string, args any, status task.StepStatus, result, errMsg, urlBefore, urlAfter string, started time.Time) {
+	raw, _ := json.Marshal(args)
+	st := task.Step{ID: fmt.Sprintf("s%d", len(r.t.Steps)+1), Index: len(r.t.Steps) + 1, Tool: tool,
+		Args: json.RawMessage(r.mask(string(raw))), Status: status, Result: r.mask(capText(result, 2000)), Error: r.mask(errMsg),
+		TabID: r.tab, URLBefore: urlBefore, URLAfter: urlAfter, StartedAt: started, EndedAt: time.Now(),
+		DurationMS: time.Since(started).Milliseconds()}
+	r.t.Steps = append(r.t.Steps, st)
+	r.save(ctx)
+	r.publish(task.Event{Type: task.EventStepFinished, Step: &st})
+}
+
+func (r *run) setPlan(ctx context.Context, i int, ps task.PlanStatus) {
+	if i < len(r.t.Plan) {
+		r.t.Plan[i].Status = ps
+		r.publish(task.Event{Type: task.EventPlan, Plan: r.t.Plan})
+	}
+}
+
+func capText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func (r *run) fail(msg string) {
+	r.res.Status = task.StatusFailed
+	r.res.Error = r.mask(msg)
+}
+
+func (r *run) exec(ctx context.Context) {
+	if len(r.sk.Steps) == 0 {
+		// A prose-only skill: the model follows it.
+		rep := StepReport{Index: 1, Do: "follow", Status: "model"}
+		err := r.handover(ctx, -1, "the skill has no structured steps", &rep)
+		if err != nil {
+			rep.Status, rep.Message = "failed", err.Error()
+			r.fail(err.Error())
+		}
+		r.res.Steps = append(r.res.Steps, rep)
+		return
+	}
+	for i, st := range r.sk.Steps {
+		if ctx.Err() != nil {
+			r.fail("the run was cancelled at step " + fmt.Sprint(i+1))
+			return
+		}
+		r.setPlan(ctx, i, task.PlanActive)
+		rep := StepReport{Index: i + 1, Do: st.Do}
+		if st.Target != nil {
+			rep.Target = expandTarget(*st.Target, r.params)
+		}
+		started := time.Now()
+		out, err := r.step(ctx, st, &rep)
+		var soft *stepError
+		switch {
+		case err == nil:
+			if rep.Status == "" {
+				rep.Status = "ok"
+			}
+			if out != "" {
+				r.res.Output = out
+			}
+			r.addDraft(st)
+			r.setPlan(ctx, i, task.PlanDone)
+		case errors.As(err, &soft):
+			// The page is not as the skill expects: hand the step to the model.
+			rep.Message = r.mask(soft.Error())
+			herr := r.handover(ctx, i, soft.Error(), &rep)
+			if herr != nil {
+				rep.Status = "failed"
+				rep.Message = r.mask(fmt.Sprintf("%s; %s", soft.Error(), herr.Error()))
+				r.setPlan(ctx, i, task.PlanFailed)
+				r.fail(fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), rep.Message))
+			} else {
+				rep.Status = "model"
+				r.setPlan(ctx, i, task.PlanDone)
+			}
+		default:
+			rep.Status, rep.Message = "failed", r.mask(err.Error())
+			r.setPlan(ctx, i, task.PlanFailed)
+			r.fail(fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), err.Error()))
+		}
+		rep.DurationMS = time.Since(started).Milliseconds()
+		r.res.Steps = append(r.res.Steps, rep)
+		if r.res.Status == task.StatusFailed {
+			return
+		}
+	}
+}
+
+func (r *run) addDraft(st Step) { r.draft = append(r.draft, st) }
+
+func (r *run) finish(ctx context.Context) *RunResult {
+	if r.res.Status == "" {
+		r.res.Status = task.StatusSucceeded
+	}
+	r.res.DurationMS = time.Since(r.start).Milliseconds()
+	r.t.Status = r.res.Status
+	r.t.Error = r.res.Error
+	r.t.Usage.LLMCalls += r.res.ModelCalls
+	switch {
+	case r.res.Output != "":
+		r.t.Answer = capText(r.res.Output, 4000)
+	case r.res.Status == task.StatusSucceeded:
+		r.t.Answer = fmt.Sprintf("Skill %s done: %d steps, %d by the model.", r.sk.Name, len(r.res.Steps), r.res.Handovers)
+	}
+	r.t.FinishedAt = time.Now()
+	if r.diff && r.res.Status == task.StatusSucceeded {
+		d := *r.sk
+		d.Steps = r.draft
+		d.Bundled, d.Source = false, ""
+		if md, err := d.Markdown(); err == nil {
+			r.res.Draft = string(md)
+		}
+	}
+	r.save(ctx)
+	if r.res.Status == task.StatusSucceeded {
+		r.publish(task.Event{Type: task.EventAnswer, Answer: r.t.Answer})
+	} else {
+		r.publish(task.Event{Type: task.EventAnswer, Error: r.t.Error})
+	}
+	r.publish(task.Event{Type: task.EventStatus, Status: r.t.Status})
+	r.s.log.Info().Str("skill", r.sk.Name).Str("task", r.t.ID).Str("status", string(r.res.Status)).
+		Int("handovers", r.res.Handovers).Int("model_calls", r.res.ModelCalls).Int64("ms", r.res.DurationMS).Msg("skill run ended")
+	return r.res
+}
+
+// stepError is a step the page did not let run as written (target missing, effect absent,
+// action refused): the model may do it another way.
+type stepError struct{ msg string }
+
+func (e *stepError) Error() string { return e.msg }
+
+func soft(format string, args ...any) error { return &stepError{msg: fmt.Sprintf(format, args...)} }
+
+// snapshot reads the tab and its URL.
+func (r *run) snapshot(ctx context.Context) (string, string, error) {
+	text, err := r.s.opts.Browser.Snapshot(ctx, r.tab)
+	if err != nil {
+		return "", "", fmt.Errorf("read the page: %w", err)
+	}
+	return text, snapshotURL(text), nil
+}
+
+// snapshotURL reads the URL from a snapshot's header line ("# Title — URL").
+func snapshotURL(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(first, "# ") {
+		return ""
+	}
+	if i := strings.LastIndex(first, " — "); i >= 0 {
+		return strings.TrimSpace(first[i+len(" — "):])
+	}
+	return ""
+}
+
+// find resolves target t, retrying on fresh snapshots while the page settles.
+func (r *run) find(ctx context.Context, t Target) (outline.Node, string, error) {
+	deadline := time.Now().Add(r.s.opts.ResolveTimeout)
+	for {
+		text, u, err := r.snapshot(ctx)
+		if err != nil {
+			return outline.Node{}, "", err
+		}
+		n, err := Resolve(text, t, r.params)
+		if err == nil {
+			return n, u, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return outline.Node{}, u, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
+// act runs an action object and records it.
+func (r *run) act(ctx context.Context, tool string, action map[string]any, urlBefore string) (string, error) {
+	started := time.Now()
+	raw, _ := json.Marshal(action)
+	out, err := r.s.opts.Browser.Act(ctx, r.tab, raw)
+	after := urlBefore
+	if u := resultURL(out); u != "" {
+		after = u
+	}
+	if err != nil {
+		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
+		return "", err
+	}
+	r.record(ctx, tool, action, task.StepOK, out, "", urlBefore, after, started)
+	return out, nil
+}
+
+func resultURL(out string) string {
+	var v struct {
+		URL string `json:"url"`
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if json.Unmarshal([]byte(first), &v) == nil {
+		return v.URL
+	}
+	return ""
+}
+
+// step runs one structured step. Errors of type *stepError may be handed to the model.
+func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string, err error) {
+	if st.If != "" && strings.TrimSpace(expand(st.If, r.params)) == "" {
+		rep.Status, rep.Message = "skipped", "condition "+st.If+" is empty"
+		return "", nil
+	}
+	x := func(s string) string { return expand(s, r.params) }
+	var action map[string]any
+	var urlBefore string
+	target := func() (string, error) {
+		n, u, err := r.find(ctx, *st.Target)
+		urlBefore = u
+		if err != nil {
+			if errors.Is(err, errUnresolved) {
+				return "", soft("%s", err.Error())
+			}
+			return "", err
+		}
+		rep.Ref = n.Ref
+		return n.Ref, nil
+	}
+	if st.Target != nil && st.Do != "fill" {
+		ref, err := target()
+		if err != nil {
+			if st.Optional {
+				rep.Status, rep.Message = "skipped", "optional step: "+err.Error()
+				return "", nil
+			}
+			return "", err
+		}
+		action = map[string]any{"ref": ref}
+	} else {
+		action = map[string]any{}
+		if st.Do != "fill" {
+			_, urlBefore, _ = r.snapshot(ctx)
+		}
+	}
+	action["kind"] = st.Do
+	switch st.Do {
+	case "type":
+		action["text"] = x(st.Text)
+		if st.Submit {
+			action["submit"] = true
+		}
+	case "press":
+		action["key"] = st.Key
+	case "select":
+		vals := make([]string, len(st.Values))
+		for i, v := range st.Values {
+			vals[i] = x(v)
+		}
+		action["values"] = vals
+	case "check", "uncheck":
+		action["kind"] = "fill"
+		action["fields"] = []map[string]string{{"ref": action["ref"].(string), "value": fmt.Sprint(st.Do == "check")}}
+		delete(action, "ref")
+	case "fill":
+		text, u, err := r.snapshot(ctx)
+		if err != nil {
+			return "", err
+		}
+		urlBefore = u
+		nodes := outline.Parse(text)
+		var fields []map[string]string
+		for _, f := range st.Fields {
+			n, err := resolveNodes(nodes, *f.Target, r.params)
+			if err != nil {
+				return "", soft("%s", err.Error())
+			}
+			fields = append(fields, map[string]string{"ref": n.Ref, "value": x(f.Value)})
+		}
+		if st.From != "" {
+			vals, err := parseValues(x(st.From))
+			if err != nil {
+				return "", fmt.Errorf("the values to fill: %w", err)
+			}
+			for _, kv := range vals {
+				n, err := resolveField(nodes, kv[0])
+				if err != nil {
+					return "", soft("%s", err.Error())
+				}
+				fields = append(fields, map[string]string{"ref": n.Ref, "value": kv[1]})
+			}
+		}
+		action["fields"] = fields
+	case "navigate":
+		u := x(st.URL)
+		if base, err := url.Parse(urlBefore); err == nil && urlBefore != "" {
+			if ref, err := url.Parse(u); err == nil {
+				u = base.ResolveReference(ref).String()
+			}
+		}
+		action["url"] = u
+	case "wait":
+		if st.Text != "" {
+			action["text"] = x(st.Text)
+		}
+		if st.URL != "" {
+			action["url"] = x(st.URL)
+		}
+		action["timeout"] = 10
+	case "evaluate":
+		action["expression"] = expandJS(st.Script, r.params)
+	case "scroll":
+		dir := st.Direction
+		if dir == "" {
+			dir = "down"
+		}
+		action["direction"] = dir
+	}
+	out, err := r.act(ctx, st.Do, action, urlBefore)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		// The page refused the action as written (covered, disabled, gone…): the model may
+		// find another way.
+		return "", soft("%s", err.Error())
+	}
+	if st.Do == "evaluate" {
+		output = evalOutput(out)
+	}
+	if st.Expect != nil {
+		if err := r.expect(ctx, *st.Expect); err != nil {
+			return output, err
+		}
+	}
+	return output, nil
+}
+
+// expect checks a step's effect.
+func (r *run) expect(ctx context.Context, e Expect) error {
+	timeout := e.Timeout
+	if timeout <= 0 {
+		timeout = r.s.opts.ExpectTimeout.Seconds()
+	}
+	check := func(a map[string]any, what string) error {
+		a["kind"] = "wait"
+		a["timeout"] = timeout
+		raw, _ := json.Marshal(a)
+		started := time.Now()
+		out, err := r.s.opts.Browser.Act(ctx, r.tab, raw)
+		if err != nil {
+			r.record(ctx, "expect", a, task.StepError, "", err.Error(), "", "", started)
+			return soft("the step ran but %s did not follow within %gs", what, timeout)
+		}
+		r.record(ctx, "expect", a, task.StepOK, out, "", "", "", started)
+		return nil
+	}
+	if e.Text != "" {
+		t := expand(e.Text, r.params)
+		if err := check(map[string]any{"text": t}, fmt.Sprintf("the text %q", t)); err != nil {
+			return err
+		}
+	}
+	if e.Gone != "" {
+		t := expand(e.Gone, r.params)
+		if err := check(map[string]any{"textGone": t}, fmt.Sprintf("the disappearance of %q", t)); err != nil {
+			return err
+		}
+	}
+	if e.URL != "" {
+		t := expand(e.URL, r.params)
+		if err := check(map[string]any{"url": t}, fmt.Sprintf("a URL containing %q", t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalOutput extracts an evaluate result's value: a JSON string becomes its text.
+func evalOutput(out string) string {
+	var v struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal([]byte(out), &v) != nil || len(v.Value) == 0 {
+		return out
+	}
+	var s string
+	if json.Unmarshal(v.Value, &s) == nil {
+		return s
+	}
+	return string(v.Value)
+}
+
+// expandJS fills templates in a script with JSON string literals, so values cannot break out.
+func expandJS(script string, params map[string]string) string {
+	return templateRE.ReplaceAllStringFunc(script, func(m string) string {
+		b, _ := json.Marshal(params[templateRE.FindStringSubmatch(m)[1]])
+		return string(b)
+	})
+}
+
+// describe says what a step does, in words (for plans, goals and messages).
+func describe(st Step, params map[string]string) string {
+	x := func(s string) string { return expand(s, params) }
+	tgt := ""
+	if st.Target != nil {
+		tgt = expandTarget(*st.Target, params)
+	}
+	var s string
+	switch st.Do {
+	case "click", "hover":
+		s = st.Do + " " + tgt
+	case "type":
+		s = fmt.Sprintf("type %q into %s", x(st.Text), tgt)
+		if st.Submit {
+			s += " and press Enter"
+		}
+	case "press":
+		s = "press " + st.Key
+		if tgt != "" {
+			s += " in " + tgt
+		}
+	case "select":
+		vals := make([]string, len(st.Values))
+		for i, v := range st.Values {
+			vals[i] = fmt.Sprintf("%q", x(v))
+		}
+		s = fmt.Sprintf("select %s in %s", strings.Join(vals, ", "), tgt)
+	case "check", "uncheck":
+		s = st.Do + " " + tgt
+	case "fill":
+		var parts []string
+		for _, f := range st.Fields {
+			parts = append(parts, fmt.Sprintf("%s = %q", f.Target.String(), x(f.Value)))
+		}
+		if st.From != "" {
+			parts = append(parts, strings.ReplaceAll(strings.TrimSpace(x(st.From)), "\n", "; "))
+		}
+		s = "fill the form: " + strings.Join(parts, "; ")
+	case "navigate":
+		s = "go to " + x(st.URL)
+	case "wait":
+		s = "wait for " + strings.TrimSpace(x(st.Text)+" "+x(st.URL))
+	case "evaluate":
+		s = "read the page with a script"
+	case "scroll":
+		s = "scroll " + st.Direction
+	default:
+		s = st.Do
+	}
+	if st.Expect != nil {
+		var e []string
+		if st.Expect.Text != "" {
+			e = append(e, fmt.Sprintf("the text %q appears", x(st.Expect.Text)))
+		}
+		if st.Expect.Gone != "" {
+			e = append(e, fmt.Sprintf("%q disappears", x(st.Expect.Gone)))
+		}
+		if st.Expect.URL != "" {
+			e = append(e, fmt.Sprintf("the URL contains %q", x(st.Expect.URL)))
+		}
+		s += " (then " + strings.Join(e, " and ") + ")"
+	}
+	return s
+}

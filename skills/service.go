@@ -1,0 +1,137 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Dir is the folder of the user's skills (<home>/skills); "" for bundled skills only.
+	Dir string
+	// Browser reads and acts on tabs (agent/adapter over the action service).
+	Browser task.Browser
+	// Actions is the action service, needed to record demonstrations (nil: recording is
+	// unavailable).
+	Actions *actions.Service
+	// Runner is the agent's task runner: steps that no longer fit are handed to it (nil: no
+	// handover; a step that does not fit fails the run with what to do).
+	Runner *task.Runner
+	// Store records runs as tasks (the agent's task store; nil: not recorded).
+	Store task.Store
+	// Model takes parameters from requests and names recorded skills from the narration (nil:
+	// model-free fallbacks).
+	Model llms.Model
+	// Log receives the service's logs (never page contents or parameter values at info).
+	Log zerolog.Logger
+	// ResolveTimeout is how long a step waits for its target to appear (default 3 s).
+	ResolveTimeout time.Duration
+	// ExpectTimeout is how long a step's expected effect may take (default 5 s).
+	ExpectTimeout time.Duration
+	// Debounce is how long typing must pause before the recorder takes the field's value
+	// (default 600 ms; the value is also taken when focus or the page moves on).
+	Debounce time.Duration
+}
+
+// Service finds, runs and records skills. It is safe for concurrent use.
+type Service struct {
+	opts Options
+	lib  *Library
+	log  zerolog.Logger
+
+	mu         sync.Mutex
+	recordings map[string]*recording // by tab id
+}
+
+// New returns a Service over the bundled skills and those in opts.Dir.
+func New(opts Options) *Service {
+	if opts.ResolveTimeout <= 0 {
+		opts.ResolveTimeout = 3 * time.Second
+	}
+	if opts.ExpectTimeout <= 0 {
+		opts.ExpectTimeout = 5 * time.Second
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 600 * time.Millisecond
+	}
+	return &Service{opts: opts, lib: NewLibrary(opts.Dir, opts.Log), log: opts.Log, recordings: map[string]*recording{}}
+}
+
+// Library returns the service's skill library.
+func (s *Service) Library() *Library { return s.lib }
+
+// Find ranks the skills for a request on the page at pageURL (see Library.Rank).
+func (s *Service) Find(request, pageURL string) []Match { return s.lib.Rank(request, pageURL) }
+
+// ErrNotNamed is returned by Do when the request names no skill.
+var ErrNotNamed = errors.New("the request names no skill")
+
+// Do runs the skill a request names outright ("run site-search for blue mugs"), taking its
+// parameters from the request. A request that names no skill gives an error wrapping
+// ErrNotNamed (the caller then ranks skills with Find or hands the request to the agent).
+func (s *Service) Do(ctx context.Context, request, tab string) (*RunResult, error) {
+	sk, ok := s.lib.Named(request)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotNamed, request)
+	}
+	return s.RunSkill(ctx, sk, RunRequest{Tab: tab, Request: request})
+}
+
+// paramsFromRequest fills missing parameters from the user's words: by the model when one is
+// configured (one call), else from name=value pairs and the text after the skill's name.
+func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request string, missing []Param) map[string]string {
+	out := paramsInText(sk, request, missing)
+	if s.opts.Model == nil {
+		return out
+	}
+	var need []string
+	for _, p := range missing {
+		if _, ok := out[p.Name]; !ok {
+			need = append(need, fmt.Sprintf("- %s: %s (e.g. %q)", p.Name, p.Description, p.Example))
+		}
+	}
+	if len(need) == 0 {
+		return out
+	}
+	prompt := fmt.Sprintf("The user asked: %q\nThis runs the browser skill %q (%s), which needs these parameters:\n%s\n"+
+		"Reply with only a JSON object mapping each parameter name to the value the user gave. Leave out parameters the user did not give; never invent values.",
+		request, sk.Name, sk.Description, strings.Join(need, "\n"))
+	reply, err := llms.GenerateFromSinglePrompt(ctx, s.opts.Model, prompt, llms.WithMaxTokens(300))
+	if err != nil {
+		s.log.Warn().Err(err).Str("skill", sk.Name).Msg("the model could not take parameters from the request")
+		return out
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(jsonObject(reply)), &got); err != nil {
+		s.log.Debug().Err(err).Msg("the model's parameters are not a JSON object")
+		return out
+	}
+	for _, p := range missing {
+		if v, ok := got[p.Name]; ok && v != nil && fmt.Sprint(v) != "" {
+			if _, have := out[p.Name]; !have {
+				out[p.Name] = fmt.Sprint(v)
+			}
+		}
+	}
+	return out
+}
+
+// jsonObject cuts the first {...} out of a model reply (which may wrap it in prose or fences).
+func jsonObject(s string) string {
+	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
+	if i < 0 || j < i {
+		return "{}"
+	}
+	return s[i : j+1]
+}
