@@ -1,0 +1,122 @@
+// The side panel's client of the tabrelay server: settings from chrome.storage.local, JSON
+// requests with the pairing token as a Bearer header, and Server-Sent Events read through fetch's
+// streaming body (EventSource cannot send headers, and a token in a URL would end up in logs).
+
+export const DEFAULT_ADDR = '127.0.0.1:18792';
+
+/** An error with the HTTP status and the server's JSON body. */
+export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} status 0 when the server could not be reached
+   * @param {any} [body]
+   */
+  constructor(message, status, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** @returns {Promise<{addr: string, token: string}>} */
+export async function settings() {
+  const s = await chrome.storage.local.get(['relayAddr', 'token']);
+  return { addr: s.relayAddr || DEFAULT_ADDR, token: s.token || '' };
+}
+
+/**
+ * Calls the server. JSON bodies are sent as JSON; Blob/ArrayBuffer/FormData as they are.
+ * @param {string} method
+ * @param {string} path e.g. /api/tabs
+ * @param {{body?: any, type?: string, timeout?: number, raw?: boolean, signal?: AbortSignal}} [opts]
+ * @returns {Promise<any>} the decoded JSON (or the Response when raw)
+ */
+export async function api(method, path, opts = {}) {
+  const { addr, token } = await settings();
+  /** @type {Record<string, string>} */
+  const headers = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let body = opts.body;
+  if (body !== undefined && !(body instanceof Blob) && !(body instanceof FormData) && !(body instanceof ArrayBuffer)) {
+    body = JSON.stringify(body);
+    headers['Content-Type'] = 'application/json';
+  } else if (opts.type) {
+    headers['Content-Type'] = opts.type;
+  }
+  const signal = opts.signal ?? AbortSignal.timeout(opts.timeout ?? 30000);
+  let res;
+  try {
+    res = await fetch(`http://${addr}${path}`, { method, headers, body, cache: 'no-store', signal });
+  } catch (e) {
+    if (/** @type {Error} */ (e).name === 'AbortError' || /** @type {Error} */ (e).name === 'TimeoutError') throw e;
+    throw new ApiError(`tabrelay server not running at ${addr}.`, 0);
+  }
+  if (opts.raw && res.ok) return res;
+  const text = await res.text();
+  /** @type {any} */
+  let data = text;
+  try { data = text ? JSON.parse(text) : null; } catch { /* plain text */ }
+  if (!res.ok) {
+    let msg = (data && typeof data === 'object' && (data.error || data.message)) || (typeof data === 'string' && data) || `HTTP ${res.status}`;
+    if (res.status === 401) msg = 'Pairing token rejected: the server does not accept this token. Open the pairing link the server printed (`tabrelay token` prints the token).';
+    if (res.status === 404 && !(data && data.error)) msg = `The server at ${addr} has no ${path.split('?')[0]} route (is it an older tabrelay?).`;
+    throw new ApiError(String(msg), res.status, data);
+  }
+  return data;
+}
+
+/**
+ * Follows a task's Server-Sent Events (GET /api/tasks/:id/events) until the stream ends or the
+ * signal aborts, calling onEvent(type, data) for each event.
+ * @param {string} taskId
+ * @param {(type: string, data: any) => void} onEvent
+ * @param {AbortSignal} signal
+ */
+export async function followTask(taskId, onEvent, signal) {
+  const { addr, token } = await settings();
+  const res = await fetch(`http://${addr}/api/tasks/${encodeURIComponent(taskId)}/events`, {
+    headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' }, cache: 'no-store', signal,
+  });
+  if (!res.ok || !res.body) throw new ApiError(`task events: HTTP ${res.status}`, res.status);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let type = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) type = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (!data.length) continue;
+      let parsed;
+      try { parsed = JSON.parse(data.join('\n')); } catch { parsed = data.join('\n'); }
+      onEvent(type, parsed);
+    }
+  }
+}
+
+/**
+ * Downloads a task report (json, csv or markdown) through the authenticated API.
+ * @param {string} taskId
+ * @param {'json'|'csv'|'markdown'} format
+ */
+export async function downloadReport(taskId, format) {
+  const res = /** @type {Response} */ (await api('GET', `/api/tasks/${encodeURIComponent(taskId)}/report?format=${format}`, { raw: true }));
+  const blob = await res.blob();
+  const ext = { json: 'json', csv: 'csv', markdown: 'md' }[format];
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = `tabrelay-task-${taskId}.${ext}`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  return { size: blob.size, type: blob.type, name: a.download };
+}
