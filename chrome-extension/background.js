@@ -19,6 +19,7 @@ const BACKOFF_MAX_MS = 5_000;
 const WELCOME_TIMEOUT_MS = 5_000;
 const KEEPALIVE_ALARM = 'tabrelay-keepalive';
 const MENU_ID = 'tabrelay-toggle';
+const PANEL_MENU_ID = 'tabrelay-panel';
 const SESSION_KEY = 'tabrelayState';
 
 /**
@@ -80,6 +81,10 @@ const ready = init();
 
 chrome.action.onClicked.addListener((tab) => { void withReady(() => toggle(tab)); });
 chrome.commands.onCommand.addListener((command, tab) => {
+  if (command === 'open-panel') {
+    if (tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
+    return;
+  }
   if (command !== 'toggle-share') return;
   void withReady(async () => {
     const t = tab ?? (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
@@ -88,6 +93,8 @@ chrome.commands.onCommand.addListener((command, tab) => {
 });
 chrome.contextMenus.onClicked.addListener((info, tab) => {
   if (info.menuItemId === MENU_ID && tab) void withReady(() => toggle(tab));
+  // sidePanel.open must run in the click's user gesture: no await before it.
+  if (info.menuItemId === PANEL_MENU_ID && tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
 });
 chrome.runtime.onInstalled.addListener(() => {
   chrome.contextMenus.removeAll(() => {
@@ -96,6 +103,7 @@ chrome.runtime.onInstalled.addListener(() => {
       title: 'Share or stop sharing this tab with tabrelay',
       contexts: ['page', 'action'],
     });
+    chrome.contextMenus.create({ id: PANEL_MENU_ID, title: 'Open the tabrelay side panel', contexts: ['page', 'action'] });
   });
 });
 
@@ -136,6 +144,17 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
       await setStopped('');
       restartConnection();
       sendResponse(statusReport());
+    } else if ((msg?.type === 'share' || msg?.type === 'unshare') && typeof msg.tabId === 'number') {
+      // One-click sharing from the side panel: the same path as a toolbar click on that tab.
+      const tab = await chrome.tabs.get(msg.tabId).catch(() => undefined);
+      if (!tab) {
+        sendResponse({ error: `no tab ${msg.tabId}` });
+        return;
+      }
+      const shared = state.shared.get(msg.tabId)?.ready === true;
+      if (shared !== (msg.type === 'share')) await toggle(tab);
+      const err = state.tabErrors.get(msg.tabId);
+      sendResponse(err ? { ...statusReport(), error: err } : statusReport());
     } else {
       sendResponse({ error: 'unknown message' });
     }
