@@ -1,0 +1,373 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+// contacts is a fake contacts page: a form (Name, Team, Subscribe, a button) that adds a row.
+type contacts struct {
+	mu      sync.Mutex
+	button  string // "Add contact", renamed by tests
+	name    string
+	team    string
+	sub     bool
+	added   []string
+	actions []string
+}
+
+func newContacts() *contacts { return &contacts{button: "Add contact", team: "Red"} }
+
+func (p *contacts) Snapshot(ctx context.Context, tabID string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("# Contacts — https://contacts.test/new\n")
+	b.WriteString("- form \"New contact\":\n")
+	fmt.Fprintf(&b, "  - textbox \"Name\" [ref=e1]: %s\n", p.name)
+	fmt.Fprintf(&b, "  - combobox \"Team\" [ref=e2]: %s\n", p.team)
+	if p.sub {
+		b.WriteString("  - checkbox \"Subscribe\" [checked] [ref=e3]\n")
+	} else {
+		b.WriteString("  - checkbox \"Subscribe\" [ref=e3]\n")
+	}
+	fmt.Fprintf(&b, "  - button %q [ref=e4]\n", p.button)
+	b.WriteString("- button \"Remove\" [ref=e5]\n- button \"Remove\" [ref=e6]\n")
+	for _, a := range p.added {
+		fmt.Fprintf(&b, "- status: Added %s\n", a)
+	}
+	return b.String(), nil
+}
+
+func (p *contacts) text() string {
+	s, _ := p.Snapshot(context.Background(), "")
+	return s
+}
+
+func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
+	var a struct {
+		Kind   string   `json:"kind"`
+		Ref    string   `json:"ref"`
+		Text   string   `json:"text"`
+		Values []string `json:"values"`
+		Fields []struct {
+			Ref, Value string
+		} `json:"fields"`
+		Expression string `json:"expression"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	p.actions = append(p.actions, string(raw))
+	p.mu.Unlock()
+	if a.Kind == "wait" {
+		if a.Text != "" && !strings.Contains(p.text(), a.Text) {
+			return "", fmt.Errorf("timed out waiting for text %q", a.Text)
+		}
+		return `{"kind":"wait","message":"ok"}`, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	set := func(ref, v string) error {
+		switch ref {
+		case "e1":
+			p.name = v
+		case "e2":
+			p.team = v
+		case "e3":
+			p.sub = v == "true" || v == "yes"
+		default:
+			return fmt.Errorf("%s is not a field", ref)
+		}
+		return nil
+	}
+	switch a.Kind {
+	case "type":
+		return `{"kind":"type","message":"typed"}`, set(a.Ref, a.Text)
+	case "select":
+		return `{"kind":"select","message":"selected"}`, set(a.Ref, a.Values[0])
+	case "fill":
+		for _, f := range a.Fields {
+			if err := set(f.Ref, f.Value); err != nil {
+				return "", err
+			}
+		}
+		return `{"kind":"fill","message":"filled"}`, nil
+	case "click":
+		if a.Ref == "e4" {
+			p.added = append(p.added, p.name)
+		}
+		return `{"kind":"click","message":"clicked"}`, nil
+	case "evaluate":
+		return `{"kind":"evaluate","message":"ok","value":"a,b\n1,2\n"}`, nil
+	}
+	return "", fmt.Errorf("unsupported %s", a.Kind)
+}
+
+func (p *contacts) Tabs(ctx context.Context) ([]task.Tab, error) {
+	return []task.Tab{{ID: "t1", URL: "https://contacts.test/new", Title: "Contacts", Active: true}}, nil
+}
+
+// memStore is an in-memory task.Store.
+type memStore struct {
+	mu    sync.Mutex
+	tasks map[string]*task.Task
+}
+
+func (m *memStore) SaveTask(ctx context.Context, t *task.Task) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tasks == nil {
+		m.tasks = map[string]*task.Task{}
+	}
+	m.tasks[t.ID] = t.Clone()
+	return nil
+}
+
+func (m *memStore) GetTask(ctx context.Context, id string) (*task.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tasks[id]; ok {
+		return t.Clone(), nil
+	}
+	return nil, task.ErrNotFound
+}
+
+func (m *memStore) ListTasks(ctx context.Context, limit, offset int) ([]*task.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*task.Task
+	for _, t := range m.tasks {
+		out = append(out, t.Clone())
+	}
+	return out, nil
+}
+
+const addContact = `---
+name: add-contact
+description: Add a contact to the address book.
+parameters:
+  - name: name
+    required: true
+    example: Ada
+  - name: team
+    default: Blue
+  - name: pin
+    secret: true
+---
+` + "```steps" + `
+- do: type
+  target: textbox "Name"
+  text: "{{name}}"
+- do: select
+  target: {role: combobox, name: Team, within: form "New contact"}
+  values: ["{{team}}"]
+- do: check
+  target: checkbox "Subscribe"
+- do: click
+  target: button "Add contact"
+  hint: Press the button that adds the contact
+  expect: {text: "Added {{name}}"}
+` + "```\n"
+
+func newTestService(t *testing.T, page task.Browser, srv *llmtest.Server) (*Service, *memStore) {
+	t.Helper()
+	st := &memStore{}
+	opts := Options{Dir: t.TempDir(), Browser: page, Store: st, Log: testLog(t), ResolveTimeout: 200 * time.Millisecond, ExpectTimeout: time.Second}
+	if srv != nil {
+		r := task.NewRunner(task.Options{Model: srv.Model(t), ModelName: "test", Browser: page, Store: st, Timeout: 20 * time.Second, Memory: -1})
+		t.Cleanup(r.Close)
+		opts.Runner = r
+	}
+	s := New(opts)
+	if _, err := s.Library().Save("add-contact", []byte(addContact)); err != nil {
+		t.Fatal(err)
+	}
+	return s, st
+}
+
+func TestRunReplaysWithoutModel(t *testing.T) {
+	page := newContacts()
+	srv := llmtest.NewOpenAI(t) // any call fails the test
+	s, st := newTestService(t, page, srv)
+	res, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "Ada Lovelace", "pin": "1234"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != task.StatusSucceeded || srv.Calls() != 0 || res.ModelCalls != 0 || res.Handovers != 0 {
+		t.Fatalf("status %s, model calls %d/%d, error %s", res.Status, srv.Calls(), res.ModelCalls, res.Error)
+	}
+	if page.name != "Ada Lovelace" || page.team != "Blue" || !page.sub || len(page.added) != 1 {
+		t.Fatalf("page state %+v", page)
+	}
+	if res.Draft != "" {
+		t.Errorf("a run as written offers no draft, got one")
+	}
+	tk, err := st.GetTask(context.Background(), res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Status != task.StatusSucceeded || len(tk.Plan) != 4 || len(tk.Steps) != 5 { // 4 actions + 1 expect
+		t.Fatalf("recorded task: status %s, plan %d, steps %d", tk.Status, len(tk.Plan), len(tk.Steps))
+	}
+	for _, p := range tk.Plan {
+		if p.Status != task.PlanDone {
+			t.Errorf("plan item %q is %s", p.Text, p.Status)
+		}
+	}
+	if strings.Contains(tk.Goal, "1234") {
+		t.Errorf("secret parameter in the task goal: %s", tk.Goal)
+	}
+}
+
+func TestRunHandsRenamedStepToModel(t *testing.T) {
+	for _, proto := range []struct {
+		name string
+		new  func(testing.TB, ...llmtest.Reply) *llmtest.Server
+	}{{"openai", llmtest.NewOpenAI}, {"anthropic", llmtest.NewAnthropic}} {
+		t.Run(proto.name, func(t *testing.T) {
+			page := newContacts()
+			page.button = "Create contact"
+			refRE := regexp.MustCompile(`button "Create contact" \[ref=(e\d+)\]`)
+			srv := proto.new(t,
+				llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+					all := r.System
+					for _, m := range r.Messages {
+						all += "\n" + m.Text
+					}
+					m := refRE.FindStringSubmatch(all)
+					if m == nil || !strings.Contains(all, "Step 4") {
+						return llmtest.Text("the page has no renamed button or the goal lacks the step")
+					}
+					return llmtest.ToolCall("click", fmt.Sprintf(`{"ref":%q}`, m[1]))
+				}),
+				llmtest.ToolCall("finish", `{"answer":"clicked Create contact"}`),
+			)
+			s, st := newTestService(t, page, srv)
+			res, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != task.StatusSucceeded || res.Handovers != 1 || srv.Calls() != 2 || res.ModelCalls != 2 {
+				t.Fatalf("status %s (%s), handovers %d, calls %d/%d", res.Status, res.Error, res.Handovers, srv.Calls(), res.ModelCalls)
+			}
+			if len(page.added) != 1 || page.added[0] != "Ada" {
+				t.Fatalf("contact not added: %+v", page.added)
+			}
+			last := res.Steps[3]
+			if last.Status != "model" || last.HandoverTask == "" || !strings.Contains(last.Message, `button "Add contact"`) {
+				t.Fatalf("step 4 report %+v", last)
+			}
+			if !strings.Contains(res.Draft, `target: button "Create contact"`) || !strings.Contains(res.Draft, "Added {{name}}") {
+				t.Fatalf("draft does not do the step the new way:\n%s", res.Draft)
+			}
+			if _, err := Parse("draft", []byte(res.Draft)); err != nil {
+				t.Fatalf("draft does not parse: %v", err)
+			}
+			tk, _ := st.GetTask(context.Background(), res.TaskID)
+			if tk.Usage.LLMCalls != 2 || !hasTool(tk, "model:click") {
+				t.Fatalf("recorded task lacks the model's steps: %+v", tk.Steps)
+			}
+			// The draft, saved, replays with no model.
+			if _, err := s.Library().Save("add-contact", []byte(res.Draft)); err != nil {
+				t.Fatal(err)
+			}
+			res2, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "Bob"}})
+			if err != nil || res2.Status != task.StatusSucceeded || srv.Calls() != 2 {
+				t.Fatalf("replay of the saved draft: %v %s %s, calls %d", err, res2.Status, res2.Error, srv.Calls())
+			}
+		})
+	}
+}
+
+func hasTool(t *task.Task, tool string) bool {
+	for _, s := range t.Steps {
+		if s.Tool == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunWithoutModelFailsClearly(t *testing.T) {
+	page := newContacts()
+	page.button = "Create contact"
+	s, _ := newTestService(t, page, nil)
+	res, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != task.StatusFailed || !strings.Contains(res.Error, "step 4") || !strings.Contains(res.Error, "no language model") ||
+		!strings.Contains(res.Error, `button "Create contact"`) {
+		t.Fatalf("status %s, error %q", res.Status, res.Error)
+	}
+}
+
+func TestRunRefusesMissingParameter(t *testing.T) {
+	page := newContacts()
+	s, st := newTestService(t, page, nil)
+	_, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"team": "Red"}})
+	var mp *MissingParamsError
+	if !errors.As(err, &mp) || len(mp.Missing) != 1 || mp.Missing[0].Name != "name" {
+		t.Fatalf("error %v", err)
+	}
+	for _, want := range []string{"add-contact", "name", `"Ada"`, "nothing was done", "--param name="} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if len(page.actions) != 0 || len(st.tasks) != 0 {
+		t.Fatalf("something ran: %v", page.actions)
+	}
+	if _, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "x", "colour": "red"}}); err == nil || !strings.Contains(err.Error(), `no parameter "colour"`) {
+		t.Fatalf("unknown parameter: %v", err)
+	}
+}
+
+func TestDoRunsNamedSkill(t *testing.T) {
+	page := newContacts()
+	s, _ := newTestService(t, page, nil)
+	res, err := s.Do(context.Background(), "run add-contact for Grace Hopper", "")
+	if err != nil || res.Status != task.StatusSucceeded || page.name != "Grace Hopper" {
+		t.Fatalf("%v %+v name=%q", err, res, page.name)
+	}
+	if _, err := s.Do(context.Background(), "what's the weather", ""); !errors.Is(err, ErrNotNamed) {
+		t.Fatalf("unnamed request: %v", err)
+	}
+}
+
+func TestBundledFillFormAndExtract(t *testing.T) {
+	page := newContacts()
+	s, _ := newTestService(t, page, nil)
+	res, err := s.Run(context.Background(), "fill-form", RunRequest{Params: map[string]string{"values": "Name: Ada\nteam: Green\nSubscribe: yes", "submit": "Add contact"}})
+	if err != nil || res.Status != task.StatusSucceeded {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if page.name != "Ada" || page.team != "Green" || !page.sub || len(page.added) != 1 {
+		t.Fatalf("page %+v", page)
+	}
+	res, err = s.Run(context.Background(), "fill-form", RunRequest{Params: map[string]string{"values": `{"Phone": "123"}`}})
+	if err != nil || res.Status != task.StatusFailed || !strings.Contains(res.Error, `no field labelled "Phone"`) || !strings.Contains(res.Error, `"Name"`) {
+		t.Fatalf("unknown field: %v %+v", err, res)
+	}
+	res, err = s.Run(context.Background(), "extract-table", RunRequest{})
+	if err != nil || res.Output != "a,b\n1,2\n" {
+		t.Fatalf("extract: %v %+v", err, res)
+	}
+	var sent struct{ Expression string }
+	_ = json.Unmarshal([]byte(page.actions[len(page.actions)-1]), &sent)
+	if !strings.Contains(sent.Expression, `String("" || "")`) {
+		t.Errorf("template in script not a JS string literal: %.200s", sent.Expression)
+	}
+}
