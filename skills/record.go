@@ -435,7 +435,12 @@ func (r *recording) confirm(ctx context.Context, ax, guess Target, backend int) 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
 
 func slug(s string, maxWords int) string {
-	w := strings.Fields(slugRE.ReplaceAllString(strings.ToLower(s), " "))
+	var w []string
+	for _, x := range strings.Fields(slugRE.ReplaceAllString(strings.ToLower(s), " ")) {
+		if !stopWords[x] || maxWords < 4 {
+			w = append(w, x)
+		}
+	}
 	if len(w) > maxWords {
 		w = w[:maxWords]
 	}
@@ -535,7 +540,7 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 		named = s.nameFromNarration(ctx, sk, narration, host)
 	}
 	if !named {
-		if n := slug(narration, 5); n != "" {
+		if n := slug(narration, 4); n != "" {
 			sk.Name = n
 		} else {
 			sk.Name = "recorded-" + slug(host, 3) + "-" + time.Now().Format("150405")

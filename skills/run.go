@@ -415,7 +415,9 @@ func snapshotURL(text string) string {
 
 // find resolves target t, retrying on fresh snapshots while the page settles.
 func (r *run) find(ctx context.Context, t Target) (outline.Node, string, error) {
-	deadline := time.Now().Add(r.s.opts.ResolveTimeout)
+	start := time.Now()
+	deadline := start.Add(r.s.opts.ResolveTimeout)
+	prev := ""
 	for {
 		text, u, err := r.snapshot(ctx)
 		if err != nil {
@@ -425,9 +427,12 @@ func (r *run) find(ctx context.Context, t Target) (outline.Node, string, error) 
 		if err == nil {
 			return n, u, nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		// Give up at the deadline, or earlier once the page has stopped changing for a while.
+		settled := text == prev && time.Since(start) > r.s.opts.ResolveTimeout/3
+		if time.Now().After(deadline) || settled || ctx.Err() != nil {
 			return outline.Node{}, u, err
 		}
+		prev = text
 		select {
 		case <-ctx.Done():
 		case <-time.After(150 * time.Millisecond):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,9 @@ type Service struct {
 
 // New returns a Service over the bundled skills and those in opts.Dir.
 func New(opts Options) *Service {
+	if v := reflect.ValueOf(opts.Store); opts.Store != nil && v.Kind() == reflect.Pointer && v.IsNil() {
+		opts.Store = nil // a nil *store.Store (no home) means no store
+	}
 	if opts.ResolveTimeout <= 0 {
 		opts.ResolveTimeout = 3 * time.Second
 	}
