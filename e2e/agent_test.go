@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/browser"
 )
 
@@ -39,7 +41,65 @@ func TestAgent(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	_ = before
+
+	// with the model played by a real OpenAI-protocol server; the relay and agent restart on
+	// the same home first, so the fast-path tasks above must come back as history
+	shop := ae.share(t, ae.site.URL("/agent/shop.html"))
+	oa := llmtest.NewOpenAI(t)
+	ae.restart(t, api.Options{Model: oa.Model(t), ModelName: "openai/test"}, mail, controls, shop)
+	t.Run("HistoryAfterRestart", func(t *testing.T) { testHistory(t, ae, before.Tasks) })
+	var openaiTask string
+	t.Run("OpenAI/MultiStep", func(t *testing.T) { openaiTask = testMultiStep(t, ae, oa, shop) })
+	t.Run("OpenAI/ToolError", func(t *testing.T) { testToolError(t, ae, oa, shop) })
+	t.Run("OpenAI/Cancel", func(t *testing.T) { testCancel(t, ae, oa) })
+	t.Run("OpenAI/ConfirmRefused", func(t *testing.T) { testRefuse(t, ae, oa, shop) })
+	t.Run("CLI", func(t *testing.T) { testCLI(t, ae, oa, shop, controls) })
+	t.Run("PromptSize", func(t *testing.T) { testPromptSize(t, ae, oa, shop) })
+	if oa.Remaining() != 0 {
+		t.Errorf("%d scripted OpenAI replies unused", oa.Remaining())
+	}
+
+	// the same multi-step task with an Anthropic-protocol server, after another restart
+	an := llmtest.NewAnthropic(t)
+	ae.restart(t, api.Options{Model: an.Model(t), ModelName: "anthropic/test"}, mail, controls, shop)
+	t.Run("Anthropic/MultiStep", func(t *testing.T) {
+		if openaiTask != "" {
+			tk := ae.getTask(t, openaiTask)
+			if tk.Status != task.StatusSucceeded || len(tk.Steps) != 5 || tk.Model != "openai/test" {
+				t.Errorf("the OpenAI task after the restart: %s, %d steps, model %q", tk.Status, len(tk.Steps), tk.Model)
+			}
+		}
+		testMultiStep(t, ae, an, shop)
+	})
+	t.Logf("TestAgent took %v", time.Since(began).Round(time.Millisecond))
+}
+
+// testHistory checks that the tasks listed before the restart are listed after it, with their
+// status and steps, and that paging works.
+func testHistory(t *testing.T, ae *agentEnv, before []*task.Task) {
+	r := ae.call(t, http.MethodGet, "/api/tasks?limit=1000", nil)
+	var after api.TaskList
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &after) != nil {
+		t.Fatalf("GET /api/tasks after the restart: HTTP %d %s", r.Status, r.Body)
+	}
+	if len(before) < 40 || len(after.Tasks) != len(before) {
+		t.Fatalf("%d tasks before the restart, %d after", len(before), len(after.Tasks))
+	}
+	for i := range before {
+		b, a := before[i], after.Tasks[i]
+		if a.ID != b.ID || a.Status != b.Status || a.Goal != b.Goal || len(a.Steps) != len(b.Steps) || a.Answer != b.Answer {
+			t.Errorf("task %d: before %s %s %q %d steps, after %s %s %q %d steps", i, b.ID, b.Status, b.Goal, len(b.Steps), a.ID, a.Status, a.Goal, len(a.Steps))
+		}
+	}
+	r = ae.call(t, http.MethodGet, "/api/tasks?limit=5&offset=5", nil)
+	var page api.TaskList
+	if json.Unmarshal(r.Body, &page) != nil || len(page.Tasks) != 5 || page.Tasks[0].ID != before[5].ID || page.NextOffset != 10 {
+		t.Errorf("page 2 of 5: HTTP %d, %d tasks, next %d", r.Status, len(page.Tasks), page.NextOffset)
+	}
+	tk := ae.getTask(t, before[len(before)-1].ID)
+	if tk.ID != before[len(before)-1].ID {
+		t.Errorf("GET the oldest task after the restart: %+v", tk)
+	}
 }
 
 // testAPI checks the read and act endpoints and that bad input gets a clear 4xx.
@@ -388,11 +448,11 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 
 	// ambiguous, unknown or complex: handed to the model, which is not configured; never guessed
 	handed := []string{
-		"click delete",                // two Delete buttons
-		"click add",                   // two Add to cart buttons
-		"type hello",                  // several text fields
-		"click sign",                  // Sign in, Sign up with Google
-		"click the purple button",     // nothing fits
+		"click delete",            // two Delete buttons
+		"click add",               // two Add to cart buttons
+		"type hello",              // several text fields
+		"click sign",              // Sign in, Sign up with Google
+		"click the purple button", // nothing fits
 		"find the cheapest kettle and add it to my cart",
 		"book a flight to Paris and pay with my card",
 	}

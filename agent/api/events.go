@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -68,6 +69,7 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 			if !ok {
 				return nil
 			}
+			ev = a.stableEvent(ctx, ev)
 			if !send(string(ev.Type), ev) {
 				return nil
 			}
@@ -86,7 +88,7 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 						if !ok {
 							return nil
 						}
-						if !send(string(ev.Type), ev) || ev.Type == task.EventAnswer {
+						if !send(string(ev.Type), a.stableEvent(ctx, ev)) || ev.Type == task.EventAnswer {
 							return nil
 						}
 						continue
@@ -106,4 +108,24 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 			}
 		}
 	}
+}
+
+// stableEvent replaces the step of a step_started or step_finished event with a copy read
+// under the runner's lock: the loop publishes a pointer to the step it keeps filling in, so
+// encoding ev.Step itself would race with the loop. Only the step's ID (set before the event
+// is published, never changed) is read from the event.
+func (a *Agent) stableEvent(ctx context.Context, ev task.Event) task.Event {
+	if ev.Step == nil || (ev.Type != task.EventStepStarted && ev.Type != task.EventStepFinished) {
+		return ev
+	}
+	id := ev.Step.ID
+	ev.Step = nil
+	t, err := a.runner.Get(ctx, ev.TaskID)
+	if err != nil {
+		return ev
+	}
+	if s, ok := t.Step(id); ok {
+		ev.Step = &s
+	}
+	return ev
 }
