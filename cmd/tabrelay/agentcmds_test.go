@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/relay/relaytest"
+)
+
+// testServer starts `serve`'s server (relay + agent, no model) on a free port with the
+// simulated extension sharing one tab. The end-to-end tests (e2e/agent_test.go) cover the
+// same commands on real Chromium; these check the plain-words errors fast.
+func testServer(t *testing.T) (f *serveFlags, tab string) {
+	t.Helper()
+	t.Setenv("TABRELAY_LLM_PROVIDER", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f = &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "warn"}}
+	log := zerolog.Nop()
+	srv, err := f.startServer(ctx, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if srv.model != "" {
+		t.Fatalf("a model is configured in the test environment: %s", srv.model)
+	}
+	ext, err := relaytest.Dial(ctx, srv.Addr(), srv.Token(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ext.Close)
+	tab = "AAAA1111BBBB2222CCCC3333DDDD4444"
+	if err := ext.Share(tab, "https://example.com/", "Example"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(srv.Hub().Tabs()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the simulated tab was not shared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.addr = srv.Addr()
+	return f, tab
+}
+
+// runCmd runs a client command in-process and returns its output and error.
+func runCmd(t *testing.T, fn func(context.Context, []string, stdio) error, f *serveFlags, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	all := append([]string{"--addr", f.addr, "--home", f.home}, args...)
+	err := fn(ctx, all, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	return out.String(), errOut.String(), err
+}
+
+func TestClientCommands(t *testing.T) {
+	f, tab := testServer(t)
+
+	out, _, err := runCmd(t, runTabs, f)
+	if err != nil || !strings.HasPrefix(out, "* "+tab) || !strings.Contains(out, "https://example.com/") {
+		t.Fatalf("tabs: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, runTabs, f, "--json")
+	var listed struct {
+		Tabs []struct{ TargetID string } `json:"tabs"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Tabs) != 1 || listed.Tabs[0].TargetID != tab {
+		t.Fatalf("tabs --json: %v\n%s", err, out)
+	}
+
+	errCases := []struct {
+		name string
+		fn   func(context.Context, []string, stdio) error
+		args []string
+		want string
+	}{
+		{"unknown tab", runAct, []string{"--tab", "NOSUCHTAB", "click", "e1"}, `tab "NOSUCHTAB" is not a shared tab`},
+		{"unknown tab snapshot", runSnapshot, []string{"--tab", "NOSUCHTAB"}, `NOSUCHTAB`},
+		{"bad kind", runAct, []string{"explode", "e1"}, `unknown action kind "explode": use one of back, click`},
+		{"no action", runAct, nil, "act needs an action"},
+		{"missing text", runAct, []string{"type", "e4"}, "type needs the text to type"},
+		{"missing ref", runAct, []string{"click"}, "click needs an element ref"},
+		{"missing key", runAct, []string{"press"}, "press needs a key"},
+		{"bad json", runAct, []string{"--json", "{nope"}, "--json is not a JSON object"},
+		{"json missing text", runAct, []string{"--json", `{"kind":"type","ref":"e4"}`}, "type needs text"},
+		{"run without goal", runRun, nil, "run needs a goal"},
+		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
+		{"snapshot args", runSnapshot, []string{"e3"}, "snapshot takes no arguments"},
+	}
+	for _, c := range errCases {
+		_, _, err := runCmd(t, c.fn, f, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+
+	// no server, wrong home
+	g := *f
+	g.addr = "127.0.0.1:1"
+	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.HasPrefix(err.Error(), "tabrelay server not running at 127.0.0.1:1: start it with `tabrelay serve`") {
+		t.Errorf("no server: %v", err)
+	}
+	g = *f
+	g.home = t.TempDir()
+	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.Contains(err.Error(), "no tabrelay secret in "+g.home) {
+		t.Errorf("home without a secret: %v", err)
+	}
+}
+
+// TestAPIErrors checks the API's 4xx answers on the simulated extension.
+func TestAPIErrors(t *testing.T) {
+	f, _ := testServer(t)
+	tok := strings.TrimSpace(mustRead(t, f.home+"/token"))
+	do := func(method, path, body string) (int, api.ErrorBody) {
+		req, _ := http.NewRequest(method, "http://"+f.addr+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e api.ErrorBody
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e
+	}
+	cases := []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"GET", "/api/snapshot?tab=XYZ", "", 404, `"XYZ"`},
+		{"POST", "/api/act", `{"tab":"XYZ","action":{"kind":"click","ref":"e1"}}`, 404, `"XYZ"`},
+		{"POST", "/api/act", `{"kind":"fly"}`, 400, `unknown action kind "fly"`},
+		{"POST", "/api/act", `{"kind":"type","ref":"e2"}`, 400, "type needs text"},
+		{"POST", "/api/act", `{"action":{"kind":"click","ref":"e1"},"extra":1}`, 400, `unknown field "extra"`},
+		{"POST", "/api/act", `[1,2]`, 400, "not a JSON object"},
+		{"POST", "/api/command", `{"text":""}`, 400, "no text"},
+		{"POST", "/api/command", `{"txt":"click"}`, 400, `unknown field "txt"`},
+		{"POST", "/api/tasks", `{"goal":"buy a kettle"}`, 503, "TABRELAY_LLM_PROVIDER"},
+		{"POST", "/api/tasks", `{}`, 400, "no goal"},
+		{"GET", "/api/tasks/none", "", 404, `"none"`},
+		{"POST", "/api/tasks/none/confirm", `{"stepId":"s1","approve":true}`, 404, `"none"`},
+		{"GET", "/api/tasks/none/report?format=xls", "", 400, "json, csv or markdown"},
+		{"GET", "/api/screenshot?format=gif", "", 400, "png"},
+		{"GET", "/api/tasks?offset=-1", "", 400, "offset"},
+	}
+	for _, c := range cases {
+		status, e := do(c.method, c.path, c.body)
+		if status != c.status || !strings.Contains(e.Error, c.want) {
+			t.Errorf("%s %s %s: HTTP %d %q, want %d mentioning %q", c.method, c.path, c.body, status, e.Error, c.status, c.want)
+		}
+	}
+	if status, e := do("POST", "/api/tasks", `{"goal":"x"}`); !e.NeedsModel || status != http.StatusServiceUnavailable {
+		t.Errorf("task without a model: %d %+v", status, e)
+	}
+}
+
+func TestBuildAction(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"click", "e3"}, `{"kind":"click","ref":"e3"}`},
+		{[]string{"type", "e4", "hello", "world"}, `{"kind":"type","ref":"e4","text":"hello world"}`},
+		{[]string{"press", "Enter"}, `{"key":"Enter","kind":"press"}`},
+		{[]string{"press", "e4", "Control+A"}, `{"key":"Control+A","kind":"press","ref":"e4"}`},
+		{[]string{"navigate", "https://example.com"}, `{"kind":"navigate","url":"https://example.com"}`},
+		{[]string{"select", "e5", "Blue", "Red"}, `{"kind":"select","ref":"e5","values":["Blue","Red"]}`},
+		{[]string{"scroll", "down"}, `{"direction":"down","kind":"scroll"}`},
+		{[]string{"scroll", "e9"}, `{"kind":"scroll","ref":"e9"}`},
+		{[]string{"wait", "2"}, `{"kind":"wait","seconds":2}`},
+		{[]string{"wait", "Saved", "ok"}, `{"kind":"wait","text":"Saved ok"}`},
+		{[]string{"fill", "e3=Ann", "e4=true"}, `{"fields":[{"ref":"e3","value":"Ann"},{"ref":"e4","value":"true"}],"kind":"fill"}`},
+		{[]string{"drag", "e3", "e9"}, `{"kind":"drag","ref":"e3","to":"e9"}`},
+		{[]string{"resize", "800", "600"}, `{"height":600,"kind":"resize","width":800}`},
+		{[]string{"dialog", "dismiss"}, `{"accept":false,"kind":"dialog"}`},
+		{[]string{"back"}, `{"kind":"back"}`},
+		{[]string{"click", "@e7"}, `{"kind":"click","ref":"@e7"}`},
+	}
+	for _, c := range cases {
+		a, err := buildAction(c.args[0], c.args[1:], false, false)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		b, _ := json.Marshal(a)
+		if string(b) != c.want {
+			t.Errorf("%v: %s, want %s", c.args, b, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"click", "submit"}, {"back", "now"}, {"drag", "e3"}, {"resize", "wide", "tall"}, {"fill", "name=Ann"}} {
+		if _, err := buildAction(bad[0], bad[1:], false, false); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+func TestReadSSE(t *testing.T) {
+	in := ": hello\n\nid: 1\nevent: task\ndata: {\"a\":1}\n\nevent: answer\ndata: line1\ndata: line2\n\n"
+	var got []string
+	if err := readSSE(strings.NewReader(in), func(e sseEvent) bool { got = append(got, e.typ+"="+string(e.data)); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != `task={"a":1}|answer=line1`+"\n"+`line2` {
+		t.Fatalf("%q", got)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
