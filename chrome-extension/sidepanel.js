@@ -36,6 +36,8 @@ const state = {
   /** @type {any[]} */ voiceLog: [],
   /** @type {any[]} */ downloads: [],
   /** @type {string} */ notice: '',
+  /** when things first showed (Date.now()), for latency measurements: confirmShown */
+  /** @type {Record<string, number>} */ marks: {},
 };
 const speaker = new Speaker();
 
@@ -313,7 +315,8 @@ function onEvent(type, ev) {
       return;
   }
   render();
-  if (isDone(t.status)) done();
+  // the answer (or the final state) follows a final status: speak once it is there
+  if (type === 'answer' && isDone(t.status)) done();
 }
 
 /** @param {Task} full */
@@ -392,6 +395,7 @@ function render() {
   const waiting = t.status === 'waiting_confirmation' && [...t.steps].reverse().find((s) => s.confirmation && s.confirmation.approved == null);
   const box = $('confirm');
   if (waiting) {
+    if (box.hidden || box.dataset.step !== waiting.id) state.marks.confirmShown = Date.now();
     box.hidden = false;
     box.dataset.step = waiting.id;
     $('confirm-reason').textContent = waiting.confirmation?.reason ? `(${waiting.confirmation.reason})` : '';
@@ -610,6 +614,7 @@ async function runSkill() {
   }
 }
 
+/** @param {boolean} start */
 async function record(start) {
   if (start && !(await ready())) return;
   try {

@@ -144,8 +144,6 @@ type Pocketsphinx struct {
 	Dict string
 	// Threshold is the similarity above which the grammar's reading wins (default 0.6).
 	Threshold float64
-	// fast makes the general pass quicker (set while a grammar pass runs beside it).
-	fast bool
 }
 
 // Default pocketsphinx model files from Debian's pocketsphinx-en-us.
@@ -174,9 +172,6 @@ func (p *Pocketsphinx) decode(ctx context.Context, wav, grammar string) (string,
 	args := []string{"-infile", wav, "-logfn", os.DevNull}
 	if grammar != "" {
 		args = append(args, "-jsgf", grammar)
-	} else if p.fast {
-		// the general pass: one tree search, no second flat pass nor lattice (about half the time)
-		args = append(args, "-fwdflat", "no", "-bestpath", "no")
 	}
 	cmd := exec.CommandContext(ctx, p.Bin, args...)
 	var out, stderr bytes.Buffer
@@ -190,9 +185,10 @@ func (p *Pocketsphinx) decode(ctx context.Context, wav, grammar string) (string,
 	return strings.Join(strings.Fields(out.String()), " "), nil
 }
 
-// Transcribe decodes 16 kHz audio with the command grammar and, in parallel, with a quick pass
-// of the general model; the grammar's reading is chosen when it sounds like the general one.
-// Otherwise the request is free-form and gets a full pass of the general model.
+// Transcribe decodes 16 kHz audio with the command grammar and, in parallel, with the general
+// model; the grammar's reading is chosen when it sounds like the general one (a short command
+// naming the page's controls), else the general reading stands (a free-form request). A quick
+// general pass (no flat search) was tried as the check and misread Opus-compressed commands.
 func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names []string) (Result, error) {
 	dir, err := os.MkdirTemp("", "tabrelay-voice-")
 	if err != nil {
@@ -219,12 +215,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names []string) 
 	)
 	wg.Add(2)
 	go func() { defer wg.Done(); gText, gErr = p.decode(ctx, wav, gram) }()
-	go func() {
-		defer wg.Done()
-		fast := *p
-		fast.fast = true
-		lText, lErr = fast.decode(ctx, wav, "")
-	}()
+	go func() { defer wg.Done(); lText, lErr = p.decode(ctx, wav, "") }()
 	wg.Wait()
 	if lErr != nil {
 		return Result{}, lErr
@@ -236,15 +227,6 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names []string) 
 	}
 	if gErr == nil && gText != "" && lText != "" && similarity(gText, lText) >= thr {
 		res.Text, res.Grammar, res.General = gText, true, lText
-		return res, nil
-	}
-	// not a short command: a free-form request, worth the full (slower, more accurate) search
-	if lText != "" {
-		full, err := p.decode(ctx, wav, "")
-		if err != nil {
-			return Result{}, err
-		}
-		res.Text = full
 	}
 	return res, nil
 }
