@@ -1,0 +1,100 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Tool names offered to the agent's model by Tools.
+const (
+	ToolListSkills = "list_skills"
+	ToolReadSkill  = "read_skill"
+	ToolRunSkill   = "run_skill"
+)
+
+// Tools returns the tool definitions that let the agent's model find, read and run skills
+// (for the task loop to offer next to its browser tools; see CallTool).
+func (s *Service) Tools() []llms.Tool {
+	str := func(d string) map[string]any { return map[string]any{"type": "string", "description": d} }
+	obj := func(props map[string]any, req ...string) map[string]any {
+		o := map[string]any{"type": "object", "properties": props}
+		if len(req) > 0 {
+			o["required"] = req
+		}
+		return o
+	}
+	tool := func(name, desc string, params map[string]any) llms.Tool {
+		return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Description: desc, Parameters: params}}
+	}
+	return []llms.Tool{
+		tool(ToolListSkills, "List saved skills (replayable procedures) that fit a request on the current page, best first.",
+			obj(map[string]any{"request": str("what the user wants, in their words")})),
+		tool(ToolReadSkill, "Read a skill's SKILL.md: intent, parameters, steps, notes.",
+			obj(map[string]any{"name": str("skill name from list_skills")}, "name")),
+		tool(ToolRunSkill, "Run a skill on the current tab (fast, no model needed when the page is as expected).",
+			obj(map[string]any{"name": str("skill name"), "params": map[string]any{
+				"type": "object", "description": "parameter values by name", "additionalProperties": map[string]any{"type": "string"}, "properties": map[string]any{},
+			}}, "name")),
+	}
+}
+
+// CallTool runs one of the Tools for the model on tab (whose URL is pageURL) and returns the
+// text to give back. Errors are worded for the model to act on.
+func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessage, tab, pageURL string) (string, error) {
+	var a struct {
+		Request string            `json:"request"`
+		Name    string            `json:"name"`
+		Params  map[string]string `json:"params"`
+	}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return "", fmt.Errorf("the %s arguments are not valid JSON: %w", name, err)
+		}
+	}
+	switch name {
+	case ToolListSkills:
+		ms := s.lib.Rank(a.Request, pageURL)
+		if len(ms) == 0 {
+			return "No skill fits; do the task step by step.", nil
+		}
+		var b strings.Builder
+		for i, m := range ms {
+			if i == 8 {
+				break
+			}
+			var ps []string
+			for _, p := range m.Skill.Parameters {
+				r := ""
+				if p.Required {
+					r = "*"
+				}
+				ps = append(ps, p.Name+r)
+			}
+			fmt.Fprintf(&b, "- %s: %s (parameters: %s)\n", m.Skill.Name, m.Skill.Description, strings.Join(ps, ", "))
+		}
+		return b.String(), nil
+	case ToolReadSkill:
+		sk, err := s.lib.Get(a.Name)
+		if err != nil {
+			return "", err
+		}
+		return sk.Raw, nil
+	case ToolRunSkill:
+		res, err := s.Run(ctx, a.Name, RunRequest{Params: a.Params, Tab: tab})
+		if err != nil {
+			return "", err
+		}
+		out, _ := json.Marshal(struct {
+			Status string `json:"status"`
+			Error  string `json:"error,omitempty"`
+			Output string `json:"output,omitempty"`
+			Steps  int    `json:"steps"`
+		}{string(res.Status), res.Error, capText(res.Output, 8000), len(res.Steps)})
+		return string(out), nil
+	}
+	return "", fmt.Errorf("unknown skills tool %q (use %s, %s or %s)", name, ToolListSkills, ToolReadSkill, ToolRunSkill)
+}
