@@ -382,3 +382,46 @@ func TestSkillsBundled(t *testing.T) {
 		}
 	})
 }
+
+// TestSkillsRecordNavigation records a search submitted with Enter that loads another page: the
+// draft types with submit and expects the new path, and replays with another query.
+func TestSkillsRecordNavigation(t *testing.T) {
+	se := startSkillsEnv(t, nil)
+	page := se.site.URL("/skills/contacts.html")
+	tab := se.share(t, page)
+	u := user{t: t, svc: se.agent.Actions(), tab: tab.TargetID}
+	if r := se.skillsCall(t, http.MethodPost, "/skills/record/start", map[string]string{}); r.Status != http.StatusOK {
+		t.Fatalf("record/start on the active tab: HTTP %d %s", r.Status, r.Body)
+	}
+	u.do(actions.Action{Kind: "type", Ref: u.ref("searchbox", "Search contacts"), Text: "Lovelace", Submit: true})
+	u.do(actions.Action{Kind: "wait", Text: "Results for Lovelace"})
+	u.do(actions.Action{Kind: "click", Ref: u.ref("searchbox", "Search contacts")})
+	r := se.skillsCall(t, http.MethodPost, "/skills/record/stop", map[string]string{})
+	if r.Status != http.StatusOK {
+		t.Fatalf("record/stop: HTTP %d %s", r.Status, r.Body)
+	}
+	var d skills.Draft
+	_ = json.Unmarshal(r.Body, &d)
+	t.Logf("draft steps:\n%s", d.Markdown[strings.Index(d.Markdown, "```steps"):])
+	if len(d.Skill.Steps) < 1 {
+		t.Fatalf("no steps")
+	}
+	st := d.Skill.Steps[0]
+	if st.Do != "type" || !st.Submit || st.Text != "{{search_contacts}}" || st.Expect == nil || st.Expect.URL != "/skills/results.html" {
+		t.Fatalf("first step %+v (expect %+v)", st, st.Expect)
+	}
+	if r := se.skillsCall(t, http.MethodPut, "/skills/"+d.Skill.Name, skills.SaveRequest{Markdown: d.Markdown}); r.Status != http.StatusOK {
+		t.Fatalf("save: HTTP %d %s", r.Status, r.Body)
+	}
+	u.open(page)
+	r = se.skillsCall(t, http.MethodPost, "/skills/"+d.Skill.Name+"/run", skills.RunRequest{Params: map[string]string{"search_contacts": "Hopper"}})
+	var res skills.RunResult
+	if err := json.Unmarshal(r.Body, &res); err != nil || res.Status != "succeeded" {
+		t.Fatalf("replay: HTTP %d %s", r.Status, r.Body)
+	}
+	var title string
+	u.eval(`document.getElementById("title").textContent`, &title)
+	if title != "Results for Hopper" {
+		t.Fatalf("replay landed on %q", title)
+	}
+}

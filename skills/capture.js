@@ -70,9 +70,18 @@
   on("keydown", e => {
     const el = first(e);
     if (e.key !== "Enter" || !(el instanceof Element) || !isText(el) || el.tagName === "TEXTAREA") return;
+    lastEnter = { form: el.form || null, at: performance.now() };
     if (!flush(el, true)) send({ t: "press", el, role: roleOf(el), name: nameOf(el), key: "Enter" });
   });
+  let lastEnter = null;
+  const isSubmit = el => (el.tagName === "BUTTON" && (el.type || "submit") === "submit") || (el.tagName === "INPUT" && (el.type === "submit" || el.type === "image"));
   on("click", e => {
+    // Enter in a form field makes the browser click the form's default button: that click is
+    // part of the submit already recorded, not a step of its own.
+    if (e.detail === 0 && lastEnter && performance.now() - lastEnter.at < 1000) {
+      const b = e.composedPath ? e.composedPath()[0] : e.target;
+      if (b instanceof Element && isSubmit(b) && b.form === lastEnter.form) { lastEnter = null; return; }
+    }
     flushAll();
     const p = e.composedPath ? e.composedPath() : [e.target];
     let el = null;

@@ -65,7 +65,9 @@ type RecordRequest struct {
 //	POST   /skills/record/start      start recording {"tab": "..."}
 //	POST   /skills/record/stop       stop {"tab": "...", "narration": "..."} → draft
 //
-// Errors are {"error": "..."}: 400 bad input or a missing parameter (with "missing"), 404
+// PUT saves under {name}: a file whose name: differs is renamed to it. Errors are
+// {"error": "..."}: 400 bad input or a missing parameter (with "missing", the names, and
+// "parameters", their declarations), 404
 // unknown skill, 403 bundled skill, 409 recording state, 422 an invalid skill file (with file,
 // line and reason).
 func Register(g *echo.Group, svc *Service) {
@@ -92,7 +94,11 @@ func errorStatus(c echo.Context, err error) error {
 	var mp *MissingParamsError
 	switch {
 	case errors.As(err, &mp):
-		return jsonError(c, http.StatusBadRequest, err, map[string]any{"missing": mp.Missing})
+		names := make([]string, len(mp.Missing))
+		for i, p := range mp.Missing {
+			names[i] = p.Name
+		}
+		return jsonError(c, http.StatusBadRequest, err, map[string]any{"missing": names, "parameters": mp.Missing})
 	case errors.As(err, &pe):
 		return jsonError(c, http.StatusUnprocessableEntity, err, map[string]any{"file": pe.File, "line": pe.Line, "reason": pe.Reason})
 	case errors.Is(err, ErrNotFound):

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -207,9 +208,16 @@ func (l *Library) Save(name string, markdown []byte) (*Skill, error) {
 		return nil, fmt.Errorf("skill name %q must be 1-64 lowercase letters, digits and single hyphens", name)
 	}
 	p := filepath.Join(l.dir, name, FileName)
-	s, err := parseIn(p, name, markdown)
+	s, err := Parse(p, markdown)
 	if err != nil {
 		return nil, err
+	}
+	if s.Name != name {
+		// Saved under another name (e.g. a draft renamed in the side panel): rename the file's.
+		markdown = renameFrontMatter(markdown, name)
+		if s, err = parseIn(p, name, markdown); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create the folder of skill %s: %w", name, err)
@@ -255,4 +263,20 @@ func (l *Library) Delete(name string) error {
 		return fmt.Errorf("%w: %s is built in; save an edited copy under another name instead", ErrBundled, name)
 	}
 	return fmt.Errorf("%w: %q", ErrNotFound, name)
+}
+
+// renameFrontMatter rewrites the front matter's top-level name: line.
+func renameFrontMatter(md []byte, name string) []byte {
+	lines := strings.Split(string(md), "\n")
+	for i := 1; i < len(lines); i++ {
+		l := strings.TrimRight(lines[i], "\r")
+		if l == "---" {
+			break
+		}
+		if strings.HasPrefix(l, "name:") {
+			lines[i] = "name: " + name
+			break
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
 }

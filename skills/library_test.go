@@ -76,8 +76,8 @@ func TestLibraryReloadsAndReportsProblems(t *testing.T) {
 
 func TestLibrarySaveValidates(t *testing.T) {
 	l := NewLibrary(t.TempDir(), testLog(t))
-	if _, err := l.Save("x", []byte("---\nname: y\ndescription: d\n---\n")); err == nil || !strings.Contains(err.Error(), "does not match") {
-		t.Fatalf("mismatched name saved: %v", err)
+	if s, err := l.Save("z", []byte("---\nname: y\ndescription: d\n---\n")); err != nil || s.Name != "z" || !strings.Contains(s.Raw, "name: z\n") {
+		t.Fatalf("saving under another name does not rename: %v %+v", err, s)
 	}
 	if _, err := l.Save("x", []byte("---\nname: x\n---\n")); err == nil || !strings.Contains(err.Error(), ":2: description") {
 		t.Fatalf("invalid skill saved: %v", err)

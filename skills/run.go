@@ -171,6 +171,9 @@ func (s *Service) RunSkill(ctx context.Context, sk *Skill, req RunRequest) (*Run
 			return nil, fmt.Errorf("skill %s has no ```steps block to replay and no model is configured to follow its prose; add structured steps or configure a model (TABRELAY_LLM_PROVIDER)", sk.Name)
 		}
 	}
+	lock := s.tabLock(req.Tab)
+	lock.Lock()
+	defer lock.Unlock()
 	r := &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now()}
 	r.begin(ctx)
 	r.exec(ctx)

@@ -52,7 +52,32 @@ type Service struct {
 	log  zerolog.Logger
 
 	mu         sync.Mutex
-	recordings map[string]*recording // by tab id
+	recordings map[string]*recording  // by tab id
+	tabLocks   map[string]*sync.Mutex // runs on one tab take turns
+}
+
+// tabLock returns the lock that serializes skill runs on tab.
+func (s *Service) tabLock(tab string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.tabLocks[tab]
+	if m == nil {
+		m = &sync.Mutex{}
+		s.tabLocks[tab] = m
+	}
+	return m
+}
+
+// Close stops the recordings in progress (their drafts are dropped) so that no capture script
+// or binding is left in the user's tabs.
+func (s *Service) Close(ctx context.Context) error {
+	var errs []error
+	for _, r := range s.Recordings() {
+		if _, err := s.StopRecording(ctx, r.Tab, ""); err != nil && !strings.Contains(err.Error(), "nothing was recorded") {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // New returns a Service over the bundled skills and those in opts.Dir.
@@ -69,7 +94,8 @@ func New(opts Options) *Service {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 600 * time.Millisecond
 	}
-	return &Service{opts: opts, lib: NewLibrary(opts.Dir, opts.Log), log: opts.Log, recordings: map[string]*recording{}}
+	return &Service{opts: opts, lib: NewLibrary(opts.Dir, opts.Log), log: opts.Log,
+		recordings: map[string]*recording{}, tabLocks: map[string]*sync.Mutex{}}
 }
 
 // Library returns the service's skill library.
