@@ -359,7 +359,21 @@ function finishView(status, message) {
 /** @param {any} args */
 function describeArgs(args) {
   if (!args || typeof args !== 'object') return '';
-  return Object.entries(args).map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v) : JSON.stringify(v)}`).join(' ');
+  return Object.entries(args).filter(([, v]) => v !== '' && v != null).map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v) : JSON.stringify(v)}`).join(' ');
+}
+
+/**
+ * A step's result in words: the "message" of an action's JSON result, else the text.
+ * @param {string} result
+ */
+function readable(result) {
+  if (!result.startsWith('{')) return result;
+  try {
+    const r = JSON.parse(result);
+    return typeof r.message === 'string' ? r.message : result;
+  } catch {
+    return result;
+  }
 }
 
 function render() {
@@ -384,10 +398,10 @@ function render() {
   steps.replaceChildren(...t.steps.filter((s) => s.tool !== 'update_plan').map((s) => {
     const li = el('li', s.status);
     li.dataset.step = s.id;
-    const act = el('div', 'act', `${s.tool} ${describeArgs(s.args)}`.trim());
+    const act = el('div', 'act', s.confirmation?.prompt || `${s.tool} ${describeArgs(s.args)}`.trim());
     li.append(act);
     if (s.thought && !s.thought.startsWith('fast path')) li.append(el('div', 'res', s.thought));
-    const res = s.error || s.result || (s.status === 'running' ? '' : '');
+    const res = s.error || readable(s.result || '');
     if (res) li.append(el('div', 'res', res.length > 400 ? `${res.slice(0, 400)}…` : res));
     return li;
   }));
@@ -525,7 +539,7 @@ async function micUp() {
  */
 function setMic(on, text) {
   $('mic').setAttribute('aria-pressed', String(on));
-  $('mic').textContent = on ? '● Listening (release to send)' : '🎤 Hold to talk';
+  $('mic').textContent = on ? '● Listening (release to send)' : 'Hold to talk';
   $('voice-state').textContent = text;
 }
 
@@ -705,7 +719,7 @@ $('mute').addEventListener('click', () => {
   speaker.muted = !speaker.muted;
   if (speaker.muted) speaker.stop();
   $('mute').setAttribute('aria-pressed', String(speaker.muted));
-  $('mute').textContent = speaker.muted ? '🔇' : '🔊';
+  $('mute').textContent = speaker.muted ? 'Sound off' : 'Sound on';
   void chrome.storage.local.set({ panelMuted: speaker.muted });
 });
 // Hold Ctrl+Space anywhere in the panel to talk.

@@ -338,6 +338,7 @@ func TestSidePanel(t *testing.T) {
 	t.Run("BrowserRecognition", func(t *testing.T) { testBrowserRecognition(t, pe) })
 	t.Run("MicrophoneNotAllowed", func(t *testing.T) { testMicNotAllowed(t, pe) })
 	t.Run("Skill", func(t *testing.T) { testPanelSkill(t, pe) })
+	t.Run("RecordSkill", func(t *testing.T) { testRecordSkill(t, pe) })
 	t.Run("RecentReports", func(t *testing.T) { testRecentReports(t, pe) })
 
 	t.Run("WrongToken", func(t *testing.T) {
@@ -545,6 +546,41 @@ func testPanelSkill(t *testing.T, pe *panelEnv) {
 		t.Errorf("the page after the skill: %q (panel: %q)", out, res)
 	}
 	pe.shot(t, "skill-done")
+}
+
+// testRecordSkill: Record, the user types a name and clicks Save draft in the tab, Stop shows
+// the draft for review; saving it adds the skill to the list.
+func testRecordSkill(t *testing.T, pe *panelEnv) {
+	pe.click(t, "record")
+	pe.waitText(t, "record-state", "Recording", 10*time.Second)
+	pe.waitText(t, "record-stop", "Stop recording", time.Second)
+	var ok bool
+	pe.pageEval(t, pe.page, `(() => { const n = document.getElementById('name'); n.focus(); n.value = 'Lin';
+		n.dispatchEvent(new InputEvent('input', {bubbles: true})); n.dispatchEvent(new Event('change', {bubbles: true}));
+		return true; })()`, &ok)
+	time.Sleep(800 * time.Millisecond) // the recorder takes a field's value once typing pauses
+	pe.pageEval(t, pe.page, `(document.getElementById('draft').click(), true)`, &ok)
+	time.Sleep(300 * time.Millisecond)
+	pe.js(t, `(document.getElementById('request').value = 'save a draft order for a name', true)`, nil)
+	pe.click(t, "record-stop")
+	md := pe.waitText(t, "draft", "Review the recorded skill", 15*time.Second)
+	var draft string
+	pe.js(t, `document.getElementById('draft-md').value`, &draft)
+	if !strings.Contains(draft, "Save draft") || !strings.Contains(draft, "```steps") {
+		t.Fatalf("the draft does not hold the demonstrated steps:\n%s\n(panel: %q)", draft, md)
+	}
+	pe.js(t, `(document.getElementById('draft-name').value = 'recorded-draft', true)`, nil)
+	pe.shot(t, "record-draft")
+	pe.click(t, "draft-save")
+	var saved string
+	eventually(t, 10*time.Second, "the draft is saved", func() (bool, string) {
+		pe.js(t, `document.getElementById('draft-result').textContent`, &saved)
+		return strings.HasPrefix(saved, "Saved"), saved
+	})
+	eventually(t, 10*time.Second, "the saved skill is listed", func() (bool, string) {
+		pe.js(t, `(() => { const q = document.getElementById('skills-q'); q.value = ''; return tabrelayPanel.loadSkills().then(() => document.getElementById('skills-list').innerText); })()`, &md)
+		return strings.Contains(md, "recorded-draft"), md
+	})
 }
 
 // testRecentReports: recent tasks are listed with JSON, CSV and Markdown report downloads.
