@@ -297,7 +297,7 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 		{cmd: "what is on this page?", answer: "Agent controls"},
 		{cmd: "What's on the page", answer: "Controls:"},
 	}
-	var lat []time.Duration
+	var lat, stepLat []time.Duration
 	run := func(c fastCase) (map[string]any, bool) {
 		t.Helper()
 		start := time.Now()
@@ -309,6 +309,10 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 			return res, false
 		}
 		lat = append(lat, took)
+		if steps, _ := res["steps"].([]any); len(steps) > 0 {
+			ms, _ := steps[len(steps)-1].(map[string]any)["duration_ms"].(float64)
+			stepLat = append(stepLat, time.Duration(ms)*time.Millisecond)
+		}
 		return res, true
 	}
 	for _, c := range cases {
@@ -479,6 +483,18 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 		t.Errorf("only %d phrasings", n)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(stepLat, func(i, j int) bool { return stepLat[i] < stepLat[j] })
+	var snapLat []time.Duration
+	for range 10 {
+		start := time.Now()
+		ae.call(t, http.MethodGet, "/api/snapshot?tab="+controls.TargetID, nil)
+		snapLat = append(snapLat, time.Since(start))
+	}
+	sort.Slice(snapLat, func(i, j int) bool { return snapLat[i] < snapLat[j] })
+	if len(stepLat) > 0 {
+		t.Logf("fast path breakdown: the action step itself (act + observation) median %v; one GET /api/snapshot of the page median %v",
+			stepLat[len(stepLat)/2], snapLat[len(snapLat)/2].Round(time.Millisecond))
+	}
 	if len(lat) > 0 {
 		t.Logf("fast path: %d phrasings (%d executed, %d handed to the model); latency request→action done: median %v, p90 %v, max %v",
 			n, len(lat), len(handed), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*9/10].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
