@@ -231,8 +231,14 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	// Replay on a fresh page: zero model calls.
 	u.open(page)
 	params := map[string]string{"name": "Grace Hopper", "email": "grace@example.com", "password": "pw-2"}
-	start := time.Now()
+	// Ticking "Subscribe to news" needs the user's approval, as it would for the agent: asked
+	// up front, before anything runs.
 	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID})
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), `check checkbox \"Subscribe to news\"`) {
+		t.Fatalf("run without approval: HTTP %d %s", r.Status, r.Body)
+	}
+	start := time.Now()
+	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID, Approve: true})
 	took := time.Since(start)
 	var res skills.RunResult
 	if err := json.Unmarshal(r.Body, &res); err != nil || r.Status != http.StatusOK {
@@ -257,7 +263,7 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	// The site renames the button: that step goes to the model, the run finishes.
 	u.open(page + "?rename=1")
 	params["name"] = "Alan Turing"
-	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID})
+	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID, Approve: true})
 	res = skills.RunResult{}
 	if err := json.Unmarshal(r.Body, &res); err != nil || r.Status != http.StatusOK {
 		t.Fatalf("run after rename: HTTP %d %s", r.Status, r.Body)
@@ -339,7 +345,16 @@ func TestSkillsBundled(t *testing.T) {
 		}
 	})
 	t.Run("fill-form", func(t *testing.T) {
-		res := run("fill-form", map[string]string{"values": "Name: Ada Byron\nEmail: ab@example.com\nTeam: Blue\nSubscribe to news: yes", "submit": "Add contact"})
+		values := map[string]string{"values": "Name: Ada Byron\nEmail: ab@example.com\nTeam: Blue\nSubscribe to news: yes", "submit": "Add contact"}
+		r := se.skillsCall(t, http.MethodPost, "/skills/fill-form/run", skills.RunRequest{Params: values, Tab: tab.TargetID})
+		if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), `set \"Subscribe to news\" to \"yes\"`) {
+			t.Fatalf("subscribing without approval: HTTP %d %s", r.Status, r.Body)
+		}
+		r = se.skillsCall(t, http.MethodPost, "/skills/fill-form/run", skills.RunRequest{Params: values, Tab: tab.TargetID, Approve: true})
+		var res skills.RunResult
+		if err := json.Unmarshal(r.Body, &res); err != nil || r.Status != http.StatusOK {
+			t.Fatalf("fill-form: HTTP %d %s", r.Status, r.Body)
+		}
 		if res.Status != "succeeded" {
 			t.Fatalf("%s: %s", res.Status, res.Error)
 		}

@@ -68,7 +68,8 @@ type RecordRequest struct {
 // PUT saves under {name}: a file whose name: differs is renamed to it. Errors are
 // {"error": "..."}: 400 bad input or a missing parameter (with "missing", the names, and
 // "parameters", their declarations), 404
-// unknown skill, 403 bundled skill, 409 recording state, 422 an invalid skill file (with file,
+// unknown skill, 403 bundled skill, 409 recording state or steps needing confirmation (with
+// "confirm", the steps: run again with "approve": true), 422 an invalid skill file (with file,
 // line and reason).
 func Register(g *echo.Group, svc *Service) {
 	g.GET("/skills", svc.handleList)
@@ -92,6 +93,7 @@ func jsonError(c echo.Context, status int, err error, extra map[string]any) erro
 func errorStatus(c echo.Context, err error) error {
 	var pe *ParseError
 	var mp *MissingParamsError
+	var ce *ConfirmationError
 	switch {
 	case errors.As(err, &mp):
 		names := make([]string, len(mp.Missing))
@@ -105,6 +107,8 @@ func errorStatus(c echo.Context, err error) error {
 		return jsonError(c, http.StatusNotFound, err, nil)
 	case errors.Is(err, ErrBundled):
 		return jsonError(c, http.StatusForbidden, err, nil)
+	case errors.As(err, &ce):
+		return jsonError(c, http.StatusConflict, err, map[string]any{"confirm": ce.Steps})
 	case errors.Is(err, ErrRecording):
 		return jsonError(c, http.StatusConflict, err, nil)
 	default:

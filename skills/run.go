@@ -25,6 +25,81 @@ type RunRequest struct {
 	// Request is the user's words, from which missing parameters are taken (by the model when
 	// one is configured, else from "name=value" pairs and the text after the skill's name).
 	Request string `json:"request,omitempty"`
+	// Approve runs steps that need the user's confirmation (purchases, sending, deleting,
+	// subscribing, … as the agent's safety classifier decides); without it such a run is refused
+	// with a *ConfirmationError before anything happens.
+	Approve bool `json:"approve,omitempty"`
+}
+
+// ConfirmationError refuses a run with steps that need the user's approval.
+type ConfirmationError struct {
+	Skill string
+	// Steps describe the steps and why, e.g. `4. click button "Place order" (purchase)`.
+	Steps []string
+}
+
+// Error lists the steps and the way to approve them.
+func (e *ConfirmationError) Error() string {
+	return fmt.Sprintf("skill %s has steps that need your confirmation: %s; nothing was done. Check them, then run again approving them (\"approve\": true, CLI --yes)",
+		e.Skill, strings.Join(e.Steps, "; "))
+}
+
+// needsConfirmation classifies the skill's steps as written, with the agent's classifier.
+func needsConfirmation(sk *Skill, params map[string]string) []string {
+	var goal strings.Builder
+	goal.WriteString("Run skill " + sk.Name)
+	for _, v := range params {
+		goal.WriteString(" " + v)
+	}
+	var out []string
+	for i, st := range sk.Steps {
+		if st.If != "" && strings.TrimSpace(expand(st.If, params)) == "" {
+			continue
+		}
+		if st.Do == "fill" && st.From != "" {
+			// Values like "Subscribe to news: yes" tick boxes; others are typed.
+			vals, _ := parseValues(expand(st.From, params))
+			for _, kv := range vals {
+				ac := task.ActionContext{Tool: "fill", Ref: "e0", Text: kv[1], Goal: goal.String(), Element: outline.Node{Role: "textbox", Name: kv[0], Ref: "e0"}}
+				if b := strings.ToLower(kv[1]); b == "yes" || b == "true" || b == "on" || b == "checked" {
+					ac.Tool, ac.Element.Role = "check", "checkbox"
+				}
+				if v := task.DefaultClassifier(ac); v.Confirm {
+					out = append(out, fmt.Sprintf("%d. set %q to %q (%s)", i+1, kv[0], kv[1], v.Reason))
+				}
+			}
+			continue
+		}
+		tool := st.Do
+		switch st.Do {
+		case "uncheck":
+			tool = "check"
+		case "click", "select", "check", "type", "press":
+		default:
+			continue
+		}
+		var targets []Target
+		if st.Target != nil {
+			targets = append(targets, st.Target.Any...)
+			if len(st.Target.Any) == 0 {
+				targets = append(targets, *st.Target)
+			}
+		}
+		for _, t := range targets {
+			name := expand(t.Name, params)
+			if isPattern(name) {
+				name = name[1 : len(name)-1]
+			}
+			el := outline.Node{Role: t.Role, Name: name, Ref: "e0"}
+			v := task.DefaultClassifier(task.ActionContext{Tool: tool, Ref: "e0", Text: expand(st.Text, params), Key: st.Key,
+				Element: el, Goal: goal.String()})
+			if v.Confirm {
+				out = append(out, fmt.Sprintf("%d. %s (%s)", i+1, describe(st, params), v.Reason))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // RunResult is what a run did.
@@ -170,6 +245,9 @@ func (s *Service) RunSkill(ctx context.Context, sk *Skill, req RunRequest) (*Run
 		if s.opts.Runner == nil {
 			return nil, fmt.Errorf("skill %s has no ```steps block to replay and no model is configured to follow its prose; add structured steps or configure a model (TABRELAY_LLM_PROVIDER)", sk.Name)
 		}
+	}
+	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
+		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
 	}
 	lock := s.tabLock(req.Tab)
 	lock.Lock()

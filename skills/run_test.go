@@ -37,9 +37,9 @@ func (p *contacts) Snapshot(ctx context.Context, tabID string) (string, error) {
 	fmt.Fprintf(&b, "  - textbox \"Name\" [ref=e1]: %s\n", p.name)
 	fmt.Fprintf(&b, "  - combobox \"Team\" [ref=e2]: %s\n", p.team)
 	if p.sub {
-		b.WriteString("  - checkbox \"Subscribe\" [checked] [ref=e3]\n")
+		b.WriteString("  - checkbox \"Newsletter\" [checked] [ref=e3]\n")
 	} else {
-		b.WriteString("  - checkbox \"Subscribe\" [ref=e3]\n")
+		b.WriteString("  - checkbox \"Newsletter\" [ref=e3]\n")
 	}
 	fmt.Fprintf(&b, "  - button %q [ref=e4]\n", p.button)
 	b.WriteString("- button \"Remove\" [ref=e5]\n- button \"Remove\" [ref=e6]\n")
@@ -174,7 +174,7 @@ parameters:
   target: {role: combobox, name: Team, within: form "New contact"}
   values: ["{{team}}"]
 - do: check
-  target: checkbox "Subscribe"
+  target: checkbox "Newsletter"
 - do: click
   target: button "Add contact"
   hint: Press the button that adds the contact
@@ -350,7 +350,7 @@ func TestDoRunsNamedSkill(t *testing.T) {
 func TestBundledFillFormAndExtract(t *testing.T) {
 	page := newContacts()
 	s, _ := newTestService(t, page, nil)
-	res, err := s.Run(context.Background(), "fill-form", RunRequest{Params: map[string]string{"values": "Name: Ada\nteam: Green\nSubscribe: yes", "submit": "Add contact"}})
+	res, err := s.Run(context.Background(), "fill-form", RunRequest{Params: map[string]string{"values": "Name: Ada\nteam: Green\nNewsletter: yes", "submit": "Add contact"}})
 	if err != nil || res.Status != task.StatusSucceeded {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -369,5 +369,31 @@ func TestBundledFillFormAndExtract(t *testing.T) {
 	_ = json.Unmarshal([]byte(page.actions[len(page.actions)-1]), &sent)
 	if !strings.Contains(sent.Expression, `String("" || "")`) {
 		t.Errorf("template in script not a JS string literal: %.200s", sent.Expression)
+	}
+}
+
+func TestRunAsksApprovalForRiskySteps(t *testing.T) {
+	page := newContacts()
+	s, _ := newTestService(t, page, nil)
+	md := "---\nname: remove-contact\ndescription: Remove the second contact.\nparameters:\n  - {name: pin, secret: true}\n---\n```steps\n" +
+		"- do: type\n  target: textbox \"PIN\"\n  text: \"{{pin}}\"\n  optional: true\n- do: click\n  target: button \"Remove\" nth=2\n```\n"
+	if _, err := s.Library().Save("remove-contact", []byte(md)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}})
+	var ce *ConfirmationError
+	if !errors.As(err, &ce) || len(ce.Steps) != 1 || !strings.Contains(ce.Steps[0], `2. click button "Remove" (number 2)`) || len(page.actions) != 0 {
+		t.Fatalf("risky run not refused before acting: %v (actions %v)", err, page.actions)
+	}
+	res, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}, Approve: true})
+	if err != nil || res.Status != task.StatusSucceeded || res.Steps[0].Status != "skipped" {
+		t.Fatalf("approved run: %v %+v", err, res)
+	}
+	// A password the user gives as a parameter is theirs to type: no confirmation for it.
+	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "{{pw}}"}}}, map[string]string{"pw": "s3cret"}); len(got) != 0 {
+		t.Fatalf("typing a given password flagged: %v", got)
+	}
+	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "hunter2"}}}, nil); len(got) != 1 {
+		t.Fatalf("typing a password written in the skill not flagged: %v", got)
 	}
 }

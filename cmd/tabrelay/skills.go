@@ -40,7 +40,7 @@ const skillsUsage = `usage: tabrelay skills [flags] <command>
 
   list [--q REQUEST] [--url URL]     the skills (ranked for a request and page when given) and broken files
   show <name>                        print a skill's SKILL.md
-  run <name> [--param k=v]... [--request TEXT]
+  run <name> [--param k=v]... [--request TEXT] [--yes]
                                      run a skill on the tab (--tab); prints each step and the output
   record start                       start recording what you do on the tab (--tab)
   record stop [--narration TEXT] [--save] [-o FILE]
@@ -60,7 +60,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 	var f clientFlags
 	f.register(fs)
 	params := paramList{}
-	var asJSON, save bool
+	var asJSON, save, yes bool
 	var query, pageURL, request, narration, out string
 	fs.Var(params, "param", "a parameter for run, name=value (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON answer")
@@ -69,6 +69,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&request, "request", "", "run: take missing parameters from these words")
 	fs.StringVar(&narration, "narration", "", "record stop: what you did, in a sentence (names and describes the skill)")
 	fs.BoolVar(&save, "save", false, "record stop: save the draft at once")
+	fs.BoolVar(&yes, "yes", false, "run: approve the steps that need confirmation (purchases, sending, deleting, subscribing…)")
 	fs.StringVar(&out, "o", "", "record stop: write the draft to this file")
 	fs.Usage = func() { fmt.Fprintln(io.err, skillsUsage); fs.PrintDefaults() }
 	// Flags may follow positional arguments: parse in rounds.
@@ -154,7 +155,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 		defer cancel()
 		var res skills.RunResult
-		req := skills.RunRequest{Params: params, Tab: f.tab, Request: request}
+		req := skills.RunRequest{Params: params, Tab: f.tab, Request: request, Approve: yes}
 		if err := c.postJSON(ctx, "/skills/"+url.PathEscape(pos[1])+"/run", req, &res); err != nil {
 			return err
 		}
