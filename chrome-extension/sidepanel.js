@@ -367,9 +367,10 @@ function describeArgs(args) {
  * @param {string} result
  */
 function readable(result) {
-  if (!result.startsWith('{')) return result;
+  const line = result.split('\n')[0].replace(/^result:\s*/, '');
+  if (!line.startsWith('{')) return result;
   try {
-    const r = JSON.parse(result);
+    const r = JSON.parse(line);
     return typeof r.message === 'string' ? r.message : result;
   } catch {
     return result;
@@ -388,14 +389,17 @@ function render() {
   const plan = $('plan');
   const items = t.plan.length ? t.plan : [];
   plan.replaceChildren(...items.map((p) => {
-    const li = el('li', p.status, p.text);
-    li.dataset.status = p.status;
+    // an item still active when the task ended: done if it succeeded, failed otherwise
+    let status = p.status;
+    if (status === 'active' && isDone(t.status)) status = t.status === 'succeeded' ? 'done' : 'failed';
+    const li = el('li', status, p.text);
+    li.dataset.status = status;
     return li;
   }));
   plan.hidden = !items.length;
   // steps
   const steps = $('steps');
-  steps.replaceChildren(...t.steps.filter((s) => s.tool !== 'update_plan').map((s) => {
+  steps.replaceChildren(...t.steps.filter((s) => !['update_plan', 'finish', 'fail'].includes(s.tool)).map((s) => {
     const li = el('li', s.status);
     li.dataset.step = s.id;
     const act = el('div', 'act', s.confirmation?.prompt || `${s.tool} ${describeArgs(s.args)}`.trim());

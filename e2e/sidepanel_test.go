@@ -45,7 +45,7 @@ const (
 )
 
 // makeSpeechWAV speaks text with flite (voice slt), pads it with silence and writes it as
-// 16 kHz mono WAV; it returns the file and the speech's length.
+// 16 kHz mono WAV; it returns the file and where the speech ends in flite's output.
 func makeSpeechWAV(t *testing.T, dir, text string) (string, time.Duration) {
 	t.Helper()
 	raw := filepath.Join(dir, "raw.wav")
@@ -61,7 +61,11 @@ func makeSpeechWAV(t *testing.T, dir, text string) (string, time.Duration) {
 		t.Fatal(err)
 	}
 	pcm = voice.Resample(pcm, 16000)
-	speech := voice.TrimSilence(pcm)
+	// the speech ends at the last sample above about -40 dBFS (flite pads its output a little)
+	last := len(pcm.Samples) - 1
+	for last > 0 && pcm.Samples[last] < 330 && pcm.Samples[last] > -330 {
+		last--
+	}
 	lead := make([]int16, int(leadSilence.Seconds()*16000))
 	tail := make([]int16, int(tailSilence.Seconds()*16000))
 	padded := voice.PCM{Rate: 16000, Samples: append(append(lead, pcm.Samples...), tail...)}
@@ -69,9 +73,7 @@ func makeSpeechWAV(t *testing.T, dir, text string) (string, time.Duration) {
 	if err := os.WriteFile(out, voice.EncodeWAV(padded), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// the speech ends where the trimmed speech ends (TrimSilence keeps a 200 ms margin)
-	_ = speech
-	return out, time.Duration(pcm.Seconds() * float64(time.Second))
+	return out, time.Duration(float64(last+1) / 16000 * float64(time.Second))
 }
 
 // startPanelEnv starts the fixture site, the server (relay, agent, skills with one user skill,
