@@ -67,5 +67,19 @@
 // store, a missing required parameter is refused before anything runs, and a step that cannot be
 // resolved or whose effect does not appear is handed to the agent's task runner when a model is
 // configured. [Service.StartRecording] and [Service.StopRecording] learn a skill by watching a
-// shared tab. [Register] serves all of it under /api/skills.
+// shared tab. [Register] serves all of it under /api/skills; [Service.Tools] and
+// [Service.CallTool] offer list_skills, read_skill and run_skill to a model.
+//
+// # Wiring
+//
+// The service uses the agent's own pieces, so skill runs are tasks like any other:
+//
+//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model})
+//	sk := skills.New(skills.Options{
+//		Dir:     filepath.Join(home, "skills"),
+//		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
+//		Runner:  ag.Runner(), Store: ag.Store(), Model: model, Log: log,
+//	})
+//	skills.Register(srv.API(), sk)
+//	defer sk.Close(context.Background()) // before ag.Close: removes capture scripts from tabs
 package skills
