@@ -18,7 +18,7 @@ const el = (/** @type {string} */ tag, /** @type {string} */ cls = '', /** @type
 
 /** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
 /** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
-/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, created_at?: string}} Task */
+/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, created_at?: string, prose?: string, spoken?: boolean}} Task */
 
 const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
@@ -302,8 +302,13 @@ function onEvent(type, ev) {
     case 'step_finished':
     case 'confirmation_needed':
       if (ev.step) upsertStep(ev.step);
+      if (type === 'step_started') t.prose = '';
       if (type === 'confirmation_needed') t.status = 'waiting_confirmation';
       else if (t.status === 'waiting_confirmation') t.status = 'running';
+      break;
+    case 'text':
+      // streamed model prose: the latest thought, shown while the task runs
+      t.prose = ((t.prose || '') + (ev.text || '')).slice(-600);
       break;
     case 'answer':
       t.answer = ev.answer || t.answer;
@@ -421,6 +426,10 @@ function render() {
   } else {
     box.hidden = true;
   }
+  // streamed prose of the model while it thinks
+  const prose = $('prose');
+  prose.textContent = t.prose || '';
+  prose.hidden = !t.prose || isDone(t.status);
   // answer
   const ans = $('answer');
   if (isDone(t.status) || t.error) {
