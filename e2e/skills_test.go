@@ -252,7 +252,11 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if len(got) != 1 || got[0] != (added{Name: "Grace Hopper", Email: "grace@example.com", Team: "Green", Subscribe: true, PasswordLength: 4}) {
 		t.Fatalf("replay did not add the contact as recorded: %+v", got)
 	}
-	t.Logf("replay: %d steps in %v (server-side %d ms), 0 model calls", len(res.Steps), took.Round(time.Millisecond), res.DurationMS)
+	var per []string
+	for _, st := range res.Steps {
+		per = append(per, fmt.Sprintf("%s %dms", st.Do, st.DurationMS))
+	}
+	t.Logf("replay: %d steps in %v (server-side %d ms: %s), 0 model calls", len(res.Steps), took.Round(time.Millisecond), res.DurationMS, strings.Join(per, ", "))
 
 	// The run is a task in the agent's store, visible through the agent API, without the password.
 	tr := se.call(t, http.MethodGet, "/api/tasks/"+res.TaskID, nil)
