@@ -601,7 +601,8 @@ function openSkill(s) {
   if (first) first.focus();
 }
 
-async function runSkill() {
+/** @param {boolean} [approve] run steps that need confirmation (the user approved them) */
+async function runSkill(approve = false) {
   const s = state.selectedSkill;
   if (!s || !(await ready())) return;
   /** @type {Record<string, string>} */
@@ -609,6 +610,7 @@ async function runSkill() {
   for (const i of /** @type {NodeListOf<HTMLInputElement>} */ ($('skill-params').querySelectorAll('input'))) if (i.value) params[i.name] = i.value;
   const out = $('skill-result');
   out.hidden = false;
+  out.classList.remove('confirm');
   out.textContent = `Running ${s.name}…`;
   /** @type {HTMLButtonElement} */ ($('skill-run')).disabled = true;
   // follow the run's task live when it appears
@@ -622,7 +624,7 @@ async function runSkill() {
     }
   })();
   try {
-    const r = await api('POST', `/api/skills/${encodeURIComponent(s.name)}/run`, { body: { params, tab: state.targetId }, timeout: 600000 });
+    const r = await api('POST', `/api/skills/${encodeURIComponent(s.name)}/run`, { body: { params, tab: state.targetId, approve }, timeout: 600000 });
     settled = true;
     out.textContent = `${s.name}: ${r.status}${r.error ? ` — ${r.error}` : ''}${r.output ? `\n${r.output}` : ''} (${(r.steps || []).length} steps, ${r.durationMs} ms${r.handovers ? `, ${r.handovers} handed to the model` : ''})`;
     out.dataset.status = r.status;
@@ -632,6 +634,24 @@ async function runSkill() {
     $('skill-form').hidden = true;
   } catch (e) {
     settled = true;
+    if (e instanceof ApiError && e.status === 409 && Array.isArray(e.body?.confirm)) {
+      // steps that need the user's approval: say exactly which, nothing has run yet
+      out.dataset.status = 'confirm';
+      const list = el('ul');
+      for (const step of e.body.confirm) list.append(el('li', '', String(step)));
+      const go = /** @type {HTMLButtonElement} */ (el('button', '', 'Approve and run'));
+      go.id = 'skill-approve';
+      go.type = 'button';
+      go.addEventListener('click', () => { void runSkill(true); });
+      const no = /** @type {HTMLButtonElement} */ (el('button', 'link', 'Cancel'));
+      no.type = 'button';
+      no.addEventListener('click', () => { out.hidden = true; });
+      const row = el('div', 'row');
+      row.append(go, no);
+      out.replaceChildren(el('strong', '', `${s.name} will do steps that need your confirmation:`), list, row);
+      out.classList.add('confirm');
+      return;
+    }
     out.dataset.status = 'failed';
     out.textContent = `${s.name} could not run: ${e instanceof Error ? e.message : e}${e instanceof ApiError && e.body?.missing ? ` (missing: ${e.body.missing.join(', ')})` : ''}`;
   } finally {

@@ -106,6 +106,13 @@ func startPanelEnv(t *testing.T, opts api.Options) *panelEnv {
 	if err := os.WriteFile(filepath.Join(skillDir, "SKILL.md"), []byte(saveDraftSkill), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	orderDir := filepath.Join(e.home, "skills", "place-order")
+	if err := os.MkdirAll(orderDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orderDir, "SKILL.md"), []byte(placeOrderSkill), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	wav, speech := makeSpeechWAV(t, e.tmp, spokenCommand)
 	pe.leadMS, pe.speechMS = int(leadSilence.Milliseconds()), int(speech.Milliseconds())
 	if e.site, err = fixtures.Start(); err != nil {
@@ -163,6 +170,20 @@ parameters:
 - do: click
   target: button "Save draft"
   expect: {text: "Draft saved for {{name}}"}
+` + "```\n"
+
+// placeOrderSkill clicks a button the safety rules flag: the run asks for approval first.
+const placeOrderSkill = `---
+name: place-order
+description: Place the order on the order page.
+kind: workflow
+---
+# Place the order
+
+` + "```steps" + `
+- do: click
+  target: button "Place order"
+  expect: {text: "Order placed"}
 ` + "```\n"
 
 // startServer starts the relay with the agent, skills and voice on addr, wired as the server
@@ -548,6 +569,26 @@ func testPanelSkill(t *testing.T, pe *panelEnv) {
 		t.Errorf("the page after the skill: %q (panel: %q)", out, res)
 	}
 	pe.shot(t, "skill-done")
+
+	// a skill whose step needs confirmation: the panel lists it, nothing runs until approved
+	pe.js(t, `(() => { const q = document.getElementById('skills-q'); q.value = ''; return tabrelayPanel.loadSkills().then(() => {
+		document.querySelector('#skills-list li[data-skill="place-order"]').click(); document.getElementById('skill-run').click(); return true; }); })()`, nil)
+	conf := pe.waitText(t, "skill-result", "need your confirmation", 15*time.Second)
+	if !strings.Contains(conf, "Place order") {
+		t.Errorf("the skill's confirmation does not name the step: %q", conf)
+	}
+	var orders int
+	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
+	if orders != 0 {
+		t.Fatal("the flagged skill ran before approval")
+	}
+	pe.shot(t, "skill-confirm")
+	pe.click(t, "skill-approve")
+	pe.waitText(t, "skill-result", "place-order: succeeded", 30*time.Second)
+	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
+	if orders != 1 {
+		t.Errorf("orders after approving the skill: %d", orders)
+	}
 }
 
 // testRecordSkill: Record, the user types a name and clicks Save draft in the tab, Stop shows
@@ -626,6 +667,8 @@ func testPanelTask(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 		}),
 		llmtest.ToolCall("finish", `{"answer":"Order placed for Ada."}`),
 	)
+	var ordersBefore int
+	pe.pageEval(t, pe.page, `window.state.orders`, &ordersBefore)
 	pe.ask(t, "order for Ada")
 	pe.waitText(t, "plan", "Fill in the name", 10*time.Second)
 	var classes []string
@@ -640,7 +683,7 @@ func testPanelTask(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	}
 	var orders int
 	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
-	if orders != 0 {
+	if orders != ordersBefore {
 		t.Fatal("the order was placed before the confirmation")
 	}
 	t.Logf("confirmation: %q", conf)
@@ -649,8 +692,8 @@ func testPanelTask(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	pe.waitText(t, "answer", "Order placed for Ada.", 15*time.Second)
 	pe.waitText(t, "task-status", "succeeded", 2*time.Second)
 	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
-	if orders != 1 {
-		t.Errorf("orders placed after approving: %d", orders)
+	if orders != ordersBefore+1 {
+		t.Errorf("orders placed after approving: %d (before: %d)", orders, ordersBefore)
 	}
 	var spoken struct {
 		Text string `json:"text"`
