@@ -364,7 +364,7 @@ function finishView(status, message) {
 /** @param {any} args */
 function describeArgs(args) {
   if (!args || typeof args !== 'object') return '';
-  return Object.entries(args).filter(([, v]) => v !== '' && v != null).map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v) : JSON.stringify(v)}`).join(' ');
+  return Object.entries(args).filter(([k, v]) => v !== '' && v != null && k !== 'kind').map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v) : JSON.stringify(v)}`).join(' ');
 }
 
 /**
@@ -418,8 +418,10 @@ function render() {
   const waiting = t.status === 'waiting_confirmation' && [...t.steps].reverse().find((s) => s.confirmation && s.confirmation.approved == null);
   const box = $('confirm');
   if (waiting) {
-    if (box.hidden || box.dataset.step !== waiting.id) state.marks.confirmShown = Date.now();
+    const fresh = box.hidden || box.dataset.step !== waiting.id;
+    if (fresh) state.marks.confirmShown = Date.now();
     box.hidden = false;
+    if (fresh) box.scrollIntoView({ block: 'nearest' });
     box.dataset.step = waiting.id;
     $('confirm-reason').textContent = waiting.confirmation?.reason ? `(${waiting.confirmation.reason})` : '';
     $('confirm-text').textContent = waiting.confirmation?.prompt || `${waiting.tool} ${describeArgs(waiting.args)}`;
@@ -650,6 +652,7 @@ async function runSkill(approve = false) {
       row.append(go, no);
       out.replaceChildren(el('strong', '', `${s.name} will do steps that need your confirmation:`), list, row);
       out.classList.add('confirm');
+      out.scrollIntoView({ block: 'nearest' });
       return;
     }
     out.dataset.status = 'failed';
