@@ -443,4 +443,21 @@ func TestSkillsRecordNavigation(t *testing.T) {
 	if title != "Results for Hopper" {
 		t.Fatalf("replay landed on %q", title)
 	}
+
+	// Shutting the service down leaves no capture script behind in the user's tab.
+	if r := se.skillsCall(t, http.MethodPost, "/skills/record/start", map[string]string{"tab": tab.TargetID}); r.Status != http.StatusOK {
+		t.Fatalf("record/start: HTTP %d %s", r.Status, r.Body)
+	}
+	var installed string
+	u.eval(`typeof window.__tabrelayRec`, &installed)
+	if installed != "object" {
+		t.Fatalf("capture script not installed: %s", installed)
+	}
+	if err := se.svc.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	u.eval(`typeof window.__tabrelayRec + "/" + typeof window.__tabrelayRecord`, &installed)
+	if installed != "undefined/undefined" || len(se.svc.Recordings()) != 0 {
+		t.Fatalf("after Close: %s, %d recordings", installed, len(se.svc.Recordings()))
+	}
 }

@@ -224,7 +224,9 @@ func (s *Service) StopRecording(ctx context.Context, tabID, narration string) (*
 	}
 	rec.unsub()
 	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "window.__tabrelayRec && window.__tabrelayRec.stop()"}, nil)
+	// removeBinding only stops the notifications: take the function off the page too.
 	_ = c.Call(ctx, sess, "Runtime.removeBinding", map[string]any{"name": bindingName}, nil)
+	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "delete window." + bindingName}, nil)
 	if rec.scriptID != "" {
 		_ = c.Call(ctx, sess, "Page.removeScriptToEvaluateOnNewDocument", map[string]any{"identifier": rec.scriptID}, nil)
 	}

@@ -397,3 +397,25 @@ func TestRunAsksApprovalForRiskySteps(t *testing.T) {
 		t.Fatalf("typing a password written in the skill not flagged: %v", got)
 	}
 }
+
+func TestProseSkillFollowedByModel(t *testing.T) {
+	page := newContacts()
+	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("click", `{"ref":"e4"}`), llmtest.ToolCall("finish", `{"answer":"Added the contact."}`))
+	s, _ := newTestService(t, page, srv)
+	if _, err := s.Library().Save("press-add", []byte("---\nname: press-add\ndescription: Press the add button.\n---\nPress the button that adds the contact.\n")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), "press-add", RunRequest{})
+	if err != nil || res.Status != task.StatusSucceeded || res.Output != "Added the contact." || len(page.added) != 1 || res.ModelCalls != 2 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if !strings.Contains(srv.Requests()[0].Messages[0].Text, "Press the button that adds the contact.") {
+		t.Errorf("the skill's prose was not given to the model")
+	}
+	// Without a model, a prose skill is refused up front.
+	s2, _ := newTestService(t, page, nil)
+	_, _ = s2.Library().Save("press-add", []byte("---\nname: press-add\ndescription: Press the add button.\n---\nPress it.\n"))
+	if _, err := s2.Run(context.Background(), "press-add", RunRequest{}); err == nil || !strings.Contains(err.Error(), "no ```steps block") {
+		t.Fatalf("prose skill without a model: %v", err)
+	}
+}
