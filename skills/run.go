@@ -582,8 +582,8 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		action = map[string]any{"ref": ref}
 	} else {
 		action = map[string]any{}
-		if st.Do != "fill" {
-			_, urlBefore, _ = r.snapshot(ctx)
+		if st.Do == "navigate" {
+			_, urlBefore, _ = r.snapshot(ctx) // relative URLs resolve against the page's
 		}
 	}
 	action["kind"] = st.Do
