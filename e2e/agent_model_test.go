@@ -128,9 +128,9 @@ func shopScript() []llmtest.Reply {
 }
 
 // testMultiStep runs the shop script end to end and checks the page, the steps, the plan
-// updates, the SSE events read through the HTTP endpoint, the stored rows, the requests the
-// model received and the reports.
-func testMultiStep(t *testing.T, ae *agentEnv, model *llmtest.Server, shop browser.Tab) string {
+// updates, the SSE events read through the HTTP endpoint (with the model's prose as text events
+// when streamed), the stored rows, the requests the model received and the reports.
+func testMultiStep(t *testing.T, ae *agentEnv, model *llmtest.Server, shop browser.Tab, streamed bool) string {
 	ae.resetShop(t, shop)
 	calls := model.Calls()
 	model.Push(shopScript()...)
@@ -180,6 +180,8 @@ func testMultiStep(t *testing.T, ae *agentEnv, model *llmtest.Server, shop brows
 	if len(evs) == 0 || evs[0].Type != api.EventTask || evs[len(evs)-1].Type != "answer" || plans != 2 ||
 		count(types, "step_started") != 5 || count(types, "step_finished") != 5 || !slices.Contains(types, "status") {
 		t.Errorf("event stream: %v", types)
+	} else if streamed != slices.Contains(types, "text") {
+		t.Errorf("streaming %v, but the event stream has text events: %v", streamed, slices.Contains(types, "text"))
 	} else {
 		var last task.Event
 		_ = json.Unmarshal(evs[len(evs)-1].Data, &last)

@@ -49,7 +49,7 @@ func TestAgent(t *testing.T) {
 	ae.restart(t, api.Options{Model: oa.Model(t), ModelName: "openai/test"}, mail, controls, shop)
 	t.Run("HistoryAfterRestart", func(t *testing.T) { testHistory(t, ae, before.Tasks) })
 	var openaiTask string
-	t.Run("OpenAI/MultiStep", func(t *testing.T) { openaiTask = testMultiStep(t, ae, oa, shop) })
+	t.Run("OpenAI/MultiStep", func(t *testing.T) { openaiTask = testMultiStep(t, ae, oa, shop, false) })
 	t.Run("OpenAI/ToolError", func(t *testing.T) { testToolError(t, ae, oa, shop) })
 	t.Run("OpenAI/Cancel", func(t *testing.T) { testCancel(t, ae, oa) })
 	t.Run("OpenAI/ConfirmRefused", func(t *testing.T) { testRefuse(t, ae, oa, shop) })
@@ -61,7 +61,8 @@ func TestAgent(t *testing.T) {
 
 	// the same multi-step task with an Anthropic-protocol server, after another restart
 	an := llmtest.NewAnthropic(t)
-	ae.restart(t, api.Options{Model: an.Model(t), ModelName: "anthropic/test"}, mail, controls, shop)
+	// (streaming on, as `tabrelay serve` runs it)
+	ae.restart(t, api.Options{Model: an.Model(t), ModelName: "anthropic/test", Stream: true}, mail, controls, shop)
 	t.Run("Anthropic/MultiStep", func(t *testing.T) {
 		if openaiTask != "" {
 			tk := ae.getTask(t, openaiTask)
@@ -69,7 +70,7 @@ func TestAgent(t *testing.T) {
 				t.Errorf("the OpenAI task after the restart: %s, %d steps, model %q", tk.Status, len(tk.Steps), tk.Model)
 			}
 		}
-		testMultiStep(t, ae, an, shop)
+		testMultiStep(t, ae, an, shop, true)
 	})
 	t.Logf("TestAgent took %v", time.Since(began).Round(time.Millisecond))
 }

@@ -53,6 +53,11 @@ type Options struct {
 	// ImageMode and Vision configure screenshots for vision models.
 	ImageMode llm.ImageMode
 	Vision    bool
+	// Stream streams the model's prose to task events (type "text") while it is written.
+	Stream bool
+	// AllowedSites, when not empty, limits page-changing actions of tasks to these hosts (and
+	// their subdomains).
+	AllowedSites []string
 	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
 	MaxSteps    int
 	TaskTimeout time.Duration
@@ -107,15 +112,17 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		st = a.store
 	}
 	a.runner = task.NewRunner(task.Options{
-		Model:     opts.Model,
-		ModelName: opts.ModelName,
-		ImageMode: opts.ImageMode,
-		Vision:    opts.Vision,
-		Browser:   adapter.New(a.svc),
-		Store:     st,
-		Log:       opts.Log,
-		MaxSteps:  opts.MaxSteps,
-		Timeout:   opts.TaskTimeout,
+		Model:        opts.Model,
+		ModelName:    opts.ModelName,
+		ImageMode:    opts.ImageMode,
+		Vision:       opts.Vision,
+		Browser:      adapter.New(a.svc),
+		Store:        st,
+		Log:          opts.Log,
+		MaxSteps:     opts.MaxSteps,
+		Timeout:      opts.TaskTimeout,
+		Stream:       opts.Stream,
+		AllowedSites: opts.AllowedSites,
 	})
 	if opts.Model == nil {
 		why := "no language model configured"

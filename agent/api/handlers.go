@@ -432,9 +432,11 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 
 // TaskList is the answer of GET /api/tasks.
 type TaskList struct {
-	Tasks  []*task.Task `json:"tasks"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
+	// Tasks are the page's tasks, most recent first, each with its plan and steps.
+	Tasks []*task.Task `json:"tasks"`
+	// Limit and Offset are the page asked for (?limit=, default 20; ?offset=).
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
 	// NextOffset is the offset of the next page, 0 when this page is the last.
 	NextOffset int `json:"next_offset,omitempty"`
 }

@@ -140,6 +140,7 @@ type serveFlags struct {
 	allowNonLoopback   bool
 	allowCloseUserTabs bool
 	extensionIDs       string
+	allowedSites       string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -147,6 +148,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowNonLoopback, "dangerously-listen-non-loopback", config.EnvBool("TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK"), "allow a non-loopback --addr: anyone who reaches it with the secret controls your browser")
 	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
+	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may change pages (default: every shared tab's site); reading and navigating stay free")
 }
 
 // server is a running relay with the agent on its /api routes.
@@ -185,7 +187,12 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 	if err != nil {
 		return nil, err
 	}
-	opts := api.Options{Home: f.home, Log: log.With().Str("part", "agent").Logger()}
+	opts := api.Options{Home: f.home, Log: log.With().Str("part", "agent").Logger(), Stream: true}
+	for _, h := range strings.Split(f.allowedSites, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			opts.AllowedSites = append(opts.AllowedSites, h)
+		}
+	}
 	model, cfg, merr := llm.FromEnvModel(ctx)
 	switch {
 	case merr == nil:

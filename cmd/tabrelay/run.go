@@ -121,7 +121,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			case task.EventStepFinished:
 				p.stepDone(e.Step)
 			case task.EventText:
-				fmt.Fprint(io.out, e.Text)
+				p.text(e.Text)
 			case task.EventConfirmation:
 				if e.Step == nil {
 					return true
@@ -172,6 +172,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		}
 		final = &t
 	}
+	p.line()
 	if final.Answer != "" {
 		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
 	}
@@ -208,9 +209,29 @@ type runPrinter struct {
 	w        io.Writer
 	lastPlan string
 	shown    map[string]bool
+	// midLine is true while streamed prose has not ended its line.
+	midLine bool
+}
+
+// text prints streamed prose of the model.
+func (p *runPrinter) text(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(p.w, s)
+	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// line ends streamed prose before a line of its own.
+func (p *runPrinter) line() {
+	if p.midLine {
+		fmt.Fprintln(p.w)
+		p.midLine = false
+	}
 }
 
 func (p *runPrinter) plan(items []task.PlanItem) {
+	p.line()
 	if len(items) == 0 {
 		return
 	}
@@ -230,6 +251,7 @@ func (p *runPrinter) plan(items []task.PlanItem) {
 }
 
 func (p *runPrinter) stepStarted(s *task.Step) {
+	p.line()
 	if s == nil {
 		return
 	}
@@ -237,6 +259,7 @@ func (p *runPrinter) stepStarted(s *task.Step) {
 }
 
 func (p *runPrinter) stepDone(s *task.Step) {
+	p.line()
 	if s == nil || s.Status == task.StepRunning {
 		return
 	}
@@ -257,6 +280,7 @@ func (p *runPrinter) stepDone(s *task.Step) {
 }
 
 func (p *runPrinter) confirmation(s *task.Step) {
+	p.line()
 	why, what := "", s.Tool
 	if s.Confirmation != nil {
 		why, what = s.Confirmation.Reason, s.Confirmation.Prompt
