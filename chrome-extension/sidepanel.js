@@ -81,8 +81,22 @@ async function currentTabId() {
   return tabs[0]?.id;
 }
 
-/** Re-reads the server, pairing and sharing state and shows it. */
-async function refresh() {
+/** @type {Promise<void>} */
+let refreshing = Promise.resolve();
+
+/**
+ * Re-reads the server, pairing and sharing state and shows it. Calls run one after another, so
+ * the state shown is always the newest reading (an older reading that finished late used to
+ * paint "Server running" over a newer "not running").
+ * @returns {Promise<void>}
+ */
+function refresh() {
+  refreshing = refreshing.then(readState, readState);
+  return refreshing;
+}
+
+/** One reading of the server, pairing and sharing state; only refresh calls it. */
+async function readState() {
   const { addr, token } = await settings();
   state.addr = addr;
   state.tabId = await currentTabId();

@@ -18,9 +18,11 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/secret"
+	tserver "github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -28,6 +30,7 @@ import (
 // wired as `tabrelay serve` wires it (agent/api over a hub pipe, tasks in SQLite under home).
 type agentEnv struct {
 	*env
+	app   *tserver.Server
 	agent *api.Agent
 }
 
@@ -38,8 +41,8 @@ func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	requireChromium(t)
 	ae := &agentEnv{env: &env{}}
 	t.Cleanup(func() {
-		if ae.agent != nil {
-			_ = ae.agent.Close()
+		if ae.app != nil {
+			_ = ae.app.Close()
 		}
 		ae.env.close()
 	})
@@ -73,28 +76,25 @@ func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	return ae
 }
 
-// startAgentRelay starts a relay with the agent on addr, using the environment's home.
+// startAgentRelay starts the server (internal/server: relay, agent, skills, voice) on addr,
+// using the environment's home, exactly as `tabrelay serve` starts it; voice ignores the
+// process environment (no cloud engines in tests).
 func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 	log := zerolog.Nop()
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("side", "relay").Logger()
 	}
-	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: ae.store, Logger: &log})
-	if err != nil {
-		return err
-	}
 	opts.Home = ae.home
-	opts.Log = log
-	ag, err := api.New(context.Background(), srv.Hub(), opts)
+	app, err := tserver.Start(context.Background(), tserver.Options{
+		Relay: relay.Options{Addr: addr, Secret: ae.store},
+		Agent: opts,
+		Voice: voice.Options{Getenv: func(string) string { return "" }},
+		Log:   log,
+	})
 	if err != nil {
 		return err
 	}
-	ag.Register(srv.API())
-	if err := srv.Start(context.Background()); err != nil {
-		_ = ag.Close()
-		return err
-	}
-	ae.srv, ae.addr, ae.agent = srv, srv.Addr(), ag
+	ae.app, ae.srv, ae.addr, ae.agent = app, app.Server, app.Addr(), app.Agent
 	return nil
 }
 
@@ -103,10 +103,9 @@ func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 func (ae *agentEnv) restart(t *testing.T, opts api.Options, want ...browser.Tab) {
 	t.Helper()
 	addr := ae.addr
-	if err := ae.agent.Close(); err != nil {
-		t.Fatalf("close the agent: %v", err)
+	if err := ae.app.Close(); err != nil {
+		t.Fatalf("close the server: %v", err)
 	}
-	_ = ae.srv.Close()
 	if err := ae.startAgentRelay(addr, opts); err != nil {
 		t.Fatalf("restart the relay on %s: %v", addr, err)
 	}

@@ -15,16 +15,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/secret"
-	"github.com/tabrelay/tabrelay/relay"
-	"github.com/tabrelay/tabrelay/skills"
-	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // panelEnv is an agent environment whose server also serves skills and voice, and whose
@@ -88,8 +84,8 @@ func startPanelEnv(t *testing.T, opts api.Options) *panelEnv {
 	}
 	pe := &panelEnv{agentEnv: &agentEnv{env: &env{}}}
 	t.Cleanup(func() {
-		if pe.agent != nil {
-			_ = pe.agent.Close()
+		if pe.app != nil {
+			_ = pe.app.Close()
 		}
 		pe.env.close()
 	})
@@ -186,51 +182,17 @@ kind: workflow
   expect: {text: "Order placed"}
 ` + "```\n"
 
-// startServer starts the relay with the agent, skills and voice on addr, wired as the server
-// wires them (the voice grammar reads the tab's interactive snapshot in-process).
+// startServer starts the server (relay, agent, skills, voice) on addr as `tabrelay serve` does.
 func (pe *panelEnv) startServer(addr string, opts api.Options) error {
-	log := zerolog.Nop()
-	if os.Getenv("TABRELAY_E2E_LOG") != "" {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("side", "relay").Logger()
-	}
-	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: pe.store, Logger: &log})
-	if err != nil {
-		return err
-	}
-	opts.Home, opts.Log = pe.home, log
-	ag, err := api.New(context.Background(), srv.Hub(), opts)
-	if err != nil {
-		return err
-	}
-	ag.Register(srv.API())
-	sk := skills.New(skills.Options{
-		Dir: filepath.Join(pe.home, "skills"), Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
-		Runner: ag.Runner(), Store: ag.Store(), Model: opts.Model, Log: log,
-	})
-	skills.Register(srv.API(), sk)
-	voice.Register(srv.API(), voice.Options{Log: log, Getenv: func(string) string { return "" },
-		Snapshot: func(ctx context.Context, tab string) (string, error) {
-			s, err := ag.Actions().Snapshot(ctx, tab, snapshot.Options{Interactive: true})
-			if err != nil {
-				return "", err
-			}
-			return s.Text, nil
-		}})
-	if err := srv.Start(context.Background()); err != nil {
-		_ = ag.Close()
-		return err
-	}
-	pe.srv, pe.addr, pe.agent = srv, srv.Addr(), ag
-	return nil
+	return pe.startAgentRelay(addr, opts)
 }
 
 // stopServer closes the agent and the relay (the address stays for restartServer).
 func (pe *panelEnv) stopServer(t *testing.T) {
 	t.Helper()
-	if err := pe.agent.Close(); err != nil {
-		t.Errorf("close the agent: %v", err)
+	if err := pe.app.Close(); err != nil {
+		t.Errorf("close the server: %v", err)
 	}
-	_ = pe.srv.Close()
 }
 
 // js evaluates expression in the panel and decodes its value into out (may be nil).

@@ -19,10 +19,32 @@ import (
 	"github.com/tabrelay/tabrelay/relay"
 )
 
+// synopsis shows a client command's arguments in its -h output.
+func synopsis(name string) string {
+	switch name {
+	case "tabs":
+		return "[--json]"
+	case "snapshot":
+		return "[--tab ID] [--interactive] [--max-chars N] [--json]"
+	case "act":
+		return "[--tab ID] <kind> [ref] [text…]   e.g. click e3 | type e4 hello world | press Enter | select e5 Blue | navigate https://… | fill e3=Ann e4=true | scroll down | wait Saved | back\n" +
+			"       tabrelay act [--tab ID] --json '{\"kind\":\"click\",\"ref\":\"e3\"}'"
+	case "screenshot":
+		return "[--tab ID] [-o file.png] [--full-page] [--labels] [--ref e7]"
+	case "run":
+		return "[--tab ID] [--yes] \"goal\""
+	}
+	return "[flags]"
+}
+
 // parseClient parses the flags of a client command; extra registers the command's own flags.
 func parseClient(name string, args []string, io stdio, extra func(fs *flag.FlagSet)) (*clientFlags, *flag.FlagSet, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.err)
+	fs.Usage = func() {
+		fmt.Fprintf(io.err, "usage: tabrelay %s %s\n\nflags (before the arguments):\n", name, synopsis(name))
+		fs.PrintDefaults()
+	}
 	var f clientFlags
 	f.register(fs)
 	if extra != nil {

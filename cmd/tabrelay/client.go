@@ -45,7 +45,7 @@ type clientFlags struct {
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
 	f.common.register(fs)
-	fs.StringVar(&f.tab, "tab", "", "target id of the shared tab to use (default: the tab most recently shared or focused; `tabrelay tabs` lists them)")
+	fs.StringVar(&f.tab, "tab", "", "the shared tab's `targetId` (default: the tab most recently shared or focused; tabrelay tabs lists them)")
 }
 
 // apiClient calls a running tabrelay server's /api.

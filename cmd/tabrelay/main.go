@@ -21,6 +21,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/secret"
+	tserver "github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -39,6 +40,7 @@ func commands() map[string]command {
 		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
+		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
 	}
 }
 
@@ -151,77 +153,53 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may change pages (default: every shared tab's site); reading and navigating stay free")
 }
 
-// server is a running relay with the agent on its /api routes.
+// server is a running tabrelay with the model's description for the banner.
 type server struct {
-	*relay.Server
-	agent *api.Agent
+	*tserver.Server
 	// model describes the language model ("" when none is configured).
 	model string
 }
 
-// Close stops the agent (running tasks end as cancelled and are saved), then the relay.
-func (s *server) Close() error {
-	aerr := s.agent.Close()
-	serr := s.Server.Close()
-	return errors.Join(aerr, serr)
-}
-
-// startServer builds and starts the server described by f: the relay, the task database under
-// --home, the action service over an in-process hub connection, the task runner with the model
-// configured in the environment (none: the fast path still works) and the /api routes. serve
-// and browser (when it starts a server in-process) both use it. The agent also closes when the
-// relay closes or ctx ends.
+// startServer builds and starts the server described by f (internal/server: the relay, the
+// task database under --home, the agent with the model configured in the environment — none:
+// the fast path still works —, skills and voice on /api). serve and browser (when it starts a
+// server in-process) both use it. The server also closes when ctx ends.
 func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*server, error) {
 	store, err := secret.NewStore(f.home)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := relay.NewServer(relay.Options{
-		Addr:             f.addr,
-		Secret:           store,
-		ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
-		AllowNonLoopback: f.allowNonLoopback,
-		Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
-		Logger:           log,
-	})
-	if err != nil {
-		return nil, err
+	opts := tserver.Options{
+		Relay: relay.Options{
+			Addr:             f.addr,
+			Secret:           store,
+			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
+			AllowNonLoopback: f.allowNonLoopback,
+			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
+		},
+		Agent: api.Options{Home: f.home, Stream: true},
+		Log:   *log,
 	}
-	opts := api.Options{Home: f.home, Log: log.With().Str("part", "agent").Logger(), Stream: true}
 	for _, h := range strings.Split(f.allowedSites, ",") {
 		if h = strings.TrimSpace(h); h != "" {
-			opts.AllowedSites = append(opts.AllowedSites, h)
+			opts.Agent.AllowedSites = append(opts.Agent.AllowedSites, h)
 		}
 	}
 	model, cfg, merr := llm.FromEnvModel(ctx)
 	switch {
 	case merr == nil:
-		opts.Model, opts.ModelName, opts.ImageMode = model, cfg.String(), cfg.ImageMode()
+		opts.Agent.Model, opts.Agent.ModelName, opts.Agent.ImageMode = model, cfg.String(), cfg.ImageMode()
 	case errors.Is(merr, llm.ErrNotConfigured):
-		opts.ModelError = merr
+		opts.Agent.ModelError = merr
 	default:
-		opts.ModelError = merr
+		opts.Agent.ModelError = merr
 		log.Warn().Err(merr).Msg("the language model could not be set up; running without one (simple commands still work)")
 	}
-	ag, err := api.New(ctx, srv.Hub(), opts)
+	srv, err := tserver.Start(ctx, opts)
 	if err != nil {
-		_ = srv.Close()
 		return nil, err
 	}
-	ag.Register(srv.API())
-	if err := srv.Start(ctx); err != nil {
-		_ = ag.Close()
-		return nil, err
-	}
-	s := &server{Server: srv, agent: ag, model: opts.ModelName}
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-ag.Done():
-		}
-		_ = ag.Close()
-	}()
-	return s, nil
+	return &server{Server: srv, model: opts.Agent.ModelName}, nil
 }
 
 func cmdServe(ctx context.Context, args []string) error {

@@ -1,0 +1,130 @@
+// Package server assembles a running tabrelay: the relay with the agent, skills and voice on
+// its /api routes. The tabrelay command and the end-to-end tests start it the same way, so
+// what the tests drive is what users run.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/agent/adapter"
+	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/voice"
+	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/skills"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// Options configure Start.
+type Options struct {
+	// Relay configures the relay (address, secret, extension ids, hub policy). Its Logger is
+	// set from Log.
+	Relay relay.Options
+	// Agent configures the agent; Agent.Home also holds the user's skills (<home>/skills). Its
+	// Log is set from Log.
+	Agent api.Options
+	// Voice configures speech; Snapshot defaults to the tab's interactive snapshot through the
+	// agent, and Log is set from Log.
+	Voice voice.Options
+	// Log is the base logger; each part logs with a "part" field (relay, agent, skills, voice).
+	Log zerolog.Logger
+}
+
+// Server is a running tabrelay: the relay, with the agent, the skills service and voice on
+// its /api routes.
+type Server struct {
+	*relay.Server
+	// Agent is the in-process agent (actions, task runner, task store).
+	Agent *api.Agent
+	// Skills finds, runs and records skills.
+	Skills *skills.Service
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start builds and starts the server: the relay, the agent over an in-process hub
+// connection, the skills service over the agent's actions and runner, and voice. The server
+// also closes itself when ctx ends or the agent's hub connection ends.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	rlog := opts.Log.With().Str("part", "relay").Logger()
+	opts.Relay.Logger = &rlog
+	srv, err := relay.NewServer(opts.Relay)
+	if err != nil {
+		return nil, err
+	}
+	opts.Agent.Log = opts.Log.With().Str("part", "agent").Logger()
+	ag, err := api.New(ctx, srv.Hub(), opts.Agent)
+	if err != nil {
+		_ = srv.Close()
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	ag.Register(srv.API())
+
+	dir := ""
+	if opts.Agent.Home != "" {
+		dir = filepath.Join(opts.Agent.Home, "skills")
+	}
+	sk := skills.New(skills.Options{
+		Dir:     dir,
+		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
+		Runner: ag.Runner(), Store: ag.Store(), Model: opts.Agent.Model,
+		Log: opts.Log.With().Str("part", "skills").Logger(),
+	})
+	skills.Register(srv.API(), sk)
+
+	if opts.Voice.Snapshot == nil {
+		opts.Voice.Snapshot = InteractiveText(ag)
+	}
+	opts.Voice.Log = opts.Log.With().Str("part", "voice").Logger()
+	voice.Register(srv.API(), opts.Voice)
+
+	s := &Server{Server: srv, Agent: ag, Skills: sk}
+	if err := srv.Start(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-ag.Done():
+		}
+		_ = s.closeParts()
+	}()
+	return s, nil
+}
+
+// closeParts stops skill recordings (their capture scripts leave the tabs) and the agent
+// (running tasks end as cancelled and are saved), once.
+func (s *Server) closeParts() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.closeErr = errors.Join(s.Skills.Close(ctx), s.Agent.Close())
+	})
+	return s.closeErr
+}
+
+// Close stops skill recordings, the agent, then the relay.
+func (s *Server) Close() error {
+	perr := s.closeParts()
+	return errors.Join(perr, s.Server.Close())
+}
+
+// InteractiveText reads a tab's interactive role snapshot as text (the voice grammar's
+// control names).
+func InteractiveText(ag *api.Agent) voice.SnapshotFunc {
+	return func(ctx context.Context, tab string) (string, error) {
+		s, err := ag.Actions().Snapshot(ctx, tab, snapshot.Options{Interactive: true})
+		if err != nil {
+			return "", fmt.Errorf("snapshot tab %s for the voice grammar: %w", tab, err)
+		}
+		return s.Text, nil
+	}
+}
