@@ -307,6 +307,40 @@ func (s *Server) accept(c echo.Context) (*websocket.Conn, *corkConn, error) {
 	return conn, cw.cc, nil
 }
 
+// closeReason is the close frame a socket ends with when the hub drops its peer.
+type closeReason struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+// writeLoop writes what the hub queues on out until the outbox closes or a write fails (each
+// batch within timeout). When the outbox closes, the socket ends with the hub's reason from kc,
+// else with fallback (nil: dropped without a close frame); a failed write drops it at once.
+func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration) {
+	for {
+		msgs, err := out.Take(ctx)
+		if err != nil {
+			select {
+			case k := <-kc:
+				conn.Close(k.code, k.reason)
+			default:
+				if fallback != nil {
+					conn.Close(fallback.code, fallback.reason)
+				} else {
+					conn.CloseNow()
+				}
+			}
+			return
+		}
+		err = writeBatch(ctx, conn, cc, msgs, timeout)
+		out.Release()
+		if err != nil {
+			conn.CloseNow()
+			return
+		}
+	}
+}
+
 // writeBatch writes queued messages, in one flush when there are several.
 func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, msgs [][]byte, timeout time.Duration) error {
 	if len(msgs) > 1 && cc != nil {
@@ -334,11 +368,7 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	} else if id := c.Param("id"); id != "" && id != s.hub.BrowserID() {
 		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: unknown browser id; use the webSocketDebuggerUrl from /json/version")
 	}
-	type killed struct {
-		code   websocket.StatusCode
-		reason string
-	}
-	kc := make(chan killed, 1)
+	kc := make(chan closeReason, 1)
 	var live atomic.Pointer[websocket.Conn]
 	cl, err := s.hub.NewClient("cdp", page, func(reason string) {
 		code := websocket.StatusNormalClosure
@@ -348,7 +378,7 @@ func (s *Server) cdpSocket(c echo.Context) error {
 				conn.CloseNow()
 			}
 		}
-		kc <- killed{code, reason}
+		kc <- closeReason{code, reason}
 	})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
@@ -365,25 +395,7 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		out := cl.Outbox()
-		for {
-			msgs, err := out.Take(ctx)
-			if err != nil {
-				k := killed{websocket.StatusNormalClosure, ""}
-				select {
-				case k = <-kc:
-				default:
-				}
-				conn.Close(k.code, k.reason)
-				return
-			}
-			err = writeBatch(ctx, conn, cc, msgs, 30*time.Second)
-			out.Release()
-			if err != nil {
-				conn.CloseNow()
-				return
-			}
-		}
+		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, 30*time.Second)
 	}()
 	for {
 		_, msg, err := conn.Read(ctx)
@@ -406,34 +418,12 @@ func (s *Server) extensionSocket(c echo.Context) error {
 	defer s.track(conn, true)()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
-	type killed struct {
-		code   int
-		reason string
-	}
-	kc := make(chan killed, 1)
-	ext := s.hub.ConnectExtension(func(code int, reason string) { kc <- killed{code, reason} })
+	kc := make(chan closeReason, 1)
+	ext := s.hub.ConnectExtension(func(code int, reason string) { kc <- closeReason{websocket.StatusCode(code), reason} })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		out := ext.Outbox()
-		for {
-			msgs, err := out.Take(ctx)
-			if err != nil {
-				select {
-				case k := <-kc:
-					conn.Close(websocket.StatusCode(k.code), k.reason)
-				default:
-					conn.CloseNow()
-				}
-				return
-			}
-			err = writeBatch(ctx, conn, cc, msgs, 60*time.Second)
-			out.Release()
-			if err != nil {
-				conn.CloseNow()
-				return
-			}
-		}
+		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second)
 	}()
 	go func() { // the browser answers ping frames by itself; a dead peer is noticed
 		t := time.NewTicker(20 * time.Second)
