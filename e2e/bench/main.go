@@ -41,6 +41,7 @@ type Results struct {
 	Errors  []string  `json:"errors,omitempty"`
 }
 
+// add records f (computing its ratio when it has a reference) and prints it as it comes.
 func (r *Results) add(f Figure) {
 	if f.Reference != 0 && f.Ratio == 0 {
 		f.Ratio = f.Value / f.Reference
@@ -53,6 +54,7 @@ func (r *Results) add(f Figure) {
 	fmt.Fprintln(os.Stderr)
 }
 
+// met returns a pointer to b, for Figure.Met.
 func met(b bool) *bool { return &b }
 
 // config is what every group gets.
@@ -61,11 +63,14 @@ type config struct {
 	reps  int
 }
 
+// group is one named set of benchmarks.
 type group struct {
 	name string
 	run  func(cfg config, r *Results) error
 }
 
+// main runs the groups asked for, prints the table and writes the JSON results; it exits 1 if
+// a group failed.
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
@@ -104,6 +109,7 @@ func main() {
 	}
 }
 
+// printTable prints every figure with its reference, ratio and target.
 func printTable(r *Results) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "group\tfigure\tvalue\treference\tratio\ttarget\tmet")
@@ -121,6 +127,7 @@ func printTable(r *Results) {
 	w.Flush()
 }
 
+// fmtNum formats a figure with three significant digits, whole numbers as they are.
 func fmtNum(v float64) string {
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e9:

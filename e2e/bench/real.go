@@ -28,6 +28,8 @@ type realSetup struct {
 	close func()
 }
 
+// startReal starts a tabrelay process, the fixture site and headless Chromium with the
+// extension, pairs them and shares a tab on the fixture page path. The caller closes it.
 func startReal(ctx context.Context, path string) (*realSetup, error) {
 	rp, err := startRelay()
 	if err != nil {
@@ -36,7 +38,7 @@ func startReal(ctx context.Context, path string) (*realSetup, error) {
 	site, err := fixtures.Start()
 	if err != nil {
 		rp.stop()
-		return nil, err
+		return nil, fmt.Errorf("start the fixture site: %w", err)
 	}
 	b, err := browser.Launch(ctx, browser.Options{Headless: true})
 	if err != nil {
@@ -47,15 +49,15 @@ func startReal(ctx context.Context, path string) (*realSetup, error) {
 	s := &realSetup{rp: rp, b: b, site: site, close: func() { b.Close(); site.Close(); rp.stop() }}
 	if err := b.Pair(ctx, rp.addr, rp.token); err != nil {
 		s.close()
-		return nil, err
+		return nil, fmt.Errorf("pair the extension with tabrelay: %w", err)
 	}
 	if err := b.WaitConnected(ctx); err != nil {
 		s.close()
-		return nil, err
+		return nil, fmt.Errorf("wait for the extension to connect: %w", err)
 	}
 	if s.tab, err = b.ShareURL(ctx, site.URL(path)); err != nil {
 		s.close()
-		return nil, err
+		return nil, fmt.Errorf("share %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -69,6 +71,8 @@ func attachFlat(ctx context.Context, c *cdpclient.Client, targetID string) (stri
 	return a.SessionID, err
 }
 
+// runReal times a small CDP command on real Chromium through tabrelay against the browser's own
+// endpoint and chrome.debugger inside the extension, and a short Playwright scenario over both.
 func runReal(cfg config, r *Results) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -169,6 +173,7 @@ func runReal(cfg config, r *Results) error {
 	return nil
 }
 
+// hostOf returns the host:port of a URL, "" if it does not parse.
 func hostOf(ws string) string {
 	u, err := url.Parse(ws)
 	if err != nil {
@@ -177,6 +182,7 @@ func hostOf(ws string) string {
 	return u.Host
 }
 
+// median returns the median of v (0 when empty).
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +64,11 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// runningAt finds the address in `tabrelay serve`'s first lines.
 var runningAt = regexp.MustCompile(`is running at http://(\S+)`)
 
+// startRelay starts `tabrelay serve` on a free port with a fresh home and waits until it prints
+// its address.
 func startRelay() (*relayProc, error) {
 	bin, err := buildOnce()
 	if err != nil {
@@ -69,16 +76,16 @@ func startRelay() (*relayProc, error) {
 	}
 	home, err := os.MkdirTemp("", "tabrelay-bench-home-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("make a home for tabrelay: %w", err)
 	}
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--home", home, "--log-level", "warn")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tabrelay serve: %w", err)
 	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start tabrelay serve: %w", err)
 	}
 	sc := bufio.NewScanner(stdout)
 	addr := ""
@@ -92,17 +99,21 @@ func startRelay() (*relayProc, error) {
 		for sc.Scan() {
 		}
 	}()
+	p := &relayProc{cmd: cmd, addr: addr, home: home}
 	if addr == "" {
-		_ = cmd.Process.Kill()
+		p.stop()
 		return nil, errors.New("tabrelay serve did not print its address")
 	}
 	tok, err := os.ReadFile(filepath.Join(home, "token"))
 	if err != nil {
-		return nil, err
+		p.stop()
+		return nil, fmt.Errorf("read tabrelay's token: %w", err)
 	}
-	return &relayProc{cmd: cmd, addr: addr, token: strings.TrimSpace(string(tok)), home: home}, nil
+	p.token = strings.TrimSpace(string(tok))
+	return p, nil
 }
 
+// stop interrupts the process (killing it after 5 s) and removes its home.
 func (p *relayProc) stop() {
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
@@ -113,6 +124,47 @@ func (p *relayProc) stop() {
 		_ = p.cmd.Process.Kill()
 	}
 	os.RemoveAll(p.home)
+}
+
+// api sends one request to the process's HTTP API (path like "/api/act?tab=…") with its token,
+// body (when not nil) as JSON, and decodes the JSON answer into out (when not nil). Any status
+// other than 200 is an error quoting the answer: the benchmarks only time requests that did
+// their work.
+func (p *relayProc) api(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s %s: encode the body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.addr+path, rd)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read the answer: %w", method, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: HTTP %d: %.500s", method, path, resp.StatusCode, bytes.TrimSpace(b))
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s %s: decode the answer: %w: %.300s", method, path, err, b)
+		}
+	}
+	return nil
 }
 
 // rssKiB reads a process's resident memory.
@@ -131,8 +183,10 @@ func rssKiB(pid int) (float64, error) {
 	return 0, errors.New("no VmRSS line")
 }
 
+// benchTab is the simulated extension's shared tab.
 const benchTab = "BENCHTAB000000000000000000000000"
 
+// runRelay measures the relay hop with a simulated extension against a direct connection.
 func runRelay(cfg config, r *Results) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -25,6 +25,7 @@ var interactiveRoles = map[string]bool{
 	"date": true, "time": true, "datetime": true, "colorpicker": true,
 }
 
+// refLine matches an outline line with a ref, capturing its role.
 var refLine = regexp.MustCompile(`(?m)^\s*- ([a-z]+)\b[^\n]*\[ref=`)
 
 // interactiveRefs counts lines of an outline that give a ref to an interactive role.
@@ -38,6 +39,8 @@ func interactiveRefs(text string) int {
 	return n
 }
 
+// runSnapshot compares our snapshots with Playwright's AI snapshot on the fixture pages: build
+// time, size and interactive elements with a ref.
 func runSnapshot(cfg config, r *Results) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
