@@ -81,28 +81,48 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 		return nil, err
 	}
 	r := &Result{Message: msg}
-	// A navigation usually starts within a few ms of the input; give it a moment.
-	select {
-	case <-nav:
+	// A navigation the input started is announced before the page renders its next frame and
+	// runs the task after it (a link, a form submission, location.href in a handler; scroll
+	// handlers re-render by then too): wait for that (settleJS), at most 120 ms (a background
+	// tab has no frames, an alert blocks the page), and for the load if a navigation began.
+	// Events arrive in order, so a navigation begun before the probe's answer is seen.
+	waitLoad := func() {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
 		t := time.NewTicker(50 * time.Millisecond)
-	wait:
+		defer t.Stop()
 		for {
 			select {
 			case <-loaded:
-				break wait
+				return
 			case <-t.C:
 				if ts.tab.Dialog() != nil {
-					break wait
+					return
 				}
 			case <-wctx.Done():
 				r.Message += "; the page is still loading"
-				break wait
+				return
 			}
 		}
-		t.Stop()
-		cancel()
-	case <-time.After(120 * time.Millisecond):
+	}
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		pctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
+		defer cancel()
+		_ = s.c.Call(pctx, session, "Runtime.evaluate", map[string]any{
+			"expression": settleJS, "awaitPromise": true,
+		}, nil)
+	}()
+	select {
+	case <-nav:
+		waitLoad()
+	case <-settled:
+		select {
+		case <-nav:
+			waitLoad()
+		default:
+		}
 	case <-ctx.Done():
 	}
 	if d := ts.tab.Dialog(); d != nil {
@@ -119,6 +139,14 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	}
 	return r, nil
 }
+
+// settleJS resolves after the page's next frame and the task after it (100 ms at most).
+const settleJS = `new Promise(r => {
+	let done = false;
+	const f = () => { if (!done) { done = true; r(0); } };
+	requestAnimationFrame(() => setTimeout(f, 0));
+	setTimeout(f, 100);
+})`
 
 func mainFrameEvent(e cdpclient.Event, targetID string) bool {
 	var p struct {
