@@ -89,6 +89,9 @@ func (c *Client) send(msg []byte) {
 	}
 	if !c.out.push(msg) {
 		c.closed = true
+		if c.out.isClosed() { // already dropped (it left, or the server is shutting down)
+			return
+		}
 		c.h.log.Warn().Str("client", c.name).Msg("client is not reading its messages; disconnecting it")
 		go c.kill("tabrelay: client too slow: it stopped reading while messages piled up")
 	}

@@ -23,6 +23,7 @@ type outbox struct {
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
 
+// push queues b; it fails when the outbox is closed or past its byte limit.
 func (o *outbox) push(b []byte) bool {
 	o.mu.Lock()
 	if o.closed || o.bytes+len(b) > o.max {
@@ -76,6 +77,13 @@ func (o *outbox) release() {
 		default:
 		}
 	}
+}
+
+// isClosed reports whether close was called (a failed push then is no sign of a slow reader).
+func (o *outbox) isClosed() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed
 }
 
 func (o *outbox) close() {
