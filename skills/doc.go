@@ -68,7 +68,11 @@
 // resolved or whose effect does not appear is handed to the agent's task runner when a model is
 // configured. [Service.StartRecording] and [Service.StopRecording] learn a skill by watching a
 // shared tab. [Register] serves all of it under /api/skills; [Service.Tools] and
-// [Service.CallTool] offer list_skills, read_skill and run_skill to a model.
+// [Service.CallTool] offer list_skills, read_skill and run_skill to a model (the Service is the
+// agent's task.Toolbox), and [Service.StartNamed] starts, in the background, the skill a
+// request plainly names ("run site-search for mugs") for the agent's /api/command. With the
+// agent's runner as Options.Runner, every run is also one of the runner's tasks: waited for,
+// listed and cancelled like the agent's own.
 //
 // # Wiring
 //
@@ -81,5 +85,6 @@
 //		Runner:  ag.Runner(), Store: ag.Store(), Model: model, Log: log,
 //	})
 //	skills.Register(srv.API(), sk)
+//	ag.UseSkills(sk) // tasks offer the skill tools; /api/command runs a named skill directly
 //	defer sk.Close(context.Background()) // before ag.Close: removes capture scripts from tabs
 package skills

@@ -22,7 +22,9 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	pre, _, _ := r.snapshot(ctx)
 	goal := r.goal(i, reason)
 	r.s.log.Info().Str("skill", r.sk.Name).Int("step", i+1).Msg("handing a skill step to the model")
-	t, err := r.s.opts.Runner.Run(ctx, goal, r.tab)
+	// The model does this one step with browser tools only: a handover task that could run a
+	// skill would wait on this run's tab forever.
+	t, err := r.s.opts.Runner.Run(task.WithoutToolbox(ctx), goal, r.tab)
 	if err != nil {
 		if errors.Is(err, llm.ErrNotConfigured) {
 			return fmt.Errorf("no language model is configured to adapt the step (%v)", err)

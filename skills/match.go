@@ -155,6 +155,34 @@ func namedIn(s *Skill, request string) bool {
 	return false
 }
 
+// plainlyNamed reports whether the request names the skill so plainly that it may run at once
+// instead of going to the agent: namedIn holds and the request starts with the name, as
+// written or in words, alone or after please, run, use, do or start, and "the"
+// ("run site-search for mugs", "site-search query=mugs", "please use the fill form with …").
+// A skill named in passing ("what does site-search do?", "click login") is not plainly named.
+func plainlyNamed(s *Skill, request string) bool {
+	if !namedIn(s, request) {
+		return false
+	}
+	r := strings.ToLower(strings.Join(strings.Fields(request), " "))
+	r = strings.TrimPrefix(r, "please ")
+	for _, verb := range []string{"", "run ", "use ", "do ", "start "} {
+		for _, the := range []string{"", "the "} {
+			for _, name := range []string{s.Name, strings.ReplaceAll(s.Name, "-", " ")} {
+				rest, ok := strings.CutPrefix(r, verb+the+name)
+				if ok && (rest == "" || !isNameChar(rest[0])) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
 // Rank orders the skills that apply to pageURL by relevance to request (most relevant first).
 // A skill the request names outright comes first with Named set. Skills for other sites are
 // left out; with an empty request, every applicable skill is listed, site-specific ones first.

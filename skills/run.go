@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ func (e *ConfirmationError) Error() string {
 	return fmt.Sprintf("skill %s has steps that need your confirmation: %s; nothing was done. Check them, then run again approving them (\"approve\": true, CLI --yes)",
 		e.Skill, strings.Join(e.Steps, "; "))
 }
+
+// ConfirmSteps returns the steps that need approval (for callers that cannot name this type,
+// such as the agent's HTTP API).
+func (e *ConfirmationError) ConfirmSteps() []string { return e.Steps }
 
 // needsConfirmation classifies the skill's steps as written, with the agent's classifier.
 func needsConfirmation(sk *Skill, params map[string]string) []string {
@@ -107,7 +112,8 @@ type RunResult struct {
 	// TaskID is the task recording the run (in the agent's task store).
 	TaskID string `json:"taskId"`
 	Skill  string `json:"skill"`
-	// Status is succeeded or failed.
+	// Status is succeeded, failed, or cancelled (the run's context ended: the user cancelled
+	// its task, or the agent shut down).
 	Status task.Status `json:"status"`
 	// Error says why a failed run failed and what to do.
 	Error string `json:"error,omitempty"`
@@ -145,6 +151,18 @@ type StepReport struct {
 type MissingParamsError struct {
 	Skill   string
 	Missing []Param
+	// How says how to give them where the run was asked for; empty: as --param or "params".
+	How string
+}
+
+// MissingParams returns the names of the missing parameters (for callers that cannot name
+// this type, such as the agent's HTTP API).
+func (e *MissingParamsError) MissingParams() []string {
+	names := make([]string, len(e.Missing))
+	for i, p := range e.Missing {
+		names[i] = p.Name
+	}
+	return names
 }
 
 // Error names each missing parameter with its description and example.
@@ -164,8 +182,12 @@ func (e *MissingParamsError) Error() string {
 		}
 		parts[i] = s
 	}
-	return fmt.Sprintf("skill %s needs %s before it can run: %s; nothing was done. Give it as --param %s=… or {\"params\":{\"%s\":\"…\"}}",
-		e.Skill, plural(len(e.Missing), "parameter", "parameters"), strings.Join(parts, "; "), e.Missing[0].Name, e.Missing[0].Name)
+	how := e.How
+	if how == "" {
+		how = fmt.Sprintf("Give it as --param %s=… or {\"params\":{\"%s\":\"…\"}}", e.Missing[0].Name, e.Missing[0].Name)
+	}
+	return fmt.Sprintf("skill %s needs %s before it can run: %s; nothing was done. %s",
+		e.Skill, plural(len(e.Missing), "parameter", "parameters"), strings.Join(parts, "; "), how)
 }
 
 func plural(n int, one, many string) string {
@@ -234,6 +256,44 @@ func (s *Service) Run(ctx context.Context, name string, req RunRequest) (*RunRes
 
 // RunSkill is Run for a skill that need not be in the library (e.g. a draft).
 func (s *Service) RunSkill(ctx context.Context, sk *Skill, req RunRequest) (*RunResult, error) {
+	r, err := s.prepare(ctx, sk, req)
+	if err != nil {
+		return nil, err
+	}
+	lock := s.tabLock(req.Tab)
+	lock.Lock()
+	defer lock.Unlock()
+	ctx = r.begin(ctx)
+	r.exec(ctx)
+	return r.finish(ctx), nil
+}
+
+// StartSkill is RunSkill in the background: the checks that may refuse the run (parameters,
+// confirmation) happen first, then the run's task is recorded and returned at once while the
+// steps run (after any other run on the tab). The run outlives ctx; with the agent's runner as
+// Options.Runner it is one of the runner's tasks: Runner.Wait waits for it, Runner.Cancel
+// stops it, Runner.Close waits for it, and its events are published on the runner's bus.
+// Without a runner nothing can stop it: it ends with its steps (each bounded by its timeouts).
+func (s *Service) StartSkill(ctx context.Context, sk *Skill, req RunRequest) (*task.Task, error) {
+	r, err := s.prepare(ctx, sk, req)
+	if err != nil {
+		return nil, err
+	}
+	rctx := r.begin(context.WithoutCancel(ctx))
+	t := r.t.Clone()
+	go func() {
+		lock := s.tabLock(req.Tab)
+		lock.Lock()
+		defer lock.Unlock()
+		r.exec(rctx)
+		r.finish(rctx)
+	}()
+	return t, nil
+}
+
+// prepare checks a run before anything happens: a browser, the parameters (taken from the
+// request when missing), a model for a prose skill, and approval for risky steps.
+func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run, error) {
 	if s.opts.Browser == nil {
 		return nil, errors.New("skills cannot run: no browser is connected to the skills service")
 	}
@@ -249,13 +309,7 @@ func (s *Service) RunSkill(ctx context.Context, sk *Skill, req RunRequest) (*Run
 	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
 		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
 	}
-	lock := s.tabLock(req.Tab)
-	lock.Lock()
-	defer lock.Unlock()
-	r := &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now()}
-	r.begin(ctx)
-	r.exec(ctx)
-	return r.finish(ctx), nil
+	return &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now()}, nil
 }
 
 // run is one skill run in progress.
@@ -266,6 +320,7 @@ type run struct {
 	tab    string
 	start  time.Time
 	t      *task.Task
+	tr     *task.Tracked // the task as the runner tracks it (nil without a runner)
 	res    *RunResult
 	draft  []Step // steps as they actually ran (nil until a step is done differently)
 	diff   bool
@@ -289,7 +344,9 @@ func (r *run) mask(s string) string {
 	return s
 }
 
-func (r *run) begin(ctx context.Context) {
+// begin records the run's task and returns the context to run it under (the runner's, which
+// Cancel ends, when there is a runner).
+func (r *run) begin(ctx context.Context) context.Context {
 	var shown []string
 	keys := make([]string, 0, len(r.params))
 	for k := range r.params {
@@ -312,17 +369,22 @@ func (r *run) begin(ctx context.Context) {
 		r.t.Plan = append(r.t.Plan, task.PlanItem{Text: r.mask(describe(st, r.params)), Status: task.PlanPending})
 	}
 	r.res = &RunResult{TaskID: r.t.ID, Skill: r.sk.Name}
+	if r.s.opts.Runner != nil {
+		ctx, r.tr = r.s.opts.Runner.Track(ctx, r.t)
+	}
 	r.save(ctx)
 	r.publish(task.Event{Type: task.EventStatus, Status: r.t.Status})
-	r.publish(task.Event{Type: task.EventPlan, Plan: r.t.Plan})
+	r.publish(task.Event{Type: task.EventPlan, Plan: slices.Clone(r.t.Plan)})
 	r.s.log.Info().Str("skill", r.sk.Name).Str("task", r.t.ID).Int("steps", len(r.sk.Steps)).Msg("skill run started")
+	return ctx
 }
 
 func (r *run) save(ctx context.Context) {
+	r.t.UpdatedAt = time.Now()
+	r.tr.Update(r.t)
 	if r.s.opts.Store == nil {
 		return
 	}
-	r.t.UpdatedAt = time.Now()
 	if err := r.s.opts.Store.SaveTask(context.WithoutCancel(ctx), r.t.Clone()); err != nil {
 		r.s.log.Warn().Err(err).Str("task", r.t.ID).Msg("cannot record the skill run")
 	}
@@ -351,7 +413,8 @@ func (r *run) record(ctx context.Context, tool string, args any, status task.Ste
 func (r *run) setPlan(ctx context.Context, i int, ps task.PlanStatus) {
 	if i < len(r.t.Plan) {
 		r.t.Plan[i].Status = ps
-		r.publish(task.Event{Type: task.EventPlan, Plan: r.t.Plan})
+		r.tr.Update(r.t)
+		r.publish(task.Event{Type: task.EventPlan, Plan: slices.Clone(r.t.Plan)})
 	}
 }
 
@@ -381,7 +444,7 @@ func (r *run) exec(ctx context.Context) {
 	}
 	for i, st := range r.sk.Steps {
 		if ctx.Err() != nil {
-			r.fail("the run was cancelled at step " + fmt.Sprint(i+1))
+			r.fail(fmt.Sprintf("the run was stopped before step %d: %v", i+1, context.Cause(ctx)))
 			return
 		}
 		r.setPlan(ctx, i, task.PlanActive)
@@ -431,7 +494,13 @@ func (r *run) exec(ctx context.Context) {
 func (r *run) addDraft(st Step) { r.draft = append(r.draft, st) }
 
 func (r *run) finish(ctx context.Context) *RunResult {
-	if r.res.Status == "" {
+	switch {
+	case ctx.Err() != nil && r.res.Status == task.StatusFailed:
+		r.res.Status = task.StatusCancelled
+		if why := context.Cause(ctx).Error(); !strings.Contains(r.res.Error, why) {
+			r.res.Error = why + "; " + r.res.Error
+		}
+	case r.res.Status == "":
 		r.res.Status = task.StatusSucceeded
 	}
 	r.res.DurationMS = time.Since(r.start).Milliseconds()
@@ -454,12 +523,14 @@ func (r *run) finish(ctx context.Context) *RunResult {
 		}
 	}
 	r.save(ctx)
-	if r.res.Status == task.StatusSucceeded {
-		r.publish(task.Event{Type: task.EventAnswer, Answer: r.t.Answer})
-	} else {
-		r.publish(task.Event{Type: task.EventAnswer, Error: r.t.Error})
-	}
+	r.tr.End(r.t)
+	// As for the agent's tasks: the status, then the answer (which ends event streams).
 	r.publish(task.Event{Type: task.EventStatus, Status: r.t.Status})
+	if r.res.Status == task.StatusSucceeded {
+		r.publish(task.Event{Type: task.EventAnswer, Status: r.t.Status, Answer: r.t.Answer})
+	} else {
+		r.publish(task.Event{Type: task.EventAnswer, Status: r.t.Status, Error: r.t.Error})
+	}
 	r.s.log.Info().Str("skill", r.sk.Name).Str("task", r.t.ID).Str("status", string(r.res.Status)).
 		Int("handovers", r.res.Handovers).Int("model_calls", r.res.ModelCalls).Int64("ms", r.res.DurationMS).Msg("skill run ended")
 	return r.res

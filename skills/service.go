@@ -118,11 +118,56 @@ func (s *Service) Do(ctx context.Context, request, tab string) (*RunResult, erro
 	return s.RunSkill(ctx, sk, RunRequest{Tab: tab, Request: request})
 }
 
+// StartNamed starts the skill that request plainly names when it applies to the page at
+// pageURL ("run site-search for blue mugs", "site-search query=mugs", "use fill form with
+// Name: Ada"), on tab, for the agent's commands. The skill's parameters are taken from the
+// request (see RunRequest.Request), then the run goes on in the background (see StartSkill)
+// and its task is returned at once. ok is false, and nothing is done, when the request names
+// no skill for the page (see plainlyNamed: naming one in passing does not count). An error
+// refuses the run before anything happens: a *MissingParamsError saying how to name the
+// parameters in the request, a *ConfirmationError when risky steps need approve, or another
+// reason.
+func (s *Service) StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error) {
+	var sk *Skill
+	for _, m := range s.lib.Rank(request, pageURL) {
+		if m.Named && plainlyNamed(m.Skill, request) && (sk == nil || len(m.Skill.Name) > len(sk.Name)) {
+			sk = m.Skill
+		}
+	}
+	if sk == nil {
+		return nil, false, nil
+	}
+	t, err = s.StartSkill(ctx, sk, RunRequest{Tab: tab, Request: request, Approve: approve})
+	var mp *MissingParamsError
+	if errors.As(err, &mp) {
+		var pairs []string
+		for _, p := range mp.Missing {
+			v := "…"
+			if p.Example != "" && !p.Secret {
+				v = p.Example
+			}
+			if strings.ContainsAny(v, " \t") {
+				v = "'" + v + "'"
+			}
+			pairs = append(pairs, p.Name+"="+v)
+		}
+		it := "it"
+		if len(pairs) > 1 {
+			it = "them"
+		}
+		mp.How = fmt.Sprintf(`Name %s in the request, e.g. "run %s %s".`, it, sk.Name, strings.Join(pairs, " "))
+	}
+	if err != nil {
+		s.log.Debug().Str("skill", sk.Name).Err(err).Msg("a request named a skill that cannot run as asked")
+	}
+	return t, true, err
+}
+
 // paramsFromRequest fills missing parameters from the user's words: by the model when one is
 // configured (one call), else from name=value pairs and the text after the skill's name.
 func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request string, missing []Param) map[string]string {
 	out := paramsInText(sk, request, missing)
-	if s.opts.Model == nil {
+	if s.opts.Model == nil || !saysMore(sk, request) {
 		return out
 	}
 	var need []string
@@ -155,6 +200,21 @@ func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request stri
 		}
 	}
 	return out
+}
+
+// saysMore reports whether the request has words besides the skill's name and filler ("run
+// site-search" has none): only then can a model find parameter values in it.
+func saysMore(sk *Skill, request string) bool {
+	name := map[string]bool{"do": true, "start": true}
+	for _, w := range words(strings.ReplaceAll(sk.Name, "-", " ")) {
+		name[w] = true
+	}
+	for _, w := range words(strings.ReplaceAll(request, "-", " ")) {
+		if !name[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonObject cuts the first {...} out of a model reply (which may wrap it in prose or fences).

@@ -3,10 +3,13 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/tabrelay/tabrelay/agent/task"
 )
 
 // Tool names offered to the agent's model by Tools.
@@ -40,6 +43,12 @@ func (s *Service) Tools() []llms.Tool {
 				"type": "object", "description": "parameter values by name", "additionalProperties": map[string]any{"type": "string"}, "properties": map[string]any{},
 			}}, "name")),
 	}
+}
+
+// ReadOnlyTool reports whether the tool never changes a page: list_skills and read_skill only
+// read the library; run_skill acts on the tab.
+func (s *Service) ReadOnlyTool(name string) bool {
+	return name == ToolListSkills || name == ToolReadSkill
 }
 
 // CallTool runs one of the Tools for the model on tab (whose URL is pageURL) and returns the
@@ -85,7 +94,16 @@ func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessag
 		return sk.Raw, nil
 	case ToolRunSkill:
 		res, err := s.Run(ctx, a.Name, RunRequest{Params: a.Params, Tab: tab})
-		if err != nil {
+		var mp *MissingParamsError
+		var ce *ConfirmationError
+		switch {
+		case errors.As(err, &mp):
+			mp.How = fmt.Sprintf(`Call %s again with "params": {"%s": "…"} taken from the goal; if the goal does not give it, call fail saying what is missing.`, ToolRunSkill, mp.Missing[0].Name)
+			return "", mp
+		case errors.As(err, &ce):
+			return "", fmt.Errorf("skill %s was not run: its steps %s need the user's confirmation, which a skill run cannot ask for; do those steps yourself with the browser tools (the user is asked before each)",
+				ce.Skill, strings.Join(ce.Steps, "; "))
+		case err != nil:
 			return "", err
 		}
 		out, _ := json.Marshal(struct {
@@ -93,8 +111,12 @@ func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessag
 			Error  string `json:"error,omitempty"`
 			Output string `json:"output,omitempty"`
 			Steps  int    `json:"steps"`
-		}{string(res.Status), res.Error, capText(res.Output, 8000), len(res.Steps)})
+			Task   string `json:"task"`
+		}{string(res.Status), res.Error, capText(res.Output, 8000), len(res.Steps), res.TaskID})
 		return string(out), nil
 	}
 	return "", fmt.Errorf("unknown skills tool %q (use %s, %s or %s)", name, ToolListSkills, ToolReadSkill, ToolRunSkill)
 }
+
+// The task loop offers the skill tools through this interface.
+var _ task.Toolbox = (*Service)(nil)

@@ -1,6 +1,8 @@
 // Package api wires tabrelay's in-process agent to a relay server and serves it over HTTP under
 // /api: tabs, snapshots, actions and screenshots of shared tabs, commands (fast path first,
-// the model next) and tasks with live Server-Sent Events, confirmation and reports.
+// the model next) and tasks with live Server-Sent Events, confirmation and reports (the routes
+// are listed on [Agent.Register]). With a skills service hooked in ([Agent.UseSkills]), tasks
+// offer its tools to the model and a command that names a skill runs it directly.
 //
 // The agent is one more client of the relay hub, connected through the hub's in-process pipe
 // (relay.Hub.Pipe): it sees exactly what any CDP client sees, the tabs the user shared.
@@ -64,7 +66,7 @@ type Options struct {
 	// ActionTimeout bounds one browser action (actions.Options default when zero).
 	ActionTimeout time.Duration
 	// CommandWait is how long POST /api/command waits for the command to end before answering
-	// 202 with the task id (default 10 s).
+	// 202 with the task id (default 10 s; ?wait=0 answers at once).
 	CommandWait time.Duration
 	// Log receives the agent's logs (never page contents or secrets at info).
 	Log zerolog.Logger
@@ -80,6 +82,9 @@ type Agent struct {
 	store  *store.Store
 	opts   Options
 	log    zerolog.Logger
+
+	mu     sync.Mutex
+	skills Skills // nil until UseSkills
 
 	closeOnce sync.Once
 	closeErr  error
@@ -134,6 +139,40 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		a.log.Info().Str("model", opts.ModelName).Msg("agent started")
 	}
 	return a, nil
+}
+
+// Skills is the skills service as the agent uses it; *skills.Service satisfies it (package
+// skills builds on this one, so the agent names only what it needs).
+type Skills interface {
+	// Toolbox offers list_skills, read_skill and run_skill to the model in every task.
+	task.Toolbox
+	// StartNamed starts the skill that request plainly names, when one applies to the page at
+	// pageURL, on tab, and returns its task at once (one of the runner's tasks: Wait, Cancel
+	// and the task's events work as for any task). ok is false, with nothing done, when the
+	// request names no skill for the page. An error refuses the run before anything happens;
+	// errors with a MissingParams() []string method answer 400 listing the missing parameters,
+	// errors with a ConfirmSteps() []string method answer 409 listing the steps approve allows.
+	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
+}
+
+// UseSkills hooks the skills service into the agent: tasks offer its tools to the model, and
+// POST /api/command and POST /api/tasks run a skill the request plainly names ("run
+// site-search for blue mugs") at once, with no model call when the page is as the skill
+// expects. The service must run skills through this agent's runner (skills.Options.Runner =
+// a.Runner()). Call it once the service exists; it is safe to call while the server runs, and
+// nil unhooks the service.
+func (a *Agent) UseSkills(s Skills) {
+	a.mu.Lock()
+	a.skills = s
+	a.mu.Unlock()
+	a.runner.UseToolbox(s) // a nil Skills is a nil Toolbox
+}
+
+// skillsService returns the hooked skills service (nil when none).
+func (a *Agent) skillsService() Skills {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.skills
 }
 
 // Runner is the agent's task runner.

@@ -37,6 +37,10 @@ type ErrorBody struct {
 	Kinds []string `json:"kinds,omitempty"`
 	// NeedsModel is true when the request needs a language model and none is configured.
 	NeedsModel bool `json:"needsModel,omitempty"`
+	// Missing names the required parameters a skill the request named still needs.
+	Missing []string `json:"missing,omitempty"`
+	// Confirm lists the steps of a named skill that need approval ("approve": true runs them).
+	Confirm []string `json:"confirm,omitempty"`
 }
 
 // httpError is an error with its HTTP status and JSON body.
@@ -64,7 +68,31 @@ func handle(fn func(c echo.Context) *httpError) echo.HandlerFunc {
 	}
 }
 
-// Register adds the agent's routes to g (the relay's authenticated /api group).
+// Register adds the agent's routes to g (the relay's authenticated /api group):
+//
+//	GET  /tabs                  the shared tabs
+//	GET  /snapshot              role outline of a tab (?tab=&interactive=&full=&maxChars=&maxDepth=&scope=&frame=&format=text|json)
+//	POST /act                   one action {"tab": "...", "action": {"kind": "click", "ref": "e3"}}
+//	GET  /screenshot            PNG or JPEG (?tab=&ref=&fullPage=&labels=&format=)
+//	POST /command               {"text": "click sign in", "tab": "...", "wait": true, "approve": false}
+//	POST /tasks                 {"goal": "find the cheapest kettle", "tab": "...", "approve": false} → 202 {"id", ...}
+//	GET  /tasks                 recent tasks (?limit=&offset=)
+//	GET  /tasks/{id}            one task with its plan and steps
+//	GET  /tasks/{id}/events     Server-Sent Events: the task, then live events until its answer
+//	POST /tasks/{id}/cancel     stop a task
+//	POST /tasks/{id}/confirm    answer a step waiting for confirmation {"stepId": "s3", "approve": true}
+//	GET  /tasks/{id}/report     the task as ?format=json, csv or markdown
+//
+// POST /command runs the text as a task: a skill it plainly names first ("run site-search for
+// mugs", when skills are hooked in with UseSkills and the skill applies to the tab's page), a
+// simple command through the fast path next, else a task of the model. It waits up to
+// Options.CommandWait for the task to end and answers 200 with the ended task, or 202 with the
+// task so far. With ?wait=0 (or "wait": false in the body) it answers 202 with the new task
+// (its "id", and Location: /api/tasks/{id}) at once, without waiting: follow
+// /api/tasks/{id}/events. POST /tasks runs a named skill the same way, else starts a task of
+// the model. A named skill missing a required parameter answers 400 with "missing" (the names,
+// to give in the request as name=value); one with steps that need approval answers 409 with
+// "confirm" (send "approve": true to run them).
 func (a *Agent) Register(g *echo.Group) {
 	g.GET("/tabs", handle(a.getTabs))
 	g.GET("/snapshot", handle(a.getSnapshot))
@@ -334,23 +362,28 @@ func (a *Agent) needsModel(err error) *httpError {
 	return he
 }
 
-// CommandResponse is the answer of POST /api/command: the task the command became, and
-// whether the fast path (no model) handled it.
+// CommandResponse is the answer of POST /api/command: the task the command became, whether
+// the fast path (no model) handled it, and the skill it ran, if any.
 type CommandResponse struct {
 	*task.Task
 	// FastPath is true when the command ran without the model.
 	FastPath bool `json:"fast_path"`
+	// Skill is the skill the command named and ran (replayed with no model call unless a step
+	// no longer fit the page).
+	Skill string `json:"skill,omitempty"`
 }
 
 func (a *Agent) postCommand(c echo.Context) *httpError {
-	const example = `{"text":"click sign in","tab":"<targetId, optional>"}`
+	const example = `{"text":"click sign in","tab":"<targetId, optional>","wait":true}`
 	m, he := readJSON(c, example)
 	if he != nil {
 		return he
 	}
 	var req struct {
-		Text string `json:"text"`
-		Tab  string `json:"tab"`
+		Text    string `json:"text"`
+		Tab     string `json:"tab"`
+		Wait    *bool  `json:"wait"`
+		Approve bool   `json:"approve"`
 	}
 	raw, _ := json.Marshal(m)
 	if err := decodeStrict(raw, &req); err != nil {
@@ -359,40 +392,91 @@ func (a *Agent) postCommand(c echo.Context) *httpError {
 	if strings.TrimSpace(req.Text) == "" {
 		return errorf(http.StatusBadRequest, "the command has no text: send %s", example)
 	}
+	wait := req.Wait == nil || *req.Wait
+	if v := c.QueryParam("wait"); v != "" {
+		w, err := strconv.ParseBool(v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "wait=%q is not a boolean: use wait=0 to get the task id at once, or leave it out to wait up to %s for the result", v, a.opts.CommandWait)
+		}
+		wait = wait && w
+	}
 	tab, he := a.resolveTab(req.Tab)
 	if he != nil {
 		return he
 	}
 	ctx := c.Request().Context()
-	t, err := a.runner.Command(ctx, req.Text, tab)
-	if err != nil {
-		if errors.Is(err, llm.ErrNotConfigured) {
-			return a.needsModel(err)
-		}
-		return actionError(err, tab)
+	t, skill, he := a.startNamedSkill(ctx, req.Text, tab, req.Approve)
+	if he != nil {
+		return he
 	}
-	wctx, cancel := context.WithTimeout(ctx, a.opts.CommandWait)
-	done, err := a.runner.Wait(wctx, t.ID)
-	cancel()
-	code := http.StatusOK
-	if err != nil || done == nil || !done.Status.Done() {
-		code = http.StatusAccepted
-		if done, err = a.runner.Get(ctx, t.ID); err != nil {
-			done = t
+	if t == nil {
+		var err error
+		if t, err = a.runner.Command(ctx, req.Text, tab); err != nil {
+			if errors.Is(err, llm.ErrNotConfigured) {
+				return a.needsModel(err)
+			}
+			return actionError(err, tab)
 		}
 	}
-	return jsonOK(c, code, CommandResponse{Task: done, FastPath: isFast(done)})
+	done, code := t, http.StatusAccepted
+	if wait {
+		wctx, cancel := context.WithTimeout(ctx, a.opts.CommandWait)
+		ended, err := a.runner.Wait(wctx, t.ID)
+		cancel()
+		if err == nil && ended != nil && ended.Status.Done() {
+			done, code = ended, http.StatusOK
+		} else if cur, err := a.runner.Get(ctx, t.ID); err == nil {
+			done = cur
+		}
+	}
+	if code == http.StatusAccepted {
+		c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
+	}
+	return jsonOK(c, code, CommandResponse{Task: done, FastPath: done.Model == task.ModelFastPath, Skill: skill})
 }
 
-// isFast reports whether a task was handled by the fast path.
-func isFast(t *task.Task) bool {
-	if t.Usage.LLMCalls > 0 {
-		return false
+// startNamedSkill starts the skill the request plainly names on tab, when skills are hooked in
+// and one applies to the tab's page, and returns its task and the skill's name; the task is nil
+// when the request names no skill.
+func (a *Agent) startNamedSkill(ctx context.Context, text, tab string, approve bool) (*task.Task, string, *httpError) {
+	sk := a.skillsService()
+	if sk == nil {
+		return nil, "", nil
 	}
-	if len(t.Steps) > 0 {
-		return strings.HasPrefix(t.Steps[0].Thought, "fast path")
+	t, ok, err := sk.StartNamed(ctx, text, tab, a.tabURL(tab), approve)
+	if !ok {
+		return nil, "", nil
 	}
-	return t.Status == task.StatusSucceeded
+	if err != nil {
+		return nil, "", skillError(err, tab)
+	}
+	return t, strings.TrimPrefix(t.Model, "skill:"), nil
+}
+
+// tabURL returns the URL of a shared tab ("" when unknown).
+func (a *Agent) tabURL(tab string) string {
+	for _, t := range a.hub.Tabs() {
+		if t.TargetID == tab {
+			return t.URL
+		}
+	}
+	return ""
+}
+
+// skillError turns the refusal of a named skill's run into an HTTP error: 400 with the missing
+// parameters, 409 with the steps that need approval, 422 otherwise.
+func skillError(err error, tab string) *httpError {
+	var mp interface{ MissingParams() []string }
+	var cs interface{ ConfirmSteps() []string }
+	he := errorf(http.StatusUnprocessableEntity, "%v", err)
+	switch {
+	case errors.As(err, &mp):
+		he.code, he.body.Missing = http.StatusBadRequest, mp.MissingParams()
+	case errors.As(err, &cs):
+		he.code, he.body.Confirm = http.StatusConflict, cs.ConfirmSteps()
+	}
+	he.body.Tab = tab
+	return he
 }
 
 func (a *Agent) postTask(c echo.Context) *httpError {
@@ -402,8 +486,9 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 		return he
 	}
 	var req struct {
-		Goal string `json:"goal"`
-		Tab  string `json:"tab"`
+		Goal    string `json:"goal"`
+		Tab     string `json:"tab"`
+		Approve bool   `json:"approve"`
 	}
 	raw, _ := json.Marshal(m)
 	if err := decodeStrict(raw, &req); err != nil {
@@ -415,6 +500,14 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 	tab, he := a.resolveTab(req.Tab)
 	if he != nil {
 		return he
+	}
+	t, skill, he := a.startNamedSkill(c.Request().Context(), req.Goal, tab, req.Approve)
+	if he != nil {
+		return he
+	}
+	if t != nil {
+		c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
+		return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tab_id": t.TabID, "skill": skill})
 	}
 	t, err := a.runner.Start(c.Request().Context(), req.Goal, tab)
 	if err != nil {

@@ -11,6 +11,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// ModelFastPath is the Model recorded on tasks the fast path ran (see Runner.Command).
+const ModelFastPath = "fastpath"
+
 // fastMatch is a command understood without the model.
 type fastMatch struct {
 	action fastpath.Action

@@ -54,10 +54,18 @@ type loop struct {
 	nudges   int
 	usage    Usage
 	startRun bool
+
+	// box is the runner's toolbox offered to this task (nil when none): boxTools are its
+	// tools as offered, boxNames their names.
+	box      Toolbox
+	boxTools []llms.Tool
+	boxNames map[string]bool
 }
 
 func newLoop(r *Runner, rn *run, ctx context.Context, memory []*Task) *loop {
-	return &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
+	l := &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
+	l.useToolbox(ctx)
+	return l
 }
 
 // update changes the task under its lock and returns a copy.
@@ -82,8 +90,8 @@ func (l *loop) run() {
 	if _, ok := l.opts.Browser.(Screenshotter); !ok {
 		vision = false
 	}
-	tools := Tools(vision)
-	system := buildSystemPrompt(l.opts.AllowedSites, l.memory)
+	tools := append(Tools(vision), l.boxTools...)
+	system := buildSystemPrompt(l.opts.AllowedSites, l.memory) + toolboxPrompt(l.boxTools)
 	for {
 		if l.stopped() {
 			return
@@ -334,7 +342,7 @@ func (l *loop) exec(c llms.ToolCall, thought string) bool {
 	if args == nil {
 		args = map[string]any{}
 	}
-	if !isReadOnlyTool(name) && !l.startRun {
+	if !l.readOnly(name) && !l.startRun {
 		l.startRun = true
 		l.setStatus(StatusRunning)
 	}
@@ -512,13 +520,16 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		}
 		return result{text: fmt.Sprintf("screenshot taken (%d KB), attached in the next message", len(png)/1024), image: png}
 	}
+	if l.isBoxTool(name) {
+		return l.callBox(name, args)
+	}
 	known := false
 	for _, k := range actionTools {
 		known = known || k == name
 	}
 	if !known {
 		names := make([]string, 0, len(actionTools)+8)
-		for _, t := range Tools(false) {
+		for _, t := range append(Tools(false), l.boxTools...) {
 			names = append(names, t.Function.Name)
 		}
 		return result{err: fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", "))}
@@ -703,14 +714,18 @@ func (l *loop) fullPage(snap string) result {
 // observe builds the small observation after an action: its result, the URL/title, and what
 // changed in the outline (or the new page when much changed).
 func (l *loop) observe(actResult string) result {
+	if r := strings.TrimSpace(actResult); r != "" {
+		return l.observeWith(fmt.Sprintf("result: %s\n", truncate(oneLine(r), 500)))
+	}
+	return l.observeWith("result: ok\n")
+}
+
+// observeWith is observe with the observation's first lines given (head ends in a newline).
+func (l *loop) observeWith(head string) result {
 	prevSnap, prevURL := l.lastSnap, l.lastURL
 	_ = l.refreshTab()
 	var b strings.Builder
-	if r := strings.TrimSpace(actResult); r != "" {
-		fmt.Fprintf(&b, "result: %s\n", truncate(oneLine(r), 500))
-	} else {
-		b.WriteString("result: ok\n")
-	}
+	b.WriteString(head)
 	snap, err := l.snapshot()
 	if err != nil {
 		fmt.Fprintf(&b, "page: %q %s\nreading the page afterwards failed: %v", truncate(l.lastTitle, 120), l.lastURL, err)

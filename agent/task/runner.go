@@ -74,6 +74,7 @@ type Runner struct {
 	runs         map[string]*run
 	memory       []*Task
 	memoryLoaded bool
+	box          Toolbox
 	wg           sync.WaitGroup
 }
 
@@ -161,7 +162,7 @@ func (r *Runner) start(parent context.Context, goal, tabID string, fast *fastMat
 	now := time.Now().UTC()
 	model := r.opts.ModelName
 	if fast != nil {
-		model = "fastpath"
+		model = ModelFastPath
 	}
 	t := &Task{ID: uuid.NewString(), Goal: goal, TabID: tabID, Status: StatusPlanning, Model: model,
 		Plan: []PlanItem{}, Steps: []Step{}, CreatedAt: now, UpdatedAt: now}

@@ -1,0 +1,148 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Toolbox is a set of tools the task loop offers the model next to its browser tools: the
+// skills service's list_skills, read_skill and run_skill (package skills implements it; this
+// package cannot import skills, which needs the Runner). Set it with [Runner.UseToolbox].
+//
+// Each call is recorded as a step like any browser action. A tool that is not read-only is
+// held to the site allowlist of page-changing actions (checked on the current page) and is
+// followed by a look at the page, so the model sees what it changed.
+type Toolbox interface {
+	// Tools returns the tool definitions to offer. A tool named like a browser tool is left out.
+	Tools() []llms.Tool
+	// CallTool runs tool name with its JSON arguments on tab (whose URL is pageURL) and returns
+	// the text for the model. An error is given to the model as the tool's result: word it for
+	// the model to act on.
+	CallTool(ctx context.Context, name string, args json.RawMessage, tab, pageURL string) (string, error)
+	// ReadOnlyTool reports whether tool name never changes a page.
+	ReadOnlyTool(name string) bool
+}
+
+type noToolboxKey struct{}
+
+// WithoutToolbox returns a context under which new tasks are offered no toolbox tools. Use it
+// for tasks started on behalf of a toolbox tool (a skill handing a step to the model), which
+// must not call back into the toolbox; the loop passes such a context to CallTool itself.
+func WithoutToolbox(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noToolboxKey{}, true)
+}
+
+func toolboxOff(ctx context.Context) bool {
+	off, _ := ctx.Value(noToolboxKey{}).(bool)
+	return off
+}
+
+// UseToolbox makes the tasks started from now on offer tb's tools next to the browser tools,
+// and mention them in the system prompt; nil removes the toolbox. Running tasks keep the tools
+// they started with. It is safe to call at any time.
+func (r *Runner) UseToolbox(tb Toolbox) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.box = tb
+}
+
+// toolbox returns the current toolbox (nil when none).
+func (r *Runner) toolbox() Toolbox {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.box
+}
+
+// useToolbox gives the loop the runner's toolbox unless ctx says otherwise, leaving out tools
+// whose names clash with the browser tools.
+func (l *loop) useToolbox(ctx context.Context) {
+	tb := l.r.toolbox()
+	if tb == nil || toolboxOff(ctx) {
+		return
+	}
+	builtin := map[string]bool{}
+	for _, t := range Tools(true) {
+		builtin[t.Function.Name] = true
+	}
+	l.boxNames = map[string]bool{}
+	for _, t := range tb.Tools() {
+		if t.Function == nil || t.Function.Name == "" || builtin[t.Function.Name] || l.boxNames[t.Function.Name] {
+			if t.Function != nil {
+				l.opts.Log.Warn().Str("tool", t.Function.Name).Msg("toolbox tool left out: its name is taken or empty")
+			}
+			continue
+		}
+		l.boxNames[t.Function.Name] = true
+		l.boxTools = append(l.boxTools, t)
+	}
+	if len(l.boxTools) > 0 {
+		l.box = tb
+	}
+}
+
+// isBoxTool reports whether name is one of the toolbox's tools offered to this task.
+func (l *loop) isBoxTool(name string) bool { return l.box != nil && l.boxNames[name] }
+
+// readOnly reports whether the tool never changes a page (browser or toolbox tool).
+func (l *loop) readOnly(name string) bool {
+	if l.isBoxTool(name) {
+		return l.box.ReadOnlyTool(name)
+	}
+	return isReadOnlyTool(name)
+}
+
+// callBox runs a toolbox tool. Tools that may change the page are held to the site allowlist,
+// their result is page data (a skill's output is read from the page) and the page is looked at
+// afterwards like after a browser action.
+func (l *loop) callBox(name string, args map[string]any) result {
+	ro := l.box.ReadOnlyTool(name)
+	if !ro && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
+		return result{blocked: true, err: fmt.Errorf("%s may change the page and acting on %s is not allowed (allowed sites: %s); the user can extend the allowlist",
+			name, hostOf(l.lastURL), strings.Join(l.opts.AllowedSites, ", "))}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return result{err: fmt.Errorf("encoding the %s arguments: %w", name, err)}
+	}
+	out, err := l.box.CallTool(WithoutToolbox(l.ctx), name, raw, l.tabID, l.lastURL)
+	if err != nil {
+		if l.ctx.Err() != nil {
+			return result{err: context.Cause(l.ctx)}
+		}
+		return result{err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if ro {
+		return result{text: out}
+	}
+	head := fmt.Sprintf("result of %s:\n%s\n", name, pageBlock(truncate(out, 8000)))
+	if l.tabID == "" {
+		if err := l.refreshTab(); err != nil || l.tabID == "" {
+			return result{text: head}
+		}
+	}
+	res := l.observeWith(head)
+	if res.full {
+		// Keep the tool's own result when the page it led to is superseded later.
+		res.summary = fmt.Sprintf("result of %s:\n%s\n%s", name, pageBlock(truncate(out, 2000)), res.summary)
+	}
+	return res
+}
+
+// toolboxPrompt describes the toolbox's tools in the system prompt.
+func toolboxPrompt(tools []llms.Tool) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\nSkills: the user's saved procedures (recorded by showing a task once, or built in), which replay on the current tab quickly, without you. Tools for them:")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "\n- %s: %s", t.Function.Name, t.Function.Description)
+	}
+	b.WriteString("\nWhen the goal looks like a routine task a skill may cover (searching a site, filling a form, reading a table, something done before), look for a skill first and run it with parameters taken from the goal (never invent values). " +
+		"Then check its result and the page: if it failed or the goal needs more, go on step by step with the browser tools.")
+	return b.String()
+}
