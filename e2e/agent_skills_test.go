@@ -53,9 +53,7 @@ func answerOf(t *testing.T, ae *agentEnv, id string) task.Event {
 func TestAgentSkills(t *testing.T) {
 	model := llmtest.NewOpenAI(t)
 	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "scripted"})
-	// `tabrelay serve` hooks the server's skills service into the agent; do it here too (it is
-	// idempotent) so that this test does not depend on where that wiring lives.
-	ae.agent.UseSkills(ae.app.Skills)
+	// the environment starts internal/server as `tabrelay serve` does: skills are wired there
 	page := ae.site.URL("/skills/contacts.html")
 	tab := ae.share(t, page)
 	u := user{t: t, svc: ae.agent.Actions(), tab: tab.TargetID}

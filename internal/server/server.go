@@ -78,6 +78,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		Log: opts.Log.With().Str("part", "skills").Logger(),
 	})
 	skills.Register(srv.API(), sk)
+	ag.UseSkills(sk) // skill tools in tasks; a request naming a skill runs it
 
 	if opts.Voice.Snapshot == nil {
 		opts.Voice.Snapshot = InteractiveText(ag)
