@@ -106,14 +106,7 @@ async function readState() {
     health = r.ok ? await r.json() : null;
   } catch { /* not running */ }
   if (!health) {
-    state.server = 'down';
-    state.pairing = 'unknown';
-    state.targetId = '';
-    pill('srv', 'Server not running', 'bad');
-    pill('pair', 'Pairing ?', '');
-    pill('tabstate', 'Tab ?', '');
-    $('share').hidden = $('unshare').hidden = true;
-    showNotice(`tabrelay server not running at ${addr}. Start it with "tabrelay" (or "go run ./cmd/tabrelay") and this panel reconnects by itself.`);
+    showServerDown(addr);
     return;
   }
   state.server = 'up';
@@ -141,6 +134,10 @@ async function readState() {
       $('share').hidden = $('unshare').hidden = true;
       return;
     }
+    if (e instanceof ApiError && e.status === 0) { // it stopped since /health answered
+      showServerDown(addr);
+      return;
+    }
     pill('pair', 'Pairing ?', 'warn');
     showNotice(e instanceof Error ? e.message : String(e));
     return;
@@ -164,6 +161,21 @@ async function readState() {
       ? 'No tab to work on: open a web page next to this panel.'
       : 'This tab is not shared with tabrelay: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.', 'info');
   }
+}
+
+/**
+ * Shows that the server does not answer at addr.
+ * @param {string} addr
+ */
+function showServerDown(addr) {
+  state.server = 'down';
+  state.pairing = 'unknown';
+  state.targetId = '';
+  pill('srv', 'Server not running', 'bad');
+  pill('pair', 'Pairing ?', '');
+  pill('tabstate', 'Tab ?', '');
+  $('share').hidden = $('unshare').hidden = true;
+  showNotice(`tabrelay server not running at ${addr}. Start it with "tabrelay" (or "go run ./cmd/tabrelay") and this panel reconnects by itself.`);
 }
 
 /** @param {string} text */
@@ -219,27 +231,13 @@ async function submit(text, opts = {}) {
   if (!(await ready())) return null;
   const sentAt = Date.now();
   startView({ id: '', goal: text, status: 'planning', plan: [], steps: [] });
-  const known = new Set((await listTasks(5)).map((t) => t.id));
-  // POST /api/command answers when the command ends (or after a wait); meanwhile find its task
-  // in the list so the live view starts at once.
-  let settled = false;
-  const poll = (async () => {
-    while (!settled) {
-      await new Promise((r) => setTimeout(r, 150));
-      if (settled || state.task?.id) return;
-      const t = (await listTasks(5)).find((x) => !known.has(x.id) && x.goal === text);
-      if (t && !settled && !state.task?.id) attach(t);
-    }
-  })();
   try {
-    const res = await api('POST', '/api/command', { body: { text, tab: state.targetId }, timeout: 600000 });
-    settled = true;
-    if (opts.spoken) state.voiceLog.push({ event: 'command-done', at: Date.now(), fastPath: !!res.fast_path, sentAt });
-    if (!state.task?.id || state.task.id !== res.id) attach(res);
-    else if (res.status && isDone(res.status) && !isDone(state.task.status)) applyTask(res);
+    // wait: false answers at once with the new task; the live view follows its events
+    const res = await api('POST', '/api/command', { body: { text, tab: state.targetId, wait: false }, timeout: 15000 });
+    if (opts.spoken) state.voiceLog.push({ event: 'command-started', at: Date.now(), fastPath: !!res.fast_path, skill: res.skill || '', sentAt });
+    attach(res);
     return res;
   } catch (e) {
-    settled = true;
     const msg = e instanceof Error ? e.message : String(e);
     if (e instanceof ApiError && e.body?.needsModel) {
       finishView('failed', `No language model configured, so only simple commands work (like "click sign in" or "scroll down").\n${msg}`);
@@ -248,8 +246,6 @@ async function submit(text, opts = {}) {
       if (e instanceof ApiError && (e.status === 0 || e.status === 401)) void refresh();
     }
     return null;
-  } finally {
-    await poll;
   }
 }
 

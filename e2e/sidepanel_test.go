@@ -343,7 +343,7 @@ func TestSidePanel(t *testing.T) {
 	t.Run("ServerStopped", func(t *testing.T) {
 		pe.stopServer(t)
 		got := pe.waitText(t, "notice", "tabrelay server not running at "+pe.addr, 15*time.Second)
-		pe.waitText(t, "srv", "Server not running", time.Second)
+		pe.waitText(t, "srv", "Server not running", 5*time.Second) // the panel re-reads its state every 3 s
 		t.Logf("server-down message: %q", got)
 		pe.shot(t, "server-down")
 	})
