@@ -39,6 +39,7 @@ type Error struct {
 	Data    string `json:"data,omitempty"`
 }
 
+// Error formats the CDP error as "message (code): data".
 func (e *Error) Error() string {
 	if e.Data != "" {
 		return fmt.Sprintf("%s (%d): %s", e.Message, e.Code, e.Data)
