@@ -81,18 +81,25 @@ async function currentTabId() {
   return tabs[0]?.id;
 }
 
-/** @type {Promise<void>} */
-let refreshing = Promise.resolve();
+/** @type {Promise<void> | null} the reading under way */
+let reading = null;
+/** @type {Promise<void> | null} the reading that starts when it ends, shared by all who asked meanwhile */
+let nextReading = null;
 
 /**
- * Re-reads the server, pairing and sharing state and shows it. Calls run one after another, so
- * the state shown is always the newest reading (an older reading that finished late used to
- * paint "Server running" over a newer "not running").
+ * Re-reads the server, pairing and sharing state and shows it. Readings never overlap (an
+ * older one finishing late used to paint "Server running" over a newer "not running"), and
+ * whoever asks while one is under way gets the next one, started after it: never a reading
+ * older than the question, and never a growing queue.
  * @returns {Promise<void>}
  */
 function refresh() {
-  refreshing = refreshing.then(readState, readState);
-  return refreshing;
+  if (!reading) {
+    reading = readState().finally(() => { reading = null; });
+    return reading;
+  }
+  nextReading ||= reading.catch(() => {}).then(() => { nextReading = null; return refresh(); });
+  return nextReading;
 }
 
 /** One reading of the server, pairing and sharing state; only refresh calls it. */
@@ -144,7 +151,9 @@ async function readState() {
   }
   /** @type {any} */
   let ext = null;
-  try { ext = await chrome.runtime.sendMessage({ type: 'status' }); } catch { /* worker asleep */ }
+  try {
+    ext = await Promise.race([chrome.runtime.sendMessage({ type: 'status' }), new Promise((r) => setTimeout(r, 2000, null))]);
+  } catch { /* worker asleep */ }
   const mine = ext?.sharedTabs?.find((/** @type {any} */ t) => t.tabId === state.tabId);
   const listed = mine && tabs.some((t) => t.targetId === mine.targetId);
   state.targetId = mine && (listed || !tabs.length) ? mine.targetId : (mine?.targetId || '');
@@ -640,10 +649,9 @@ async function runSkill(approve = false) {
     settled = true;
     out.textContent = `${s.name}: ${r.status}${r.error ? ` — ${r.error}` : ''}${r.output ? `\n${r.output}` : ''} (${(r.steps || []).length} steps, ${r.durationMs} ms${r.handovers ? `, ${r.handovers} handed to the model` : ''})`;
     out.dataset.status = r.status;
-    if (r.taskId) {
-      try { attach(await api('GET', `/api/tasks/${r.taskId}`)); } catch { /* not stored */ }
-    }
     $('skill-form').hidden = true;
+    // show the run's task (steps, report) without holding the Run button meanwhile
+    if (r.taskId) api('GET', `/api/tasks/${r.taskId}`).then(attach, () => { /* not stored */ });
   } catch (e) {
     settled = true;
     if (e instanceof ApiError && e.status === 409 && Array.isArray(e.body?.confirm)) {
@@ -669,8 +677,8 @@ async function runSkill(approve = false) {
     out.textContent = `${s.name} could not run: ${e instanceof Error ? e.message : e}${e instanceof ApiError && e.body?.missing ? ` (missing: ${e.body.missing.join(', ')})` : ''}`;
   } finally {
     settled = true;
+    /** @type {HTMLButtonElement} */ ($('skill-run')).disabled = false; // at once: the poll may sleep on
     await poll;
-    /** @type {HTMLButtonElement} */ ($('skill-run')).disabled = false;
   }
 }
 

@@ -144,6 +144,20 @@ type Pocketsphinx struct {
 	Dict string
 	// Threshold is the similarity above which the grammar's reading wins (default 0.6).
 	Threshold float64
+
+	dictOnce sync.Once
+	dict     Dictionary
+}
+
+// dictionary loads Dict once (about 30 ms for Debian's 135k-word dictionary); nil when it is
+// unreadable (every word is then tried and pocketsphinx warns).
+func (p *Pocketsphinx) dictionary() Dictionary {
+	p.dictOnce.Do(func() {
+		if p.Dict != "" {
+			p.dict, _ = LoadDictionary(p.Dict)
+		}
+	})
+	return p.dict
 }
 
 // Default pocketsphinx model files from Debian's pocketsphinx-en-us.
@@ -189,7 +203,10 @@ func (p *Pocketsphinx) decode(ctx context.Context, wav, grammar string) (string,
 // model; the grammar's reading is chosen when it sounds like the general one (a short command
 // naming the page's controls), else the general reading stands (a free-form request). A quick
 // general pass (no flat search) was tried as the check and misread Opus-compressed commands.
-func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names []string) (Result, error) {
+//
+// names gives the page's control names for the grammar; it is called once the general pass
+// has started, so reading the page overlaps the decoding.
+func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []string) (Result, error) {
 	dir, err := os.MkdirTemp("", "tabrelay-voice-")
 	if err != nil {
 		return Result{}, err
@@ -199,23 +216,21 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names []string) 
 	if err := os.WriteFile(wav, EncodeWAV(Resample(pcm, SampleRate)), 0o600); err != nil {
 		return Result{}, err
 	}
-	var dict Dictionary
-	if p.Dict != "" {
-		dict, _ = LoadDictionary(p.Dict) // without it every word is tried; pocketsphinx then warns
-	}
-	g := BuildGrammar(names, dict)
-	gram := filepath.Join(dir, "commands.gram")
-	if err := os.WriteFile(gram, []byte(g.JSGF), 0o600); err != nil {
-		return Result{}, err
-	}
 	var (
 		wg           sync.WaitGroup
 		gText, lText string
 		gErr, lErr   error
 	)
-	wg.Add(2)
-	go func() { defer wg.Done(); gText, gErr = p.decode(ctx, wav, gram) }()
+	wg.Add(1)
 	go func() { defer wg.Done(); lText, lErr = p.decode(ctx, wav, "") }()
+	g := BuildGrammar(names(), p.dictionary())
+	gram := filepath.Join(dir, "commands.gram")
+	if err := os.WriteFile(gram, []byte(g.JSGF), 0o600); err != nil {
+		wg.Wait()
+		return Result{}, err
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); gText, gErr = p.decode(ctx, wav, gram) }()
 	wg.Wait()
 	if lErr != nil {
 		return Result{}, lErr

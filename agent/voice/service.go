@@ -271,16 +271,19 @@ func (s *Service) offline(ctx context.Context, req Request) (Result, error) {
 	if len(speech.Samples) == 0 {
 		return res, nil // silence: nothing said
 	}
-	names := append([]string(nil), req.Hints...)
-	if !req.NoPage && s.opts.Snapshot != nil {
+	names := func() []string {
+		names := append([]string(nil), req.Hints...)
+		if req.NoPage || s.opts.Snapshot == nil {
+			return names
+		}
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
 		snap, err := s.opts.Snapshot(sctx, req.Tab)
-		cancel()
 		if err != nil {
 			s.log.Debug().Err(err).Msg("no snapshot for the voice grammar; using hints only")
-		} else {
-			names = append(names, ControlNames(snap)...)
+			return names
 		}
+		return append(names, ControlNames(snap)...)
 	}
 	r, err := s.sphinx.Transcribe(ctx, speech, names)
 	if err != nil {
