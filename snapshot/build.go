@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,21 +10,42 @@ import (
 	"sync"
 )
 
-// axValue is a CDP Accessibility.AXValue.
+// axText is the value of a CDP AXValue as text: a JSON string unquoted, null as "", any other
+// JSON value as written (true, 3). It is decoded once, where json.RawMessage kept a copy of the
+// bytes to decode again on every read.
+type axText string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *axText) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) >= 2 && b[0] == '"':
+		if bytes.IndexByte(b, '\\') < 0 {
+			*v = axText(b[1 : len(b)-1])
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("AX value: %w", err)
+		}
+		*v = axText(s)
+	case string(b) == "null":
+		*v = ""
+	default:
+		*v = axText(b)
+	}
+	return nil
+}
+
+// axValue is a CDP Accessibility.AXValue (its value; type and sources are not read).
 type axValue struct {
-	Type  string          `json:"type"`
-	Value json.RawMessage `json:"value"`
+	Value axText `json:"value"`
 }
 
 func (v *axValue) str() string {
-	if v == nil || len(v.Value) == 0 {
+	if v == nil {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(v.Value, &s) == nil {
-		return s
-	}
-	return strings.Trim(string(v.Value), `"`)
+	return string(v.Value)
 }
 
 type axProp struct {
@@ -217,53 +239,86 @@ func (d *domInfo) clickables() (map[string]map[int]uint8, map[string]map[int][2]
 }
 
 // fetch gathers accessibility trees and DOM snapshots for every frame of the tab, in parallel.
+// The main frame's tree and the page session's DOM snapshot do not wait for the frame list:
+// they start at once, beside Page.getFrameTree.
 func (t *Tab) fetch(ctx context.Context) ([]Frame, map[string]*frameData, error) {
-	frames, err := t.Frames(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	data := map[string]*frameData{}
-	sessions := map[string]bool{}
-	for i := range frames {
-		data[frames[i].ID] = &frameData{frame: &frames[i]}
-		sessions[frames[i].Session] = true
+	type domResult struct {
+		clicks map[string]map[int]uint8
+		boxes  map[string]map[int][2]float64
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for id, fd := range data {
+	var doms []domResult
+	capture := func(session string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var d domInfo
+			if err := t.c.Call(ctx, session, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{"cursor"}}, &d); err != nil {
+				return // clickables are a bonus; the AX tree still works
+			}
+			clicks, boxes := d.clickables()
+			mu.Lock()
+			doms = append(doms, domResult{clicks, boxes})
+			mu.Unlock()
+		}()
+	}
+	// axTree fetches one frame's tree; frameID "" is the session's main frame.
+	axTree := func(session, frameID string, fd *frameData) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			params := map[string]any{}
+			if frameID != "" {
+				params["frameId"] = frameID
+			}
 			var r struct {
 				Nodes []axNode `json:"nodes"`
 			}
-			err := t.c.Call(ctx, fd.frame.Session, "Accessibility.getFullAXTree", map[string]any{"frameId": id}, &r)
+			err := t.c.Call(ctx, session, "Accessibility.getFullAXTree", params, &r)
 			mu.Lock()
 			fd.ax, fd.err = r.Nodes, err
 			mu.Unlock()
 		}()
 	}
-	for s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var d domInfo
-			if err := t.c.Call(ctx, s, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{"cursor"}}, &d); err != nil {
-				return // clickables are a bonus; the AX tree still works
-			}
-			clicks, boxes := d.clickables()
+	page := t.Session()
+	mainData := &frameData{}
+	axTree(page, "", mainData)
+	capture(page)
+	frames, err := t.Frames(ctx)
+	if err != nil {
+		wg.Wait()
+		return nil, nil, err
+	}
+	data := map[string]*frameData{}
+	captured := map[string]bool{page: true}
+	for i := range frames {
+		f := &frames[i]
+		if i == 0 && f.Session == page {
 			mu.Lock()
-			for fid, set := range clicks {
-				if fd := data[fid]; fd != nil {
-					fd.click, fd.boxes = set, boxes[fid]
-				}
-			}
+			mainData.frame = f
 			mu.Unlock()
-		}()
+			data[f.ID] = mainData
+			continue
+		}
+		fd := &frameData{frame: f}
+		data[f.ID] = fd
+		axTree(f.Session, f.ID, fd)
+		if !captured[f.Session] {
+			captured[f.Session] = true
+			capture(f.Session)
+		}
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
+	}
+	for _, d := range doms {
+		for fid, set := range d.clicks {
+			if fd := data[fid]; fd != nil {
+				fd.click, fd.boxes = set, d.boxes[fid]
+			}
+		}
 	}
 	main := data[frames[0].ID]
 	if main.err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -85,8 +86,11 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		s.Took = time.Since(start)
 		return s, nil
 	}
+	// the page state is asked beside the build: neither waits for the other
+	state := t.pageState(ctx)
 	root, err := t.build(ctx)
 	if err != nil {
+		// the page state calls end on their own (1 s at most); a dialog may be what blocks them
 		if d := t.Dialog(); d != nil {
 			s.Dialog = d
 			s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
@@ -95,22 +99,37 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		}
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	return t.finish(ctx, s, root, o, start)
+	return t.finish(s, root, o, start, state)
 }
 
-func (t *Tab) finish(ctx context.Context, s *Snapshot, root *node, o Options, start time.Time) (*Snapshot, error) {
-	s.URL, s.Title = root.frame.URL, root.name
-	if s.Dialog == nil {
+// pageState is what a snapshot's header says about the page besides the outline.
+type pageState struct {
+	loading bool    // document.readyState is not "complete"
+	fold    float64 // document y of the bottom of the visual viewport, 0 if unknown
+}
+
+// pageState asks the page's ready state and viewport in the background (each with a 1 s limit,
+// failures leave the zero value) and returns a function that waits for the answers.
+func (t *Tab) pageState(ctx context.Context) func() pageState {
+	var ps pageState
+	var wg sync.WaitGroup
+	session := t.Session()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
 		var r struct {
 			Result struct {
 				Value string `json:"value"`
 			} `json:"result"`
 		}
 		c2, cancel := context.WithTimeout(ctx, time.Second)
-		if t.c.Call(c2, t.Session(), "Runtime.evaluate", map[string]any{"expression": "document.readyState", "returnByValue": true}, &r) == nil {
-			s.Loading = r.Result.Value != "complete"
+		defer cancel()
+		if t.c.Call(c2, session, "Runtime.evaluate", map[string]any{"expression": "document.readyState", "returnByValue": true}, &r) == nil {
+			ps.loading = r.Result.Value != "complete"
 		}
-		cancel()
+	}()
+	go func() {
+		defer wg.Done()
 		var lm struct {
 			V struct {
 				PageY        float64 `json:"pageY"`
@@ -118,15 +137,31 @@ func (t *Tab) finish(ctx context.Context, s *Snapshot, root *node, o Options, st
 			} `json:"cssVisualViewport"`
 		}
 		c3, cancel := context.WithTimeout(ctx, time.Second)
-		if t.c.Call(c3, t.Session(), "Page.getLayoutMetrics", nil, &lm) == nil && lm.V.ClientHeight > 0 {
-			fold := lm.V.PageY + lm.V.ClientHeight
+		defer cancel()
+		if t.c.Call(c3, session, "Page.getLayoutMetrics", nil, &lm) == nil && lm.V.ClientHeight > 0 {
+			ps.fold = lm.V.PageY + lm.V.ClientHeight
+		}
+	}()
+	return func() pageState {
+		wg.Wait()
+		return ps
+	}
+}
+
+// finish renders the built tree; state (nil while a dialog is open) waits for the page state
+// asked beside the build.
+func (t *Tab) finish(s *Snapshot, root *node, o Options, start time.Time, state func() pageState) (*Snapshot, error) {
+	s.URL, s.Title = root.frame.URL, root.name
+	if s.Dialog == nil && state != nil {
+		ps := state()
+		s.Loading = ps.loading
+		if ps.fold > 0 {
 			walkNodes(root, func(n *node) {
-				if n.ref != "" && n.frame == root.frame && n.y > fold {
+				if n.ref != "" && n.frame == root.frame && n.y > ps.fold {
 					s.BelowFold++
 				}
 			})
 		}
-		cancel()
 	}
 	walkNodes(root, func(n *node) {
 		if n.modal && s.Modal == "" {
