@@ -108,11 +108,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
-		pctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
-		defer cancel()
-		_ = s.c.Call(pctx, session, "Runtime.evaluate", map[string]any{
-			"expression": settleJS, "awaitPromise": true,
-		}, nil)
+		s.settle(ctx, session)
 	}()
 	select {
 	case <-nav:
@@ -138,6 +134,14 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 		r.Title = after.Title
 	}
 	return r, nil
+}
+
+// settle waits until the page in session has rendered its next frame and run the task after
+// it, at most 120 ms (a background tab has no frames, an alert blocks the page).
+func (s *Service) settle(ctx context.Context, session string) {
+	pctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
+	defer cancel()
+	_ = s.c.Call(pctx, session, "Runtime.evaluate", map[string]any{"expression": settleJS, "awaitPromise": true}, nil)
 }
 
 // settleJS resolves after the page's next frame and the task after it (100 ms at most).
@@ -322,29 +326,23 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	for _, h := range hops {
 		_ = s.c.Call(ctx, h.session, "DOM.scrollIntoViewIfNeeded", map[string]any{"objectId": h.objectID}, nil)
 	}
-	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, measureJS)
+	m, err := s.measure(ctx, el, desc, needEnabled)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", desc, err)
-	}
-	var m measure
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: measure: %w", desc, err)
-	}
-	switch {
-	case m.Detached:
-		return nil, errRerendered
-	case m.Hidden:
-		return nil, fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
-	case m.Outside:
-		return nil, fmt.Errorf("%s is outside the visible area even after scrolling; try scroll", desc)
-	case needEnabled && m.Disabled:
-		return nil, fmt.Errorf("%s is disabled", desc)
-	}
-	// hit test in the element's frame, then the iframe element in each parent
-	lx, ly := m.X, m.Y
-	if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, lx, ly, desc); err != nil {
 		return nil, err
 	}
+	// hit test in the element's frame, then the iframe element in each parent
+	if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
+		// a page that re-renders on scroll (virtualized lists) may still be moving: look again
+		// once it has drawn a frame
+		s.settle(ctx, el.Frame.Session)
+		if m, err = s.measure(ctx, el, desc, needEnabled); err != nil {
+			return nil, err
+		}
+		if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
+			return nil, err
+		}
+	}
+	lx, ly := m.X, m.Y
 	x, y := lx, ly
 	for _, h := range hops {
 		raw, err := s.callFn(ctx, h.session, h.objectID, originJS)
@@ -362,6 +360,30 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	}
 	ok = true
 	return &aim{el: el, x: x, y: y, w: m.W, h: m.H}, nil
+}
+
+// measure reads the element's position and state after scrolling; errRerendered when the page
+// replaced it.
+func (s *Service) measure(ctx context.Context, el *snapshot.Element, desc string, needEnabled bool) (measure, error) {
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, measureJS)
+	if err != nil {
+		return measure{}, fmt.Errorf("%s: %w", desc, err)
+	}
+	var m measure
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return measure{}, fmt.Errorf("%s: measure: %w", desc, err)
+	}
+	switch {
+	case m.Detached:
+		return m, errRerendered
+	case m.Hidden:
+		return m, fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
+	case m.Outside:
+		return m, fmt.Errorf("%s is outside the visible area even after scrolling; try scroll", desc)
+	case needEnabled && m.Disabled:
+		return m, fmt.Errorf("%s is disabled", desc)
+	}
+	return m, nil
 }
 
 func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y float64, desc string) error {
