@@ -105,7 +105,13 @@ func (e *env) hasTab(id string) bool {
 
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	e.waitWithin(30*time.Second, what, cond)
+}
+
+// waitWithin polls cond until it holds, failing the test after d.
+func (e *env) waitWithin(d time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -61,7 +62,8 @@ func browser(t *testing.T) (*snapshottest.Browser, *fixtures.Server) {
 func openTab(t *testing.T, ctx context.Context, path string) *Tab {
 	t.Helper()
 	b, srv := browser(t)
-	id, err := b.NewTab(ctx, srv.URL(path))
+	url := srv.URL(path)
+	id, err := b.NewTab(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +73,16 @@ func openTab(t *testing.T, ctx context.Context, path string) *Tab {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tab.Close(context.Background()) })
-	waitReady(t, ctx, tab)
+	waitReady(t, ctx, tab, url)
 	return tab
 }
 
-func waitReady(t *testing.T, ctx context.Context, tab *Tab) {
+// waitReady waits until the tab shows url and has loaded. A new target starts on an empty
+// document that is already "complete", so the URL has to be checked too.
+func waitReady(t *testing.T, ctx context.Context, tab *Tab, url string) {
 	t.Helper()
-	for i := 0; i < 100; i++ {
-		v, err := evalIn(ctx, tab, "document.readyState === 'complete' && (!window.__ready || window.__ready())")
+	for i := 0; i < 200; i++ {
+		v, err := evalIn(ctx, tab, "location.href === "+strconv.Quote(url)+" && document.readyState === 'complete' && (!window.__ready || window.__ready())")
 		if err == nil && v == "true" {
 			time.Sleep(300 * time.Millisecond) // frames post their lists, re-renders settle
 			return

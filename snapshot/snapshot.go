@@ -87,7 +87,8 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		return s, nil
 	}
 	// the page state is asked beside the build: neither waits for the other
-	state := t.pageState(ctx)
+	state, stop := t.pageState(ctx)
+	defer stop()
 	root, err := t.build(ctx)
 	if err != nil {
 		// the page state calls end on their own (1 s at most); a dialog may be what blocks them
@@ -108,11 +109,14 @@ type pageState struct {
 	fold    float64 // document y of the bottom of the visual viewport, 0 if unknown
 }
 
-// pageState asks the page's ready state and viewport in the background (each with a 1 s limit,
-// failures leave the zero value) and returns a function that waits for the answers.
-func (t *Tab) pageState(ctx context.Context) func() pageState {
+// pageState asks the page's ready state and viewport in the background, beside the build
+// (failures leave the zero value). The returned wait gives the answers at most a second more
+// once it is called, so a large page whose build takes long still gets its header, and a
+// dialog that blocks the page costs a second at most. stop ends the calls early.
+func (t *Tab) pageState(ctx context.Context) (wait func() pageState, stop func()) {
 	var ps pageState
 	var wg sync.WaitGroup
+	ctx, stop = context.WithCancel(ctx)
 	session := t.Session()
 	wg.Add(2)
 	go func() {
@@ -122,9 +126,7 @@ func (t *Tab) pageState(ctx context.Context) func() pageState {
 				Value string `json:"value"`
 			} `json:"result"`
 		}
-		c2, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		if t.c.Call(c2, session, "Runtime.evaluate", map[string]any{"expression": "document.readyState", "returnByValue": true}, &r) == nil {
+		if t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": "document.readyState", "returnByValue": true}, &r) == nil {
 			ps.loading = r.Result.Value != "complete"
 		}
 	}()
@@ -136,16 +138,25 @@ func (t *Tab) pageState(ctx context.Context) func() pageState {
 				ClientHeight float64 `json:"clientHeight"`
 			} `json:"cssVisualViewport"`
 		}
-		c3, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		if t.c.Call(c3, session, "Page.getLayoutMetrics", nil, &lm) == nil && lm.V.ClientHeight > 0 {
+		if t.c.Call(ctx, session, "Page.getLayoutMetrics", nil, &lm) == nil && lm.V.ClientHeight > 0 {
 			ps.fold = lm.V.PageY + lm.V.ClientHeight
 		}
 	}()
-	return func() pageState {
+	done := make(chan struct{})
+	go func() {
 		wg.Wait()
+		close(done)
+	}()
+	wait = func() pageState {
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			stop()
+			<-done
+		}
 		return ps
 	}
+	return wait, stop
 }
 
 // finish renders the built tree; state (nil while a dialog is open) waits for the page state

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -147,9 +148,20 @@ func TestSnapshotSpeedOnLargePage(t *testing.T) {
 		t.Errorf("only %d refs", s.Refs)
 	}
 	if s2.Text != s.Text {
-		t.Error("refs changed between two snapshots of an unchanged page")
+		t.Errorf("refs changed between two snapshots of an unchanged page: %s", firstDiff(s.Text, s2.Text))
 	}
 	if s2.Took > 5*time.Second {
 		t.Errorf("too slow: %v", s2.Took)
 	}
+}
+
+// firstDiff describes the first line where a and b differ.
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d: %q, then %q", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, then %d lines", len(la), len(lb))
 }

@@ -86,7 +86,9 @@ func open(t *testing.T, ctx context.Context, path string) string {
 		svc.forget(id)
 		b.CloseTab(context.Background(), id)
 	})
-	if _, err := svc.Act(ctx, id, Action{Kind: "wait", State: "load"}); err != nil {
+	// a new target starts on an empty about:blank document that is already complete
+	loaded := "location.protocol !== 'about:' && document.readyState === 'complete'"
+	if _, err := svc.Act(ctx, id, Action{Kind: "wait", Expression: loaded}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // frames post their lists, re-renders settle
