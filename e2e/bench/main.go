@@ -75,7 +75,15 @@ func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
 	only := flag.String("groups", "relay,real,snapshot,fastpath", "comma-separated groups to run")
+	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
+	if *serveDirect {
+		if err := serveDirectReference(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	cfg := config{short: *short, reps: 2000}
 	if *short {

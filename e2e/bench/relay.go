@@ -183,6 +183,63 @@ func rssKiB(pid int) (float64, error) {
 	return 0, errors.New("no VmRSS line")
 }
 
+// directProc is the relay group's reference: the simulated extension's CDP behaviour served
+// directly, in a process of its own like the relay (and like Chrome's own endpoint), so that
+// both paths pay the same cost of waking another process.
+type directProc struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	url   string
+}
+
+// startDirect runs this benchmark binary again with -serve-direct and reads the URL it prints.
+func startDirect() (*directProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the benchmark binary: %w", err)
+	}
+	cmd := exec.Command(self, "-serve-direct")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the direct reference: %w", err)
+	}
+	d := &directProc{cmd: cmd, stdin: stdin}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		d.stop()
+		return nil, fmt.Errorf("the direct reference did not print its URL: %w", err)
+	}
+	d.url = strings.TrimSpace(line)
+	return d, nil
+}
+
+// stop closes the reference's stdin, which ends it.
+func (d *directProc) stop() {
+	_ = d.stdin.Close()
+	_ = d.cmd.Wait()
+}
+
+// serveDirectReference is the -serve-direct mode: it prints the reference's WebSocket URL and
+// serves until stdin closes.
+func serveDirectReference() error {
+	d, err := relaytest.StartDirect()
+	if err != nil {
+		return fmt.Errorf("serve the direct reference: %w", err)
+	}
+	defer d.Close()
+	fmt.Println(d.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
 // benchTab is the simulated extension's shared tab.
 const benchTab = "BENCHTAB000000000000000000000000"
 
@@ -208,11 +265,11 @@ func runRelay(cfg config, r *Results) error {
 	if err != nil {
 		return err
 	}
-	direct, err := relaytest.StartDirect()
+	direct, err := startDirect()
 	if err != nil {
 		return err
 	}
-	defer direct.Close()
+	defer direct.stop()
 
 	dialRelay := func() (*cdpclient.Client, string, error) {
 		c, err := cdpclient.Dial(ctx, "ws://"+rp.addr+"/cdp?token="+rp.token, nil)
@@ -233,7 +290,7 @@ func runRelay(cfg config, r *Results) error {
 		return c, a.SessionID, err
 	}
 	dialDirect := func() (*cdpclient.Client, string, error) {
-		c, err := cdpclient.Dial(ctx, direct.URL(), nil)
+		c, err := cdpclient.Dial(ctx, direct.url, nil)
 		return c, "", err
 	}
 
