@@ -467,8 +467,13 @@ func validateStep(st *Step) error {
 			}
 		}
 	case "wait":
-		if st.Text == "" && st.URL == "" && st.Expect == nil {
-			return errors.New("a wait step needs text: or url:")
+		// The wait action takes exactly one condition: a wait with only expect: has none to
+		// replay, one with both text: and url: has two.
+		switch {
+		case st.Text == "" && st.URL == "":
+			return errors.New("a wait step needs text: or url: (what to wait for; expect: only checks after a step that acts)")
+		case st.Text != "" && st.URL != "":
+			return errors.New("a wait step waits for one thing: text: or url:, not both (use two wait steps)")
 		}
 	case "scroll":
 		if st.Direction == "" && st.Target == nil {

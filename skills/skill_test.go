@@ -106,6 +106,10 @@ func TestParseErrors(t *testing.T) {
 		{"bad regex", steps("- do: click\n  target: {role: button, name: \"/(/\"}"), 9, "regular expression"},
 		{"steps not a list", steps("do: click"), 9, "list"},
 		{"wrong type", steps("- do: click\n  target: button \"A\"\n  submit: maybe"), 11, ""},
+		// waits the wait action cannot replay: no condition, or two
+		{"wait with only expect", steps("- do: click\n  target: button \"A\"\n- do: wait\n  expect: {text: done}"), 11, "needs text: or url:"},
+		{"wait with nothing", steps("- do: wait"), 9, "needs text: or url:"},
+		{"wait for text and url", steps("- do: wait\n  text: done\n  url: /next"), 9, "not both"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
