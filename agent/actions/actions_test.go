@@ -75,6 +75,10 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 		if h := hits(t, ctx, id); len(h) != 1 || h[0] != "done-write-report" {
 			t.Fatalf("stale Done ref hit %v", h)
 		}
+	} else if !errors.Is(err, snapshot.ErrGone) || !strings.Contains(err.Error(), "take a new snapshot") {
+		t.Fatalf("stale Done ref: want the element or a clear 'gone' error, got %v", err)
+	} else if h := hits(t, ctx, id); len(h) != 0 {
+		t.Fatalf("a refused stale ref still hit %v", h)
 	}
 	// unknown refs
 	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: "e999"}); !errors.Is(err, snapshot.ErrUnknownRef) {
@@ -380,12 +384,40 @@ func TestDialogsAndModal(t *testing.T) {
 	}
 }
 
+// TestParallelTabs checks the per-tab queue: an action on one tab waits for the one before it
+// on the same tab, and does not wait for actions on another tab.
 func TestParallelTabs(t *testing.T) {
 	svc, _, _ := need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	a := open(t, ctx, "/hard/dupes.html")
 	b := open(t, ctx, "/hard/menu.html")
+	const hold = 1500 * time.Millisecond
+	waitDone := make(chan time.Time, 1)
+	go func() {
+		_, err := svc.Act(ctx, a, Action{Kind: "wait", Seconds: hold.Seconds()})
+		if err != nil {
+			t.Error(err)
+		}
+		waitDone <- time.Now()
+	}()
+	time.Sleep(150 * time.Millisecond) // the wait has taken tab a's queue slot
+	if _, err := svc.Snapshot(ctx, b, snapshot.Options{Interactive: true}); err != nil {
+		t.Fatal(err)
+	}
+	otherTab := time.Now()
+	if _, err := svc.Snapshot(ctx, a, snapshot.Options{Interactive: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameTab := time.Now()
+	waited := <-waitDone
+	if !otherTab.Before(waited) {
+		t.Errorf("a snapshot of tab b waited for the %v wait on tab a", hold)
+	}
+	if sameTab.Before(waited) {
+		t.Errorf("a snapshot of tab a ran while its %v wait was still running", hold)
+	}
+	// many at once on both tabs: all succeed
 	errs := make(chan error, 20)
 	for i := 0; i < 10; i++ {
 		for _, id := range []string{a, b} {
