@@ -42,6 +42,8 @@ type Draft struct {
 	Markdown string `json:"markdown"`
 	// Named is true when the model wrote the name and descriptions from the narration.
 	Named bool `json:"named"`
+	// ModelCalls counts the model calls made for the draft (naming it from the narration).
+	ModelCalls int `json:"modelCalls"`
 }
 
 // captured is one user action seen by the recorder.
@@ -537,9 +539,9 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 	if len(sk.Steps) == 0 {
 		return nil, errors.New("nothing was recorded: click, type or choose on the shared tab between start and stop (actions in other tabs or in cross-origin frames are not captured yet)")
 	}
-	named := false
+	named, calls := false, 0
 	if s.opts.Model != nil && strings.TrimSpace(narration) != "" {
-		named = s.nameFromNarration(ctx, sk, narration, host)
+		named, calls = s.nameFromNarration(ctx, sk, narration, host), 1
 	}
 	if !named {
 		if n := slug(narration, 4); n != "" {
@@ -571,7 +573,7 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 	if err != nil {
 		return nil, fmt.Errorf("the recorded draft does not parse (a bug; please report it): %w", err)
 	}
-	return &Draft{Skill: parsed, Markdown: string(md), Named: named}, nil
+	return &Draft{Skill: parsed, Markdown: string(md), Named: named, ModelCalls: calls}, nil
 }
 
 func describeAll(steps []Step) string {

@@ -121,7 +121,8 @@ type RunResult struct {
 	Output string `json:"output,omitempty"`
 	// Steps reports each structured step.
 	Steps []StepReport `json:"steps"`
-	// Handovers counts the steps handed to the model; ModelCalls the model calls they made.
+	// Handovers counts the steps handed to the model; ModelCalls all the run's model calls (the
+	// handovers', and the one that took parameter values from the request, if any).
 	Handovers  int `json:"handovers"`
 	ModelCalls int `json:"modelCalls"`
 	// DurationMS is the run's wall time.
@@ -199,8 +200,9 @@ func plural(n int, one, many string) string {
 
 // fillParams merges given values, defaults and values found in the request, and refuses a run
 // that still lacks a required parameter.
-func (s *Service) fillParams(ctx context.Context, sk *Skill, req RunRequest) (map[string]string, error) {
-	params := map[string]string{}
+// calls counts the model calls made to find parameter values in the request.
+func (s *Service) fillParams(ctx context.Context, sk *Skill, req RunRequest) (params map[string]string, calls int, err error) {
+	params = map[string]string{}
 	for k, v := range req.Params {
 		if _, ok := sk.Param(k); !ok {
 			var names []string
@@ -210,7 +212,7 @@ func (s *Service) fillParams(ctx context.Context, sk *Skill, req RunRequest) (ma
 			if len(names) == 0 {
 				names = []string{"none"}
 			}
-			return nil, fmt.Errorf("skill %s has no parameter %q (its parameters: %s)", sk.Name, k, strings.Join(names, ", "))
+			return nil, calls, fmt.Errorf("skill %s has no parameter %q (its parameters: %s)", sk.Name, k, strings.Join(names, ", "))
 		}
 		params[k] = v
 	}
@@ -224,21 +226,23 @@ func (s *Service) fillParams(ctx context.Context, sk *Skill, req RunRequest) (ma
 		return out
 	}
 	if m := missing(); len(m) > 0 && strings.TrimSpace(req.Request) != "" {
-		for k, v := range s.paramsFromRequest(ctx, sk, req.Request, m) {
+		found, n := s.paramsFromRequest(ctx, sk, req.Request, m)
+		calls += n
+		for k, v := range found {
 			if _, ok := params[k]; !ok {
 				params[k] = v
 			}
 		}
 	}
 	if m := missing(); len(m) > 0 {
-		return nil, &MissingParamsError{Skill: sk.Name, Missing: m}
+		return nil, calls, &MissingParamsError{Skill: sk.Name, Missing: m}
 	}
 	for _, p := range sk.Parameters {
 		if _, ok := params[p.Name]; !ok {
 			params[p.Name] = p.Default
 		}
 	}
-	return params, nil
+	return params, calls, nil
 }
 
 // Run runs skill name: parameters are checked first (a missing required one refuses the run
@@ -297,7 +301,7 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 	if s.opts.Browser == nil {
 		return nil, errors.New("skills cannot run: no browser is connected to the skills service")
 	}
-	params, err := s.fillParams(ctx, sk, req)
+	params, calls, err := s.fillParams(ctx, sk, req)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +313,7 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
 		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
 	}
-	return &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now()}, nil
+	return &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now(), paramCalls: calls}, nil
 }
 
 // run is one skill run in progress.
@@ -324,6 +328,8 @@ type run struct {
 	res    *RunResult
 	draft  []Step // steps as they actually ran (nil until a step is done differently)
 	diff   bool
+	// paramCalls counts the model calls that found parameter values in the request.
+	paramCalls int
 }
 
 func (r *run) secretValues() []string {
@@ -368,7 +374,7 @@ func (r *run) begin(ctx context.Context) context.Context {
 	for _, st := range r.sk.Steps {
 		r.t.Plan = append(r.t.Plan, task.PlanItem{Text: r.mask(describe(st, r.params)), Status: task.PlanPending})
 	}
-	r.res = &RunResult{TaskID: r.t.ID, Skill: r.sk.Name}
+	r.res = &RunResult{TaskID: r.t.ID, Skill: r.sk.Name, ModelCalls: r.paramCalls}
 	if r.s.opts.Runner != nil {
 		ctx, r.tr = r.s.opts.Runner.Track(ctx, r.t)
 	}

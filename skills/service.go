@@ -165,10 +165,11 @@ func (s *Service) StartNamed(ctx context.Context, request, tab, pageURL string, 
 
 // paramsFromRequest fills missing parameters from the user's words: by the model when one is
 // configured (one call), else from name=value pairs and the text after the skill's name.
-func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request string, missing []Param) map[string]string {
-	out := paramsInText(sk, request, missing)
+// calls is the number of model calls made (0 or 1).
+func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request string, missing []Param) (out map[string]string, calls int) {
+	out = paramsInText(sk, request, missing)
 	if s.opts.Model == nil || !saysMore(sk, request) {
-		return out
+		return out, 0
 	}
 	var need []string
 	for _, p := range missing {
@@ -177,7 +178,7 @@ func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request stri
 		}
 	}
 	if len(need) == 0 {
-		return out
+		return out, 0
 	}
 	prompt := fmt.Sprintf("The user asked: %q\nThis runs the browser skill %q (%s), which needs these parameters:\n%s\n"+
 		"Reply with only a JSON object mapping each parameter name to the value the user gave. Leave out parameters the user did not give; never invent values.",
@@ -185,12 +186,12 @@ func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request stri
 	reply, err := llms.GenerateFromSinglePrompt(ctx, s.opts.Model, prompt, llms.WithMaxTokens(300))
 	if err != nil {
 		s.log.Warn().Err(err).Str("skill", sk.Name).Msg("the model could not take parameters from the request")
-		return out
+		return out, 1
 	}
 	var got map[string]any
 	if err := json.Unmarshal([]byte(jsonObject(reply)), &got); err != nil {
 		s.log.Debug().Err(err).Msg("the model's parameters are not a JSON object")
-		return out
+		return out, 1
 	}
 	for _, p := range missing {
 		if v, ok := got[p.Name]; ok && v != nil && fmt.Sprint(v) != "" {
@@ -199,7 +200,7 @@ func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request stri
 			}
 		}
 	}
-	return out
+	return out, 1
 }
 
 // saysMore reports whether the request has words besides the skill's name and filler ("run

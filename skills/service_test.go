@@ -54,6 +54,9 @@ func TestDraftNamedFromNarrationByModel(t *testing.T) {
 	if !d.Named || d.Skill.Name != "invite-teammate" || d.Skill.Parameters[0].Description != "Email address of the person to invite" || srv.Calls() != 1 {
 		t.Fatalf("draft %+v (calls %d)", d.Skill, srv.Calls())
 	}
+	if d.ModelCalls != 1 {
+		t.Errorf("the naming call is not counted: draft modelCalls %d, model served %d", d.ModelCalls, srv.Calls())
+	}
 	for _, want := range []string{`text: '{{email}}'`, `text: '{{password}}'`, `target: button "Invite" nth=2`, "url: /team/invited", "url: https://app.test/search?q={{email}}", "https://app.test/*"} {
 		if !strings.Contains(d.Markdown, want) {
 			t.Errorf("draft lacks %q:\n%s", want, d.Markdown)
@@ -76,11 +79,19 @@ func TestDraftNamedFromNarrationByModel(t *testing.T) {
 func TestParamsFromRequestByModel(t *testing.T) {
 	srv := llmtest.NewOpenAI(t, llmtest.Text(`{"name": "Katherine Johnson"}`))
 	page := newContacts()
-	s, _ := newTestService(t, page, nil)
+	s, st := newTestService(t, page, nil)
 	s.opts.Model = srv.Model(t)
 	res, err := s.Run(context.Background(), "add-contact", RunRequest{Request: "please put Katherine Johnson in the address book"})
 	if err != nil || res.Status != task.StatusSucceeded || page.name != "Katherine Johnson" || srv.Calls() != 1 {
 		t.Fatalf("%v %+v name=%q calls=%d", err, res, page.name, srv.Calls())
+	}
+	// the extraction call counts as the run's model call, in the result and in its task
+	tk, err := st.GetTask(context.Background(), res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ModelCalls != 1 || tk.Usage.LLMCalls != 1 {
+		t.Errorf("model calls counted: result %d, task %d; the model served %d", res.ModelCalls, tk.Usage.LLMCalls, srv.Calls())
 	}
 }
 
