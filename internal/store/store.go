@@ -108,8 +108,51 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if _, err := s.MarkInterrupted(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	_ = os.Chmod(path, 0o600)
 	return s, nil
+}
+
+// InterruptedError is the error recorded on tasks that were still in progress when the
+// database was last closed without finishing them (the server crashed or was killed).
+const InterruptedError = "interrupted: the tabrelay server stopped while this task ran"
+
+// MarkInterrupted marks every task that is not in a final state (planning, running, waiting
+// for confirmation) as failed with [InterruptedError], its running steps as errors and its
+// active plan items as failed, and returns how many tasks it changed. Open calls it: no task
+// survives a restart of the server, so a task left in progress in the database was cut off.
+func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: marking interrupted tasks: %w", s.path, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	final := []any{string(task.StatusSucceeded), string(task.StatusFailed), string(task.StatusCancelled)}
+	const open = `SELECT id FROM tasks WHERE status NOT IN (?,?,?)`
+	at := now()
+	if _, err := tx.ExecContext(ctx, `UPDATE steps SET status = ?, error = ?, ended_at = CASE WHEN ended_at = '' THEN ? ELSE ended_at END
+		WHERE status = ? AND task_id IN (`+open+`)`,
+		append([]any{string(task.StepError), InterruptedError, at, string(task.StepRunning)}, final...)...); err != nil {
+		return 0, fmt.Errorf("store: %s: marking the steps of interrupted tasks: %w", s.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE plan_items SET status = ? WHERE status = ? AND task_id IN (`+open+`)`,
+		append([]any{string(task.PlanFailed), string(task.PlanActive)}, final...)...); err != nil {
+		return 0, fmt.Errorf("store: %s: marking the plans of interrupted tasks: %w", s.path, err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE tasks SET status = ?, error = ?, updated_at = ?,
+		finished_at = CASE WHEN finished_at = '' THEN ? ELSE finished_at END WHERE status NOT IN (?,?,?)`,
+		append([]any{string(task.StatusFailed), InterruptedError, at, at}, final...)...)
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: marking interrupted tasks as failed: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: %s: committing the interrupted tasks: %w", s.path, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // Path is the database file.

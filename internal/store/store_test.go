@@ -158,3 +158,56 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("want refusal, got %v", err)
 	}
 }
+
+// A task cut off by a crash or kill is left "running" in the database; reopening the database
+// (a server start) must end it as failed with an error that says what happened.
+func TestInterruptedTasksFailOnReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := sampleTask(1)
+	running.ID, running.Status, running.Error, running.FinishedAt = "run", task.StatusRunning, "", time.Time{}
+	running.Plan[1].Status = task.PlanActive
+	running.Steps[1] = task.Step{ID: "s2", Index: 2, Tool: "click", Status: task.StepRunning, StartedAt: running.CreatedAt}
+	waiting := sampleTask(2)
+	waiting.ID, waiting.Status, waiting.Error, waiting.FinishedAt = "wait", task.StatusWaitingConfirmation, "", time.Time{}
+	done := sampleTask(3)
+	done.ID, done.Status = "done", task.StatusSucceeded
+	for _, tk := range []*task.Task{running, waiting, done} {
+		if err := s.SaveTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close() // as if the process died: nothing ended the tasks
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range []string{"run", "wait"} {
+		got, err := s.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != task.StatusFailed || got.Error != InterruptedError || got.FinishedAt.IsZero() {
+			t.Errorf("%s: status %s error %q finished %v; want failed, %q", id, got.Status, got.Error, got.FinishedAt, InterruptedError)
+		}
+	}
+	got, _ := s.GetTask(ctx, "run")
+	if st := got.Steps[1]; st.Status != task.StepError || st.Error != InterruptedError || st.EndedAt.IsZero() {
+		t.Errorf("running step left as %+v", st)
+	}
+	if got.Plan[1].Status != task.PlanFailed {
+		t.Errorf("active plan item left as %s", got.Plan[1].Status)
+	}
+	if d, _ := s.GetTask(ctx, "done"); d.Status != task.StatusSucceeded || d.Error != done.Error {
+		t.Errorf("a finished task changed: %s %q", d.Status, d.Error)
+	}
+	if n, err := s.MarkInterrupted(ctx); err != nil || n != 0 {
+		t.Errorf("second pass changed %d tasks (%v)", n, err)
+	}
+}
