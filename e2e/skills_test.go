@@ -227,6 +227,13 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if len(list.Skills) == 0 || list.Skills[0].Name != name {
 		t.Fatalf("ranked list for the request: %+v", list.Skills)
 	}
+	// without a page URL (the CLI's `skills list --q` without --url) the recorded, site-specific
+	// skill is found too: no URL filters nothing
+	list = skills.List{}
+	_ = json.Unmarshal(se.skillsCall(t, http.MethodGet, "/skills?q=add+a+contact", nil).Body, &list)
+	if len(list.Skills) == 0 || list.Skills[0].Name != name {
+		t.Errorf("ranked list for the request without a page URL: %+v", list.Skills)
+	}
 
 	// Replay on a fresh page: zero model calls.
 	u.open(page)

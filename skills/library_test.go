@@ -216,6 +216,10 @@ func TestRankAndNamed(t *testing.T) {
 		{"order a pizza", "https://shop.test/", "export-orders", false, "order-pizza"},
 		{"run extract-table", "https://x.test/", "extract-table", true, ""},
 		{"use fill form with Name: Ada", "https://x.test/", "fill-form", true, ""},
+		// no page URL (the panel or the CLI without --url): site-specific skills are found too
+		{"order a pizza", "", "order-pizza", false, ""},
+		{"download the order history", "", "export-orders", false, ""},
+		{"run export-orders", "", "export-orders", true, ""},
 	}
 	for _, c := range cases {
 		ms := l.Rank(c.req, c.url)

@@ -186,10 +186,16 @@ func isNameChar(c byte) bool {
 // Rank orders the skills that apply to pageURL by relevance to request (most relevant first).
 // A skill the request names outright comes first with Named set. Skills for other sites are
 // left out; with an empty request, every applicable skill is listed, site-specific ones first.
+// An empty pageURL (the page is not known) filters nothing: every skill may fit, ranked by
+// text relevance alone.
 func (l *Library) Rank(request, pageURL string) []Match {
 	var out []Match
+	anyPage := strings.TrimSpace(pageURL) == ""
 	for _, s := range l.List() {
 		site, ok := siteScore(s.Sites, pageURL)
+		if anyPage {
+			site, ok = 0.25, true
+		}
 		if !ok {
 			continue
 		}

@@ -64,7 +64,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 	var query, pageURL, request, narration, out string
 	fs.Var(params, "param", "a parameter for run, name=value (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON answer")
-	fs.StringVar(&query, "q", "", "list: rank the skills for this request")
+	fs.StringVar(&query, "q", "", "list: rank the skills for this request (skills for every site unless --url)")
 	fs.StringVar(&pageURL, "url", "", "list: only skills for this page URL")
 	fs.StringVar(&request, "request", "", "run: take missing parameters from these words")
 	fs.StringVar(&narration, "narration", "", "record stop: what you did, in a sentence (names and describes the skill)")
