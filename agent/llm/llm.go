@@ -1,10 +1,10 @@
 // Package llm builds the language model tabrelay's agent talks to, from environment variables,
 // through langchaingo only.
 //
-// The variables are TABRELAY_LLM_PROVIDER, TABRELAY_LLM_MODEL, TABRELAY_LLM_BASE_URL and the
-// providers' usual key variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY,
-// MISTRAL_API_KEY, GROQ_API_KEY, OPENROUTER_API_KEY, …); TABRELAY_LLM_API_KEY overrides the
-// provider's key. Every OpenAI-compatible endpoint (OpenAI, Mistral, Groq, OpenRouter, DeepSeek,
+// The variables are TABRELAY_LLM_PROVIDER, TABRELAY_LLM_MODEL, TABRELAY_LLM_BASE_URL,
+// TABRELAY_LLM_VISION (the model reads screenshots) and the providers' usual key variables
+// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, MISTRAL_API_KEY, GROQ_API_KEY,
+// OPENROUTER_API_KEY, …); TABRELAY_LLM_API_KEY overrides the provider's key. Every OpenAI-compatible endpoint (OpenAI, Mistral, Groq, OpenRouter, DeepSeek,
 // Ollama's /v1, LM Studio, vLLM, any other) goes through langchaingo's openai provider with a
 // base URL, because the native ollama and mistral providers cannot carry tool calls; Anthropic
 // uses the anthropic provider and Google the googleai provider.
@@ -38,6 +38,9 @@ const (
 	// EnvLegacyMaxTokens, when true, sends max_tokens instead of max_completion_tokens to
 	// OpenAI-compatible servers that only know the older field.
 	EnvLegacyMaxTokens = "TABRELAY_LLM_LEGACY_MAX_TOKENS"
+	// EnvVision, when true (1, true, yes, on), says the model reads images: the agent then
+	// offers it the screenshot tool.
+	EnvVision = "TABRELAY_LLM_VISION"
 )
 
 // Protocol is the wire protocol a provider speaks, which decides the langchaingo provider used.
@@ -131,15 +134,21 @@ type Config struct {
 	KeySource string
 	// LegacyMaxTokens sends max_tokens instead of max_completion_tokens (OpenAI protocol).
 	LegacyMaxTokens bool
+	// Vision says the model reads images (TABRELAY_LLM_VISION): the agent offers it screenshots.
+	Vision bool
 	// HTTPClient, when set, carries the requests (tests, proxies).
 	HTTPClient *http.Client
 }
 
-// String describes the configuration without its secret.
+// String describes the configuration without its secret, e.g. "openai/gpt-4o at
+// https://api.openai.com/v1 with vision".
 func (c Config) String() string {
 	s := c.Provider + "/" + c.Model
 	if c.BaseURL != "" {
 		s += " at " + c.BaseURL
+	}
+	if c.Vision {
+		s += " with vision"
 	}
 	return s
 }
@@ -218,7 +227,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	cfg := Config{
 		Provider: p.Name, Protocol: p.Protocol, Model: get(EnvModel), BaseURL: get(EnvBaseURL),
-		LegacyMaxTokens: parseBool(get(EnvLegacyMaxTokens)),
+		LegacyMaxTokens: parseBool(get(EnvLegacyMaxTokens)), Vision: parseBool(get(EnvVision)),
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = p.BaseURL
@@ -251,6 +260,10 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// VisionFromEnv reports whether TABRELAY_LLM_VISION is true in the process environment (the
+// default of the server's --agent-vision flag).
+func VisionFromEnv() bool { v, _ := os.LookupEnv(EnvVision); return parseBool(strings.TrimSpace(v)) }
 
 func parseBool(s string) bool {
 	switch strings.ToLower(s) {

@@ -18,6 +18,7 @@ func TestFromLookup(t *testing.T) {
 		model    string
 		baseURL  string
 		key      string
+		vision   bool
 		errHas   string
 	}{
 		{name: "nothing", env: map[string]string{}, errHas: "TABRELAY_LLM_PROVIDER is not set"},
@@ -38,6 +39,9 @@ func TestFromLookup(t *testing.T) {
 		{name: "compatible needs base", env: map[string]string{"TABRELAY_LLM_PROVIDER": "openai-compatible", "TABRELAY_LLM_MODEL": "x"}, errHas: "TABRELAY_LLM_BASE_URL"},
 		{name: "base url alone", env: map[string]string{"TABRELAY_LLM_BASE_URL": "http://h/v1", "TABRELAY_LLM_MODEL": "m"}, provider: "openai-compatible", key: "local"},
 		{name: "unknown provider", env: map[string]string{"TABRELAY_LLM_PROVIDER": "skynet"}, errHas: `unknown provider "skynet"`},
+		{name: "vision on", env: map[string]string{"TABRELAY_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "TABRELAY_LLM_VISION": "1"}, provider: "openai", vision: true},
+		{name: "vision yes", env: map[string]string{"TABRELAY_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k", "TABRELAY_LLM_VISION": " Yes "}, provider: "anthropic", vision: true},
+		{name: "vision off", env: map[string]string{"TABRELAY_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "TABRELAY_LLM_VISION": "0"}, provider: "openai"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +72,9 @@ func TestFromLookup(t *testing.T) {
 			}
 			if tt.key != "" && cfg.APIKey != tt.key {
 				t.Errorf("key %q, want %q", cfg.APIKey, tt.key)
+			}
+			if cfg.Vision != tt.vision || strings.Contains(cfg.String(), "with vision") != tt.vision {
+				t.Errorf("vision %v (%s), want %v", cfg.Vision, cfg, tt.vision)
 			}
 			if len(cfg.APIKey) > 5 && strings.Contains(cfg.String(), cfg.APIKey) {
 				t.Errorf("String() leaks the key: %s", cfg)
@@ -103,5 +110,16 @@ func TestNewEachProtocol(t *testing.T) {
 		if want := cfg.Protocol == ProtocolOpenAI; (cfg.ImageMode() == ImageDataURL) != want {
 			t.Errorf("%s: image mode %v", cfg, cfg.ImageMode())
 		}
+	}
+}
+
+func TestVisionFromEnv(t *testing.T) {
+	t.Setenv(EnvVision, "true")
+	if !VisionFromEnv() {
+		t.Error("TABRELAY_LLM_VISION=true not read")
+	}
+	t.Setenv(EnvVision, "")
+	if VisionFromEnv() {
+		t.Error("empty TABRELAY_LLM_VISION read as on")
 	}
 }

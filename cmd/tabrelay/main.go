@@ -143,6 +143,7 @@ type serveFlags struct {
 	allowCloseUserTabs bool
 	extensionIDs       string
 	allowedSites       string
+	vision             bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -150,6 +151,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowNonLoopback, "dangerously-listen-non-loopback", config.EnvBool("TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK"), "allow a non-loopback --addr: anyone who reaches it with the secret controls your browser")
 	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
+	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
 	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may change pages (default: every shared tab's site); reading and navigating stay free")
 }
 
@@ -188,7 +190,9 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 	model, cfg, merr := llm.FromEnvModel(ctx)
 	switch {
 	case merr == nil:
+		cfg.Vision = f.vision // the flag, defaulting to TABRELAY_LLM_VISION, has the last word
 		opts.Agent.Model, opts.Agent.ModelName, opts.Agent.ImageMode = model, cfg.String(), cfg.ImageMode()
+		opts.Agent.Vision = cfg.Vision
 	case errors.Is(merr, llm.ErrNotConfigured):
 		opts.Agent.ModelError = merr
 	default:
