@@ -106,6 +106,12 @@ func (r *run) goal(i int, reason string) string {
 		fmt.Fprintf(&b, " Hint: %s.", strings.TrimSuffix(st.Hint, "."))
 	}
 	b.WriteString(" The page may have changed (renamed or moved elements): find the element that serves the same purpose. Then call finish.\n")
+	if notes := prose(r.sk.Body); notes != "" {
+		// what the author wrote for when the page differs (preconditions, notes, verification)
+		b.WriteString("The skill's own instructions (for context; do only the step above):\n")
+		b.WriteString(capText(notes, maxHandoverNotes))
+		b.WriteString("\n")
+	}
 	if i+1 < len(r.sk.Steps) {
 		b.WriteString("Do NOT do the later steps; they run automatically after you finish:\n")
 		for j := i + 1; j < len(r.sk.Steps); j++ {
@@ -212,4 +218,34 @@ func sameStep(a, b Step) bool {
 	ja, _ := json.Marshal(Step{Do: a.Do, Target: a.Target, Text: a.Text, Key: a.Key, Values: a.Values, URL: a.URL, Submit: a.Submit})
 	jb, _ := json.Marshal(Step{Do: b.Do, Target: b.Target, Text: b.Text, Key: b.Key, Values: b.Values, URL: b.URL, Submit: b.Submit})
 	return string(ja) == string(jb)
+}
+
+// maxHandoverNotes caps the skill's prose given to the model with a step.
+const maxHandoverNotes = 2000
+
+// prose is a skill's markdown body without its ```steps blocks (the steps are described to the
+// model one by one), trimmed; "" when nothing else is written.
+func prose(body string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case !in && strings.HasPrefix(t, "```steps"):
+			in = true
+			continue
+		case in && strings.HasPrefix(t, "```"):
+			in = false
+			continue
+		case in:
+			continue
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	out := strings.TrimSpace(b.String())
+	for strings.Contains(out, "\n\n\n") {
+		out = strings.ReplaceAll(out, "\n\n\n", "\n\n")
+	}
+	return out
 }

@@ -419,3 +419,49 @@ func TestProseSkillFollowedByModel(t *testing.T) {
 		t.Fatalf("prose skill without a model: %v", err)
 	}
 }
+
+// TestHandoverGivesModelTheSkillsNotes: a step handed to the model comes with the skill's prose
+// (its notes for when the page differs), without the steps block and capped.
+func TestHandoverGivesModelTheSkillsNotes(t *testing.T) {
+	page := newContacts()
+	page.button = "Create contact"
+	refRE := regexp.MustCompile(`button "Create contact" \[ref=(e\d+)\]`)
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+			var all string
+			for _, m := range r.Messages {
+				all += "\n" + m.Text
+			}
+			return llmtest.ToolCall("click", fmt.Sprintf(`{"ref":%q}`, refRE.FindStringSubmatch(all)[1]))
+		}),
+		llmtest.ToolCall("finish", `{"answer":"done"}`),
+	)
+	s, _ := newTestService(t, page, srv)
+	const notes = "## Notes\n\nOn the new layout the add button is labelled Create contact."
+	long := strings.Repeat("Filler that should be cut. ", 200)
+	md := strings.Replace(addContact, "---\n```steps", "---\n# Add a contact\n\n"+notes+"\n\n```steps", 1) + "\n## More\n\n" + long + "\n"
+	if _, err := s.Library().Save("add-contact", []byte(md)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), "add-contact", RunRequest{Params: map[string]string{"name": "Ada"}})
+	if err != nil || res.Status != task.StatusSucceeded || res.Handovers != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	var goal string
+	for _, m := range reqs[0].Messages {
+		goal += m.Text + "\n"
+	}
+	if !strings.Contains(goal, "labelled Create contact") || !strings.Contains(goal, "# Add a contact") {
+		t.Errorf("the model was not given the skill's notes:\n%s", goal)
+	}
+	if strings.Contains(goal, "```steps") || strings.Contains(goal, "- do: type") {
+		t.Errorf("the model was given the raw steps block:\n%s", goal)
+	}
+	if n := strings.Count(goal, "Filler that should be cut."); n == 0 || n >= 200 {
+		t.Errorf("the notes are not capped: %d filler sentences sent", n)
+	}
+}
