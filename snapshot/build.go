@@ -91,6 +91,7 @@ type node struct {
 	hoist     bool // always replaced by its children in output (the rendered root)
 	inline    bool // its line already carries text (no trailing colon)
 	focused   bool
+	password  bool    // an <input type=password> (the accessibility tree shows it as a plain textbox)
 	y         float64 // document y of the element's box (main frame only), -1 if unknown
 	bottom    float64
 }
@@ -139,6 +140,7 @@ type frameData struct {
 	err   error
 	click map[int]uint8      // backend id -> clickListener|clickPointer (DOMSnapshot)
 	boxes map[int][2]float64 // backend id -> top, bottom (document coordinates)
+	pass  map[int]bool       // backend ids of <input type=password> (DOMSnapshot)
 }
 
 // Reasons an element is script-clickable.
@@ -156,7 +158,9 @@ type domInfo struct {
 			NodeType      []int `json:"nodeType"`
 			NodeName      []int `json:"nodeName"`
 			BackendNodeID []int `json:"backendNodeId"`
-			IsClickable   struct {
+			// Attributes are each node's attributes as name, value string indexes.
+			Attributes  [][]int `json:"attributes"`
+			IsClickable struct {
 				Index []int `json:"index"`
 			} `json:"isClickable"`
 		} `json:"nodes"`
@@ -171,10 +175,11 @@ type domInfo struct {
 
 // clickables extracts, per frame id, the elements that respond to clicks without an interactive
 // role: those with click listeners (DOMSnapshot isClickable) and the outermost elements with
-// cursor:pointer. It also returns element boxes per frame.
-func (d *domInfo) clickables() (map[string]map[int]uint8, map[string]map[int][2]float64) {
+// cursor:pointer. It also returns element boxes and password inputs per frame.
+func (d *domInfo) clickables() (map[string]map[int]uint8, map[string]map[int][2]float64, map[string]map[int]bool) {
 	clicks := map[string]map[int]uint8{}
 	boxes := map[string]map[int][2]float64{}
+	passwords := map[string]map[int]bool{}
 	str := func(i int) string {
 		if i >= 0 && i < len(d.Strings) {
 			return d.Strings[i]
@@ -234,8 +239,41 @@ func (d *domInfo) clickables() (map[string]map[int]uint8, map[string]map[int][2]
 		}
 		clicks[str(doc.FrameID)] = set
 		boxes[str(doc.FrameID)] = bx
+		passwords[str(doc.FrameID)] = d.passwordInputs(n.NodeName, n.BackendNodeID, n.Attributes)
 	}
-	return clicks, boxes
+	return clicks, boxes, passwords
+}
+
+// passwordInputs returns the backend ids of a document's <input type=password> elements,
+// which the accessibility tree does not tell from other text fields.
+func (d *domInfo) passwordInputs(names, backend []int, attrs [][]int) map[int]bool {
+	var set map[int]bool
+	input := map[int]bool{} // string indexes of "INPUT" (or "input" in XML documents)
+	for i, s := range d.Strings {
+		if len(s) == 5 && strings.EqualFold(s, "input") {
+			input[i] = true
+		}
+	}
+	if len(input) == 0 {
+		return nil
+	}
+	for i, name := range names {
+		if !input[name] || i >= len(attrs) || i >= len(backend) {
+			continue
+		}
+		a := attrs[i]
+		for j := 0; j+1 < len(a); j += 2 {
+			if a[j] >= 0 && a[j] < len(d.Strings) && a[j+1] >= 0 && a[j+1] < len(d.Strings) &&
+				strings.EqualFold(d.Strings[a[j]], "type") && strings.EqualFold(strings.TrimSpace(d.Strings[a[j+1]]), "password") {
+				if set == nil {
+					set = map[int]bool{}
+				}
+				set[backend[i]] = true
+				break
+			}
+		}
+	}
+	return set
 }
 
 // fetch gathers accessibility trees and DOM snapshots for every frame of the tab, in parallel.
@@ -245,6 +283,7 @@ func (t *Tab) fetch(ctx context.Context) ([]Frame, map[string]*frameData, error)
 	type domResult struct {
 		clicks map[string]map[int]uint8
 		boxes  map[string]map[int][2]float64
+		pass   map[string]map[int]bool
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -257,9 +296,9 @@ func (t *Tab) fetch(ctx context.Context) ([]Frame, map[string]*frameData, error)
 			if err := t.c.Call(ctx, session, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{"cursor"}}, &d); err != nil {
 				return // clickables are a bonus; the AX tree still works
 			}
-			clicks, boxes := d.clickables()
+			clicks, boxes, pass := d.clickables()
 			mu.Lock()
-			doms = append(doms, domResult{clicks, boxes})
+			doms = append(doms, domResult{clicks, boxes, pass})
 			mu.Unlock()
 		}()
 	}
@@ -316,7 +355,7 @@ func (t *Tab) fetch(ctx context.Context) ([]Frame, map[string]*frameData, error)
 	for _, d := range doms {
 		for fid, set := range d.clicks {
 			if fd := data[fid]; fd != nil {
-				fd.click, fd.boxes = set, d.boxes[fid]
+				fd.click, fd.boxes, fd.pass = set, d.boxes[fid], d.pass[fid]
 			}
 		}
 	}
@@ -392,6 +431,7 @@ func (b *builder) convert(fd *frameData, byID map[string]*axNode, ax *axNode, in
 		n.role = v
 	}
 	n.value = collapse(ax.Value.str())
+	n.password = fd.pass[ax.BackendID]
 	var focusable, editable bool
 	for _, p := range ax.Properties {
 		v := p.Value.str()

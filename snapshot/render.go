@@ -244,6 +244,9 @@ func line(n *node, page *url.URL) string {
 	for _, s := range n.states {
 		b.WriteString(" [" + s + "]")
 	}
+	if n.password {
+		b.WriteString(" [password]")
+	}
 	if n.focused && n.ref != "" {
 		b.WriteString(" [focused]")
 	}

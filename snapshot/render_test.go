@@ -170,3 +170,49 @@ func FuzzParseRef(f *testing.F) {
 		}
 	})
 }
+
+// Password inputs look like any textbox in the accessibility tree; the DOM snapshot's
+// attributes tell them apart, and the outline marks them so that safety checks and the model
+// know them whatever their label says.
+func TestRenderPasswordField(t *testing.T) {
+	d := &domInfo{Strings: []string{"F1", "#document", "INPUT", "type", "password", "text", "id", "p", "BUTTON", "PASSWORD"}}
+	d.Documents = make([]struct {
+		FrameID int `json:"frameId"`
+		Nodes   struct {
+			ParentIndex   []int   `json:"parentIndex"`
+			NodeType      []int   `json:"nodeType"`
+			NodeName      []int   `json:"nodeName"`
+			BackendNodeID []int   `json:"backendNodeId"`
+			Attributes    [][]int `json:"attributes"`
+			IsClickable   struct {
+				Index []int `json:"index"`
+			} `json:"isClickable"`
+		} `json:"nodes"`
+		Layout struct {
+			NodeIndex []int       `json:"nodeIndex"`
+			Styles    [][]int     `json:"styles"`
+			Bounds    [][]float64 `json:"bounds"`
+		} `json:"layout"`
+	}, 1)
+	n := &d.Documents[0].Nodes
+	n.ParentIndex = []int{-1, 0, 0, 0, 0}
+	n.NodeType = []int{9, 1, 1, 1, 1}
+	n.NodeName = []int{1, 2, 2, 8, 2}
+	n.BackendNodeID = []int{1, 10, 11, 12, 13}
+	n.Attributes = [][]int{nil, {6, 7, 3, 4}, {3, 5}, {3, 4}, {3, 9}}
+	_, _, pass := d.clickables()
+	if got := pass["F1"]; len(got) != 2 || !got[10] || !got[13] {
+		t.Fatalf("password inputs %v, want backend ids 10 and 13 (not the text input 11 or the button 12)", got)
+	}
+
+	secret := el("textbox", "Secret", "e2")
+	secret.password = true
+	got, _, _ := render(el("document", "", "", el("textbox", "Name", "e1"), secret), Options{}, nil)
+	if want := "- textbox \"Name\" [ref=e1]\n- textbox \"Secret\" [password] [ref=e2]\n"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got, _, _ = render(el("document", "", "", secret), Options{Interactive: true}, nil)
+	if !strings.Contains(got, `textbox "Secret" [password] [ref=e2]`) {
+		t.Errorf("interactive outline lacks the password mark:\n%s", got)
+	}
+}
