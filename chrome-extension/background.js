@@ -514,6 +514,13 @@ async function onTabRemoved(tabId) {
 async function onTabReplaced(addedTabId, removedTabId) {
   const rec = state.shared.get(removedTabId);
   if (!rec) return;
+  // Discarding a tab replaces it with a discarded one under a new id (Chromium 156): report the
+  // discard, and do not attach to the discarded tab (that fails, or would reload it).
+  const added = await chrome.tabs.get(addedTabId).catch(() => null);
+  if (added?.discarded) {
+    await unshare(rec, P.Reason.DISCARDED, { detach: false });
+    return;
+  }
   await unshare(rec, P.Reason.REPLACED, { detach: false });
   try {
     await shareTab(addedTabId, rec.origin, { openerTargetId: rec.openerTargetId });
