@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,6 +38,53 @@ type env struct {
 	addr  string
 	b     *browser.Browser
 	tmp   string
+	// relayLog holds every relay log line (JSON, debug level and up) across relay restarts.
+	relayLog *logBuffer
+}
+
+// logBuffer is a goroutine-safe zerolog sink the tests can search.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// entries returns the logged lines whose "message" starts with msg and whose string fields include
+// every key/value of fields.
+func (l *logBuffer) entries(msg string, fields map[string]string) []map[string]any {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	data := append([]byte(nil), l.buf.Bytes()...)
+	l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var m map[string]any
+		if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(fmt.Sprint(m["message"]), msg) {
+			continue
+		}
+		ok := true
+		for k, v := range fields {
+			if fmt.Sprint(m[k]) != v {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// relayLogged reports whether the relay logged a message starting with msg, with these fields.
+func (e *env) relayLogged(msg string, fields map[string]string) bool {
+	return len(e.relayLog.entries(msg, fields)) > 0
 }
 
 var (
@@ -90,7 +138,7 @@ func private(t *testing.T) *env {
 }
 
 func startEnv() (e *env, err error) {
-	e = &env{}
+	e = &env{relayLog: &logBuffer{}}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -128,10 +176,11 @@ func startEnv() (e *env, err error) {
 }
 
 func (e *env) startRelay(addr string) error {
-	log := zerolog.Nop()
+	var w io.Writer = e.relayLog
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("side", "relay").Logger()
+		w = zerolog.MultiLevelWriter(e.relayLog, zerolog.ConsoleWriter{Out: os.Stderr})
 	}
+	log := zerolog.New(w).Level(zerolog.DebugLevel).With().Timestamp().Str("side", "relay").Logger()
 	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log})
 	if err != nil {
 		return err

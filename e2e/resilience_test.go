@@ -236,3 +236,233 @@ func TestServiceWorkerStaysConnected(t *testing.T) {
 		t.Fatal("the idle scenario did not finish")
 	}
 }
+
+// stopServiceWorker stops the extension's service worker as the browser stops an idle MV3
+// worker (DevTools' ServiceWorker.stopAllWorkers, sent from an extension page of the same
+// storage partition) and waits until the worker that ran is gone. Any extension event (a
+// debugger event, the keepalive alarm, a message) starts a new one.
+func stopServiceWorker(t *testing.T, ctx context.Context, e *env) {
+	t.Helper()
+	sw1, err := e.b.ServiceWorkerTargetID(ctx)
+	if err != nil || sw1 == "" {
+		t.Fatalf("service worker target: %q %v", sw1, err)
+	}
+	var page struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := e.b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": "chrome-extension://" + e.b.ExtensionID + "/options.html", "background": true}, &page); err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": page.TargetID}, nil) //nolint:errcheck
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := e.b.CDP.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": page.TargetID, "flatten": true}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"ServiceWorker.enable", "ServiceWorker.stopAllWorkers", "ServiceWorker.disable"} {
+		if err := e.b.CDP.Call(ctx, s.SessionID, m, nil, nil); err != nil {
+			t.Fatalf("stop the service worker: %v", err)
+		}
+	}
+	eventually(t, 10*time.Second, "the service worker stops", func() (bool, string) {
+		id, _ := e.b.ServiceWorkerTargetID(ctx)
+		return id != sw1, id
+	})
+}
+
+// TestServiceWorkerRestartKeepsSharing: the browser stops the extension's service worker; the
+// next extension event starts it again and the new worker resumes from chrome.storage.session:
+// the relay takes the tab back under the same target id within its grace period (it is never
+// reported unshared), and both a client attached before the restart and a new one can drive it.
+func TestServiceWorkerRestartKeepsSharing(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=sw-restart"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	evalString(t, ctx, c, sid, "document.getElementById('clicker').click()")
+
+	stopServiceWorker(t, ctx, e)
+	eventually(t, 10*time.Second, "the relay sees the old worker's connection end", func() (bool, string) {
+		return e.relayLogged("browser extension disconnected", nil) || e.relayLogged("a newer extension connection replaced the previous one", nil), ""
+	})
+	// Status wakes a worker that is still stopped (it opens the options page).
+	if err := e.b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.SharedTabs) != 1 || st.SharedTabs[0].TargetID != tab.TargetID || st.SharedTabs[0].TabID != tab.TabID {
+		t.Fatalf("the restarted worker shares %+v, want tab %d as %s", st.SharedTabs, tab.TabID, tab.TargetID)
+	}
+	if st.Connects != 1 {
+		t.Fatalf("the worker reports %d connections: it was not restarted", st.Connects)
+	}
+	eventually(t, 10*time.Second, "the relay lists the tab again", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return ok, fmt.Sprint(e.list(t))
+	})
+	if e.relayLogged("tab no longer shared", map[string]string{"target": tab.TargetID}) || !e.relayLogged("shared tab is back", map[string]string{"target": tab.TargetID}) {
+		t.Fatal("the relay did not take the tab back after the worker restart")
+	}
+	if err := e.b.WaitBadge(ctx, tab, "ON"); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
+		t.Fatalf("the client attached before the restart reads %q, want clicked 2", got)
+	}
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, tab.TargetID)
+	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
+		t.Fatalf("a new client reads %q, want clicked 3", got)
+	}
+}
+
+// TestTargetClosedOnLiveTabReattaches: the debugger session of a shared tab ends with
+// target_closed while the tab lives on (Chrome does this on some process swaps). The test ends
+// the session (chrome.debugger.detach in the worker) and hands target_closed to the extension's
+// own onDetach handler, as TestCanceledByUser does; the extension attaches again, the relay keeps
+// the tab under the same target id, and clients can drive it.
+func TestTargetClosedOnLiveTabReattaches(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=target-closed"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	evalString(t, ctx, c, sid, "document.getElementById('clicker').click()")
+	simulate := fmt.Sprintf(`(async () => {
+		await chrome.debugger.detach({tabId: %d});
+		await tabrelay.handleDetach({tabId: %d}, 'target_closed');
+		const ts = await chrome.debugger.getTargets();
+		return ts.some(t => t.tabId === %d && t.attached);
+	})()`, tab.TabID, tab.TabID, tab.TabID)
+	var attached bool
+	if err := e.b.ServiceWorkerEval(ctx, simulate, &attached); err != nil {
+		t.Fatalf("simulate target_closed: %v", err)
+	}
+	if !attached {
+		t.Fatal("after target_closed on a live tab the extension did not attach the debugger again")
+	}
+	st, err := e.b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.SharedTabs) != 1 || st.SharedTabs[0].TargetID != tab.TargetID {
+		t.Fatalf("after the re-attach the extension shares %+v, want %s", st.SharedTabs, tab.TargetID)
+	}
+	if _, ok := e.listedIDs(t)[tab.TargetID]; !ok {
+		t.Fatal("after the re-attach the relay does not list the tab")
+	}
+	if e.relayLogged("tab no longer shared", map[string]string{"target": tab.TargetID}) {
+		t.Fatal("the relay was told the tab is no longer shared")
+	}
+	if b, _ := e.b.Badge(ctx, tab); b != "ON" {
+		t.Fatalf("badge after the re-attach = %q, want ON", b)
+	}
+	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
+		t.Fatalf("the client attached before the re-attach reads %q, want clicked 2", got)
+	}
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, tab.TargetID)
+	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
+		t.Fatalf("a new client reads %q, want clicked 3", got)
+	}
+}
+
+// TestDiscardedTabIsUnshared: the browser discards a shared background tab (chrome.tabs.discard,
+// what memory saving does; Chromium replaces the tab with a discarded one under a new id). The
+// extension reports the tab unshared with reason "discarded" (not "replaced"), does not attach to
+// the discarded tab, the relay unlists it and the attached client is told.
+func TestDiscardedTabIsUnshared(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=discard"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	detached := c.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), sid)
+	})
+	// A tab in front cannot be discarded: open another one over it.
+	if _, err := e.b.NewTab(ctx, e.site.URL("/other.html?front")); err != nil {
+		t.Fatal(err)
+	}
+	var discarded struct {
+		ID        int  `json:"id"`
+		Discarded bool `json:"discarded"`
+	}
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.discard(%d).then(t => ({id: t.id, discarded: t.discarded}))`, tab.TabID), &discarded); err != nil {
+		t.Fatalf("discard the shared tab: %v", err)
+	}
+	if !discarded.Discarded {
+		t.Fatalf("chrome.tabs.discard left the tab undiscarded: %+v", discarded)
+	}
+	if _, err := detached.Wait(ctx); err != nil {
+		t.Fatalf("the client got no Target.detachedFromTarget: %v", err)
+	}
+	eventually(t, 10*time.Second, "relay unlists the discarded tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return !ok, "still listed"
+	})
+	if got := e.relayLog.entries("tab no longer shared", map[string]string{"target": tab.TargetID}); len(got) != 1 || got[0]["reason"] != "discarded" {
+		t.Fatalf("the relay logged %v, want the tab unshared once with reason discarded", got)
+	}
+	st, err := e.b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.SharedTabs) != 0 {
+		t.Fatalf("the extension still shares %+v", st.SharedTabs)
+	}
+	var still bool
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.discarded, () => false)`, discarded.ID), &still); err != nil || !still {
+		t.Fatalf("the discarded tab %d is no longer discarded (%v): the extension woke it", discarded.ID, err)
+	}
+}
+
+// TestCrashedTabIsUnshared: a shared tab's renderer crashes (Page.crash sent by a client through
+// the relay); the client sees Inspector.targetCrashed, the extension reports the tab unshared
+// with reason "crashed", the relay unlists it, and the tab (showing Chrome's crash page) stays
+// open with no badge.
+func TestCrashedTabIsUnshared(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=crash"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	crashed := c.Expect(sid, "Inspector.targetCrashed", nil)
+	if err := c.Call(ctx, sid, "Inspector.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Page.crash has no answer: the renderer dies first and the pending call fails.
+	_ = c.Call(ctx, sid, "Page.crash", nil, nil)
+	if _, err := crashed.Wait(ctx); err != nil {
+		t.Fatalf("the client got no Inspector.targetCrashed: %v", err)
+	}
+	eventually(t, 10*time.Second, "relay unlists the crashed tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return !ok, "still listed"
+	})
+	if got := e.relayLog.entries("tab no longer shared", map[string]string{"target": tab.TargetID}); len(got) != 1 || got[0]["reason"] != "crashed" {
+		t.Fatalf("the relay logged %v, want the tab unshared once with reason crashed", got)
+	}
+	st, err := e.b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.SharedTabs) != 0 {
+		t.Fatalf("the extension still shares %+v", st.SharedTabs)
+	}
+	if !e.tabOpen(t, tab) {
+		t.Fatal("the crashed tab was closed")
+	}
+	if err := e.b.WaitBadge(ctx, tab, ""); err != nil {
+		t.Fatal(err)
+	}
+}
