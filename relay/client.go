@@ -155,9 +155,17 @@ func (c *Client) Leave() {
 		h.endSession(s, true)
 	}
 	for id, p := range h.pending {
-		if p.c == c {
-			delete(h.pending, id)
+		if p.c != c {
+			continue
 		}
+		if p.rs != nil && p.rs.enabler == p {
+			// Other clients' Runtime.enable may wait for this one's answer: the hub keeps
+			// the request as its own so that the answer still releases them.
+			p.c, p.s = nil, nil
+			p.done = func(_, _ []byte) {}
+			continue
+		}
+		delete(h.pending, id)
 	}
 	c.out.close()
 	h.log.Debug().Str("client", c.name).Msg("client left")
@@ -181,6 +189,9 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 		return
 	}
 	t.unbind(s)
+	if rs := t.runtime[s.ext]; rs != nil {
+		h.dropWaiters(rs, s)
+	}
 	for dom := range s.enabled {
 		users := t.enabled[s.ext][dom]
 		delete(users, s)
@@ -349,35 +360,30 @@ func (h *Hub) forward(r *req, domain string) {
 		return
 	}
 	s.touched[domain] = true
+	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
 	_, suffix, _ := strings.Cut(r.method, ".")
 	switch suffix {
 	case "enable":
 		users := t.enabled[s.ext][domain]
 		others := len(users) - btoi(users != nil && hasSession(users, s))
 		h.markEnabled(s, domain)
-		if domain == "Runtime" && others > 0 {
-			rs := t.runtime[s.ext]
-			if rs == nil {
-				rs = &runtimeState{}
-				t.runtime[s.ext] = rs
-			}
-			p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t}
-			if rs.enabling {
-				r.c.inflight++
-				rs.waiters = append(rs.waiters, p)
-				return
-			}
-			h.replayContexts(s, rs)
-			r.ok(nil)
-			return
-		}
 		if domain == "Runtime" {
 			rs := t.runtime[s.ext]
 			if rs == nil {
 				rs = &runtimeState{}
 				t.runtime[s.ext] = rs
 			}
-			rs.enabling = true
+			if others > 0 {
+				if rs.enabler != nil {
+					r.c.inflight++
+					rs.waiters = append(rs.waiters, &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t})
+					return
+				}
+				h.replayContexts(s, rs)
+				r.ok(nil)
+				return
+			}
+			runtimeRS = rs
 		}
 	case "disable":
 		users := t.enabled[s.ext][domain]
@@ -389,14 +395,19 @@ func (h *Hub) forward(r *req, domain string) {
 			return
 		}
 	}
-	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t}
+	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS}
 	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" {
 		p.params = r.params
 	}
 	r.c.inflight++
 	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }, h.opts.CommandTimeout) {
 		r.c.inflight--
+		h.afterFailure(p)
 		r.fail(codeServerError, "tabrelay: the browser extension is not connected")
+		return
+	}
+	if runtimeRS != nil {
+		runtimeRS.enabler = p
 	}
 }
 
@@ -448,16 +459,6 @@ func (h *Hub) afterSuccess(p *pending, result []byte) {
 	}
 	domain, suffix, _ := strings.Cut(p.method, ".")
 	switch {
-	case p.method == "Runtime.enable":
-		if rs := t.runtime[s.ext]; rs != nil {
-			rs.enabling = false
-			for _, w := range rs.waiters {
-				w.c.inflight--
-				h.replayContexts(w.s, rs)
-				w.c.send(resultMsg(w.clientID, w.replySID, nil))
-			}
-			rs.waiters = nil
-		}
 	case suffix == "disable":
 		h.unmarkEnabled(s, domain)
 		if domain == "Runtime" {
@@ -493,16 +494,48 @@ func (h *Hub) afterFailure(p *pending) {
 	domain, suffix, _ := strings.Cut(p.method, ".")
 	if suffix == "enable" {
 		h.unmarkEnabled(p.s, domain)
-		if domain == "Runtime" {
-			if rs := p.target.runtime[p.s.ext]; rs != nil {
-				rs.enabling = false
-				for _, w := range rs.waiters {
-					w.c.inflight--
-					h.unmarkEnabled(w.s, "Runtime")
-					w.c.send(errorMsg(true, w.clientID, w.replySID, codeServerError, "Runtime.enable failed in the tab"))
-				}
-				rs.waiters = nil
-			}
-		}
 	}
+}
+
+// settleRuntime answers the Runtime.enable commands that waited for p, the forwarded one:
+// with the cached contexts and success, or with p's error. It runs whether or not p's own
+// client is still there, so no waiter is stranded. Call with h.mu held.
+func (h *Hub) settleRuntime(p *pending, errRaw []byte) {
+	rs := p.rs
+	if rs.enabler != p {
+		return // superseded by a later forwarded enable, or already settled
+	}
+	rs.enabler = nil
+	waiters := rs.waiters
+	rs.waiters = nil
+	for _, w := range waiters {
+		w.c.inflight--
+		if _, ok := w.c.sessions[w.s.id]; !ok { // its session ended without dropWaiters (child gone)
+			w.c.send(errorMsg(true, w.clientID, w.replySID, codeNoSession, "tabrelay: the session was detached before Runtime.enable completed"))
+			continue
+		}
+		if errRaw != nil {
+			h.unmarkEnabled(w.s, "Runtime")
+			w.c.send(rawErrorMsg(w.clientID, w.replySID, errRaw))
+			continue
+		}
+		h.replayContexts(w.s, rs)
+		w.c.send(resultMsg(w.clientID, w.replySID, nil))
+	}
+}
+
+// dropWaiters removes the Runtime.enable commands of session s, which is ending, from rs's
+// waiters and answers them with an error. Call with h.mu held.
+func (h *Hub) dropWaiters(rs *runtimeState, s *session) {
+	kept := rs.waiters[:0]
+	for _, w := range rs.waiters {
+		if w.s != s {
+			kept = append(kept, w)
+			continue
+		}
+		w.c.inflight--
+		w.c.send(errorMsg(true, w.clientID, w.replySID, codeNoSession, "tabrelay: the session was detached before Runtime.enable completed"))
+	}
+	clear(rs.waiters[len(kept):])
+	rs.waiters = kept
 }

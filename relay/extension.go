@@ -82,7 +82,7 @@ func (h *Hub) extGone(l *extLink) {
 	for _, t := range h.targets {
 		t.live = false
 		for _, rs := range t.runtime {
-			rs.enabling = false
+			rs.enabler = nil // already settled by failPending above
 		}
 	}
 	h.notifyChanged()

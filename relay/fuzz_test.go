@@ -84,6 +84,7 @@ func FuzzRouter(f *testing.F) {
 	f.Add([]byte(`{"id":5,"method":"Target.detachFromTarget","params":{"sessionId":"@"}}`), []byte(`{"type":"event","targetId":"T1","method":"Runtime.executionContextCreated","params":{"context":{"id":1}}}`))
 	f.Add([]byte(`{"id":6,"method":"Target.createTarget","params":{"url":"about:blank"}}`), []byte(`{"type":"response","id":2,"error":{"code":-1,"message":"x"}}`))
 	f.Add([]byte(`{"id":7,"method":"Emulation.setDeviceMetricsOverride","sessionId":"@","params":{}}`), []byte(`not json`))
+	f.Add([]byte("{\"id\":8,\"method\":\"Runtime.enable\",\"sessionId\":\"@\"}\n2 {\"id\":9,\"method\":\"Runtime.enable\",\"sessionId\":\"@\"}"), []byte(`{"type":"event","targetId":"T1","method":"Runtime.executionContextCreated","params":{"context":{"id":1}}}`))
 	f.Fuzz(func(t *testing.T, fromClient, fromExt []byte) {
 		h := NewHub(HubOptions{CommandTimeout: time.Second})
 		defer h.Close()
@@ -95,15 +96,28 @@ func FuzzRouter(f *testing.F) {
 			t.Fatal(err)
 		}
 		c.Handle([]byte(`{"id":100,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`))
-		sid := ""
-		h.mu.Lock()
-		for id, s := range c.sessions {
-			if s.kind == kindPage {
-				sid = id
-			}
+		// a second client on the same tab: lines starting with "2 " are its
+		c2, err := h.NewClient("fuzz2", "", nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		h.mu.Unlock()
+		c2.Handle([]byte(`{"id":100,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`))
+		pageSession := func(c *Client) string {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			for id, s := range c.sessions {
+				if s.kind == kindPage {
+					return id
+				}
+			}
+			return ""
+		}
+		sid, sid2 := pageSession(c), pageSession(c2)
 		for _, line := range bytes.Split(fromClient, []byte("\n")) {
+			if rest, ok := bytes.CutPrefix(line, []byte("2 ")); ok {
+				c2.Handle(bytes.ReplaceAll(rest, []byte("@"), []byte(sid2)))
+				continue
+			}
 			c.Handle(bytes.ReplaceAll(line, []byte("@"), []byte(sid)))
 		}
 		for _, line := range bytes.Split(fromExt, []byte("\n")) {
@@ -143,6 +157,20 @@ func FuzzRouter(f *testing.F) {
 		for _, p := range h.pending {
 			if p.c == c {
 				t.Fatal("departed client still has pending commands")
+			}
+		}
+		// no waiters left stranded: a Runtime.enable waiting for another one is from a client
+		// still there, and the one it waits for is still pending, so its answer releases it
+		for _, t2 := range h.targets {
+			for ext, rs := range t2.runtime {
+				for _, w := range rs.waiters {
+					if w.c == c {
+						t.Fatalf("departed client still waits for Runtime.enable on %s/%q", t2.id, ext)
+					}
+				}
+				if len(rs.waiters) > 0 && (rs.enabler == nil || h.pending[rs.enabler.id] != rs.enabler) {
+					t.Fatalf("%d Runtime.enable waiters on %s/%q with nothing pending to release them", len(rs.waiters), t2.id, ext)
+				}
 			}
 		}
 	})

@@ -164,9 +164,11 @@ type target struct {
 
 type runtimeState struct {
 	contexts []contextEntry
-	// enabling is set while a forwarded Runtime.enable awaits its answer; later enables wait.
-	enabling bool
-	waiters  []*pending
+	// enabler is the forwarded Runtime.enable awaiting its answer, if any; enables from other
+	// clients wait for it in waiters. Its answer releases them even when the client that sent it
+	// has left or detached meanwhile (see settleRuntime).
+	enabler *pending
+	waiters []*pending
 }
 
 type contextEntry struct {
@@ -325,6 +327,8 @@ type pending struct {
 	// done, when set, receives the outcome instead of a client (hub-internal requests and
 	// emulated methods that need the extension).
 	done func(result, errRaw []byte)
+	// rs is set on a forwarded Runtime.enable: its answer settles rs's waiters.
+	rs *runtimeState
 }
 
 // sweep fails requests whose deadline passed.
@@ -367,6 +371,9 @@ func (h *Hub) failPending(p *pending, code int, msg string) {
 
 // complete delivers a response. Call with h.mu held and p removed from h.pending.
 func (h *Hub) complete(p *pending, result, errRaw []byte) {
+	if p.rs != nil {
+		h.settleRuntime(p, errRaw)
+	}
 	if p.done != nil {
 		p.done(result, errRaw)
 		return
