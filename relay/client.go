@@ -318,6 +318,12 @@ func (c *Client) Handle(msg []byte) {
 		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found", e.method))
 		return
 	}
+	if e.method == "Page.close" { // closes the tab, as Target.closeTarget does: same policy
+		if msg := h.closeRefusal(s.t); msg != "" {
+			r.fail(codeServerError, msg)
+			return
+		}
+	}
 	h.forward(r, domain)
 }
 
