@@ -1,10 +1,12 @@
 package relay_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
 // TestPageCloseFollowsClosePolicy: Page.close closes the tab like Target.closeTarget, so it is
@@ -61,4 +63,77 @@ func TestPageCloseFollowsClosePolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fetchRequest sends what a browser sends for a no-cors fetch: no Origin but Sec-Fetch-*
+// headers; origin, when set, is added too.
+func fetchRequest(t *testing.T, e *env, method, path string, ws bool, sec http.Header, origin, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+e.srv.Addr()+path, nil)
+	for k, v := range sec {
+		req.Header[k] = v
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ws {
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	}
+	code, _ := do(t, req)
+	return code
+}
+
+// TestBrowserRequestsWithoutOriginRefused: a page's <img src="http://127.0.0.1:PORT/json/version">
+// carries no Origin but Sec-Fetch-* headers; it is refused with 403 before the secret is checked,
+// so such requests can neither use the relay nor lock everyone out through the throttle. The
+// extension, whose requests carry both its Origin and Sec-Fetch-*, is not affected.
+func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	tok := e.srv.Token()
+	img := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"no-cors"}, "Sec-Fetch-Dest": {"image"}}
+	headers := map[string]http.Header{
+		"img":          img,
+		"site only":    {"Sec-Fetch-Site": {"cross-site"}},
+		"mode only":    {"Sec-Fetch-Mode": {"navigate"}},
+		"dest only":    {"Sec-Fetch-Dest": {"document"}},
+		"same-origin":  {"Sec-Fetch-Site": {"same-origin"}}, // DNS rebinding aside, still a browser
+		"lower-case k": {"sec-fetch-site": {"none"}},
+	}
+	for _, r := range routes {
+		if r.path == "/health" || r.path == "/extension" {
+			continue
+		}
+		for name, h := range headers {
+			for _, token := range []string{tok, "guess"} {
+				if code := fetchRequest(t, e, r.method, r.path, r.ws, h, "", token); code != http.StatusForbidden {
+					t.Errorf("%s %s with %s Sec-Fetch headers and the right secret (%v): %d, want 403", r.method, r.path, name, token == tok, code)
+				}
+			}
+		}
+	}
+	// none of those wrong guesses counted: the right secret still works at once
+	if code := fetchRequest(t, e, "GET", "/json/version", false, nil, "", tok); code != http.StatusOK {
+		t.Fatalf("/json/version from a CDP client after the browser requests: %d, want 200 (throttled by requests that were never authenticated?)", code)
+	}
+	// the extension's own requests (allowed Origin and Sec-Fetch-*) still pass
+	extFetch := http.Header{"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}}
+	if code := fetchRequest(t, e, "GET", "/json/version", false, extFetch, relaytest.ExtensionOrigin, tok); code != http.StatusOK {
+		t.Errorf("/json/version from the extension with Sec-Fetch headers: %d, want 200", code)
+	}
+	ws := http.Header{"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"websocket"}, "Sec-Fetch-Dest": {"websocket"}}
+	x, err := relaytest.Dial(ctx(t), e.srv.Addr(), tok, &relaytest.Options{Header: ws})
+	if err != nil {
+		t.Fatalf("extension WebSocket with Sec-Fetch headers: %v", err)
+	}
+	defer x.Close()
+	e.ext = x
+	e.waitFor("extension reconnected", func() bool { return e.srv.Hub().ExtensionConnected() })
+	e.share(tabB, "https://b.example/")
 }

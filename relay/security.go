@@ -57,6 +57,17 @@ func (o originPolicy) cdpOrigin(origin string) bool {
 	return origin == "" || o.extensionOrigin(origin) || origin == "devtools://devtools"
 }
 
+// browserFetch reports whether a request carries the Sec-Fetch-* metadata headers that browsers
+// add to every request and that CDP clients never send.
+func browserFetch(h http.Header) bool {
+	for k := range h {
+		if len(k) > len("Sec-Fetch-") && strings.EqualFold(k[:len("Sec-Fetch-")], "Sec-Fetch-") {
+			return true
+		}
+	}
+	return false
+}
+
 // tokenFrom returns the secret a request carries, from the Authorization header or ?token=.
 func tokenFrom(r *http.Request) string {
 	if a := r.Header.Get("Authorization"); a != "" {

@@ -256,11 +256,22 @@ func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// checkCDPOrigin refuses browser requests on the CDP, discovery and /api endpoints before the
+// secret is checked, so that a web page can neither use them nor, by failing authentication on
+// purpose, throttle everyone out.
 func (s *Server) checkCDPOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if o := c.Request().Header.Get("Origin"); !s.origin.cdpOrigin(o) {
-			s.log.Warn().Str("path", c.Request().URL.Path).Str("origin", o).Msg("refused a browser origin")
+		r := c.Request()
+		o := r.Header.Get("Origin")
+		if !s.origin.cdpOrigin(o) {
+			s.log.Warn().Str("path", r.URL.Path).Str("origin", o).Msg("refused a browser origin")
 			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (Origin refused)")
+		}
+		// Browsers send no Origin on no-cors GETs (<img src>, <script src>, navigations) but
+		// always send Sec-Fetch-*; CDP clients never do. An allowed Origin vouches for itself.
+		if o == "" && browserFetch(r.Header) {
+			s.log.Warn().Str("path", r.URL.Path).Str("sec-fetch-site", r.Header.Get("Sec-Fetch-Site")).Msg("refused a browser request without Origin")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (a browser request: Sec-Fetch-* headers present; CDP clients send none)")
 		}
 		return next(c)
 	}

@@ -64,6 +64,9 @@ type Options struct {
 	Product string // default Chrome/156.0.0.0
 	Hello   bool   // send hello (default true unless NoHello)
 	NoHello bool
+	// Header adds handshake headers, e.g. the Sec-Fetch-* ones Chrome sends for the real
+	// extension's WebSocket.
+	Header http.Header
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -75,7 +78,10 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 	if origin == "" {
 		origin = ExtensionOrigin
 	}
-	h := http.Header{}
+	h := opts.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	h.Set("Origin", origin)
 	conn, resp, err := websocket.Dial(ctx, "ws://"+addr+"/extension?token="+token, &websocket.DialOptions{HTTPHeader: h})
 	if err != nil {
