@@ -64,6 +64,8 @@ type RecordRequest struct {
 //	POST   /skills/{name}/run        run {"params": {...}, "tab": "...", "request": "..."}
 //	POST   /skills/record/start      start recording {"tab": "..."}
 //	POST   /skills/record/stop       stop {"tab": "...", "narration": "..."} → draft
+//	GET    /skills/drafts/{taskId}   the updated SKILL.md a run offered after the model did a
+//	                                 step differently (404 when it offered none)
 //
 // PUT saves under {name}: a file whose name: differs is renamed to it. Errors are
 // {"error": "..."}: 400 bad input or a missing parameter (with "missing", the names, and
@@ -75,6 +77,7 @@ func Register(g *echo.Group, svc *Service) {
 	g.GET("/skills", svc.handleList)
 	g.POST("/skills/record/start", svc.handleRecordStart)
 	g.POST("/skills/record/stop", svc.handleRecordStop)
+	g.GET("/skills/drafts/:task", svc.handleDraft)
 	g.GET("/skills/:name", svc.handleGet)
 	g.PUT("/skills/:name", svc.handleSave)
 	g.DELETE("/skills/:name", svc.handleDelete)
@@ -134,6 +137,14 @@ func (s *Service) handleList(c echo.Context) error {
 		out.Problems = []*ParseError{}
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) handleDraft(c echo.Context) error {
+	d, ok := s.Draft(c.Param("task"))
+	if !ok {
+		return jsonError(c, http.StatusNotFound, errors.New("this run offered no updated skill (or it is no longer kept)"), nil)
+	}
+	return c.JSON(http.StatusOK, d)
 }
 
 func (s *Service) handleGet(c echo.Context) error {

@@ -49,6 +49,9 @@ func (e *ConfirmationError) Error() string {
 // such as the agent's HTTP API).
 func (e *ConfirmationError) ConfirmSteps() []string { return e.Steps }
 
+// SkillName names the skill whose run was refused.
+func (e *ConfirmationError) SkillName() string { return e.Skill }
+
 // needsConfirmation classifies the skill's steps as written, with the agent's classifier.
 func needsConfirmation(sk *Skill, params map[string]string) []string {
 	var goal strings.Builder
@@ -513,21 +516,26 @@ func (r *run) finish(ctx context.Context) *RunResult {
 	r.t.Status = r.res.Status
 	r.t.Error = r.res.Error
 	r.t.Usage.LLMCalls += r.res.ModelCalls
-	switch {
-	case r.res.Output != "":
-		r.t.Answer = capText(r.res.Output, 4000)
-	case r.res.Status == task.StatusSucceeded:
-		r.t.Answer = fmt.Sprintf("Skill %s done: %d steps, %d by the model.", r.sk.Name, len(r.res.Steps), r.res.Handovers)
-	}
-	r.t.FinishedAt = time.Now()
 	if r.diff && r.res.Status == task.StatusSucceeded {
 		d := *r.sk
 		d.Steps = r.draft
 		d.Bundled, d.Source = false, ""
 		if md, err := d.Markdown(); err == nil {
 			r.res.Draft = string(md)
+			// kept for the task: a run in the background (StartSkill) offers it too
+			r.s.keepDraft(RunDraft{TaskID: r.t.ID, Skill: r.sk.Name, Markdown: r.res.Draft})
 		}
 	}
+	switch {
+	case r.res.Output != "":
+		r.t.Answer = capText(r.res.Output, 4000)
+	case r.res.Status == task.StatusSucceeded:
+		r.t.Answer = fmt.Sprintf("Skill %s done: %d steps, %d by the model.", r.sk.Name, len(r.res.Steps), r.res.Handovers)
+	}
+	if r.res.Draft != "" {
+		r.t.Answer += "\nThe model did a step differently than written: an updated skill is ready to review and save, to replay without the model."
+	}
+	r.t.FinishedAt = time.Now()
 	r.save(ctx)
 	r.tr.End(r.t)
 	// As for the agent's tasks: the status, then the answer (which ends event streams).

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
@@ -463,5 +467,55 @@ func TestHandoverGivesModelTheSkillsNotes(t *testing.T) {
 	}
 	if n := strings.Count(goal, "Filler that should be cut."); n == 0 || n >= 200 {
 		t.Errorf("the notes are not capped: %d filler sentences sent", n)
+	}
+}
+
+// TestBackgroundRunKeepsHealedDraft: a run in the background (a command naming the skill) that
+// the model healed offers its updated SKILL.md by task id, also over HTTP; its task's answer
+// says so.
+func TestBackgroundRunKeepsHealedDraft(t *testing.T) {
+	page := newContacts()
+	page.button = "Create contact"
+	refRE := regexp.MustCompile(`button "Create contact" \[ref=(e\d+)\]`)
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+			var all string
+			for _, m := range r.Messages {
+				all += "\n" + m.Text
+			}
+			return llmtest.ToolCall("click", fmt.Sprintf(`{"ref":%q}`, refRE.FindStringSubmatch(all)[1]))
+		}),
+		llmtest.ToolCall("finish", `{"answer":"done"}`),
+	)
+	s, _ := newTestService(t, page, srv)
+	sk, _ := s.Library().Get("add-contact")
+	tk, err := s.StartSkill(context.Background(), sk, RunRequest{Params: map[string]string{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ended, err := s.opts.Runner.Wait(ctx, tk.ID)
+	if err != nil || ended.Status != task.StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, ended)
+	}
+	if !strings.Contains(ended.Answer, "updated skill is ready") {
+		t.Errorf("the task's answer does not mention the draft: %q", ended.Answer)
+	}
+	d, ok := s.Draft(tk.ID)
+	if !ok || d.Skill != "add-contact" || !strings.Contains(d.Markdown, `target: button "Create contact"`) {
+		t.Fatalf("draft kept for the task: %v %+v", ok, d)
+	}
+	e := echo.New()
+	Register(e.Group("/api"), s)
+	for _, c := range []struct {
+		id     string
+		status int
+	}{{tk.ID, http.StatusOK}, {"no-such-task", http.StatusNotFound}} {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/skills/drafts/"+c.id, nil))
+		if rec.Code != c.status || (c.status == http.StatusOK && !strings.Contains(rec.Body.String(), "Create contact")) {
+			t.Errorf("GET drafts/%s: HTTP %d %s", c.id, rec.Code, rec.Body)
+		}
 	}
 }

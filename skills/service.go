@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,41 @@ type Service struct {
 	mu         sync.Mutex
 	recordings map[string]*recording  // by tab id
 	tabLocks   map[string]*sync.Mutex // runs on one tab take turns
+	drafts     []RunDraft             // the latest healed drafts, newest last (see RunDraft)
+}
+
+// RunDraft is the updated SKILL.md a run offered because the model did a step differently
+// than written (RunResult.Draft), kept for the run's task so that background runs (a command
+// naming a skill) can offer it too: GET /api/skills/drafts/{taskId}.
+type RunDraft struct {
+	TaskID   string `json:"taskId"`
+	Skill    string `json:"skill"`
+	Markdown string `json:"markdown"`
+}
+
+// maxDrafts bounds the healed drafts kept in memory.
+const maxDrafts = 20
+
+func (s *Service) keepDraft(d RunDraft) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drafts = append(s.drafts, d)
+	if len(s.drafts) > maxDrafts {
+		s.drafts = slices.Delete(s.drafts, 0, len(s.drafts)-maxDrafts)
+	}
+}
+
+// Draft returns the healed draft of the run recorded as task taskID, if it offered one (only
+// the latest runs' drafts are kept, in memory).
+func (s *Service) Draft(taskID string) (RunDraft, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.drafts {
+		if d.TaskID == taskID {
+			return d, true
+		}
+	}
+	return RunDraft{}, false
 }
 
 // tabLock returns the lock that serializes skill runs on tab.
