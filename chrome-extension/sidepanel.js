@@ -18,7 +18,7 @@ const el = (/** @type {string} */ tag, /** @type {string} */ cls = '', /** @type
 
 /** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
 /** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
-/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, created_at?: string, prose?: string, spoken?: boolean}} Task */
+/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, created_at?: string, prose?: string, spoken?: boolean}} Task */
 
 const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
@@ -32,6 +32,7 @@ const state = {
   /** @type {Capture|null} */ capture: null,
   /** @type {any[]} */ skills: [],
   /** @type {any} */ selectedSkill: null,
+  /** the task whose healed skill draft was last offered */ draftFor: '',
   recording: false,
   /** @type {any[]} */ voiceLog: [],
   /** @type {any[]} */ downloads: [],
@@ -232,7 +233,7 @@ async function ready() {
  * Sends a typed or spoken request: simple commands run at once through the fast path, the rest
  * becomes a model task; the live view follows either.
  * @param {string} text
- * @param {{spoken?: boolean}} [opts]
+ * @param {{spoken?: boolean, approve?: boolean}} [opts] approve: run a named skill's steps that need confirmation (the user approved them)
  */
 async function submit(text, opts = {}) {
   text = text.trim();
@@ -242,13 +243,27 @@ async function submit(text, opts = {}) {
   startView({ id: '', goal: text, status: 'planning', plan: [], steps: [] });
   try {
     // wait: false answers at once with the new task; the live view follows its events
-    const res = await api('POST', '/api/command', { body: { text, tab: state.targetId, wait: false }, timeout: 15000 });
+    const res = await api('POST', '/api/command', { body: { text, tab: state.targetId, wait: false, approve: !!opts.approve }, timeout: 15000 });
     if (opts.spoken) state.voiceLog.push({ event: 'command-started', at: Date.now(), fastPath: !!res.fast_path, skill: res.skill || '', sentAt });
     attach(res);
     return res;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    if (e instanceof ApiError && e.body?.needsModel) {
+    if (e instanceof ApiError && e.status === 409 && Array.isArray(e.body?.confirm)) {
+      // a named skill with risky steps: nothing ran; the user approves them (or not) first
+      if (state.task) {
+        state.task.status = 'waiting_confirmation';
+        state.task.plan = e.body.confirm.map((/** @type {any} */ x) => ({ text: `${String(x)} (approve below)`, status: 'pending' }));
+        render();
+      }
+      const shown = state.task;
+      askSkillApproval(e.body.skill || '', e.body.confirm, () => { void submit(text, { ...opts, approve: true }); }, () => {
+        if (state.task !== shown || !shown) return;
+        shown.status = 'cancelled';
+        shown.error = 'not approved: nothing was done';
+        render();
+      });
+    } else if (e instanceof ApiError && e.body?.needsModel) {
       finishView('failed', `No language model configured, so only simple commands work (like "click sign in" or "scroll down").\n${msg}`);
     } else {
       finishView('failed', msg);
@@ -369,6 +384,7 @@ function done() {
   const say = t.status === 'succeeded' ? (t.answer || 'Done.') : t.status === 'cancelled' ? 'Stopped.' : `That did not work: ${t.error || 'the task failed'}`;
   void speaker.speak(say);
   void loadRecent();
+  void checkRunDraft(t);
 }
 
 /**
@@ -580,10 +596,23 @@ function setMic(on, text) {
 // ---------------------------------------------------------------------------------------------
 // Skills
 
+/** The URL of the tab this panel is about ('' when unknown). */
+async function tabURL() {
+  if (state.tabId == null) return '';
+  try { return (await chrome.tabs.get(state.tabId)).url || ''; } catch { return ''; }
+}
+
 async function loadSkills() {
   const q = /** @type {HTMLInputElement} */ ($('skills-q')).value.trim();
   try {
-    const r = await api('GET', `/api/skills${q ? `?q=${encodeURIComponent(q)}` : ''}`, { timeout: 5000 });
+    // a search ranks the skills for the tab's page (skills for other sites are left out)
+    const qs = new URLSearchParams();
+    if (q) {
+      qs.set('q', q);
+      const u = await tabURL();
+      if (u) qs.set('url', u);
+    }
+    const r = await api('GET', `/api/skills${q ? `?${qs}` : ''}`, { timeout: 5000 });
     state.skills = r.skills || [];
   } catch (e) {
     state.skills = [];
@@ -622,6 +651,37 @@ function openSkill(s) {
   if (first) first.focus();
 }
 
+/**
+ * Asks the user to approve a skill's flagged steps before it runs (nothing has run yet): lists
+ * exactly which, with Approve and run, and Cancel.
+ * @param {string} name the skill
+ * @param {any[]} steps the steps that need confirmation, described
+ * @param {() => void} onApprove runs the skill again, approved
+ * @param {() => void} [onCancel]
+ */
+function askSkillApproval(name, steps, onApprove, onCancel) {
+  const out = $('skill-result');
+  out.hidden = false;
+  out.dataset.status = 'confirm';
+  const list = el('ul');
+  for (const step of steps) list.append(el('li', '', String(step)));
+  const go = /** @type {HTMLButtonElement} */ (el('button', '', 'Approve and run'));
+  go.id = 'skill-approve';
+  go.type = 'button';
+  go.addEventListener('click', () => { out.hidden = true; onApprove(); });
+  const no = /** @type {HTMLButtonElement} */ (el('button', 'link', 'Cancel'));
+  no.type = 'button';
+  no.addEventListener('click', () => { out.hidden = true; onCancel?.(); });
+  const row = el('div', 'row');
+  row.append(go, no);
+  out.replaceChildren(el('strong', '', `${name || 'The skill'} will do steps that need your confirmation:`), list, row);
+  out.classList.add('confirm');
+  const section = out.closest('details');
+  if (section) section.open = true;
+  out.scrollIntoView({ block: 'nearest' });
+  go.focus();
+}
+
 /** @param {boolean} [approve] run steps that need confirmation (the user approved them) */
 async function runSkill(approve = false) {
   const s = state.selectedSkill;
@@ -650,27 +710,13 @@ async function runSkill(approve = false) {
     out.textContent = `${s.name}: ${r.status}${r.error ? ` — ${r.error}` : ''}${r.output ? `\n${r.output}` : ''} (${(r.steps || []).length} steps, ${r.durationMs} ms${r.handovers ? `, ${r.handovers} handed to the model` : ''})`;
     out.dataset.status = r.status;
     $('skill-form').hidden = true;
+    if (r.draft) offerRunDraft({ taskId: r.taskId, skill: s.name, markdown: r.draft });
     // show the run's task (steps, report) without holding the Run button meanwhile
     if (r.taskId) api('GET', `/api/tasks/${r.taskId}`).then(attach, () => { /* not stored */ });
   } catch (e) {
     settled = true;
     if (e instanceof ApiError && e.status === 409 && Array.isArray(e.body?.confirm)) {
-      // steps that need the user's approval: say exactly which, nothing has run yet
-      out.dataset.status = 'confirm';
-      const list = el('ul');
-      for (const step of e.body.confirm) list.append(el('li', '', String(step)));
-      const go = /** @type {HTMLButtonElement} */ (el('button', '', 'Approve and run'));
-      go.id = 'skill-approve';
-      go.type = 'button';
-      go.addEventListener('click', () => { void runSkill(true); });
-      const no = /** @type {HTMLButtonElement} */ (el('button', 'link', 'Cancel'));
-      no.type = 'button';
-      no.addEventListener('click', () => { out.hidden = true; });
-      const row = el('div', 'row');
-      row.append(go, no);
-      out.replaceChildren(el('strong', '', `${s.name} will do steps that need your confirmation:`), list, row);
-      out.classList.add('confirm');
-      out.scrollIntoView({ block: 'nearest' });
+      askSkillApproval(s.name, e.body.confirm, () => { void runSkill(true); });
       return;
     }
     out.dataset.status = 'failed';
@@ -696,10 +742,7 @@ async function record(start) {
       const d = await api('POST', '/api/skills/record/stop', { body: { tab: state.targetId, narration } });
       state.recording = false;
       $('record-state').hidden = true;
-      $('draft').hidden = false;
-      /** @type {HTMLInputElement} */ ($('draft-name')).value = d.skill?.name || '';
-      /** @type {HTMLTextAreaElement} */ ($('draft-md')).value = d.markdown || '';
-      $('draft-result').textContent = 'Review the steps and the description, then save.';
+      showDraft(d.skill?.name || '', d.markdown || '', 'Review the recorded skill (markdown)', 'Review the steps and the description, then save.');
     }
   } catch (e) {
     showNotice(`Recording: ${e instanceof Error ? e.message : e}`);
@@ -707,6 +750,46 @@ async function record(start) {
   }
   $('record').hidden = state.recording;
   $('record-stop').hidden = !state.recording;
+}
+
+/**
+ * Shows a skill draft to review and save (a recording's, or a run's the model healed).
+ * @param {string} name
+ * @param {string} markdown
+ * @param {string} label
+ * @param {string} note
+ */
+function showDraft(name, markdown, label, note) {
+  $('draft').hidden = false;
+  $('draft-label').textContent = label;
+  /** @type {HTMLInputElement} */ ($('draft-name')).value = name;
+  /** @type {HTMLTextAreaElement} */ ($('draft-md')).value = markdown;
+  $('draft-result').textContent = note;
+  const section = $('draft').closest('details');
+  if (section) section.open = true;
+}
+
+/**
+ * Offers the updated skill a run produced when the model did a step differently than written
+ * (once per run: the user's edits are not overwritten).
+ * @param {{taskId?: string, skill: string, markdown: string}} d
+ */
+function offerRunDraft(d) {
+  if (!d?.markdown || (d.taskId && state.draftFor === d.taskId)) return;
+  state.draftFor = d.taskId || '';
+  showDraft(d.skill, d.markdown, `Review the updated skill ${d.skill} (markdown)`,
+    `The model did a step of ${d.skill} differently than written. Review the change and save it to replay it this way without the model.`);
+}
+
+/**
+ * After a skill's run in the background (a command naming it), offers its healed draft if any.
+ * @param {Task} t
+ */
+async function checkRunDraft(t) {
+  if (!t.id || t.status !== 'succeeded' || !(t.model || '').startsWith('skill:') || state.draftFor === t.id) return;
+  try {
+    offerRunDraft(await api('GET', `/api/skills/drafts/${encodeURIComponent(t.id)}`, { timeout: 5000 }));
+  } catch { /* 404: the run went as written */ }
 }
 
 async function saveDraft() {

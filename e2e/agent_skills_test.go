@@ -175,7 +175,7 @@ func TestAgentSkills(t *testing.T) {
 		cmd := map[string]any{"text": "fill-form values='Subscribe to news: yes'"}
 		r := ae.call(t, http.MethodPost, "/api/command", cmd)
 		var e api.ErrorBody
-		if r.Status != http.StatusConflict || json.Unmarshal(r.Body, &e) != nil || len(e.Confirm) != 1 || !strings.Contains(e.Confirm[0], `"Subscribe to news"`) {
+		if r.Status != http.StatusConflict || json.Unmarshal(r.Body, &e) != nil || len(e.Confirm) != 1 || !strings.Contains(e.Confirm[0], `"Subscribe to news"`) || e.Skill != "fill-form" {
 			t.Fatalf("unapproved risky skill: HTTP %d %s", r.Status, r.Body)
 		}
 		var ticked bool

@@ -109,6 +109,13 @@ func startPanelEnv(t *testing.T, opts api.Options) *panelEnv {
 	if err := os.WriteFile(filepath.Join(orderDir, "SKILL.md"), []byte(placeOrderSkill), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	stashDir := filepath.Join(e.home, "skills", "stash-order")
+	if err := os.MkdirAll(stashDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stashDir, "SKILL.md"), []byte(stashOrderSkill), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	wav, speech := makeSpeechWAV(t, e.tmp, spokenCommand)
 	pe.leadMS, pe.speechMS = int(leadSilence.Milliseconds()), int(speech.Milliseconds())
 	if e.site, err = fixtures.Start(); err != nil {
@@ -181,6 +188,26 @@ kind: workflow
   target: button "Place order"
   expect: {text: "Order placed"}
 ` + "```\n"
+
+// stashOrderSkill was written for an older page whose button read "Keep draft": with a model
+// the step is healed (the model clicks "Save draft") and the run offers the updated skill.
+const stashOrderSkill = `---
+name: stash-order
+description: Keep the order as a draft for later.
+kind: workflow
+---
+# Stash the order
+
+` + "```steps" + `
+- do: click
+  target: button "Keep draft"
+  expect: {text: "Draft saved"}
+` + "```" + `
+
+## Notes
+
+The button that keeps a draft may be labelled differently.
+`
 
 // startServer starts the server (relay, agent, skills, voice) on addr as `tabrelay serve` does.
 func (pe *panelEnv) startServer(addr string, opts api.Options) error {
@@ -359,6 +386,7 @@ func TestSidePanel(t *testing.T) {
 	pe.waitText(t, "srv", "Server running", 20*time.Second)
 	pe.waitText(t, "tabstate", "This tab is shared", 20*time.Second)
 	t.Run("TaskConfirmAnswer", func(t *testing.T) { testPanelTask(t, pe, oa) })
+	t.Run("HealedSkillDraft", func(t *testing.T) { testPanelHealedDraft(t, pe, oa) })
 	t.Run("Stop", func(t *testing.T) { testPanelStop(t, pe, oa) })
 	t.Logf("TestSidePanel took %v", time.Since(began).Round(time.Millisecond))
 }
@@ -551,6 +579,28 @@ func testPanelSkill(t *testing.T, pe *panelEnv) {
 	if orders != 1 {
 		t.Errorf("orders after approving the skill: %d", orders)
 	}
+
+	// the same skill named in a typed request: the server answers 409 with the steps; the panel
+	// asks for approval the same way (not a failure), and approving runs it
+	pe.ask(t, "run place-order")
+	conf = pe.waitText(t, "skill-result", "need your confirmation", 15*time.Second)
+	if !strings.Contains(conf, "Place order") || !strings.Contains(conf, "place-order") {
+		t.Errorf("the typed skill's confirmation: %q", conf)
+	}
+	if got := pe.text(t, "task-status"); strings.Contains(got, "failed") {
+		t.Errorf("the typed skill needing approval shows as %q", got)
+	}
+	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
+	if orders != 1 {
+		t.Fatal("the typed flagged skill ran before approval")
+	}
+	pe.shot(t, "command-skill-confirm")
+	pe.click(t, "skill-approve")
+	pe.waitText(t, "task-status", "succeeded", 30*time.Second)
+	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
+	if orders != 2 {
+		t.Errorf("orders after approving the typed skill: %d", orders)
+	}
 }
 
 // testRecordSkill: Record, the user types a name and clicks Save draft in the tab, Stop shows
@@ -586,6 +636,13 @@ func testRecordSkill(t *testing.T, pe *panelEnv) {
 		pe.js(t, `(() => { const q = document.getElementById('skills-q'); q.value = ''; return tabrelayPanel.loadSkills().then(() => document.getElementById('skills-list').innerText); })()`, &md)
 		return strings.Contains(md, "recorded-draft"), md
 	})
+	// a search finds it: recorded skills are for the recorded site, and the panel ranks for its
+	// tab's page (before, it sent no URL and every site-specific skill was left out)
+	eventually(t, 10*time.Second, "a search finds the recorded skill", func() (bool, string) {
+		pe.js(t, `(() => { const q = document.getElementById('skills-q'); q.value = 'recorded draft'; return tabrelayPanel.loadSkills().then(() => document.getElementById('skills-list').innerText); })()`, &md)
+		return strings.Contains(md, "recorded-draft"), md
+	})
+	pe.js(t, `(document.getElementById('skills-q').value = '', true)`, nil)
 }
 
 // testRecentReports: recent tasks are listed with JSON, CSV and Markdown report downloads.
@@ -669,6 +726,65 @@ func testPanelTask(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 		t.Errorf("the answer was spoken via %q (no browser voices here: want server:flite)", spoken.Via)
 	}
 	pe.shot(t, "task-answer")
+}
+
+// testPanelHealedDraft: a typed request names a skill written for an older page; the model does
+// the step that no longer fits (the skill's notes in its goal), and the panel offers the
+// updated skill for review; saved, it replays without the model.
+func testPanelHealedDraft(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
+	var goal string
+	oa.Push(
+		llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+			for _, m := range r.Messages {
+				goal += m.Text + "\n"
+			}
+			return llmtest.ToolCall("click", fmt.Sprintf(`{"ref":%q}`, refOf(r, "button", "Save draft")))
+		}),
+		llmtest.ToolCall("finish", `{"answer":"Saved the draft."}`),
+	)
+	calls := oa.Calls()
+	pe.ask(t, "run stash-order")
+	pe.waitText(t, "task-goal", "skill stash-order", 10*time.Second)
+	note := pe.waitText(t, "draft", "Review the updated skill stash-order", 10*time.Second)
+	var md, name string
+	pe.js(t, `document.getElementById('draft-md').value`, &md)
+	pe.js(t, `document.getElementById('draft-name').value`, &name)
+	if name != "stash-order" || !strings.Contains(md, `target: button "Save draft"`) || strings.Contains(md, `"Keep draft"`) {
+		t.Fatalf("the healed draft (%q):\n%s\n(panel: %q)", name, md, note)
+	}
+	if !strings.Contains(goal, "may be labelled differently") {
+		t.Errorf("the model was not given the skill's notes:\n%s", goal)
+	}
+	pe.shot(t, "healed-draft")
+	pe.click(t, "draft-save")
+	var saved string
+	eventually(t, 10*time.Second, "the healed draft is saved", func() (bool, string) {
+		pe.js(t, `document.getElementById('draft-result').textContent`, &saved)
+		return strings.HasPrefix(saved, "Saved"), saved
+	})
+	// the saved skill replays with no model call
+	made := oa.Calls() - calls
+	var ok bool
+	pe.pageEval(t, pe.page, `(document.getElementById('out').textContent = '', true)`, &ok)
+	pe.ask(t, "run stash-order")
+	eventually(t, 30*time.Second, "the saved skill saves a draft", func() (bool, string) {
+		var out string
+		pe.pageEval(t, pe.page, `document.getElementById('out').textContent`, &out)
+		return strings.HasPrefix(out, "Draft saved"), out
+	})
+	pe.waitText(t, "task-status", "succeeded", 30*time.Second)
+	if n := oa.Calls() - calls - made; n != 0 {
+		t.Errorf("the saved healed skill called the model %d times", n)
+	}
+	t.Logf("healed run: %d model calls; replay of the saved draft: 0", made)
+	// the answer is spoken before the next test mutes the panel
+	eventually(t, 15*time.Second, "the replay's answer is spoken", func() (bool, string) {
+		var last struct {
+			Text string `json:"text"`
+		}
+		pe.js(t, `tabrelayPanel.speaker.last || {}`, &last)
+		return strings.Contains(last.Text, "0 by the model"), last.Text
+	})
 }
 
 // testPanelStop: Stop ends a running task at once; the panel shows it stopped, and muted it

@@ -41,6 +41,8 @@ type ErrorBody struct {
 	Missing []string `json:"missing,omitempty"`
 	// Confirm lists the steps of a named skill that need approval ("approve": true runs them).
 	Confirm []string `json:"confirm,omitempty"`
+	// Skill names the skill the request named, with Confirm.
+	Skill string `json:"skill,omitempty"`
 }
 
 // httpError is an error with its HTTP status and JSON body.
@@ -467,13 +469,16 @@ func (a *Agent) tabURL(tab string) string {
 // parameters, 409 with the steps that need approval, 422 otherwise.
 func skillError(err error, tab string) *httpError {
 	var mp interface{ MissingParams() []string }
-	var cs interface{ ConfirmSteps() []string }
+	var cs interface {
+		ConfirmSteps() []string
+		SkillName() string
+	}
 	he := errorf(http.StatusUnprocessableEntity, "%v", err)
 	switch {
 	case errors.As(err, &mp):
 		he.code, he.body.Missing = http.StatusBadRequest, mp.MissingParams()
 	case errors.As(err, &cs):
-		he.code, he.body.Confirm = http.StatusConflict, cs.ConfirmSteps()
+		he.code, he.body.Confirm, he.body.Skill = http.StatusConflict, cs.ConfirmSteps(), cs.SkillName()
 	}
 	he.body.Tab = tab
 	return he
