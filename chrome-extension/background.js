@@ -80,22 +80,8 @@ const state = {
 const ready = init();
 
 chrome.action.onClicked.addListener((tab) => { void withReady(() => toggle(tab)); });
-chrome.commands.onCommand.addListener((command, tab) => {
-  if (command === 'open-panel') {
-    if (tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
-    return;
-  }
-  if (command !== 'toggle-share') return;
-  void withReady(async () => {
-    const t = tab ?? (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
-    if (t) await toggle(t);
-  });
-});
-chrome.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === MENU_ID && tab) void withReady(() => toggle(tab));
-  // sidePanel.open must run in the click's user gesture: no await before it.
-  if (info.menuItemId === PANEL_MENU_ID && tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
-});
+chrome.commands.onCommand.addListener((command, tab) => { void onCommand(command, tab); });
+chrome.contextMenus.onClicked.addListener((info, tab) => { void onMenuClicked(info, tab); });
 chrome.runtime.onInstalled.addListener(() => {
   chrome.contextMenus.removeAll(() => {
     chrome.contextMenus.create({
@@ -163,6 +149,35 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 });
 
 /**
+ * The keyboard shortcuts (manifest "commands"). Returns when the toggle is done.
+ * @param {string} command
+ * @param {chrome.tabs.Tab} [tab]
+ */
+function onCommand(command, tab) {
+  if (command === 'open-panel') {
+    if (tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
+    return Promise.resolve();
+  }
+  if (command !== 'toggle-share') return Promise.resolve();
+  return withReady(async () => {
+    const t = tab ?? (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
+    if (t) await toggle(t);
+  });
+}
+
+/**
+ * The context-menu items. Returns when the toggle is done.
+ * @param {chrome.contextMenus.OnClickData} info
+ * @param {chrome.tabs.Tab} [tab]
+ */
+function onMenuClicked(info, tab) {
+  // sidePanel.open must run in the click's user gesture: no await before it.
+  if (info.menuItemId === PANEL_MENU_ID && tab?.windowId !== undefined) void chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
+  if (info.menuItemId === MENU_ID && tab) return withReady(() => toggle(tab));
+  return Promise.resolve();
+}
+
+/**
  * Runs fn after initialisation, logging (never throwing) failures.
  * @param {() => Promise<unknown>} fn
  */
@@ -183,6 +198,8 @@ Object.assign(globalThis, {
     statusReport,
     toggle: (/** @type {number} */ tabId) => withReady(async () => toggle(await chrome.tabs.get(tabId))),
     handleDetach,
+    onCommand,
+    onMenuClicked,
   },
 });
 

@@ -334,3 +334,65 @@ func TestForeignPageCannotOpenRelay(t *testing.T) {
 		t.Errorf("a foreign page fetching /json/list got %q, want it blocked", got)
 	}
 }
+
+// TestShortcutAndContextMenuToggle: the keyboard shortcut (manifest command toggle-share, bound
+// to Alt+Shift+S) and the context-menu item share and unshare a tab just as the toolbar button
+// does. Chrome has no way to press a shortcut or pick a menu item from a test, so the test calls
+// the extension's own listeners (tabrelay.onCommand and tabrelay.onMenuClicked, which
+// chrome.commands.onCommand and chrome.contextMenus.onClicked call) with what Chrome would pass.
+func TestShortcutAndContextMenuToggle(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var cmds []struct {
+		Name     string `json:"name"`
+		Shortcut string `json:"shortcut"`
+	}
+	if err := e.b.ServiceWorkerEval(ctx, "chrome.commands.getAll()", &cmds); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(cmds), "{toggle-share Alt+Shift+S}") {
+		t.Fatalf("commands = %+v, want toggle-share on Alt+Shift+S", cmds)
+	}
+	// The menu item exists (update rejects an unknown id).
+	if err := e.b.ServiceWorkerEval(ctx, "chrome.contextMenus.update('tabrelay-toggle', {}).then(() => true)", nil); err != nil {
+		t.Fatalf("the context-menu item is missing: %v", err)
+	}
+	tab, err := e.b.NewTab(ctx, e.site.URL("/other.html?shortcut"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+	listed := func() bool { _, ok := e.listedIDs(t)[tab.TargetID]; return ok }
+	steps := []struct {
+		what, expr string
+		shared     bool
+	}{
+		{"shortcut with the tab", `chrome.tabs.get(%d).then(tab => tabrelay.onCommand('toggle-share', tab))`, true},
+		{"shortcut with the tab", `chrome.tabs.get(%d).then(tab => tabrelay.onCommand('toggle-share', tab))`, false},
+		// Chrome may pass no tab: the active tab of the focused window is meant.
+		{"shortcut without a tab", `chrome.tabs.update(%d, {active: true}).then(() => tabrelay.onCommand('toggle-share', undefined))`, true},
+		{"context menu", `chrome.tabs.get(%d).then(tab => tabrelay.onMenuClicked({menuItemId: 'tabrelay-toggle', pageUrl: tab.url}, tab))`, false},
+		{"context menu", `chrome.tabs.get(%d).then(tab => tabrelay.onMenuClicked({menuItemId: 'tabrelay-toggle', pageUrl: tab.url}, tab))`, true},
+		{"other command", `chrome.tabs.get(%d).then(tab => tabrelay.onCommand('no-such-command', tab))`, true},
+		{"shortcut with the tab", `chrome.tabs.get(%d).then(tab => tabrelay.onCommand('toggle-share', tab))`, false},
+	}
+	for i, s := range steps {
+		if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(s.expr, tab.TabID), nil); err != nil {
+			t.Fatalf("step %d (%s): %v", i, s.what, err)
+		}
+		want := ""
+		if s.shared {
+			want = "ON"
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		err := e.b.WaitBadge(wctx, tab, want)
+		wcancel()
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", i, s.what, err)
+		}
+		eventually(t, 5*time.Second, fmt.Sprintf("step %d (%s): relay lists the tab = %v", i, s.what, s.shared), func() (bool, string) {
+			return listed() == s.shared, ""
+		})
+	}
+}
