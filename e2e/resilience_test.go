@@ -12,8 +12,41 @@ import (
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
-// TestRelayRestart: the relay stops and starts again on the same address; the extension
-// reconnects within a few seconds and a client can drive the tab again.
+// recordBadges makes the extension's worker keep a log of every badge text and tooltip it sets
+// on tabID (wrapping chrome.action.setBadgeText and setTitle), so that short-lived states can be
+// asserted after the fact; badgeLog reads it as "text|tooltip" entries.
+func recordBadges(t *testing.T, ctx context.Context, e *env, tabID int) {
+	t.Helper()
+	expr := fmt.Sprintf(`(() => {
+		const a = chrome.action, tabId = %d, texts = new Map();
+		const setText = a.setBadgeText.bind(a), setTitle = a.setTitle.bind(a);
+		globalThis.badgeLog = [];
+		a.setBadgeText = (d) => { texts.set(d.tabId, d.text); return setText(d); };
+		a.setTitle = (d) => {
+			if (d.tabId === tabId) badgeLog.push((texts.get(tabId) ?? '') + '|' + d.title);
+			return setTitle(d);
+		};
+		return a.setTitle !== setTitle;
+	})()`, tabID)
+	var ok bool
+	if err := e.b.ServiceWorkerEval(ctx, expr, &ok); err != nil || !ok {
+		t.Fatalf("record the badge in the worker: %v (wrapped %v)", err, ok)
+	}
+}
+
+func badgeLog(t *testing.T, ctx context.Context, e *env) []string {
+	t.Helper()
+	var l []string
+	if err := e.b.ServiceWorkerEval(ctx, "globalThis.badgeLog", &l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestRelayRestart: the relay stops and starts again on the same address. The shared tab's
+// badge goes to "…" (connecting, the tab will be shared once connected), then to "!" with the
+// missing server named in plain words; the extension reconnects within a few seconds, the badge
+// is ON again with the connected tooltip, and a client can drive the tab again.
 func TestRelayRestart(t *testing.T) {
 	e := private(t)
 	tab := e.share(t, e.site.URL("/?client=restart"))
@@ -22,20 +55,23 @@ func TestRelayRestart(t *testing.T) {
 	c := e.dialCDP(t, ctx)
 	sid := attachPage(t, ctx, c, tab.TargetID)
 	evalString(t, ctx, c, sid, "document.getElementById('clicker').click()")
+	recordBadges(t, ctx, e, tab.TabID)
 
 	addr := e.addr
 	if err := e.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "extension notices the relay is gone", func() (bool, string) {
+	// While it is down the badge and the tooltip say so in plain words.
+	down := "tabrelay: tabrelay server not running at " + addr + " (retrying). This tab stays shared."
+	eventually(t, 10*time.Second, "the badge names the missing server", func() (bool, string) {
 		b, _ := e.b.Badge(ctx, tab)
-		return b != "ON", b
-	})
-	// While it is down the tooltip says so in plain words.
-	eventually(t, 10*time.Second, "tooltip names the missing server", func() (bool, string) {
 		title, _ := e.b.Tooltip(ctx, tab)
-		return strings.Contains(title, "tabrelay server not running at "+addr) || strings.Contains(title, "connecting"), title
+		return b == "!" && title == down, b + " " + title
 	})
+	var global string
+	if err := e.b.ServiceWorkerEval(ctx, "chrome.action.getTitle({})", &global); err != nil || !strings.Contains(global, "server not running at "+addr) {
+		t.Errorf("tooltip of unshared tabs while the server is down = %q (%v)", global, err)
+	}
 	if err := e.startRelay(addr); err != nil {
 		t.Fatalf("restart the relay on %s: %v", addr, err)
 	}
@@ -47,6 +83,26 @@ func TestRelayRestart(t *testing.T) {
 	}
 	took := time.Since(restarted)
 	t.Logf("extension reconnected %v after the relay restarted", took.Round(time.Millisecond))
+	up := "tabrelay: this tab is shared with the server at " + addr + " (click to stop sharing)"
+	if title, err := e.b.Tooltip(ctx, tab); title != up {
+		t.Errorf("tooltip after the reconnect = %q (%v), want %q", title, err, up)
+	}
+	if err := e.b.ServiceWorkerEval(ctx, "chrome.action.getTitle({})", &global); err != nil || global != "tabrelay: connected to "+addr+". Click to share this tab." {
+		t.Errorf("tooltip of unshared tabs after the reconnect = %q (%v)", global, err)
+	}
+	// The states the badge went through, in order: connecting, server missing, shared.
+	connecting := "…|tabrelay: connecting to the server at " + addr + "… This tab will be shared once connected."
+	want := []string{connecting, "!|" + down, "ON|" + up}
+	got := badgeLog(t, ctx, e)
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("the badge went through %q; want, in this order, %q", got, want)
+	}
 	if _, listed := e.listedIDs(t)[tab.TargetID]; !listed {
 		t.Fatal("the shared tab is not listed by the restarted relay")
 	}
