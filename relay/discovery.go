@@ -63,17 +63,9 @@ func (s *Server) jsonList(c echo.Context) error {
 }
 
 func (s *Server) jsonNew(c echo.Context) error {
-	u := c.Request().URL.RawQuery
-	// the query is the URL to open; a token parameter, if any, is ours
-	if q := c.Request().URL.Query(); q.Has("token") {
-		q.Del("token")
-		u = ""
-		for k := range q {
-			if q.Get(k) == "" {
-				u = k
-			}
-		}
-	}
+	// the query is the URL to open, with its own query kept as is; a token=<secret> pair the
+	// client added to authenticate is ours
+	u := stripToken(c.Request().URL.RawQuery, s.opts.Secret.Check)
 	if u == "" {
 		u = "about:blank"
 	} else if dec, err := url.QueryUnescape(u); err == nil {
@@ -89,6 +81,23 @@ func (s *Server) jsonNew(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, s.targetJSON(TabInfo{TargetID: id, URL: u}))
+}
+
+// stripToken cuts the last token=<secret> pair out of a raw query, textually: the rest, such as
+// a URL with a query of its own for /json/new, is left byte for byte. A token pair that does not
+// hold the secret belongs to the rest and stays.
+func stripToken(raw string, isSecret func(string) bool) string {
+	parts := strings.Split(raw, "&")
+	for i := len(parts) - 1; i >= 0; i-- {
+		v, ok := strings.CutPrefix(parts[i], "token=")
+		if !ok {
+			continue
+		}
+		if dec, err := url.QueryUnescape(v); err == nil && isSecret(dec) {
+			return strings.Join(append(parts[:i:i], parts[i+1:]...), "&")
+		}
+	}
+	return raw
 }
 
 func (s *Server) jsonActivate(c echo.Context) error {

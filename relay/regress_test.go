@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -136,4 +137,43 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	e.ext = x
 	e.waitFor("extension reconnected", func() bool { return e.srv.Hub().ExtensionConnected() })
 	e.share(tabB, "https://b.example/")
+}
+
+// TestJSONNewKeepsTargetQuery: /json/new's query is the URL to open; a ?token= the client added
+// is cut out textually, so a URL with a query of its own arrives whole.
+func TestJSONNewKeepsTargetQuery(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	tok := e.srv.Token()
+	cases := []struct {
+		name, query string
+		bearer      bool
+		want        string
+	}{
+		{name: "token after a URL with a query", query: "https://x.example/?a=1&token=" + tok, want: "https://x.example/?a=1"},
+		{name: "token after a URL with two params", query: "https://x.example/p?a=1&b=2&token=" + tok, want: "https://x.example/p?a=1&b=2"},
+		{name: "token first", query: "token=" + tok + "&https://x.example/?a=1&b=2", want: "https://x.example/?a=1&b=2"},
+		{name: "URL's own token param kept", query: "https://x.example/?token=abc&token=" + tok, want: "https://x.example/?token=abc"},
+		{name: "bearer: the URL's token param is the URL's", query: "https://x.example/?token=abc", bearer: true, want: "https://x.example/?token=abc"},
+		{name: "token only", query: "token=" + tok, want: "about:blank"},
+		{name: "plain URL", query: "https://x.example/", bearer: true, want: "https://x.example/"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPut, "http://"+e.srv.Addr()+"/json/new?"+tc.query, nil)
+			if tc.bearer {
+				req.Header = bearer(tok)
+			}
+			code, body := do(t, req)
+			var created map[string]string
+			if code != http.StatusOK || json.Unmarshal([]byte(body), &created) != nil {
+				t.Fatalf("PUT /json/new: %d %s", code, body)
+			}
+			if created["url"] != tc.want {
+				t.Errorf("opened %q, want %q", created["url"], tc.want)
+			}
+			if strings.Contains(created["url"], tok) {
+				t.Errorf("the secret leaked into the opened URL %q", created["url"])
+			}
+		})
+	}
 }
