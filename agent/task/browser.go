@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Browser is what the loop needs from the browser layer. It is deliberately narrow and
@@ -35,8 +36,8 @@ type Tab struct {
 }
 
 // actionTools are the model's tools that become [Browser.Act] calls.
-var actionTools = []string{"click", "type", "press", "hover", "select", "check", "scroll", "wait",
-	"navigate", "back", "forward", "reload", "new_tab", "close_tab"}
+var actionTools = []string{"click", "type", "press", "hover", "drag", "select", "check", "fill", "upload", "dialog",
+	"scroll", "wait", "navigate", "back", "forward", "reload", "new_tab", "close_tab"}
 
 // BrowserAction turns a tool call (the model's, or a fastpath action with the same kind and
 // fields) into the tab to act on and the action object for [Browser.Act]. The objects follow
@@ -45,10 +46,14 @@ var actionTools = []string{"click", "type", "press", "hover", "select", "check",
 //	click, hover        {"kind":"click","ref":"e3"}
 //	type                {"kind":"type","ref":"e4","text":"hello","submit":true}
 //	press               {"kind":"press","key":"Enter","ref":"e4"}   (ref optional)
+//	drag                {"kind":"drag","ref":"e3","to":"e9"}
 //	select              {"kind":"select","ref":"e5","values":["Blue"]}
 //	check               {"kind":"fill","fields":[{"ref":"e6","value":"true"}]}
+//	fill                {"kind":"fill","fields":[{"ref":"e4","value":"Ada"},{"ref":"e6","value":"true"}]}
+//	upload              {"kind":"upload","ref":"e8","files":["/home/ada/cv.pdf"]}
+//	dialog              {"kind":"dialog","accept":false,"promptText":"…"}  (accept defaults to true)
 //	scroll              {"kind":"scroll","direction":"down","ref":"e7"}  (top/bottom: press Home/End)
-//	wait                {"kind":"wait","text":"Saved","seconds":1.5}
+//	wait                {"kind":"wait","text":"Saved"}  (or url, state, seconds: one of them)
 //	navigate            {"kind":"navigate","url":"https://github.com"}
 //	back/forward/reload {"kind":"back"}
 //	new_tab             {"kind":"open","url":"https://…"}  (result carries "targetId")
@@ -72,13 +77,30 @@ func BrowserAction(tool string, args map[string]any, currentTab string) (tabID s
 		}
 		out = map[string]any{"kind": "fill", "fields": []map[string]string{{"ref": argStr(args, "ref"), "value": fmt.Sprint(checked)}}}
 	case "wait":
-		out["kind"] = "wait"
-		copyArg("text")
-		if ms, ok := args["ms"].(float64); ok && ms > 0 {
+		// The action API waits for exactly one thing: the first given of text, url, state, ms.
+		ms, _ := args["ms"].(float64)
+		switch {
+		case argStr(args, "text") != "":
+			out["text"] = argStr(args, "text")
+		case argStr(args, "url") != "":
+			out["url"] = argStr(args, "url")
+		case argStr(args, "state") != "":
+			out["state"] = strings.ToLower(argStr(args, "state"))
+		case ms > 0:
 			out["seconds"] = min(ms, 10000) / 1000
-		} else if _, ok := out["text"]; !ok {
+		default:
 			out["seconds"] = 1.0
 		}
+	case "drag":
+		copyArg("ref", "to")
+	case "fill":
+		out["fields"] = fillFields(args)
+	case "upload":
+		copyArg("ref")
+		out["files"] = fileList(args)
+	case "dialog":
+		out["accept"] = dialogAccept(args)
+		copyArg("promptText")
 	case "scroll":
 		switch argStr(args, "direction") {
 		case "top":
@@ -104,4 +126,50 @@ func BrowserAction(tool string, args map[string]any, currentTab string) (tabID s
 		b = []byte(`{"kind":"` + tool + `"}`)
 	}
 	return tabID, b
+}
+
+// fillFields reads the fields of a fill call as ref/value pairs; values that are not strings
+// (true, 3) are written out.
+func fillFields(args map[string]any) []map[string]string {
+	list, _ := args["fields"].([]any)
+	out := make([]map[string]string, 0, len(list))
+	for _, f := range list {
+		m, ok := f.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, map[string]string{"ref": argStr(m, "ref"), "value": argStr(m, "value")})
+	}
+	return out
+}
+
+// fileList reads an upload's files: a list of paths, or one path as a string.
+func fileList(args map[string]any) []string {
+	switch v := args["files"].(type) {
+	case string:
+		if strings.TrimSpace(v) != "" {
+			return []string{v}
+		}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, f := range v {
+			if s := strings.TrimSpace(fmt.Sprint(f)); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// dialogAccept reads a dialog call's accept: only an explicit false (or "false") dismisses,
+// as in the action API, where accept defaults to true.
+func dialogAccept(args map[string]any) bool {
+	switch v := args["accept"].(type) {
+	case bool:
+		return v
+	case string:
+		return !strings.EqualFold(strings.TrimSpace(v), "false")
+	}
+	return true
 }

@@ -153,7 +153,7 @@ func (l *loop) start() {
 		if err != nil {
 			fmt.Fprintf(&b, "Reading the page failed: %v", err)
 		} else {
-			b.WriteString(pageBlock(snap))
+			b.WriteString(pageBlock(snap) + dialogNote(snap))
 			full = true
 		}
 	}
@@ -566,43 +566,47 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 	if l.tabID == "" && kind != "new_tab" {
 		return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 	}
-	ac := ActionContext{Tool: kind, Ref: argStr(args, "ref"), Text: argStr(args, "text"), Key: argStr(args, "key"),
-		URL: argStr(args, "url"), PageURL: l.lastURL, Goal: l.rn.task.Goal}
-	if ac.Ref != "" {
-		node, ok := outline.Find(outline.Parse(l.lastSnap), ac.Ref)
-		if !ok {
-			// The model may hold a ref from a diff; check the live page before refusing.
-			if snap, err := l.snapshot(); err == nil {
-				node, ok = outline.Find(outline.Parse(snap), ac.Ref)
-			}
-		}
-		if !ok {
-			return result{err: fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ac.Ref)}
-		}
-		ac.Element = node
+	acs, err := l.actionContexts(kind, args)
+	if err != nil {
+		return result{err: err}
 	}
+	ac := acs[0]
 	if kind == "navigate" || kind == "new_tab" {
 		if u := strings.ToLower(strings.TrimSpace(ac.URL)); strings.HasPrefix(u, "javascript:") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "file:") {
 			return result{blocked: true, err: fmt.Errorf("navigating to %s URLs is not allowed", strings.SplitN(u, ":", 2)[0])}
 		}
 	}
-	if isWriteTool(kind) && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
+	// Dismissing a dialog changes nothing and may be the only way off a page.
+	dismiss := kind == "dialog" && !ac.Accept
+	if isWriteTool(kind) && !dismiss && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
 		return result{blocked: true, err: fmt.Errorf("acting on %s is not allowed (allowed sites: %s); the user can extend the allowlist", hostOf(l.lastURL), strings.Join(l.opts.AllowedSites, ", "))}
 	}
-	if v := l.opts.Classifier(ac); v.Confirm {
-		ok, err := l.confirm(step, v, describe(ac))
+	for _, ac := range acs {
+		v := l.opts.Classifier(ac)
+		if !v.Confirm {
+			continue
+		}
+		prompt := describe(ac)
+		if v.Detail != "" {
+			prompt += " (" + v.Detail + ")"
+		}
+		ok, err := l.confirm(step, v, prompt)
 		if err != nil {
 			return result{err: err}
 		}
 		if !ok {
-			return result{declined: true, err: fmt.Errorf("stopped: the user declined %s (%s)", describe(ac), v.Reason)}
+			return result{declined: true, err: fmt.Errorf("stopped: the user declined %s (%s)", prompt, v.Reason)}
 		}
+		break // one approval covers the step
 	}
 	actTab, payload := BrowserAction(kind, args, l.tabID)
 	out, err := l.opts.Browser.Act(l.ctx, actTab, payload)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
+		}
+		if strings.Contains(err.Error(), "accept or dismiss it") {
+			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", kind, err)}
 		}
 		return result{err: fmt.Errorf("%s failed: %w", kind, err)}
 	}
@@ -629,6 +633,90 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		}
 	}
 	return l.observe(out)
+}
+
+// actionContexts builds what the safety classifier sees of a browser action: one context,
+// or for fill one per field (as a type, select or check of that field). It checks that every
+// ref is on the current page.
+func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext, error) {
+	page := outline.Parse(l.lastSnap)
+	fresh := false
+	find := func(ref string) (outline.Node, error) {
+		node, ok := outline.Find(page, ref)
+		if !ok && !fresh {
+			// The model may hold a ref from a diff; check the live page before refusing.
+			if snap, err := l.snapshot(); err == nil {
+				page, fresh = outline.Parse(snap), true
+				node, ok = outline.Find(page, ref)
+			}
+		}
+		if !ok {
+			if typ, _, open := openDialog(l.lastSnap); open { // its message is page text: not in an error
+				return node, fmt.Errorf("a JavaScript %s dialog blocks the page, so %s cannot be reached: accept or dismiss it first; call the dialog tool first (accept=true for OK, false for Cancel)",
+					typ, ref)
+			}
+			return node, fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ref)
+		}
+		return node, nil
+	}
+	ac := ActionContext{Tool: kind, Ref: argStr(args, "ref"), Text: argStr(args, "text"), Key: argStr(args, "key"),
+		URL: argStr(args, "url"), PageURL: l.lastURL, Goal: l.rn.task.Goal}
+	ac.Submit, _ = args["submit"].(bool)
+	if ac.Ref != "" {
+		node, err := find(ac.Ref)
+		if err != nil {
+			return nil, err
+		}
+		ac.Element = node
+	}
+	switch kind {
+	case "drag":
+		to := argStr(args, "to")
+		if to == "" {
+			return nil, errors.New("drag needs to: the ref of the element to drop on")
+		}
+		node, err := find(to)
+		if err != nil {
+			return nil, err
+		}
+		ac.Target = node
+	case "upload":
+		ac.Files = fileList(args)
+	case "dialog":
+		ac.Accept, ac.Text = dialogAccept(args), argStr(args, "promptText")
+		// The dialog may have opened after the last look (a timer, a late script): look again.
+		if snap, err := l.snapshot(); err == nil {
+			page = outline.Parse(snap)
+			ac.DialogType, ac.DialogMessage, _ = openDialog(snap)
+		}
+	case "fill":
+		fields := fillFields(args)
+		if len(fields) == 0 {
+			return nil, errors.New(`fill needs fields: [{"ref":"e3","value":"…"}]`)
+		}
+		acs := make([]ActionContext, 0, len(fields))
+		for _, f := range fields {
+			node, err := find(f["ref"])
+			if err != nil {
+				return nil, err
+			}
+			fa := ac
+			fa.Ref, fa.Element, fa.Text = f["ref"], node, f["value"]
+			switch node.Role {
+			case "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio":
+				fa.Tool = "check"
+			case "combobox", "listbox":
+				fa.Tool = "select"
+			}
+			acs = append(acs, fa)
+		}
+		for i := range acs {
+			acs[i].Page = page
+		}
+		return acs, nil
+	}
+	ac.Page = page
+	return []ActionContext{ac}, nil
 }
 
 // confirm pauses the task until the user answers (or the task ends).
@@ -705,7 +793,7 @@ func (l *loop) snapshot() (string, error) {
 func (l *loop) fullPage(snap string) result {
 	n := len(outline.Parse(snap))
 	return result{
-		text:    fmt.Sprintf("page: %q %s\n%s", truncate(l.lastTitle, 120), l.lastURL, pageBlock(snap)),
+		text:    fmt.Sprintf("page: %q %s\n%s%s", truncate(l.lastTitle, 120), l.lastURL, pageBlock(snap), dialogNote(snap)),
 		full:    true,
 		summary: fmt.Sprintf("[snapshot of %q %s, %d lines: superseded by a later one]", truncate(l.lastTitle, 80), truncate(l.lastURL, 120), n),
 	}
@@ -743,7 +831,7 @@ func (l *loop) observeWith(head string) result {
 	}
 	fmt.Fprintf(&b, "page: %q %s\n", truncate(l.lastTitle, 120), l.lastURL)
 	if len(added)+len(removed) == 0 {
-		b.WriteString("no change in the page outline")
+		b.WriteString("no change in the page outline" + dialogNote(snap))
 		return result{text: b.String()}
 	}
 	var d strings.Builder
@@ -753,7 +841,7 @@ func (l *loop) observeWith(head string) result {
 	for _, r := range removed {
 		d.WriteString("- " + r + "\n")
 	}
-	fmt.Fprintf(&b, "changes (+%d -%d):\n%s", len(added), len(removed), pageBlock(strings.TrimRight(d.String(), "\n")))
+	fmt.Fprintf(&b, "changes (+%d -%d):\n%s%s", len(added), len(removed), pageBlock(strings.TrimRight(d.String(), "\n")), dialogNote(snap))
 	return result{text: b.String()}
 }
 

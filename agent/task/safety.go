@@ -3,20 +3,35 @@ package task
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/tabrelay/tabrelay/agent/outline"
 )
 
-// ActionContext is what the safety classifier sees of a proposed step.
+// ActionContext is what the safety classifier sees of a proposed step. A fill of several
+// fields is classified one field at a time, each as a type, select or check.
 type ActionContext struct {
-	// Tool is the tool name (click, type, press, select, check, navigate, …).
+	// Tool is the tool name (click, type, press, select, check, drag, upload, dialog, navigate, …).
 	Tool string
-	// Ref, Text, Key, URL are the relevant arguments.
+	// Ref, Text, Key, URL are the relevant arguments (dialog: Text is the prompt's answer).
 	Ref, Text, Key, URL string
+	// Submit is a type call's submit (Enter pressed after typing).
+	Submit bool
+	// Files are an upload's file paths.
+	Files []string
 	// Element is the snapshot node the ref points to (zero if unknown).
 	Element outline.Node
+	// Target is a drag's drop target (zero if none).
+	Target outline.Node
+	// Page is the latest snapshot of the tab, parsed (nil if unknown): it tells which element
+	// has focus and which form or dialog a submitting Enter acts in.
+	Page []outline.Node
+	// DialogType and DialogMessage describe the open JavaScript dialog (tool dialog; the
+	// message is page text), and Accept is the answer: true for OK.
+	DialogType, DialogMessage string
+	Accept                    bool
 	// PageURL is the tab's current URL.
 	PageURL string
 	// Goal is the user's request (values it contains count as supplied by the user).
@@ -30,6 +45,9 @@ type Verdict struct {
 	// Reason names the category ("purchase", "send", "delete", "publish", "submit",
 	// "password field", "payment field", …).
 	Reason string
+	// Detail says what in the page made the step risky when the step itself does not show it,
+	// e.g. `submits the form with button "Delete account"`; it is added to the user's prompt.
+	Detail string
 }
 
 // Classifier decides whether a step needs the user's confirmation.
@@ -59,10 +77,15 @@ func reasonFor(word string) string {
 	return "submitting data"
 }
 
-// DefaultClassifier asks for confirmation before clicking, pressing Enter on or selecting in
-// elements whose name says buy, pay, checkout, order, send, delete, remove, publish, post,
-// submit, …; and before typing into password or payment fields a value the user did not give in
-// the goal.
+// DefaultClassifier asks for confirmation before:
+//   - clicking, selecting in or checking elements whose name says buy, pay, checkout, order,
+//     send, delete, remove, publish, post, submit, …, or dropping a dragged element on one;
+//   - pressing Enter (also type with submit) on such an element, or in a field whose form or
+//     dialog has such a button (Enter submits it); see [SubmitRisk];
+//   - typing into password ([password] in the snapshot, or a password-like name) or payment
+//     fields a value the user did not give in the goal;
+//   - accepting a confirm or prompt dialog whose message says so;
+//   - uploading a file the goal does not name.
 func DefaultClassifier(a ActionContext) Verdict {
 	name := a.Element.Name
 	switch a.Tool {
@@ -77,18 +100,165 @@ func DefaultClassifier(a ActionContext) Verdict {
 				return Verdict{Confirm: true, Reason: "payment or identity field"}
 			}
 		}
+		if a.Tool == "type" && a.Submit {
+			return SubmitRisk(a.Page, a.Element)
+		}
 	case "click", "select", "check":
 		if m := irreversibleRe.FindString(name); m != "" && isActionable(a.Element.Role) {
 			return Verdict{Confirm: true, Reason: reasonFor(m)}
 		}
+	case "drag":
+		if m := irreversibleRe.FindString(a.Target.Name); m != "" {
+			return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("drops it on %s %q", a.Target.Role, a.Target.Name)}
+		}
 	case "press":
-		if strings.EqualFold(a.Key, "Enter") && a.Element.Ref != "" {
-			if m := irreversibleRe.FindString(name); m != "" {
-				return Verdict{Confirm: true, Reason: reasonFor(m)}
+		if isEnter(a.Key) {
+			el := a.Element
+			if el.Ref == "" {
+				el = focused(a.Page)
+			}
+			return SubmitRisk(a.Page, el)
+		}
+	case "dialog":
+		if !a.Accept {
+			return Verdict{}
+		}
+		if a.Text != "" && passwordRe.MatchString(a.DialogMessage) && !suppliedByUser(a.Text, a.Goal) {
+			return Verdict{Confirm: true, Reason: "password field"}
+		}
+		if t := strings.ToLower(a.DialogType); t == "alert" || t == "beforeunload" {
+			return Verdict{} // OK on an alert only closes it; on beforeunload it leaves the page
+		}
+		if m := irreversibleRe.FindString(a.DialogMessage); m != "" {
+			return Verdict{Confirm: true, Reason: reasonFor(m)}
+		}
+	case "upload":
+		for _, f := range a.Files {
+			base := filepath.Base(f)
+			if !suppliedByUser(f, a.Goal) && (len(base) < 4 || !suppliedByUser(base, a.Goal)) {
+				return Verdict{Confirm: true, Reason: "uploading a file"}
 			}
 		}
 	}
 	return Verdict{}
+}
+
+// isEnter reports whether key is Enter, alone or with modifiers (Control+Enter sends in many
+// mail and chat apps).
+func isEnter(key string) bool {
+	k := strings.TrimSpace(key)
+	if i := strings.LastIndexByte(k, '+'); i >= 0 && i < len(k)-1 {
+		k = k[i+1:]
+	}
+	return strings.EqualFold(k, "Enter") || strings.EqualFold(k, "Return")
+}
+
+// focused returns the element the snapshot marks [focused] (zero if none).
+func focused(page []outline.Node) outline.Node {
+	for _, n := range page {
+		if n.Ref != "" && n.Has("focused") {
+			return n
+		}
+	}
+	return outline.Node{}
+}
+
+// SubmitRisk decides whether pressing Enter in el (type with submit, or press Enter) may do
+// something irreversible, from the latest snapshot page:
+//   - el itself is named like an irreversible action (a "Send" button, a "Post a reply" box);
+//   - el sits in a form, dialog or alertdialog holding a button named so ("Delete account",
+//     "Place order"): Enter submits the form or triggers the dialog's default button;
+//   - el is in no form or dialog (script-driven pages, e.g. a chat box): the nearest enclosing
+//     element that holds a button is taken as its form;
+//   - el is unknown (no ref given and no element marked [focused]): a risky button in any open
+//     dialog counts, as Enter may reach a dialog's default button.
+//
+// The scope is read from the outline's nesting, which keeps forms, dialogs and named groups;
+// unnamed wrappers are flattened, so a field and a button in the same unnamed container are
+// siblings under their nearest kept ancestor.
+func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
+	if el.Ref != "" {
+		if m := irreversibleRe.FindString(el.Name); m != "" {
+			return Verdict{Confirm: true, Reason: reasonFor(m)}
+		}
+	}
+	idx := -1
+	for i := range page {
+		if el.Ref != "" && page[i].Ref == el.Ref {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		if el.Ref != "" {
+			return Verdict{}
+		}
+		for i, n := range page {
+			if n.Role == "dialog" || n.Role == "alertdialog" {
+				if b, m := riskyButton(page, i); m != "" {
+					return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("Enter may press button %q of the open dialog", b.Name)}
+				}
+			}
+		}
+		return Verdict{}
+	}
+	scope := -1
+	for p := page[idx].Parent; p >= 0; p = page[p].Parent {
+		if r := page[p].Role; r == "form" || r == "dialog" || r == "alertdialog" {
+			scope = p
+			break
+		}
+	}
+	if scope < 0 {
+		for p := page[idx].Parent; p >= 0; p = page[p].Parent {
+			if hasButton(page, p) {
+				scope = p
+				break
+			}
+		}
+	}
+	if scope < 0 {
+		return Verdict{}
+	}
+	if b, m := riskyButton(page, scope); m != "" {
+		what := "form"
+		if r := page[scope].Role; r == "dialog" || r == "alertdialog" {
+			what = "dialog"
+		}
+		return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("Enter submits the %s with button %q", what, b.Name)}
+	}
+	return Verdict{}
+}
+
+// subtree returns the nodes under page[i] (they follow it, deeper).
+func subtree(page []outline.Node, i int) []outline.Node {
+	j := i + 1
+	for j < len(page) && page[j].Depth > page[i].Depth {
+		j++
+	}
+	return page[i+1 : j]
+}
+
+func hasButton(page []outline.Node, i int) bool {
+	for _, n := range subtree(page, i) {
+		if n.Role == "button" {
+			return true
+		}
+	}
+	return false
+}
+
+// riskyButton returns the first button under page[i] named like an irreversible action, and
+// the matching words ("" if none).
+func riskyButton(page []outline.Node, i int) (outline.Node, string) {
+	for _, n := range subtree(page, i) {
+		if n.Role == "button" && !n.Has("disabled") {
+			if m := irreversibleRe.FindString(n.Name); m != "" {
+				return n, m
+			}
+		}
+	}
+	return outline.Node{}, ""
 }
 
 func isActionable(role string) bool {
@@ -109,13 +279,37 @@ func suppliedByUser(value, goal string) bool {
 func describe(a ActionContext) string {
 	var b strings.Builder
 	b.WriteString(a.Tool)
+	if a.Tool == "dialog" {
+		verb := "dismiss"
+		if a.Accept {
+			verb = "accept"
+		}
+		fmt.Fprintf(&b, " %s %s %q", verb, a.DialogType, truncate(a.DialogMessage, 200))
+		if a.Text != "" {
+			if passwordRe.MatchString(a.DialogMessage) {
+				b.WriteString(" answering (value hidden)")
+			} else {
+				fmt.Fprintf(&b, " answering %q", truncate(a.Text, 80))
+			}
+		}
+		if a.PageURL != "" {
+			fmt.Fprintf(&b, " on %s", hostOf(a.PageURL))
+		}
+		return b.String()
+	}
 	if a.Element.Role != "" || a.Element.Name != "" {
 		fmt.Fprintf(&b, " %s %q", a.Element.Role, a.Element.Name)
 	} else if a.Ref != "" {
 		fmt.Fprintf(&b, " %s", a.Ref)
 	}
+	if a.Target.Role != "" || a.Target.Name != "" {
+		fmt.Fprintf(&b, " onto %s %q", a.Target.Role, a.Target.Name)
+	}
+	if len(a.Files) > 0 {
+		fmt.Fprintf(&b, " files %s", truncate(strings.Join(a.Files, ", "), 300))
+	}
 	if a.Text != "" {
-		if a.Tool == "type" && (passwordRe.MatchString(a.Element.Name) || paymentRe.MatchString(a.Element.Name)) {
+		if (a.Tool == "type" || a.Tool == "fill") && (a.Element.Has("password") || passwordRe.MatchString(a.Element.Name) || paymentRe.MatchString(a.Element.Name)) {
 			b.WriteString(" (value hidden)")
 		} else {
 			fmt.Fprintf(&b, " text %q", truncate(a.Text, 80))
@@ -123,6 +317,9 @@ func describe(a ActionContext) string {
 	}
 	if a.Key != "" {
 		fmt.Fprintf(&b, " key %s", a.Key)
+	}
+	if a.Submit {
+		b.WriteString(" and press Enter")
 	}
 	if a.URL != "" {
 		fmt.Fprintf(&b, " %s", a.URL)
@@ -136,7 +333,7 @@ func describe(a ActionContext) string {
 // writeTools are the tools that change pages and are subject to the site allowlist.
 func isWriteTool(tool string) bool {
 	switch tool {
-	case "click", "type", "fill", "press", "select", "check", "hover":
+	case "click", "type", "fill", "press", "select", "check", "hover", "drag", "upload", "dialog":
 		return true
 	}
 	return false

@@ -18,6 +18,29 @@ func el(role, name string, attrs ...string) outline.Node {
 	return n
 }
 
+// node returns the node with ref in page.
+func node(page []outline.Node, ref string) outline.Node {
+	n, _ := outline.Find(page, ref)
+	return n
+}
+
+var (
+	account = outline.Parse(`- form "Close account":
+  - textbox "Your name" [focused] [ref=e2]
+  - button "Cancel" [ref=e3]
+  - button "Delete account" [ref=e4]
+- search:
+  - form:
+    - searchbox "Search" [ref=e6]
+    - button "Search" [ref=e7]`)
+	chat = outline.Parse(`- main:
+  - textbox "Message" [ref=e2]
+  - button "Send" [ref=e3]
+- textbox "Notes" [ref=e4]
+- dialog "Share draft" [ref=e5]:
+  - button "Publish now" [ref=e6]`)
+)
+
 func TestDefaultClassifier(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -46,6 +69,33 @@ func TestDefaultClassifier(t *testing.T) {
 		{"cvc", ActionContext{Tool: "type", Text: "123", Element: el("textbox", "CVC")}, "payment or identity field"},
 		{"email ok", ActionContext{Tool: "type", Text: "a@b.c", Element: el("textbox", "Email")}, ""},
 		{"navigate ok", ActionContext{Tool: "navigate", URL: "https://shop.test/checkout"}, ""},
+		// A password input is marked [password] by the snapshot whatever its label says.
+		{"password by mark", ActionContext{Tool: "type", Text: "hunter2", Element: el("textbox", "Secret", "password"), Goal: "log in"}, "password field"},
+		{"password mark in fill", ActionContext{Tool: "fill", Text: "hunter2", Element: el("textbox", "Code", "password")}, "password field"},
+		// Enter submits the form or dialog it is pressed in.
+		{"type submit in a delete form", ActionContext{Tool: "type", Text: "Ada", Submit: true, Element: node(account, "e2"), Page: account}, "deletion"},
+		{"type without submit", ActionContext{Tool: "type", Text: "Ada", Element: node(account, "e2"), Page: account}, ""},
+		{"type submit in a search form", ActionContext{Tool: "type", Text: "kettle", Submit: true, Element: node(account, "e6"), Page: account}, ""},
+		{"enter on the focused field", ActionContext{Tool: "press", Key: "Enter", Page: account}, "deletion"},
+		{"control+enter on a field", ActionContext{Tool: "press", Key: "Control+Enter", Element: node(account, "e2"), Page: account}, "deletion"},
+		{"enter in a chat box beside send", ActionContext{Tool: "press", Key: "Enter", Element: node(chat, "e2"), Page: chat}, "sending"},
+		{"enter in a box of its own", ActionContext{Tool: "press", Key: "Enter", Element: node(chat, "e4"), Page: chat}, ""},
+		{"enter with nothing focused, risky dialog open", ActionContext{Tool: "press", Key: "Enter", Page: chat}, "publishing"},
+		{"enter with nothing focused", ActionContext{Tool: "press", Key: "Enter", Page: chat[:5]}, ""},
+		{"escape in a delete form", ActionContext{Tool: "press", Key: "Escape", Element: node(account, "e2"), Page: account}, ""},
+		// JavaScript dialogs: accepting a confirm() that deletes, buys, sends… is irreversible.
+		{"accept a delete confirm", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Delete all 12 messages?"}, "deletion"},
+		{"dismiss a delete confirm", ActionContext{Tool: "dialog", DialogType: "confirm", DialogMessage: "Delete all 12 messages?"}, ""},
+		{"accept an alert", ActionContext{Tool: "dialog", Accept: true, DialogType: "alert", DialogMessage: "Your order was placed and sent"}, ""},
+		{"accept a harmless confirm", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Leave this page?"}, ""},
+		{"answer a password prompt", ActionContext{Tool: "dialog", Accept: true, Text: "hunter2", DialogType: "prompt", DialogMessage: "Enter your password"}, "password field"},
+		{"unknown dialog type", ActionContext{Tool: "dialog", Accept: true, DialogMessage: "Purchase for 30 EUR?"}, "purchase or payment"},
+		// Uploads hand a local file to the site: only files the user named go without asking.
+		{"upload not named", ActionContext{Tool: "upload", Files: []string{"/home/ada/.ssh/id_rsa"}, Goal: "attach my CV"}, "uploading a file"},
+		{"upload named", ActionContext{Tool: "upload", Files: []string{"/home/ada/cv.pdf"}, Goal: "attach cv.pdf"}, ""},
+		{"upload short name", ActionContext{Tool: "upload", Files: []string{"/etc/a"}, Goal: "attach a file"}, "uploading a file"},
+		{"drop on delete", ActionContext{Tool: "drag", Element: el("listitem", "Card"), Target: el("region", "Delete")}, "deletion"},
+		{"drop on a list", ActionContext{Tool: "drag", Element: el("listitem", "Card"), Target: el("list", "Done")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +149,17 @@ func TestBrowserAction(t *testing.T) {
 		{"back", `{}`, "t1", `{"kind":"back"}`},
 		{"scroll", `{"direction":"down","ref":"e2"}`, "t1", `{"direction":"down","kind":"scroll","ref":"e2"}`},
 		{"scroll", `{"direction":"bottom"}`, "t1", `{"key":"End","kind":"press"}`},
+		{"wait", `{"text":"Saved","ms":500}`, "t1", `{"kind":"wait","text":"Saved"}`},
+		{"wait", `{"url":"/done"}`, "t1", `{"kind":"wait","url":"/done"}`},
+		{"wait", `{"state":"NetworkIdle"}`, "t1", `{"kind":"wait","state":"networkidle"}`},
+		{"wait", `{}`, "t1", `{"kind":"wait","seconds":1}`},
+		{"drag", `{"ref":"e1","to":"e2"}`, "t1", `{"kind":"drag","ref":"e1","to":"e2"}`},
+		{"fill", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":false}]}`, "t1", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":"false"}],"kind":"fill"}`},
+		{"upload", `{"ref":"e5","files":["/tmp/a.pdf"]}`, "t1", `{"files":["/tmp/a.pdf"],"kind":"upload","ref":"e5"}`},
+		{"upload", `{"ref":"e5","files":"/tmp/a.pdf"}`, "t1", `{"files":["/tmp/a.pdf"],"kind":"upload","ref":"e5"}`},
+		{"dialog", `{"accept":false}`, "t1", `{"accept":false,"kind":"dialog"}`},
+		{"dialog", `{"accept":true,"promptText":"Ada"}`, "t1", `{"accept":true,"kind":"dialog","promptText":"Ada"}`},
+		{"dialog", `{}`, "t1", `{"accept":true,"kind":"dialog"}`},
 	}
 	for _, tt := range tests {
 		var args map[string]any

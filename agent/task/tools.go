@@ -16,11 +16,22 @@ func obj(props map[string]any, required ...string) map[string]any {
 
 func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 
+func boolean(desc string) map[string]any {
+	return map[string]any{"type": "boolean", "description": desc}
+}
+
+func strs(desc string) map[string]any {
+	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
+}
+
 func tool(name, desc string, params map[string]any) llms.Tool {
 	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Description: desc, Parameters: params}}
 }
 
-var refArg = str("element ref from the latest snapshot, e.g. e12")
+var refArg = str("element ref, e.g. e12")
+
+// plain is a string property that needs no description.
+var plain = map[string]any{"type": "string"}
 
 // Tools returns the tool definitions offered to the model; screenshot only when vision is on.
 func Tools(vision bool) []llms.Tool {
@@ -28,23 +39,32 @@ func Tools(vision bool) []llms.Tool {
 		tool("snapshot", "Read the current tab as a role outline with element refs.", obj(map[string]any{})),
 		tool("click", "Click an element.", obj(map[string]any{"ref": refArg}, "ref")),
 		tool("type", "Type text into a field (replaces its content). submit=true presses Enter after.", obj(map[string]any{
-			"ref": refArg, "text": str("text to type"), "submit": map[string]any{"type": "boolean", "description": "press Enter afterwards"},
+			"ref": refArg, "text": str("text to type"), "submit": boolean("press Enter afterwards"),
 		}, "ref", "text")),
 		tool("press", "Press a key (Enter, Escape, Tab, ArrowDown, Control+a…), on an element or the focused one.", obj(map[string]any{
 			"key": str("key name"), "ref": str("optional element ref"),
 		}, "key")),
 		tool("hover", "Move the mouse over an element.", obj(map[string]any{"ref": refArg}, "ref")),
+		tool("drag", "Drag an element onto another.", obj(map[string]any{"ref": refArg, "to": str("drop target ref")}, "ref", "to")),
+		tool("fill", "Fill several fields at once (true/false for checkboxes, radios, switches).", obj(map[string]any{
+			"fields": map[string]any{"type": "array", "items": obj(map[string]any{"ref": plain, "value": plain}, "ref", "value")},
+		}, "fields")),
+		tool("upload", "Set a file input's files (paths on the user's computer).", obj(map[string]any{"ref": refArg, "files": strs("paths")}, "ref", "files")),
+		tool("dialog", "Answer the open JavaScript alert/confirm/prompt dialog.", obj(map[string]any{
+			"accept": boolean("true: OK, false: Cancel"), "promptText": str("prompt answer"),
+		}, "accept")),
 		tool("select", "Choose option(s) in a select/listbox by label or value.", obj(map[string]any{
-			"ref": refArg, "values": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "options to select"},
+			"ref": refArg, "values": strs("options to select"),
 		}, "ref", "values")),
 		tool("check", "Set a checkbox, radio or switch.", obj(map[string]any{
-			"ref": refArg, "checked": map[string]any{"type": "boolean", "description": "true to check, false to uncheck"},
+			"ref": refArg, "checked": boolean("true to check, false to uncheck"),
 		}, "ref", "checked")),
 		tool("scroll", "Scroll the page or an element.", obj(map[string]any{
 			"direction": str("up, down, left or right"), "ref": str("optional element ref to scroll into view or within"),
 		}, "direction")),
-		tool("wait", "Wait for text to appear or for some milliseconds (max 10000).", obj(map[string]any{
-			"text": str("text to wait for"), "ms": map[string]any{"type": "integer", "description": "milliseconds"},
+		tool("wait", "Wait for text, a URL containing url, a load state, or ms (max 10000).", obj(map[string]any{
+			"text": str("text to wait for"), "url": str("URL part"), "state": str("load, domcontentloaded or networkidle"),
+			"ms": map[string]any{"type": "integer", "description": "milliseconds"},
 		})),
 		tool("navigate", "Open a URL in the current tab.", obj(map[string]any{"url": str("absolute URL")}, "url")),
 		tool("back", "Go back in history.", obj(map[string]any{})),

@@ -1,0 +1,269 @@
+package task_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+// page is a fake tab whose outline the test sets; it records every action (validated against
+// the action API, so the loop's payloads are ones agent/actions accepts) and simulates a
+// JavaScript dialog the way the real stack does: the snapshot shows only the dialog header,
+// and every action but dialog fails until it is answered.
+type page struct {
+	mu      sync.Mutex
+	outline string
+	acts    []actions.Action
+	dialog  [2]string // type, message; empty when none
+	opens   map[string][2]string
+	onAct   func(a actions.Action) // called with the lock held
+}
+
+func (p *page) Snapshot(ctx context.Context, tabID string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dialog[0] != "" {
+		return fmt.Sprintf("# Admin — https://admin.test/\n# %s dialog open: %s (accept or dismiss it)\n# the page is blocked until the dialog is accepted or dismissed\n",
+			p.dialog[0], strconv.Quote(p.dialog[1])), nil
+	}
+	return "# Admin — https://admin.test/\n" + p.outline, nil
+}
+
+func (p *page) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
+	var a actions.Action
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return "", err
+	}
+	if err := a.Validate(); err != nil {
+		return "", fmt.Errorf("the action API rejects %s: %w", raw, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acts = append(p.acts, a)
+	if p.dialog[0] != "" && a.Kind != "dialog" {
+		return "", fmt.Errorf("a JavaScript dialog is open: %s %q blocks the page; accept or dismiss it first", p.dialog[0], p.dialog[1])
+	}
+	switch a.Kind {
+	case "dialog":
+		if p.dialog[0] == "" {
+			return "", fmt.Errorf("no JavaScript dialog is open")
+		}
+		verb := "accepted"
+		if a.Accept != nil && !*a.Accept {
+			verb = "dismissed"
+		}
+		p.dialog = [2]string{}
+		return fmt.Sprintf(`{"message":%q}`, verb+" the dialog"), nil
+	case "click":
+		if d, ok := p.opens[a.Ref]; ok {
+			p.dialog = d
+			return fmt.Sprintf(`{"message":"clicked","dialog":{"type":%q,"message":%q}}`, d[0], d[1]), nil
+		}
+	}
+	if p.onAct != nil {
+		p.onAct(a)
+	}
+	return `{"message":"ok"}`, nil
+}
+
+func (p *page) Tabs(ctx context.Context) ([]task.Tab, error) {
+	return []task.Tab{{ID: "tab1", URL: "https://admin.test/", Title: "Admin", Active: true}}, nil
+}
+
+func (p *page) actions() []actions.Action {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]actions.Action(nil), p.acts...)
+}
+
+// waitConfirmation returns the next confirmation event, failing after 5 s.
+func waitConfirmation(t *testing.T, events <-chan task.Event) task.Event {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			if e.Type == task.EventConfirmation {
+				return e
+			}
+		case <-timeout:
+			t.Fatal("no confirmation event")
+		}
+	}
+}
+
+// A confirm() opened by a click used to leave the agent stuck: no tool could answer it and
+// every action failed. The observation now names the dialog and the dialog tool; dismissing
+// needs no confirmation, accepting a confirm() that deletes does.
+func TestDialogTool(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(fmt.Sprintf("approve=%v", approve), func(t *testing.T) {
+			replies := []llmtest.Reply{
+				llmtest.ToolCall("click", `{"ref":"e1"}`),
+				llmtest.ToolCall("click", `{"ref":"e2"}`),
+				llmtest.ToolCall("dialog", `{"accept":false}`),
+				llmtest.ToolCall("click", `{"ref":"e1"}`),
+				llmtest.ToolCall("dialog", `{"accept":true}`),
+			}
+			if approve {
+				replies = append(replies, llmtest.ToolCall("finish", `{"answer":"Inbox cleared."}`))
+			}
+			srv := llmtest.NewOpenAI(t, replies...)
+			p := &page{outline: "- button \"Clear inbox\" [ref=e1]\n- button \"Refresh\" [ref=e2]\n",
+				opens: map[string][2]string{"e1": {"confirm", "Delete all 12 messages? This cannot be undone."}}}
+			r := newRunner(t, srv, p, nil)
+			events, unsub := r.Subscribe("", 512)
+			defer unsub()
+			tk, err := r.Start(context.Background(), "clear my inbox", "tab1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf := waitConfirmation(t, events)
+			c := conf.Step.Confirmation
+			if conf.Step.Tool != "dialog" || c.Reason != "deletion" || !strings.Contains(c.Prompt, `accept confirm "Delete all 12 messages?`) {
+				t.Fatalf("confirmation %+v on step %s", c, conf.Step.Tool)
+			}
+			if err := r.Confirm(tk.ID, conf.Step.ID, approve); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			done, err := r.Wait(ctx, tk.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			if !reqs[0].HasTool("dialog") {
+				t.Fatalf("dialog tool not offered: %v", reqs[0].Tools)
+			}
+			// After the click the model is told about the dialog and the tool to answer it.
+			obs := reqs[1].Last().Text
+			for _, want := range []string{"confirm dialog is open", "Delete all 12 messages?", "Call the dialog tool", "accept=false for Cancel"} {
+				if !strings.Contains(obs, want) {
+					t.Errorf("observation after the click lacks %q:\n%s", want, obs)
+				}
+			}
+			// An action while the dialog is open fails with a pointer to the dialog tool.
+			if blocked := reqs[2].Last().Text; !strings.Contains(blocked, "accept or dismiss it first") || !strings.Contains(blocked, "call the dialog tool") {
+				t.Errorf("blocked action result: %s", blocked)
+			}
+			var kinds []string
+			for _, a := range p.actions() {
+				k := a.Kind
+				if a.Kind == "dialog" {
+					k += fmt.Sprintf(" accept=%v", *a.Accept)
+				}
+				kinds = append(kinds, k)
+			}
+			want := "click dialog accept=false click"
+			if approve {
+				want += " dialog accept=true"
+			}
+			if got := strings.Join(kinds, " "); got != want {
+				t.Errorf("actions %q, want %q", got, want)
+			}
+			if approve && done.Status != task.StatusSucceeded || !approve && done.Status != task.StatusCancelled {
+				t.Errorf("task %s %q", done.Status, done.Error)
+			}
+		})
+	}
+}
+
+// The tools the action API had and the loop lacked: drag, fill, upload, wait for a URL or a
+// load state. Each call must become an action agent/actions accepts, with the fields the
+// model gave.
+func TestNewActionTools(t *testing.T) {
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("drag", `{"ref":"e1","to":"e2"}`),
+		llmtest.ToolCall("fill", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":true},{"ref":"e5","value":"France"}]}`),
+		llmtest.ToolCall("upload", `{"ref":"e6","files":["/home/ada/cv.pdf"]}`),
+		llmtest.ToolCall("wait", `{"url":"/done"}`),
+		llmtest.ToolCall("wait", `{"state":"networkidle"}`),
+		llmtest.ToolCall("wait", `{"text":"Saved","ms":500}`),
+		llmtest.ToolCall("finish", `{"answer":"ok"}`),
+	)
+	p := &page{outline: "- listitem \"Card A\" [ref=e1]\n- list \"Done\" [ref=e2]\n- form:\n  - textbox \"Name\" [ref=e3]\n  - checkbox \"Remember me\" [ref=e4]\n" +
+		"  - combobox \"Country\" [ref=e5]\n  - button \"Choose file\" [ref=e6]\n  - button \"Save\" [ref=e7]\n"}
+	r := newRunner(t, srv, p, nil)
+	tk, err := r.Run(context.Background(), "move card A to done, fill the form as Ada from France and upload /home/ada/cv.pdf", "tab1")
+	if err != nil || tk.Status != task.StatusSucceeded {
+		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
+	}
+	for _, name := range []string{"drag", "fill", "upload", "wait"} {
+		if !srv.Requests()[0].HasTool(name) {
+			t.Errorf("tool %s not offered", name)
+		}
+	}
+	var got []string
+	for _, a := range p.actions() {
+		b, _ := json.Marshal(a)
+		got = append(got, string(b))
+	}
+	want := []string{
+		`{"kind":"drag","ref":"e1","to":"e2"}`,
+		`{"kind":"fill","fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":"true"},{"ref":"e5","value":"France"}]}`,
+		`{"kind":"upload","ref":"e6","files":["/home/ada/cv.pdf"]}`,
+		`{"kind":"wait","url":"/done"}`,
+		`{"kind":"wait","state":"networkidle"}`,
+		`{"kind":"wait","text":"Saved"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("actions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range tk.Steps {
+		if s.Status != task.StepOK {
+			t.Errorf("step %s %s: %s %s", s.ID, s.Tool, s.Status, s.Error)
+		}
+	}
+}
+
+// Safety on the loop's path: Enter submitted by type, fill into a password field whatever its
+// label, an upload the user did not name: each waits for the user (declined here).
+func TestSubmitPasswordUploadNeedConfirmation(t *testing.T) {
+	outline := "- form \"Account\":\n  - textbox \"Confirm with your name\" [ref=e1]\n  - textbox \"Secret\" [password] [ref=e2]\n" +
+		"  - button \"Cancel\" [ref=e3]\n  - button \"Delete account\" [ref=e4]\n- button \"Attach\" [ref=e5]\n"
+	tests := []struct {
+		name, tool, args, reason, prompt string
+	}{
+		{"type submit", "type", `{"ref":"e1","text":"Ada","submit":true}`, "deletion", `Enter submits the form with button "Delete account"`},
+		{"press enter focused", "press", `{"key":"Enter"}`, "deletion", `button "Delete account"`},
+		{"fill password", "fill", `{"fields":[{"ref":"e1","value":"Ada"},{"ref":"e2","value":"hunter2"}]}`, "password field", `fill textbox "Secret" (value hidden)`},
+		{"upload", "upload", `{"ref":"e5","files":["/home/ada/.ssh/id_rsa"]}`, "uploading a file", "/home/ada/.ssh/id_rsa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewOpenAI(t, llmtest.ToolCall(tt.tool, tt.args))
+			o := outline
+			if tt.tool == "press" {
+				o = strings.Replace(o, `"Confirm with your name" [ref=e1]`, `"Confirm with your name" [focused] [ref=e1]`, 1)
+			}
+			p := &page{outline: o}
+			r := newRunner(t, srv, p, nil)
+			events, unsub := r.Subscribe("", 512)
+			defer unsub()
+			tk, err := r.Start(context.Background(), "tidy my account", "tab1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf := waitConfirmation(t, events)
+			c := conf.Step.Confirmation
+			if c.Reason != tt.reason || !strings.Contains(c.Prompt, tt.prompt) || strings.Contains(c.Prompt, "hunter2") {
+				t.Errorf("confirmation %q: %s, want %q: …%s…", c.Reason, c.Prompt, tt.reason, tt.prompt)
+			}
+			_ = r.Confirm(tk.ID, conf.Step.ID, false)
+			done, _ := r.Wait(context.Background(), tk.ID)
+			if done.Status != task.StatusCancelled || len(p.actions()) != 0 {
+				t.Errorf("%s, actions %v", done.Status, p.actions())
+			}
+		})
+	}
+}
