@@ -300,11 +300,34 @@ func TestOpenedTabIsShared(t *testing.T) {
 }
 
 // TestForeignPageCannotOpenRelay: a web page in the same browser (another origin) cannot open
-// the relay's CDP socket or read its discovery endpoints, even knowing the secret.
+// the relay's CDP socket or use its HTTP endpoints, even knowing the secret. The HTTP half is
+// checked on the relay's side: requests that need no CORS (a no-cors fetch, an <img>) reach the
+// relay and would have effects even though the page cannot read the answer, so the relay must
+// refuse them (403) rather than merely leave them unreadable; a tab a client opened stays open
+// and in the background.
 func TestForeignPageCannotOpenRelay(t *testing.T) {
 	e := shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// A tab opened by a client (PUT /json/new): /json/close and /json/activate work on it.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, e.httpURL()+"/json/new?"+e.site.URL("/other.html?victim"), nil)
+	req.Header.Set("Authorization", "Bearer "+e.token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victim listed
+	err = json.NewDecoder(resp.Body).Decode(&victim)
+	resp.Body.Close()
+	if err != nil || victim.ID == "" {
+		t.Fatalf("PUT /json/new: %v %+v", err, victim)
+	}
+	victimTab, err := e.b.TabOf(ctx, victim.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, victimTab) //nolint:errcheck
+
 	tab, err := e.b.NewTab(ctx, e.site.URL("/other.html?foreign"))
 	if err != nil {
 		t.Fatal(err)
@@ -325,13 +348,56 @@ func TestForeignPageCannotOpenRelay(t *testing.T) {
 			t.Errorf("a page from %s opening %s got %q, want error", e.site.URL(""), path, got)
 		}
 	}
-	var got string
-	expr := fmt.Sprintf(`fetch(%q).then(r => r.status + ' ' + r.type, e => 'blocked')`, e.httpURL()+"/json/list?token="+e.token())
-	if err := e.b.PageEval(ctx, tab, expr, &got); err != nil {
-		t.Fatal(err)
+
+	// statuses returns how many requests the relay answered on path, by status.
+	statuses := func(path string) map[string]int {
+		m := map[string]int{}
+		for _, l := range e.relayLog.entries("http", map[string]string{"path": path}) {
+			m[fmt.Sprint(l["status"])]++
+		}
+		return m
 	}
-	if got != "blocked" {
-		t.Errorf("a foreign page fetching /json/list got %q, want it blocked", got)
+	for _, path := range []string{"/json/version", "/json/list", "/json/activate/" + victim.ID, "/json/close/" + victim.ID} {
+		before := statuses(path)
+		u := e.httpURL() + path + "?token=" + e.token()
+		// Three requests: a CORS fetch (sends Origin), a no-cors fetch and an image (send no
+		// Origin, only Sec-Fetch-*).
+		expr := fmt.Sprintf(`Promise.all([
+			fetch(%[1]q + '&via=cors').then(r => r.status + ' ' + r.type, () => 'blocked'),
+			fetch(%[1]q + '&via=no-cors', {mode: 'no-cors'}).then(r => r.type, () => 'failed'),
+			new Promise(res => { const img = new Image(); img.onload = () => res('load'); img.onerror = () => res('error'); img.src = %[1]q + '&via=img'; }),
+		])`, u)
+		var got []string
+		if err := e.b.PageEval(ctx, tab, expr, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0] != "blocked" {
+			t.Errorf("a foreign page's requests to %s ended %q, want the CORS fetch blocked", path, got)
+		}
+		eventually(t, 5*time.Second, "the relay answers the page's three requests to "+path, func() (bool, string) {
+			after := statuses(path)
+			n := 0
+			for k, v := range after {
+				n += v - before[k]
+			}
+			return n >= 3, fmt.Sprint(after)
+		})
+		after := statuses(path)
+		for k, v := range after {
+			if k != "403" && v != before[k] {
+				t.Errorf("the relay answered a foreign page's request to %s with %s (statuses before %v, after %v); want 403 for all", path, k, before, after)
+			}
+		}
+	}
+	if !e.tabOpen(t, victimTab) {
+		t.Fatal("a foreign page closed a shared tab through /json/close")
+	}
+	if _, ok := e.listedIDs(t)[victim.ID]; !ok {
+		t.Fatal("the tab a client opened is no longer shared")
+	}
+	var active bool
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.active)`, victimTab.TabID), &active); err != nil || active {
+		t.Fatalf("a foreign page brought a shared tab to the front through /json/activate (active %v, %v)", active, err)
 	}
 }
 
