@@ -214,7 +214,13 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 		}
 		delete(t.owners[s.ext], method)
 		if u, ok := undoTable[method]; ok {
-			h.internal(t, s.ext, u.method, []byte(u.params))
+			params := u.params
+			if params == "" { // the undo restores a value read from the tab before the override
+				if params = t.baselines[s.ext][method]; params == "" {
+					continue // never read: nothing known to restore
+				}
+			}
+			h.internal(t, s.ext, u.method, []byte(params))
 		}
 	}
 	for _, id := range s.scripts {
@@ -234,7 +240,61 @@ func disableable(domain string) bool {
 	return true
 }
 
+// undo is the command that takes an override back. Empty params mean the value to restore is
+// read from the tab before the first override (see baselineReads).
 type undo struct{ method, params string }
+
+// baselineReads maps the overrides that have no "clear" command to an expression that reads the
+// tab's own value, and to how the undo's params are built from it.
+var baselineReads = map[string]struct {
+	expr   string
+	params func(value json.RawMessage) string
+}{
+	"Emulation.setHardwareConcurrencyOverride": {"navigator.hardwareConcurrency", func(v json.RawMessage) string {
+		var n int64
+		if json.Unmarshal(v, &n) != nil || n <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(`{"hardwareConcurrency":%d}`, n)
+	}},
+}
+
+// readBaseline reads, once per tab session, the value an override without a "clear" command
+// replaces, before the first such override is forwarded; commands to one session run in
+// order, so the read sees the tab's own value. Call with h.mu held.
+func (h *Hub) readBaseline(t *target, ext, method string) {
+	b, ok := baselineReads[method]
+	if !ok || t.owners[ext][method] != nil {
+		return
+	}
+	m := t.baselines[ext]
+	if m == nil {
+		m = map[string]string{}
+		t.baselines[ext] = m
+	}
+	if _, seen := m[method]; seen {
+		return // known, or being read
+	}
+	m[method] = ""
+	p := &pending{method: "Runtime.evaluate", target: t, done: func(result, errRaw []byte) {
+		var res struct {
+			Result struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"result"`
+		}
+		if errRaw != nil || json.Unmarshal(result, &res) != nil {
+			delete(m, method) // try again with the next override
+			return
+		}
+		if params := b.params(res.Result.Value); params != "" {
+			m[method] = params
+		} else {
+			delete(m, method)
+		}
+	}}
+	params := mustJSON(map[string]any{"expression": b.expr, "returnByValue": true, "silent": true})
+	h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, ext, "Runtime.evaluate", params) }, h.opts.CommandTimeout)
+}
 
 // undoTable maps each state-changing command to the command that takes it back. When a client
 // leaves, the overrides it set last on a tab are undone, so the user's tab is left as it was.
@@ -268,6 +328,13 @@ var undoTable = map[string]undo{
 	"Debugger.setPauseOnExceptions":               {"Debugger.setPauseOnExceptions", `{"state":"none"}`},
 	"DOMDebugger.setBreakOnCSPViolation":          {"DOMDebugger.setBreakOnCSPViolation", `{"violationTypes":[]}`},
 	"Overlay.setPausedInDebuggerMessage":          {"Overlay.setPausedInDebuggerMessage", `{}`},
+	"Input.setIgnoreInputEvents":                  {"Input.setIgnoreInputEvents", `{"ignore":false}`},
+	"Input.setInterceptDrags":                     {"Input.setInterceptDrags", `{"enabled":false}`},
+	"Page.setWebLifecycleState":                   {"Page.setWebLifecycleState", `{"state":"active"}`},
+	"Emulation.setPageScaleFactor":                {"Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`},
+	"Emulation.setDisabledImageTypes":             {"Emulation.setDisabledImageTypes", `{"imageTypes":[]}`},
+	// no clear command: the tab's own value, read before the first override, is set back
+	"Emulation.setHardwareConcurrencyOverride": {"Emulation.setHardwareConcurrencyOverride", ""},
 }
 
 // Handle processes one message from the client.
@@ -404,6 +471,7 @@ func (h *Hub) forward(r *req, domain string) {
 	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS}
 	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" {
 		p.params = r.params
+		h.readBaseline(t, s.ext, r.method)
 	}
 	r.c.inflight++
 	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }, h.opts.CommandTimeout) {

@@ -403,6 +403,7 @@ func (h *Hub) removeChild(t *target, ext string, ch *child) {
 	delete(t.runtime, ext)
 	delete(t.enabled, ext)
 	delete(t.owners, ext)
+	delete(t.baselines, ext)
 	for s := range t.bound[ext] {
 		parent := s.parent
 		h.endSession(s, false)

@@ -160,6 +160,9 @@ type target struct {
 	runtime map[string]*runtimeState
 	// owners holds the client session that last set each override, per extension session.
 	owners map[string]map[string]*session
+	// baselines holds, per extension session and override method, the undo params built from
+	// the tab's own value, for overrides without a "clear" command ("" while being read).
+	baselines map[string]map[string]string
 }
 
 type runtimeState struct {
@@ -186,15 +189,16 @@ type child struct {
 
 func newTarget(tab wire.Tab) *target {
 	return &target{
-		id:       tab.TargetID,
-		tabID:    tabTargetID(tab.TargetID),
-		tab:      tab,
-		live:     true,
-		children: map[string]*child{},
-		bound:    map[string]map[*session]struct{}{},
-		enabled:  map[string]map[string]map[*session]struct{}{},
-		runtime:  map[string]*runtimeState{},
-		owners:   map[string]map[string]*session{},
+		id:        tab.TargetID,
+		tabID:     tabTargetID(tab.TargetID),
+		tab:       tab,
+		live:      true,
+		children:  map[string]*child{},
+		bound:     map[string]map[*session]struct{}{},
+		enabled:   map[string]map[string]map[*session]struct{}{},
+		runtime:   map[string]*runtimeState{},
+		owners:    map[string]map[string]*session{},
+		baselines: map[string]map[string]string{},
 	}
 }
 

@@ -3,11 +3,14 @@ package relay_test
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
+	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // TestPageCloseFollowsClosePolicy: Page.close closes the tab like Target.closeTarget, so it is
@@ -176,4 +179,79 @@ func TestJSONNewKeepsTargetQuery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCleanupUndoesOverrides: what a client switched on in the user's tab is switched back off
+// when it leaves, each with the right command and params.
+func TestCleanupUndoesOverrides(t *testing.T) {
+	cases := []struct {
+		set        string
+		params     string
+		undo       string
+		undoParams string
+	}{
+		{"Emulation.setDeviceMetricsOverride", `{"width":100,"height":100,"deviceScaleFactor":1,"mobile":false}`, "Emulation.clearDeviceMetricsOverride", `{}`},
+		{"Emulation.setEmulatedMedia", `{"media":"print"}`, "Emulation.setEmulatedMedia", `{"media":"","features":[]}`},
+		{"Emulation.setScriptExecutionDisabled", `{"value":true}`, "Emulation.setScriptExecutionDisabled", `{"value":false}`},
+		{"Network.setExtraHTTPHeaders", `{"headers":{"X-A":"1"}}`, "Network.setExtraHTTPHeaders", `{"headers":{}}`},
+		{"Input.setIgnoreInputEvents", `{"ignore":true}`, "Input.setIgnoreInputEvents", `{"ignore":false}`},
+		{"Input.setInterceptDrags", `{"enabled":true}`, "Input.setInterceptDrags", `{"enabled":false}`},
+		{"Page.setWebLifecycleState", `{"state":"frozen"}`, "Page.setWebLifecycleState", `{"state":"active"}`},
+		{"Emulation.setPageScaleFactor", `{"pageScaleFactor":2.5}`, "Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`},
+		{"Emulation.setDisabledImageTypes", `{"imageTypes":["avif","webp"]}`, "Emulation.setDisabledImageTypes", `{"imageTypes":[]}`},
+		{"Emulation.setHardwareConcurrencyOverride", `{"hardwareConcurrency":1}`, "Emulation.setHardwareConcurrencyOverride", `{"hardwareConcurrency":6}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.set, func(t *testing.T) {
+			e := newEnv(t, relay.HubOptions{})
+			e.share(tabA, "https://a.example/")
+			e.ext.SetHandler(func(cmd relaytest.Command) (any, *wire.Error, bool) {
+				if cmd.Method == "Runtime.evaluate" && strings.Contains(string(cmd.Params), "navigator.hardwareConcurrency") {
+					return map[string]any{"result": map[string]any{"type": "number", "value": 6}}, nil, true
+				}
+				return nil, nil, false
+			})
+			c := e.client("/cdp")
+			sid := attach(t, c, tabA)
+			if err := c.Call(ctx(t), sid, tc.set, json.RawMessage(tc.params), nil); err != nil {
+				t.Fatal(err)
+			}
+			cmds := e.ext.Commands()
+			if strings.Contains(tc.undoParams, "6") { // read from the tab: before the override
+				read, set := -1, -1
+				for i, cmd := range cmds {
+					if cmd.Method == "Runtime.evaluate" && read < 0 {
+						read = i
+					}
+					if cmd.Method == tc.set {
+						set = i
+					}
+				}
+				if read < 0 || read > set {
+					t.Fatalf("the tab's own value was not read before the override: %+v", cmds)
+				}
+			}
+			n := len(cmds)
+			c.Close()
+			e.waitWithin(5*time.Second, tc.undo+" "+tc.undoParams+" after the client left", func() bool {
+				for _, cmd := range e.ext.Commands()[n:] {
+					if cmd.Method == tc.undo && jsonEqual(cmd.Params, tc.undoParams) {
+						return true
+					}
+				}
+				return false
+			})
+		})
+	}
+}
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	if len(a) == 0 {
+		a = json.RawMessage(`{}`)
+	}
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
