@@ -522,3 +522,51 @@ func TestCrashedTabIsUnshared(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestShareWhileServerDown: the user shares a tab while the server is not running. The click
+// still shares it (badge "!" with the missing server named and the promise that the tab stays
+// shared); once the server starts, the extension connects, announces the tab and a client can
+// drive it.
+func TestShareWhileServerDown(t *testing.T) {
+	e := private(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, e.site.URL("/?client=share-while-down"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := e.addr
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the extension notices the server is gone", func() (bool, string) {
+		st, _ := e.b.Status(ctx)
+		return st.Status == "error", st.Text
+	})
+	if err := e.b.Click(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	down := "tabrelay: tabrelay server not running at " + addr + " (retrying). This tab stays shared."
+	eventually(t, 10*time.Second, "the badge says the tab waits for the server", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		title, _ := e.b.Tooltip(ctx, tab)
+		return b == "!" && title == down, b + " " + title
+	})
+	if err := e.startRelay(addr); err != nil {
+		t.Fatalf("start the relay on %s: %v", addr, err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := e.b.WaitBadge(wctx, tab, "ON"); err != nil {
+		t.Fatalf("the tab shared while the server was down is not shared once it runs: %v", err)
+	}
+	eventually(t, 5*time.Second, "the relay lists the tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return ok, fmt.Sprint(e.list(t))
+	})
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 1" {
+		t.Fatalf("the client reads %q, want clicked 1", got)
+	}
+}
