@@ -18,9 +18,10 @@ import (
 var ErrNotShared = errors.New("not a tab shared with tabrelay")
 
 // wsURL is the WebSocket URL of path on this server, carrying the secret for clients that only
-// take a URL. It is built from the listen address, never from the request's Host header.
-func (s *Server) wsURL(path string) string {
-	return "ws://" + s.Addr() + path + "?token=" + url.QueryEscape(s.Token())
+// take a URL. It is built from the server's own addresses (see addrFor), never copied from the
+// request's Host header.
+func (s *Server) wsURL(c echo.Context, path string) string {
+	return "ws://" + s.addrFor(c.Request()) + path + "?token=" + url.QueryEscape(s.Token())
 }
 
 func (s *Server) jsonVersion(c echo.Context) error {
@@ -31,7 +32,7 @@ func (s *Server) jsonVersion(c echo.Context) error {
 		"User-Agent":           ua,
 		"V8-Version":           "",
 		"WebKit-Version":       "",
-		"webSocketDebuggerUrl": s.wsURL("/devtools/browser/" + s.hub.BrowserID()),
+		"webSocketDebuggerUrl": s.wsURL(c, "/devtools/browser/"+s.hub.BrowserID()),
 	})
 }
 
@@ -46,8 +47,8 @@ type targetJSON struct {
 	WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
 }
 
-func (s *Server) targetJSON(t TabInfo) targetJSON {
-	ws := s.wsURL("/devtools/page/" + t.TargetID)
+func (s *Server) targetJSON(c echo.Context, t TabInfo) targetJSON {
+	ws := s.wsURL(c, "/devtools/page/"+t.TargetID)
 	return targetJSON{
 		ID: t.TargetID, Type: "page", Title: t.Title, URL: t.URL, WebSocketDebuggerURL: ws,
 		DevtoolsFrontendURL: "devtools://devtools/bundled/inspector.html?ws=" + url.QueryEscape(strings.TrimPrefix(ws, "ws://")),
@@ -57,7 +58,7 @@ func (s *Server) targetJSON(t TabInfo) targetJSON {
 func (s *Server) jsonList(c echo.Context) error {
 	list := []targetJSON{}
 	for _, t := range s.hub.Tabs() {
-		list = append(list, s.targetJSON(t))
+		list = append(list, s.targetJSON(c, t))
 	}
 	return c.JSON(http.StatusOK, list)
 }
@@ -77,10 +78,10 @@ func (s *Server) jsonNew(c echo.Context) error {
 	}
 	for _, t := range s.hub.Tabs() {
 		if t.TargetID == id {
-			return c.JSON(http.StatusOK, s.targetJSON(t))
+			return c.JSON(http.StatusOK, s.targetJSON(c, t))
 		}
 	}
-	return c.JSON(http.StatusOK, s.targetJSON(TabInfo{TargetID: id, URL: u}))
+	return c.JSON(http.StatusOK, s.targetJSON(c, TabInfo{TargetID: id, URL: u}))
 }
 
 // stripToken cuts the last token=<secret> pair out of a raw query, textually: the rest, such as

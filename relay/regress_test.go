@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -254,4 +255,107 @@ func jsonEqual(a json.RawMessage, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// interfaceIPs returns this machine's non-loopback, non-link-local addresses.
+func interfaceIPs(t *testing.T) (v4, v6 []net.IP) {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		if n.IP.To4() != nil {
+			v4 = append(v4, n.IP)
+		} else {
+			v6 = append(v6, n.IP)
+		}
+	}
+	return v4, v6
+}
+
+// TestListenNonLoopback: with AllowNonLoopback the relay answers at the addresses it is bound to
+// (and only those, with its port), and /json/version advertises an address a client can reach,
+// never 0.0.0.0 or [::].
+func TestListenNonLoopback(t *testing.T) {
+	v4, v6 := interfaceIPs(t)
+	type reach struct {
+		ip    net.IP
+		allow bool
+	}
+	cases := []struct {
+		name, listen string
+		advertised   string // host of Addr() and of the default webSocketDebuggerUrl
+		reach        []reach
+	}{
+		{name: "all IPv4", listen: "0.0.0.0:0", advertised: "127.0.0.1"},
+		{name: "all IPv6", listen: "[::]:0", advertised: "::1"},
+	}
+	for _, ip := range v4 {
+		cases[0].reach = append(cases[0].reach, reach{ip, true})
+		cases[1].reach = append(cases[1].reach, reach{ip, true}) // dual stack
+	}
+	for _, ip := range v6 {
+		cases[1].reach = append(cases[1].reach, reach{ip, true})
+	}
+	if len(v4) > 0 {
+		cases = append(cases, struct {
+			name, listen string
+			advertised   string
+			reach        []reach
+		}{name: "one address", listen: net.JoinHostPort(v4[0].String(), "0"), advertised: v4[0].String(), reach: []reach{{v4[0], true}}})
+		for _, ip := range v6 { // an IPv4 listener's Host allowlist has no IPv6 address
+			cases[0].reach = append(cases[0].reach, reach{ip, false})
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvWith(t, func(o *relay.Options) { o.Addr = tc.listen; o.AllowNonLoopback = true })
+			tok := e.srv.Token()
+			host, port, _ := net.SplitHostPort(e.srv.Addr())
+			if host != tc.advertised {
+				t.Fatalf("Addr() = %s, want host %s", e.srv.Addr(), tc.advertised)
+			}
+			version := func(dial, hostHeader string) (int, string) {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+dial+"/json/version", nil)
+				if hostHeader != "" {
+					req.Host = hostHeader
+				}
+				req.Header = bearer(tok)
+				code, body := do(t, req)
+				var v map[string]string
+				_ = json.Unmarshal([]byte(body), &v)
+				return code, v["webSocketDebuggerUrl"]
+			}
+			code, ws := version(e.srv.Addr(), "")
+			if code != http.StatusOK || !strings.HasPrefix(ws, "ws://"+net.JoinHostPort(tc.advertised, port)+"/") {
+				t.Fatalf("/json/version at %s: %d %q", e.srv.Addr(), code, ws)
+			}
+			for _, r := range tc.reach {
+				at := net.JoinHostPort(r.ip.String(), port)
+				if !r.allow {
+					if code, _ := version(e.srv.Addr(), at); code != http.StatusForbidden {
+						t.Errorf("Host %s: %d, want 403", at, code)
+					}
+					continue
+				}
+				code, ws := version(at, "")
+				if code != http.StatusOK || !strings.HasPrefix(ws, "ws://"+at+"/") {
+					t.Errorf("/json/version at %s: %d %q, want ws://%s/...", at, code, ws, at)
+				}
+				if code, _ := version(at, net.JoinHostPort(r.ip.String(), "1")); code != http.StatusForbidden {
+					t.Errorf("Host %s with another port: %d, want 403", r.ip, code)
+				}
+			}
+			for _, bad := range []string{"0.0.0.0:" + port, "[::]:" + port, "evil.example:" + port, "192.0.2.02:" + port, "example.com:" + port} {
+				if code, _ := version(e.srv.Addr(), bad); code != http.StatusForbidden {
+					t.Errorf("Host %s: %d, want 403", bad, code)
+				}
+			}
+		})
+	}
 }

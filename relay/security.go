@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// hostAllowed reports whether a Host header names this server by a loopback name with the
-// server's own port. Anything else (a rebinding attacker's name, odd IP spellings) is refused.
+// hostAllowed reports whether a Host header names this server by a loopback name, or one of
+// extra (the non-loopback addresses it was explicitly allowed to listen on), with the server's
+// own port. Anything else (a rebinding attacker's name, odd IP spellings) is refused.
 func hostAllowed(host string, port int, extra []string) bool {
 	name, p, err := net.SplitHostPort(host)
 	if err != nil {
@@ -24,7 +25,7 @@ func hostAllowed(host string, port int, extra []string) bool {
 		return true
 	}
 	for _, e := range extra {
-		if name == e {
+		if strings.EqualFold(name, e) { // canonical IP spellings only (IPv6 hex in any case)
 			return true
 		}
 	}

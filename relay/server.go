@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Server struct {
 	ln     net.Listener
 	port   int
 	origin originPolicy
+	// hosts are the non-loopback Host names allowed besides the loopback ones: the bound
+	// addresses, only with AllowNonLoopback.
+	hosts  []string
 	thr    *throttle
 	cancel context.CancelFunc
 
@@ -136,7 +140,11 @@ func (s *Server) Token() string { return s.opts.Secret.Token() }
 
 // Start listens and serves in the background until ctx ends or Close.
 func (s *Server) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	network := "tcp"
+	if host, _, _ := net.SplitHostPort(s.opts.Addr); net.ParseIP(host).To4() != nil {
+		network = "tcp4" // 0.0.0.0 means IPv4 only (Go would open a dual-stack socket)
+	}
+	ln, err := net.Listen(network, s.opts.Addr)
 	if err != nil {
 		if strings.Contains(err.Error(), "address already in use") {
 			return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", s.opts.Addr, err)
@@ -145,6 +153,17 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.ln = ln
 	s.port = ln.Addr().(*net.TCPAddr).Port
+	if s.opts.AllowNonLoopback {
+		hosts, err := boundHosts(ln.Addr().(*net.TCPAddr).IP)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		s.hosts = hosts
+		if len(hosts) > 0 {
+			s.log.Warn().Strs("hosts", hosts).Int("port", s.port).Msg("listening on non-loopback addresses: whoever reaches them with the secret controls the shared tabs")
+		}
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second}
 	s.e.Server = srv
@@ -157,8 +176,62 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// Addr is the address the server listens on, e.g. 127.0.0.1:18792.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+// Addr is the address the server is reached at from this machine, e.g. 127.0.0.1:18792: the
+// listen address, with 127.0.0.1 or [::1] in place of an unspecified one (0.0.0.0, [::]),
+// which is no address a client can connect to nor a Host the server accepts.
+func (s *Server) Addr() string {
+	a := s.ln.Addr().(*net.TCPAddr)
+	if a.IP.IsUnspecified() {
+		lo := "127.0.0.1"
+		if a.IP.To4() == nil {
+			lo = "::1"
+		}
+		return net.JoinHostPort(lo, strconv.Itoa(a.Port))
+	}
+	return a.String()
+}
+
+// addrFor is the address to advertise to the client of r: the non-loopback address it reached
+// the server at when that one is allowed (--dangerously-listen-non-loopback), else Addr. The
+// result is always one of the server's own addresses, never text copied from the request.
+func (s *Server) addrFor(r *http.Request) string {
+	if name, _, err := net.SplitHostPort(r.Host); err == nil {
+		for _, h := range s.hosts {
+			if strings.EqualFold(name, h) {
+				return net.JoinHostPort(h, strconv.Itoa(s.port))
+			}
+		}
+	}
+	return s.Addr()
+}
+
+// boundHosts lists the non-loopback addresses a listener bound to ip answers on, as allowed
+// Host names: ip itself, or every interface address when ip is unspecified (0.0.0.0: the
+// IPv4 ones; [::]: all). Loopback, link-local and zoned addresses are left out.
+func boundHosts(ip net.IP) ([]string, error) {
+	if ip.IsLoopback() {
+		return nil, nil
+	}
+	if !ip.IsUnspecified() {
+		return []string{ip.String()}, nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("list the network interfaces' addresses for the Host allowlist: %w", err)
+	}
+	var hosts []string
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || n.IP.IsUnspecified() {
+			continue
+		}
+		if ip.To4() != nil && n.IP.To4() == nil {
+			continue // an IPv4 listener is not reached at IPv6 addresses
+		}
+		hosts = append(hosts, n.IP.String())
+	}
+	return hosts, nil
+}
 
 // HTTPURL is the server's base URL, e.g. http://127.0.0.1:18792.
 func (s *Server) HTTPURL() string { return "http://" + s.Addr() }
@@ -248,8 +321,11 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !hostAllowed(c.Request().Host, s.port, nil) {
+		if !hostAllowed(c.Request().Host, s.port, s.hosts) {
 			s.log.Warn().Str("path", c.Request().URL.Path).Msg("refused a request with a foreign Host header (DNS rebinding?)")
+			if len(s.hosts) > 0 {
+				return echo.NewHTTPError(http.StatusForbidden, "tabrelay: Host header must be 127.0.0.1, localhost, [::1] or one of the listen addresses ("+strings.Join(s.hosts, ", ")+") with this server's port")
+			}
 			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: Host header must be 127.0.0.1, localhost or [::1] with this server's port")
 		}
 		return next(c)
