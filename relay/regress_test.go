@@ -104,12 +104,13 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	tok := e.srv.Token()
 	img := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"no-cors"}, "Sec-Fetch-Dest": {"image"}}
 	headers := map[string]http.Header{
-		"img":          img,
-		"site only":    {"Sec-Fetch-Site": {"cross-site"}},
-		"mode only":    {"Sec-Fetch-Mode": {"navigate"}},
-		"dest only":    {"Sec-Fetch-Dest": {"document"}},
-		"same-origin":  {"Sec-Fetch-Site": {"same-origin"}}, // DNS rebinding aside, still a browser
-		"lower-case k": {"sec-fetch-site": {"none"}},
+		"img":              img,
+		"site only":        {"Sec-Fetch-Site": {"cross-site"}},
+		"mode only":        {"Sec-Fetch-Mode": {"navigate"}},
+		"dest only":        {"Sec-Fetch-Dest": {"document"}},
+		"same-origin":      {"Sec-Fetch-Site": {"same-origin"}}, // DNS rebinding aside, still a browser
+		"lower-case k":     {"sec-fetch-dest": {"image"}},
+		"site none, twice": {"Sec-Fetch-Site": {"none", "cross-site"}},
 	}
 	for _, r := range routes {
 		if r.path == "/health" || r.path == "/extension" {
@@ -127,10 +128,19 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	if code := fetchRequest(t, e, "GET", "/json/version", false, nil, "", tok); code != http.StatusOK {
 		t.Fatalf("/json/version from a CDP client after the browser requests: %d, want 200 (throttled by requests that were never authenticated?)", code)
 	}
-	// the extension's own requests (allowed Origin and Sec-Fetch-*) still pass
+	// the extension's own requests still pass: with its Origin and Sec-Fetch-*, or (a GET of
+	// an extension with host permissions) with Sec-Fetch-Site: none and no Origin; the latter
+	// is also what an address typed by the user sends
 	extFetch := http.Header{"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}}
-	if code := fetchRequest(t, e, "GET", "/json/version", false, extFetch, relaytest.ExtensionOrigin, tok); code != http.StatusOK {
-		t.Errorf("/json/version from the extension with Sec-Fetch headers: %d, want 200", code)
+	for _, origin := range []string{relaytest.ExtensionOrigin, ""} {
+		for _, path := range []string{"/json/version", "/json/list"} {
+			if code := fetchRequest(t, e, "GET", path, false, extFetch, origin, tok); code != http.StatusOK {
+				t.Errorf("%s from the extension (Origin %q) with Sec-Fetch-Site: none: %d, want 200", path, origin, code)
+			}
+		}
+	}
+	if code := fetchRequest(t, e, "GET", "/json/version", false, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"cors"}}, relaytest.ExtensionOrigin, tok); code != http.StatusOK {
+		t.Errorf("/json/version from the extension's origin with Sec-Fetch-Site: cross-site: %d, want 200", code)
 	}
 	ws := http.Header{"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"websocket"}, "Sec-Fetch-Dest": {"websocket"}}
 	x, err := relaytest.Dial(ctx(t), e.srv.Addr(), tok, &relaytest.Options{Header: ws})

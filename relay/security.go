@@ -58,9 +58,15 @@ func (o originPolicy) cdpOrigin(origin string) bool {
 	return origin == "" || o.extensionOrigin(origin) || origin == "devtools://devtools"
 }
 
-// browserFetch reports whether a request carries the Sec-Fetch-* metadata headers that browsers
-// add to every request and that CDP clients never send.
-func browserFetch(h http.Header) bool {
+// pageFetch reports whether a request carries the Sec-Fetch-* metadata headers that browsers
+// add to every request (and CDP clients never send), for a request a web page could have caused.
+// "Sec-Fetch-Site: none" is left alone: Chrome sends it only for requests no page initiated (an
+// address typed by the user, and requests of extensions with host permissions, such as
+// tabrelay's own fetches, which carry no Origin on GET).
+func pageFetch(h http.Header) bool {
+	if v := h.Values("Sec-Fetch-Site"); len(v) == 1 && strings.EqualFold(v[0], "none") {
+		return false
+	}
 	for k := range h {
 		if len(k) > len("Sec-Fetch-") && strings.EqualFold(k[:len("Sec-Fetch-")], "Sec-Fetch-") {
 			return true

@@ -345,9 +345,9 @@ func (s *Server) checkCDPOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// Browsers send no Origin on no-cors GETs (<img src>, <script src>, navigations) but
 		// always send Sec-Fetch-*; CDP clients never do. An allowed Origin vouches for itself.
-		if o == "" && browserFetch(r.Header) {
+		if o == "" && pageFetch(r.Header) {
 			s.log.Warn().Str("path", r.URL.Path).Str("sec-fetch-site", r.Header.Get("Sec-Fetch-Site")).Msg("refused a browser request without Origin")
-			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (a browser request: Sec-Fetch-* headers present; CDP clients send none)")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (a request from a web page: Sec-Fetch-* headers present; CDP clients send none)")
 		}
 		return next(c)
 	}
