@@ -456,7 +456,10 @@ async function handleDetach(source, reason) {
         await reattach(rec);
         return;
       } catch (e) {
+        // The tab went where the debugger may not follow (a chrome:// page, another
+        // extension's page): say so on the tab until it navigates again.
         console.warn('tabrelay: re-attach failed', tabId, e);
+        if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
       }
     }
     await unshare(rec, tab ? P.Reason.DETACHED : P.Reason.CLOSED, { detach: false });

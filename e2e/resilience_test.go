@@ -570,3 +570,66 @@ func TestShareWhileServerDown(t *testing.T) {
 		t.Fatalf("the client reads %q, want clicked 1", got)
 	}
 }
+
+// TestRestrictedPageStopsSharing: a shared tab navigates to a page the debugger may not attach
+// to (chrome://version, as a person typing it would); Chrome detaches with target_closed, the
+// extension's re-attach fails, the tab is reported unshared ("detached") and its badge says why.
+// Navigating to an ordinary page clears the notice, and a click shares the tab again.
+func TestRestrictedPageStopsSharing(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=restricted"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	detached := c.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), sid)
+	})
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.update(%d, {url: 'chrome://version'}).then(() => true)`, tab.TabID), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := detached.Wait(ctx); err != nil {
+		t.Fatalf("the client got no Target.detachedFromTarget: %v", err)
+	}
+	eventually(t, 10*time.Second, "relay unlists the tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return !ok, "still listed"
+	})
+	if got := e.relayLog.entries("tab no longer shared", map[string]string{"target": tab.TargetID}); len(got) != 1 || got[0]["reason"] != "detached" {
+		t.Fatalf("the relay logged %v, want the tab unshared once with reason detached", got)
+	}
+	eventually(t, 10*time.Second, "the badge says why sharing stopped", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		title, _ := e.b.Tooltip(ctx, tab)
+		return b == "!" && strings.Contains(title, "sharing stopped") && strings.Contains(title, "chrome://"), b + " " + title
+	})
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.update(%d, {url: %q}).then(() => true)`, tab.TabID, e.site.URL("/?client=restricted-back")), nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the notice clears on navigation", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		return b == "", b
+	})
+	var complete bool
+	eventually(t, 10*time.Second, "the page loads", func() (bool, string) {
+		_ = e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.status === 'complete')`, tab.TabID), &complete)
+		return complete, ""
+	})
+	again, err := e.b.TabOf(ctx, tab.TargetID)
+	if err != nil {
+		// A cross-process navigation may give the page a new target id.
+		var id string
+		_ = e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.debugger.getTargets().then(ts => (ts.find(t => t.tabId === %d) || {}).id)`, tab.TabID), &id)
+		if again, err = e.b.TabOf(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.b.Share(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, again.TargetID)
+	if got := evalString(t, ctx, c2, sid2, "location.search"); got != "?client=restricted-back" {
+		t.Fatalf("the re-shared tab is at %q", got)
+	}
+}
