@@ -117,7 +117,8 @@ func TestRelayRestart(t *testing.T) {
 // bar. Headless Chromium shows no bar to click, so the test does what Chrome does then: it
 // detaches the debugger from every shared tab (chrome.debugger.detach in the worker) and delivers
 // onDetach with reason canceled_by_user to the extension's own handler (tabrelay.handleDetach,
-// the function its chrome.debugger.onDetach listener calls). Everything after that is real.
+// the function its chrome.debugger.onDetach listener calls). Everything after that is real. The
+// notice survives a service-worker restart and the next click clears it.
 func TestCanceledByUser(t *testing.T) {
 	e := private(t)
 	tabA := e.share(t, e.site.URL("/?client=cancel-a"))
@@ -159,6 +160,17 @@ func TestCanceledByUser(t *testing.T) {
 	st, _ := e.b.Status(ctx)
 	if len(st.SharedTabs) != 0 {
 		t.Fatalf("extension still lists shared tabs: %+v", st.SharedTabs)
+	}
+	// The notice is kept in chrome.storage.session: a restarted worker still shows it.
+	stopServiceWorker(t, ctx, e)
+	if err := e.b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = e.b.Status(ctx)
+	badge, _ = e.b.Badge(ctx, tabB)
+	title, _ = e.b.Tooltip(ctx, tabB)
+	if st.Connects != 1 || !strings.Contains(st.Notice, "canceled") || len(st.SharedTabs) != 0 || badge != "!" || !strings.Contains(title, "canceled") {
+		t.Fatalf("after a worker restart: status %+v, badge %q, tooltip %q; want the cancel notice kept and nothing shared", st, badge, title)
 	}
 	// The next click shares again and clears the notice.
 	if err := e.b.Share(ctx, tabA); err != nil {
