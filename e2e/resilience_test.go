@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"regexp"
@@ -342,10 +343,11 @@ func stopServiceWorker(t *testing.T, ctx context.Context, e *env) {
 // TestServiceWorkerRestartKeepsSharing: the browser stops the extension's service worker; the
 // next extension event starts it again and the new worker resumes from chrome.storage.session:
 // the relay takes the tab back under the same target id within its grace period (it is never
-// reported unshared), and both a client attached before the restart and a new one can drive it.
+// reported unshared), and both a client attached before the restart and a new one can drive it,
+// the cross-origin iframe included.
 func TestServiceWorkerRestartKeepsSharing(t *testing.T) {
 	e := private(t)
-	tab := e.share(t, e.site.URL("/?client=sw-restart"))
+	tab := e.share(t, e.pageURL("sw-restart"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := e.dialCDP(t, ctx)
@@ -387,6 +389,24 @@ func TestServiceWorkerRestartKeepsSharing(t *testing.T) {
 	sid2 := attachPage(t, ctx, c2, tab.TargetID)
 	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
 		t.Fatalf("a new client reads %q, want clicked 3", got)
+	}
+	// The cross-origin iframe can still be driven through its child session.
+	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), "/frame.html")
+	})
+	if err := c2.Call(ctx, sid2, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := frame.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the iframe was not attached after the worker restart: %v", err)
+	}
+	var child struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(ev.Params, &child)
+	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
+		t.Fatalf("inside the iframe after the worker restart the client reads %q", got)
 	}
 }
 
@@ -439,6 +459,24 @@ func TestTargetClosedOnLiveTabReattaches(t *testing.T) {
 	sid2 := attachPage(t, ctx, c2, tab.TargetID)
 	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
 		t.Fatalf("a new client reads %q, want clicked 3", got)
+	}
+	// The cross-origin iframe can still be driven through its child session.
+	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), "/frame.html")
+	})
+	if err := c2.Call(ctx, sid2, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := frame.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the iframe was not attached after the worker restart: %v", err)
+	}
+	var child struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(ev.Params, &child)
+	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
+		t.Fatalf("inside the iframe after the worker restart the client reads %q", got)
 	}
 }
 
