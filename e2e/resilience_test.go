@@ -414,10 +414,10 @@ func TestServiceWorkerRestartKeepsSharing(t *testing.T) {
 // target_closed while the tab lives on (Chrome does this on some process swaps). The test ends
 // the session (chrome.debugger.detach in the worker) and hands target_closed to the extension's
 // own onDetach handler, as TestCanceledByUser does; the extension attaches again, the relay keeps
-// the tab under the same target id, and clients can drive it.
+// the tab under the same target id, and clients can drive it, its cross-origin iframe included.
 func TestTargetClosedOnLiveTabReattaches(t *testing.T) {
 	e := private(t)
-	tab := e.share(t, e.site.URL("/?client=target-closed"))
+	tab := e.share(t, e.pageURL("target-closed"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := e.dialCDP(t, ctx)
