@@ -462,3 +462,36 @@ func TestShortcutAndContextMenuToggle(t *testing.T) {
 		})
 	}
 }
+
+// TestClickOnRestrictedPage: the toolbar button on a page the debugger may not attach to
+// (chrome://version) shares nothing and says why on that tab's badge; other tabs are untouched.
+func TestClickOnRestrictedPage(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, "chrome://version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+	before := len(e.list(t))
+	if err := e.b.Click(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the badge says the tab cannot be shared", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		title, _ := e.b.Tooltip(ctx, tab)
+		return b == "!" && strings.Contains(title, "cannot share this tab") && strings.Contains(title, "chrome://"), b + " " + title
+	})
+	if _, ok := e.listedIDs(t)[tab.TargetID]; ok || len(e.list(t)) != before {
+		t.Fatal("the relay lists a chrome:// page")
+	}
+	st, err := e.b.Status(ctx)
+	if err != nil || !st.Connected || st.Notice != "" {
+		t.Fatalf("a failed share changed the extension's state: %+v %v", st, err)
+	}
+	var global string
+	if err := e.b.ServiceWorkerEval(ctx, "chrome.action.getBadgeText({})", &global); err != nil || global != "" {
+		t.Fatalf("the global badge after a failed share = %q (%v), want empty", global, err)
+	}
+}
