@@ -244,7 +244,11 @@ func (e *Extension) readLoop() {
 		}
 		switch m.Type {
 		case wire.TypeCDP:
-			go e.handleCDP(m.ID, Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params})
+			cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
+			e.mu.Lock()
+			e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
+			e.mu.Unlock()
+			go e.handleCDP(m.ID, cmd)
 		case wire.TypeCreateTab:
 			e.mu.Lock()
 			e.nextTab++
@@ -273,7 +277,6 @@ func (e *Extension) respond(id int64, result any, cdpErr *wire.Error) error {
 
 func (e *Extension) handleCDP(id int64, cmd Command) {
 	e.mu.Lock()
-	e.cmds = append(e.cmds, cmd)
 	h := e.handler
 	t := e.tabs[cmd.TargetID]
 	e.mu.Unlock()
