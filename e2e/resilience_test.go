@@ -683,3 +683,44 @@ func TestRestrictedPageStopsSharing(t *testing.T) {
 		t.Fatalf("the re-shared tab is at %q", got)
 	}
 }
+
+// TestServiceWorkerRestartWhileServerDown: the server stops, then the browser stops the
+// extension's service worker. The new worker restores the shared tab from chrome.storage.session,
+// shows it waiting for the missing server, and shares it under the same target id once the
+// server runs again.
+func TestServiceWorkerRestartWhileServerDown(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=sw-restart-down"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr := e.addr
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stopServiceWorker(t, ctx, e)
+	down := "tabrelay: tabrelay server not running at " + addr + " (retrying). This tab stays shared."
+	eventually(t, 15*time.Second, "the new worker shows the tab waiting for the server", func() (bool, string) {
+		st, _ := e.b.Status(ctx)
+		b, _ := e.b.Badge(ctx, tab)
+		title, _ := e.b.Tooltip(ctx, tab)
+		ok := len(st.SharedTabs) == 1 && st.SharedTabs[0].TargetID == tab.TargetID && b == "!" && title == down
+		return ok, fmt.Sprintf("%+v %s %s", st, b, title)
+	})
+	if err := e.startRelay(addr); err != nil {
+		t.Fatalf("start the relay on %s: %v", addr, err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := e.b.WaitBadge(wctx, tab, "ON"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the relay lists the tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return ok, fmt.Sprint(e.list(t))
+	})
+	c := e.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 1" {
+		t.Fatalf("the client reads %q, want clicked 1", got)
+	}
+}
