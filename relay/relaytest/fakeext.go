@@ -167,13 +167,14 @@ func (e *Extension) Share(targetID, url, title string) error {
 	return e.ShareTab(info)
 }
 
-// ShareTab announces a tab with full details.
+// ShareTab announces a tab with full details. With info.Reattached the tab behaves as one whose
+// debugger was attached anew: Chrome forgot its enabled domains and overrides.
 func (e *Extension) ShareTab(info wire.Tab) error {
 	e.mu.Lock()
-	if e.tabs[info.TargetID] == nil {
+	if t := e.tabs[info.TargetID]; t == nil || info.Reattached {
 		e.tabs[info.TargetID] = &tab{info: info, enabled: map[string]bool{}, state: map[string]bool{}}
 	} else {
-		e.tabs[info.TargetID].info = info
+		t.info = info
 	}
 	e.mu.Unlock()
 	return e.send(map[string]any{"type": wire.TypeTabShared, "tab": info})
