@@ -226,20 +226,51 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 
 // reattached handles a tab whose debugger was attached anew: its child sessions are gone and
 // enabled domains were reset, so the hub switches on again what clients had on.
+//
+// The execution contexts cached for Runtime.enable replays are stale: clients that had Runtime
+// on are told Runtime.executionContextsCleared, and the hub's own Runtime.enable becomes the
+// enable that fills a fresh cache from the contexts Chrome announces for it; enables that
+// clients send meanwhile wait for its answer. When no client had Runtime on, there is no cache
+// and the next client's Runtime.enable is forwarded to the tab.
 func (h *Hub) reattached(t *target) {
 	for ext, ch := range t.children {
 		h.removeChild(t, ext, ch)
-	}
-	t.runtime = map[string]*runtimeState{}
-	for dom, users := range t.enabled[""] {
-		if len(users) > 0 && disableable(dom) {
-			h.internal(t, "", dom+".enable", nil)
-		}
 	}
 	for ext := range t.enabled {
 		if ext != "" {
 			delete(t.enabled, ext)
 		}
+	}
+	old := t.runtime[""]
+	t.runtime = map[string]*runtimeState{}
+	runtimeOn := len(t.enabled[""]["Runtime"]) > 0
+	if runtimeOn {
+		// as Chrome would on navigation: the contexts clients know of are gone
+		h.route(envelope{targetID: t.id, method: "Runtime.executionContextsCleared", params: []byte(`{}`)})
+	}
+	for dom, users := range t.enabled[""] {
+		if len(users) == 0 || !disableable(dom) || dom == "Runtime" {
+			continue
+		}
+		h.internal(t, "", dom+".enable", nil)
+	}
+	if !runtimeOn {
+		return // no client waits on old (its waiters would be Runtime users)
+	}
+	rs := &runtimeState{}
+	if old != nil {
+		// enables waiting for one forwarded before the re-attach wait for the new one instead
+		rs.waiters, old.waiters, old.enabler = old.waiters, nil, nil
+	}
+	t.runtime[""] = rs
+	p := &pending{method: "Runtime.enable", target: t, rs: rs, done: func(_, errRaw []byte) {
+		if errRaw != nil {
+			h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("re-enabling Runtime in a re-attached tab failed; its clients may miss execution contexts")
+		}
+	}}
+	rs.enabler = p
+	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, "", "Runtime.enable", nil) }, h.opts.CommandTimeout) {
+		h.settleRuntime(p, mustJSON(wire.Error{Code: codeServerError, Message: "tabrelay: could not re-enable Runtime in the re-attached tab: the browser extension is not connected; retry when it is back"}))
 	}
 }
 
@@ -367,9 +398,16 @@ func (h *Hub) route(e envelope) {
 	}
 	domain, _, _ := strings.Cut(e.method, ".")
 	always := domain == "Inspector"
+	var parked map[*session]bool // sessions whose Runtime.enable waits: the replay tells them
+	if rs := t.runtime[e.sessionID]; rs != nil && len(rs.waiters) > 0 && strings.HasPrefix(e.method, "Runtime.executionContext") {
+		parked = map[*session]bool{}
+		for _, w := range rs.waiters {
+			parked[w.s] = true
+		}
+	}
 	var plain []byte // the event without sessionId, shared by page-endpoint clients
 	for s := range t.bound[e.sessionID] {
-		if !always && !s.touched[domain] {
+		if !always && !s.touched[domain] || parked[s] {
 			continue
 		}
 		if sid := s.sid(); sid != "" {
