@@ -382,32 +382,7 @@ func TestServiceWorkerRestartKeepsSharing(t *testing.T) {
 	if err := e.b.WaitBadge(ctx, tab, "ON"); err != nil {
 		t.Fatal(err)
 	}
-	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
-		t.Fatalf("the client attached before the restart reads %q, want clicked 2", got)
-	}
-	c2 := e.dialCDP(t, ctx)
-	sid2 := attachPage(t, ctx, c2, tab.TargetID)
-	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
-		t.Fatalf("a new client reads %q, want clicked 3", got)
-	}
-	// The cross-origin iframe can still be driven through its child session.
-	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
-		return strings.Contains(string(ev.Params), "/frame.html")
-	})
-	if err := c2.Call(ctx, sid2, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
-		t.Fatal(err)
-	}
-	ev, err := frame.Wait(ctx)
-	if err != nil {
-		t.Fatalf("the iframe was not attached after the worker restart: %v", err)
-	}
-	var child struct {
-		SessionID string `json:"sessionId"`
-	}
-	_ = json.Unmarshal(ev.Params, &child)
-	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
-		t.Fatalf("inside the iframe after the worker restart the client reads %q", got)
-	}
+	stillDrivable(t, ctx, e, c, sid, tab.TargetID, "restart")
 }
 
 // TestTargetClosedOnLiveTabReattaches: the debugger session of a shared tab ends with
@@ -452,32 +427,7 @@ func TestTargetClosedOnLiveTabReattaches(t *testing.T) {
 	if b, _ := e.b.Badge(ctx, tab); b != "ON" {
 		t.Fatalf("badge after the re-attach = %q, want ON", b)
 	}
-	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
-		t.Fatalf("the client attached before the re-attach reads %q, want clicked 2", got)
-	}
-	c2 := e.dialCDP(t, ctx)
-	sid2 := attachPage(t, ctx, c2, tab.TargetID)
-	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 3" {
-		t.Fatalf("a new client reads %q, want clicked 3", got)
-	}
-	// The cross-origin iframe can still be driven through its child session.
-	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
-		return strings.Contains(string(ev.Params), "/frame.html")
-	})
-	if err := c2.Call(ctx, sid2, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
-		t.Fatal(err)
-	}
-	ev, err := frame.Wait(ctx)
-	if err != nil {
-		t.Fatalf("the iframe was not attached after the worker restart: %v", err)
-	}
-	var child struct {
-		SessionID string `json:"sessionId"`
-	}
-	_ = json.Unmarshal(ev.Params, &child)
-	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
-		t.Fatalf("inside the iframe after the worker restart the client reads %q", got)
-	}
+	stillDrivable(t, ctx, e, c, sid, tab.TargetID, "re-attach")
 }
 
 // TestDiscardedTabIsUnshared: the browser discards a shared background tab (chrome.tabs.discard,
@@ -722,5 +672,39 @@ func TestServiceWorkerRestartWhileServerDown(t *testing.T) {
 	sid := attachPage(t, ctx, c, tab.TargetID)
 	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 1" {
 		t.Fatalf("the client reads %q, want clicked 1", got)
+	}
+}
+
+// stillDrivable checks a shared tab after an interruption (what names it in messages): the
+// client c that was attached before it still drives the page (its second click), a new client
+// does too (the third), and the page's cross-origin iframe is reachable through a child session.
+// The page is the fixture's index.html with a cross-origin frame.html.
+func stillDrivable(t *testing.T, ctx context.Context, e *env, c *cdpclient.Client, sid, targetID, what string) {
+	t.Helper()
+	click := "document.getElementById('clicker').click(), document.getElementById('out').textContent"
+	if got := evalString(t, ctx, c, sid, click); got != "clicked 2" {
+		t.Fatalf("the client attached before the %s reads %q, want clicked 2", what, got)
+	}
+	c2 := e.dialCDP(t, ctx)
+	sid2 := attachPage(t, ctx, c2, targetID)
+	if got := evalString(t, ctx, c2, sid2, click); got != "clicked 3" {
+		t.Fatalf("after the %s a new client reads %q, want clicked 3", what, got)
+	}
+	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
+		return strings.Contains(string(ev.Params), "/frame.html")
+	})
+	if err := c2.Call(ctx, sid2, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := frame.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the iframe was not attached after the %s: %v", what, err)
+	}
+	var child struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(ev.Params, &child)
+	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
+		t.Fatalf("inside the iframe after the %s the client reads %q", what, got)
 	}
 }

@@ -151,26 +151,29 @@ const (
 
 // domInfo is the part of DOMSnapshot.captureSnapshot a snapshot uses.
 type domInfo struct {
-	Documents []struct {
-		FrameID int `json:"frameId"` // index into Strings
-		Nodes   struct {
-			ParentIndex   []int `json:"parentIndex"`
-			NodeType      []int `json:"nodeType"`
-			NodeName      []int `json:"nodeName"`
-			BackendNodeID []int `json:"backendNodeId"`
-			// Attributes are each node's attributes as name, value string indexes.
-			Attributes  [][]int `json:"attributes"`
-			IsClickable struct {
-				Index []int `json:"index"`
-			} `json:"isClickable"`
-		} `json:"nodes"`
-		Layout struct {
-			NodeIndex []int       `json:"nodeIndex"`
-			Styles    [][]int     `json:"styles"`
-			Bounds    [][]float64 `json:"bounds"`
-		} `json:"layout"`
-	} `json:"documents"`
-	Strings []string `json:"strings"`
+	Documents []domDocument `json:"documents"`
+	Strings   []string      `json:"strings"`
+}
+
+// domDocument is one document (frame) of a DOM snapshot.
+type domDocument struct {
+	FrameID int `json:"frameId"` // index into Strings
+	Nodes   struct {
+		ParentIndex   []int `json:"parentIndex"`
+		NodeType      []int `json:"nodeType"`
+		NodeName      []int `json:"nodeName"`
+		BackendNodeID []int `json:"backendNodeId"`
+		// Attributes are each node's attributes as name, value string indexes.
+		Attributes  [][]int `json:"attributes"`
+		IsClickable struct {
+			Index []int `json:"index"`
+		} `json:"isClickable"`
+	} `json:"nodes"`
+	Layout struct {
+		NodeIndex []int       `json:"nodeIndex"`
+		Styles    [][]int     `json:"styles"`
+		Bounds    [][]float64 `json:"bounds"`
+	} `json:"layout"`
 }
 
 // clickables extracts, per frame id, the elements that respond to clicks without an interactive

@@ -176,24 +176,7 @@ func FuzzParseRef(f *testing.F) {
 // know them whatever their label says.
 func TestRenderPasswordField(t *testing.T) {
 	d := &domInfo{Strings: []string{"F1", "#document", "INPUT", "type", "password", "text", "id", "p", "BUTTON", "PASSWORD"}}
-	d.Documents = make([]struct {
-		FrameID int `json:"frameId"`
-		Nodes   struct {
-			ParentIndex   []int   `json:"parentIndex"`
-			NodeType      []int   `json:"nodeType"`
-			NodeName      []int   `json:"nodeName"`
-			BackendNodeID []int   `json:"backendNodeId"`
-			Attributes    [][]int `json:"attributes"`
-			IsClickable   struct {
-				Index []int `json:"index"`
-			} `json:"isClickable"`
-		} `json:"nodes"`
-		Layout struct {
-			NodeIndex []int       `json:"nodeIndex"`
-			Styles    [][]int     `json:"styles"`
-			Bounds    [][]float64 `json:"bounds"`
-		} `json:"layout"`
-	}, 1)
+	d.Documents = make([]domDocument, 1)
 	n := &d.Documents[0].Nodes
 	n.ParentIndex = []int{-1, 0, 0, 0, 0}
 	n.NodeType = []int{9, 1, 1, 1, 1}
