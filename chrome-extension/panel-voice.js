@@ -6,7 +6,7 @@ import { api, ApiError } from './panel-api.js';
 
 /** @typedef {{engine: string, available: boolean, detail: string, advice?: string}} EngineStatus */
 /** @typedef {{stt: EngineStatus, tts: EngineStatus, offline: boolean, accepts: string[], ffmpeg: boolean}} VoiceStatus */
-/** @typedef {{text: string, via: 'browser'|'server', engine?: string, grammar?: boolean, elapsedMs?: number, timings: Record<string, number>}} Heard */
+/** @typedef {{text: string, via: 'browser'|'server', engine?: string, grammar?: boolean, warm?: boolean, elapsedMs?: number, timings: Record<string, number>}} Heard */
 
 /** Constraints that keep the captured level undistorted (no processing meant for calls). */
 const AUDIO = { echoCancellation: false, autoGainControl: false, noiseSuppression: false };
@@ -161,7 +161,7 @@ export class Capture {
     const q = tab ? `?tab=${encodeURIComponent(tab)}` : '';
     const r = await api('POST', `/api/transcribe${q}`, { body: blob, type: blob.type, timeout: 60000 });
     this.timings.transcribedAt = Date.now();
-    return { text: r.text || '', via: 'server', engine: r.engine, grammar: !!r.grammar, elapsedMs: r.elapsedMs, timings: this.timings };
+    return { text: r.text || '', via: 'server', engine: r.engine, grammar: !!r.grammar, warm: !!r.warm, elapsedMs: r.elapsedMs, timings: this.timings };
   }
 
   /** Releases the microphone. */

@@ -539,6 +539,8 @@ async function micDown() {
     return;
   }
   pressStarted = Date.now();
+  // the server's offline engine loads its model while the user speaks
+  if (listenMode === 'server') api('POST', '/api/transcribe/warm', { timeout: 3000 }).catch(() => { /* an older server: decoded cold */ });
   const cap = new Capture({ mode: /** @type {any} */ (listenMode), lang: navigator.language || 'en-US', tab: () => state.targetId, accepts: state.voice?.accepts || [] });
   state.capture = cap;
   setMic(true, 'Listening…');
@@ -570,7 +572,7 @@ async function micUp() {
   setMic(false, 'Transcribing…');
   try {
     const heard = await cap.stop();
-    state.voiceLog.push({ event: 'heard', text: heard.text, via: heard.via, engine: heard.engine, grammar: heard.grammar, elapsedMs: heard.elapsedMs, ...heard.timings });
+    state.voiceLog.push({ event: 'heard', text: heard.text, via: heard.via, engine: heard.engine, grammar: heard.grammar, warm: heard.warm, elapsedMs: heard.elapsedMs, ...heard.timings });
     setMic(false, heard.text ? `Heard: "${heard.text}"` : 'Heard nothing.');
     if (!heard.text) return;
     /** @type {HTMLTextAreaElement} */ ($('request')).value = heard.text;

@@ -448,6 +448,17 @@ func testSpokenCommand(t *testing.T, pe *panelEnv) {
 	if heard == nil || heard["text"] != spokenCommand || heard["engine"] != "pocketsphinx" || heard["grammar"] != true {
 		t.Fatalf("transcript: %v (want %q from the offline engine's grammar)", heard, spokenCommand)
 	}
+	// the click went through the fast path (no model is configured here: it could not have
+	// gone any other way, but the panel must say so)
+	var cmdStarted map[string]any
+	for _, e := range pe.voiceLog(t) {
+		if e["event"] == "command-started" {
+			cmdStarted = e
+		}
+	}
+	if cmdStarted == nil || cmdStarted["fastPath"] != true {
+		t.Errorf("the spoken command did not start through the fast path: %v", cmdStarted)
+	}
 	if !strings.Contains(conf, "submitting") {
 		t.Errorf("the confirmation does not say why: %q", conf)
 	}
@@ -456,8 +467,8 @@ func testSpokenCommand(t *testing.T, pe *panelEnv) {
 	transcribed := int64(heard["transcribedAt"].(float64))
 	toConfirm := confirmShown - speechEnd
 	toClick := st.SubmittedAt - approveAt
-	t.Logf("spoken command %q: end of speech → transcript %d ms (server decode %v ms, release → transcript %d ms), → confirmation shown %d ms; approve → click %d ms; end of speech → click without the confirmation wait: %d ms",
-		heard["text"], transcribed-speechEnd, heard["elapsedMs"], transcribed-release, toConfirm, toClick, toConfirm+toClick)
+	t.Logf("spoken command %q: end of speech → transcript %d ms (server decode %v ms, warmed up: %v, release → transcript %d ms), → confirmation shown %d ms; approve → click %d ms; end of speech → click without the confirmation wait: %d ms",
+		heard["text"], transcribed-speechEnd, heard["elapsedMs"], heard["warm"] == true, transcribed-release, toConfirm, toClick, toConfirm+toClick)
 	if toConfirm <= 0 || toConfirm > 15000 {
 		t.Errorf("end of speech → confirmation %d ms: out of range", toConfirm)
 	}

@@ -2,6 +2,8 @@
 // the relay's authenticated /api group:
 //
 //	POST /api/transcribe   audio (audio/webm;codecs=opus, audio/ogg, audio/mp4 or audio/wav) → {"text": …}
+//	POST /api/transcribe/warm  the microphone opened: the offline engine loads its general
+//	                       model while the user speaks (dropped after a minute unused) → 204
 //	GET  /api/voice/status which engines are in use and what to install or configure for better ones
 //	POST /api/speak        {"text": …} → audio (audio/wav, or what the speech endpoint returns)
 //

@@ -28,6 +28,9 @@ type Result struct {
 	// fast-path verbs) gave the text; General is the general model's reading then.
 	Grammar bool   `json:"grammar,omitempty"`
 	General string `json:"general,omitempty"`
+	// Warm is true when the offline engine's general model was loaded ahead of the speech
+	// (POST /api/transcribe/warm when the microphone opened).
+	Warm bool `json:"warm,omitempty"`
 	// AudioSeconds is the length of the audio received; SpeechSeconds the part with sound.
 	AudioSeconds  float64 `json:"audioSeconds"`
 	SpeechSeconds float64 `json:"speechSeconds,omitempty"`
@@ -147,6 +150,9 @@ type Pocketsphinx struct {
 
 	dictOnce sync.Once
 	dict     Dictionary
+
+	warmMu sync.Mutex
+	warm   *warmDecoder // a general decoder started ahead of speech (see Warm)
 }
 
 // dictionary loads Dict once (about 30 ms for Debian's 135k-word dictionary); nil when it is
@@ -205,7 +211,8 @@ func (p *Pocketsphinx) decode(ctx context.Context, wav, grammar string) (string,
 // general pass (no flat search) was tried as the check and misread Opus-compressed commands.
 //
 // names gives the page's control names for the grammar; it is called once the general pass
-// has started, so reading the page overlaps the decoding.
+// has started, so reading the page overlaps the decoding. A decoder started by Warm (model
+// loaded while the user spoke) does the general pass when one is waiting.
 func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []string) (Result, error) {
 	dir, err := os.MkdirTemp("", "tabrelay-voice-")
 	if err != nil {
@@ -213,16 +220,28 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []s
 	}
 	defer os.RemoveAll(dir)
 	wav := filepath.Join(dir, "speech.wav")
-	if err := os.WriteFile(wav, EncodeWAV(Resample(pcm, SampleRate)), 0o600); err != nil {
+	wavData := EncodeWAV(Resample(pcm, SampleRate))
+	if err := os.WriteFile(wav, wavData, 0o600); err != nil {
 		return Result{}, err
 	}
 	var (
 		wg           sync.WaitGroup
 		gText, lText string
 		gErr, lErr   error
+		warm         bool
 	)
 	wg.Add(1)
-	go func() { defer wg.Done(); lText, lErr = p.decode(ctx, wav, "") }()
+	go func() {
+		defer wg.Done()
+		// a decoder warmed up while the user spoke has its model loaded already
+		if w := p.takeWarm(); w != nil {
+			if lText, lErr = w.decode(ctx, wavData); lErr == nil || ctx.Err() != nil {
+				warm = lErr == nil
+				return
+			}
+		}
+		lText, lErr = p.decode(ctx, wav, "")
+	}()
 	g := BuildGrammar(names(), p.dictionary())
 	gram := filepath.Join(dir, "commands.gram")
 	if err := os.WriteFile(gram, []byte(g.JSGF), 0o600); err != nil {
@@ -235,7 +254,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []s
 	if lErr != nil {
 		return Result{}, lErr
 	}
-	res := Result{Engine: "pocketsphinx", Text: lText}
+	res := Result{Engine: "pocketsphinx", Text: lText, Warm: warm}
 	thr := p.Threshold
 	if thr == 0 {
 		thr = 0.6

@@ -314,7 +314,7 @@ func (s *Service) Speak(ctx context.Context, text string) ([]byte, string, strin
 }
 
 // Register creates the service and adds its routes to g (the relay's authenticated /api
-// group): POST /transcribe, GET /voice/status and POST /speak.
+// group): POST /transcribe, POST /transcribe/warm, GET /voice/status and POST /speak.
 func Register(g *echo.Group, opts Options) *Service {
 	s := New(opts)
 	s.Register(g)
@@ -324,8 +324,27 @@ func Register(g *echo.Group, opts Options) *Service {
 // Register adds the service's routes to g.
 func (s *Service) Register(g *echo.Group) {
 	g.POST("/transcribe", s.handleTranscribe)
+	g.POST("/transcribe/warm", s.handleWarm)
 	g.GET("/voice/status", func(c echo.Context) error { return c.JSON(http.StatusOK, s.Status()) })
 	g.POST("/speak", s.handleSpeak)
+}
+
+// Warm gets the offline engine ready for speech about to be sent (the microphone just
+// opened): its general model loads while the user speaks instead of after. It does nothing
+// when another engine is in use; a warmed-up engine not used within WarmTTL is dropped.
+func (s *Service) Warm() error {
+	if s.sttEngine() != "pocketsphinx" {
+		return nil
+	}
+	return s.sphinx.Warm()
+}
+
+// handleWarm is POST /api/transcribe/warm: 204 once the offline engine is warming up.
+func (s *Service) handleWarm(c echo.Context) error {
+	if err := s.Warm(); err != nil && !errors.Is(err, errNoFIFO) {
+		s.log.Debug().Err(err).Msg("cannot warm up the offline engine")
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 type errorBody struct {
