@@ -106,8 +106,9 @@ func (c *Client) kill(reason string) {
 	})
 }
 
-// NewClient registers a client. pageTarget, when set, makes its default session that tab's page
-// (the /devtools/page/<id> endpoint). onKill is called once when the hub drops the client.
+// NewClient registers a client. pageTarget, when set, makes its default session that tab's page,
+// or that out-of-process iframe of a shared tab (the /devtools/page/<id> endpoint). onKill is
+// called once when the hub drops the client.
 func (h *Hub) NewClient(name, pageTarget string, onKill func(reason string)) (*Client, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -117,11 +118,14 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(reason string)) (*C
 	h.nextCID++
 	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
 	if pageTarget != "" {
-		t := h.targets[pageTarget]
-		if t == nil {
-			return nil, fmt.Errorf("no shared tab with target id %q: list shared tabs at /json/list", pageTarget)
+		if t := h.targets[pageTarget]; t != nil {
+			c.def = c.newSession(kindPage, t, "", nil)
+		} else if t, ch := h.lookupChild(pageTarget); ch != nil {
+			c.def = c.newSession(kindChild, t, ch.ext, nil)
+			c.def.childTID = ch.targetID
+		} else {
+			return nil, fmt.Errorf("no shared tab or iframe of one with target id %q: list the targets at /json/list", pageTarget)
 		}
-		c.def = c.newSession(kindPage, t, "", nil)
 	} else {
 		c.def = c.newSession(kindBrowser, nil, "", nil)
 	}

@@ -41,23 +41,26 @@ type targetJSON struct {
 	Description          string `json:"description"`
 	DevtoolsFrontendURL  string `json:"devtoolsFrontendUrl"`
 	ID                   string `json:"id"`
+	ParentID             string `json:"parentId,omitempty"`
 	Title                string `json:"title"`
 	Type                 string `json:"type"`
 	URL                  string `json:"url"`
 	WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
 }
 
-func (s *Server) targetJSON(c echo.Context, t TabInfo) targetJSON {
+func (s *Server) targetJSON(c echo.Context, t DebugTarget) targetJSON {
 	ws := s.wsURL(c, "/devtools/page/"+t.TargetID)
 	return targetJSON{
-		ID: t.TargetID, Type: "page", Title: t.Title, URL: t.URL, WebSocketDebuggerURL: ws,
+		ID: t.TargetID, ParentID: t.ParentID, Type: t.Type, Title: t.Title, URL: t.URL, WebSocketDebuggerURL: ws,
 		DevtoolsFrontendURL: "devtools://devtools/bundled/inspector.html?ws=" + url.QueryEscape(strings.TrimPrefix(ws, "ws://")),
 	}
 }
 
+// jsonList lists the shared tabs and their out-of-process iframes, each with its own page
+// endpoint, as Chrome does: clients without flat sessions reach a cross-origin iframe there.
 func (s *Server) jsonList(c echo.Context) error {
 	list := []targetJSON{}
-	for _, t := range s.hub.Tabs() {
+	for _, t := range s.hub.DebugTargets() {
 		list = append(list, s.targetJSON(c, t))
 	}
 	return c.JSON(http.StatusOK, list)
@@ -78,10 +81,10 @@ func (s *Server) jsonNew(c echo.Context) error {
 	}
 	for _, t := range s.hub.Tabs() {
 		if t.TargetID == id {
-			return c.JSON(http.StatusOK, s.targetJSON(c, t))
+			return c.JSON(http.StatusOK, s.targetJSON(c, DebugTarget{TargetID: id, Type: "page", URL: t.URL, Title: t.Title}))
 		}
 	}
-	return c.JSON(http.StatusOK, s.targetJSON(c, TabInfo{TargetID: id, URL: u}))
+	return c.JSON(http.StatusOK, s.targetJSON(c, DebugTarget{TargetID: id, Type: "page", URL: u}))
 }
 
 // stripToken cuts the last token=<secret> pair out of a raw query, textually: the rest, such as

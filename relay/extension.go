@@ -301,6 +301,8 @@ func (h *Hub) removeTarget(t *target, reason string) {
 				pages = append(pages, s)
 			case s.kind == kindTab:
 				tabs = append(tabs, s)
+			case s == c.def: // the page endpoint of one of the tab's iframes
+				pages = append(pages, s)
 			}
 		}
 		for _, s := range append(pages, tabs...) {
@@ -308,11 +310,7 @@ func (h *Hub) removeTarget(t *target, reason string) {
 				continue
 			}
 			if s == c.def {
-				s.emit("Inspector.detached", []byte(`{"reason":"target_closed"}`))
-				h.endSession(s, false)
-				c.closed = true
-				c.out.close()
-				go c.kill("the tab is no longer shared")
+				h.detachDefault(s, "the tab is no longer shared")
 				continue
 			}
 			parent := s.parent
@@ -338,6 +336,18 @@ func (h *Hub) removeTarget(t *target, reason string) {
 		}
 	}
 	h.notifyChanged()
+}
+
+// detachDefault ends the target of a page-endpoint client (/devtools/page/<id>), whose default
+// session it is: as Chrome does, the client is told Inspector.detached and disconnected.
+// Call with h.mu held.
+func (h *Hub) detachDefault(s *session, reason string) {
+	c := s.c
+	s.emit("Inspector.detached", []byte(`{"reason":"target_closed"}`))
+	h.endSession(s, false)
+	c.closed = true
+	c.out.close()
+	go c.kill(reason)
 }
 
 // route delivers an event from the extension. Call with h.mu held.
@@ -428,7 +438,8 @@ func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
 		Type     string `json:"type"`
 	}
 	_ = json.Unmarshal(info, &ti)
-	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info}
+	t.childSeq++
+	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info, order: t.childSeq}
 	t.children[ext] = ch
 	for s := range t.bound[parentExt] {
 		h.autoAttachChild(s, ch)
@@ -443,6 +454,10 @@ func (h *Hub) removeChild(t *target, ext string, ch *child) {
 	delete(t.owners, ext)
 	delete(t.baselines, ext)
 	for s := range t.bound[ext] {
+		if s == s.c.def { // a client of the child's own page endpoint
+			h.detachDefault(s, "the iframe is gone (it navigated, was removed, or its tab was re-attached)")
+			continue
+		}
 		parent := s.parent
 		h.endSession(s, false)
 		if parent != nil {

@@ -163,6 +163,8 @@ type target struct {
 	// baselines holds, per extension session and override method, the undo params built from
 	// the tab's own value, for overrides without a "clear" command ("" while being read).
 	baselines map[string]map[string]string
+	// childSeq numbers children in the order they were attached.
+	childSeq int64
 }
 
 type runtimeState struct {
@@ -185,6 +187,7 @@ type child struct {
 	targetID  string
 	typ       string
 	info      json.RawMessage
+	order     int64 // when it was attached, relative to the tab's other children
 }
 
 func newTarget(tab wire.Tab) *target {
@@ -286,6 +289,48 @@ func (h *Hub) Tabs() []TabInfo {
 	var out []TabInfo
 	for _, t := range h.liveTargets() {
 		out = append(out, TabInfo{TargetID: t.id, TabID: t.tab.TabID, URL: t.tab.URL, Title: t.tab.Title, Origin: t.tab.Origin, Active: t.tab.Active})
+	}
+	return out
+}
+
+// DebugTarget is one target listed in /json/list: a shared tab's page, or an out-of-process
+// iframe in it, which has its own page endpoint as in Chrome.
+type DebugTarget struct {
+	TargetID string
+	Type     string // "page" or "iframe"
+	// ParentID is, for an iframe, the target id of the page or iframe that holds it.
+	ParentID string
+	URL      string
+	Title    string
+}
+
+// DebugTargets lists the shared tabs' pages, most recently shared or focused first, each
+// followed by its out-of-process iframes in the order they were attached.
+func (h *Hub) DebugTargets() []DebugTarget {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []DebugTarget
+	for _, t := range h.liveTargets() {
+		out = append(out, DebugTarget{TargetID: t.id, Type: "page", URL: t.tab.URL, Title: t.tab.Title})
+		frames := make([]*child, 0, len(t.children))
+		for _, ch := range t.children {
+			if ch.typ == "iframe" {
+				frames = append(frames, ch)
+			}
+		}
+		sort.Slice(frames, func(i, j int) bool { return frames[i].order < frames[j].order })
+		for _, ch := range frames {
+			var ti struct {
+				URL   string `json:"url"`
+				Title string `json:"title"`
+			}
+			_ = json.Unmarshal(ch.info, &ti)
+			parent := t.id
+			if p := t.children[ch.parentExt]; ch.parentExt != "" && p != nil {
+				parent = p.targetID
+			}
+			out = append(out, DebugTarget{TargetID: ch.targetID, Type: ch.typ, ParentID: parent, URL: ti.URL, Title: ti.Title})
+		}
 	}
 	return out
 }
