@@ -174,9 +174,10 @@ func mEval(ctx context.Context, c *mcdp.Client, expr string) (string, error) {
 }
 
 // TestMafrediCDP drives a shared tab with mafredri/cdp v0.35.0 through /json/list and the
-// per-tab endpoint (no sessions: its tagged release has no flattened-session support, so the
-// cross-origin iframe is left to the other clients), and opens, drives and closes a tab through
-// /json/new and /json/close.
+// per-tab endpoint, reads text inside the cross-origin iframe through the iframe's own page
+// endpoint (its tagged release has no flattened-session support: as with Chrome, /json/list
+// lists out-of-process iframes as targets of type "iframe"), and opens, drives and closes a tab
+// through /json/new and /json/close.
 func TestMafrediCDP(t *testing.T) {
 	e := shared(t)
 	tab := e.share(t, e.pageURL("mafredi"))
@@ -229,6 +230,34 @@ func TestMafrediCDP(t *testing.T) {
 	check("type", "document.getElementById('echo').textContent", "typed by mafredi")
 	check("evaluate", "6*7 + ' ' + location.hostname", "42 127.0.0.1")
 	conn.Close()
+
+	// The cross-origin iframe: its own entry in /json/list, driven on its own page endpoint.
+	var ft *devtool.Target
+	eventually(t, 10*time.Second, "the cross-origin iframe listed in /json/list", func() (bool, string) {
+		targets, err := devt.List(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, x := range targets {
+			if x.Type == "iframe" && strings.Contains(x.URL, "/frame.html") {
+				ft = x
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d targets, no iframe", len(targets))
+	})
+	fconn, err := mafrediDial(ctx, ft.WebSocketDebuggerURL)
+	if err != nil {
+		t.Fatalf("rpcc dial the iframe's endpoint: %v", err)
+	}
+	fc := mcdp.NewClient(fconn)
+	if got, err := mEval(ctx, fc, "document.getElementById('inner').textContent"); err != nil || got != "inside the frame" {
+		t.Errorf("mafredi/cdp read %q (%v) inside the cross-origin iframe, want %q", got, err, "inside the frame")
+	}
+	if got, err := mEval(ctx, fc, "document.getElementById('frame-button').click(), document.getElementById('frame-button').textContent"); err != nil || got != "frame clicked" {
+		t.Errorf("mafredi/cdp clicked the iframe's button: %q (%v), want %q", got, err, "frame clicked")
+	}
+	fconn.Close()
 
 	// A new tab through /json/new, driven on its own endpoint, closed through /json/close.
 	nt, err := devt.Create(ctx)
