@@ -36,6 +36,7 @@ func (p *Pocketsphinx) Warm() error {
 	if p.warm != nil {
 		return nil
 	}
+	sweepWarmDirs()
 	dir, err := os.MkdirTemp("", "tabrelay-voice-warm-")
 	if err != nil {
 		return err
@@ -138,3 +139,14 @@ func (w *warmDecoder) decode(ctx context.Context, wav []byte) (string, error) {
 }
 
 var errNoFIFO = errors.New("named pipes are not available here")
+
+// sweepWarmDirs removes the pipes of warm decoders that outlived their server (killed with it
+// before they could clean up): any older than twice WarmTTL.
+func sweepWarmDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "tabrelay-voice-warm-*"))
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 2*WarmTTL {
+			os.RemoveAll(d)
+		}
+	}
+}
