@@ -472,7 +472,7 @@ func (h *Hub) forward(r *req, domain string) {
 			return
 		}
 	}
-	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS}
+	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS, ext: s.ext}
 	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" {
 		p.params = r.params
 		h.readBaseline(t, s.ext, r.method)

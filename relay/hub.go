@@ -378,6 +378,10 @@ type pending struct {
 	done func(result, errRaw []byte)
 	// rs is set on a forwarded Runtime.enable: its answer settles rs's waiters.
 	rs *runtimeState
+	// ext is the extension session a forwarded Runtime.enable went to; rerun marks the second
+	// try of one that found Runtime already on (see rerunEnable).
+	ext   string
+	rerun bool
 }
 
 // sweep fails requests whose deadline passed.
@@ -421,6 +425,9 @@ func (h *Hub) failPending(p *pending, code int, msg string) {
 // complete delivers a response. Call with h.mu held and p removed from h.pending.
 func (h *Hub) complete(p *pending, result, errRaw []byte) {
 	if p.rs != nil {
+		if errRaw == nil && h.rerunEnable(p) {
+			return
+		}
 		h.settleRuntime(p, errRaw)
 	}
 	if p.done != nil {
@@ -443,6 +450,30 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 		h.afterSuccess(p, result)
 	}
 	c.send(resultMsg(p.clientID, p.replySID, result))
+}
+
+// rerunEnable handles a forwarded Runtime.enable that Chrome answered without announcing any
+// execution context. A page always has its main world, so Runtime was already on in the tab's
+// debugger session (left on by the clients of a relay that restarted while the extension kept
+// the tab attached, say) and Chrome did not repeat the contexts: no client of this relay has
+// Runtime on there, so the hub switches it off and on again, once, and the enable's answer (and
+// its waiters') waits for the second one. It reports whether it did. Call with h.mu held.
+func (h *Hub) rerunEnable(p *pending) bool {
+	rs, t := p.rs, p.target
+	if p.rerun || rs.enabler != p || len(rs.contexts) > 0 || t == nil || !t.live || h.ext == nil || t.runtime[p.ext] != rs {
+		return false
+	}
+	h.log.Debug().Str("target", t.id).Str("session", p.ext).Msg("Runtime.enable announced no execution context: Runtime was on already; switching it off and on")
+	h.internal(t, p.ext, "Runtime.disable", nil)
+	q := *p
+	q.rerun = true
+	rs.enabler = &q
+	ext := p.ext
+	if !h.request(&q, func(id int64) []byte { return extCDPMsg(id, t.id, ext, "Runtime.enable", nil) }, h.opts.CommandTimeout) {
+		rs.enabler = p
+		return false
+	}
+	return true
 }
 
 // request sends a relay request to the extension. Call with h.mu held.

@@ -62,7 +62,7 @@ func enableGetsContext(t *testing.T, e *env, who string) {
 		t.Fatalf("%s: Runtime.enable: %v", who, err)
 	}
 	if _, err := w.Wait(cctx); err != nil {
-		t.Fatalf("%s: no Runtime.executionContextCreated after Runtime.enable on a re-attached tab: %v", who, err)
+		t.Fatalf("%s: no Runtime.executionContextCreated after Runtime.enable: %v", who, err)
 	}
 }
 
@@ -214,4 +214,24 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A tab whose debugger session already has Runtime on (the clients of a relay that restarted
+// left it on, and the extension kept the tab attached) announces no contexts for a new
+// Runtime.enable: the relay notices and has them announced again.
+func TestRuntimeEnableWhenTabHadRuntimeOn(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	e.ext.LeaveEnabled(tabA, "", "Runtime")
+	enableGetsContext(t, e, "the first client")
+	enableGetsContext(t, e, "a second client")
+	n := 0
+	for _, cmd := range e.ext.Commands() {
+		if cmd.Method == "Runtime.enable" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("Runtime.enable reached the tab %d times, want 2 (the first client's, then once more after Runtime.disable)", n)
+	}
 }

@@ -153,6 +153,17 @@ func (e *Extension) Enabled(targetID, sessionID, domain string) bool {
 	return t != nil && t.enabled[sessionID+"|"+domain]
 }
 
+// LeaveEnabled switches domain on in a tab's session (sessionID "" for the page) behind the
+// relay's back, as a debugger session left with the domain on does, for example by the clients
+// of a relay that restarted while the extension kept the tab attached. The tab must be shared.
+func (e *Extension) LeaveEnabled(targetID, sessionID, domain string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t := e.tabs[targetID]; t != nil {
+		t.enabled[sessionID+"|"+domain] = true
+	}
+}
+
 // Override reports whether an override (e.g. "deviceMetrics") is in force on the tab.
 func (e *Extension) Override(targetID, name string) bool {
 	e.mu.Lock()
