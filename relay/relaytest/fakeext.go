@@ -47,6 +47,9 @@ type Extension struct {
 	nextTab  int64
 	answered int
 	closed   chan struct{}
+	// toggles holds, per tab, session and domain, the done channel of the last X.enable or
+	// X.disable received: the next one waits for it, as Chrome runs a session's commands in order.
+	toggles map[string]chan struct{}
 	// emit sends an event of a tab; Direct replaces it.
 	emit     func(targetID, sessionID, method string, params any) error
 	closeErr error
@@ -92,7 +95,7 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 	}
 	conn.SetReadLimit(256 << 20)
 	cctx, cancel := context.WithCancel(context.Background())
-	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{})}
+	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{}), toggles: map[string]chan struct{}{}}
 	e.emit = e.Event
 	go e.readLoop()
 	if !opts.NoHello {
@@ -257,10 +260,26 @@ func (e *Extension) readLoop() {
 		switch m.Type {
 		case wire.TypeCDP:
 			cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
+			var prev, done chan struct{}
 			e.mu.Lock()
 			e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
+			if domain, name, _ := strings.Cut(m.Method, "."); name == "enable" || name == "disable" {
+				// switching a domain on and off takes effect in arrival order; other commands
+				// run concurrently, so a test can hold one without holding the rest
+				key := m.TargetID + "|" + m.SessionID + "|" + domain
+				prev, done = e.toggles[key], make(chan struct{})
+				e.toggles[key] = done
+			}
 			e.mu.Unlock()
-			go e.handleCDP(m.ID, cmd)
+			go func() {
+				if done != nil {
+					defer close(done)
+				}
+				if prev != nil {
+					<-prev
+				}
+				e.handleCDP(m.ID, cmd)
+			}()
 		case wire.TypeCreateTab:
 			e.mu.Lock()
 			e.nextTab++
