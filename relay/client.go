@@ -220,9 +220,15 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 		if u, ok := undoTable[method]; ok {
 			params := u.params
 			if params == "" { // the undo restores a value read from the tab before the override
-				if params = t.baselines[s.ext][method]; params == "" {
+				b := t.baselines[s.ext][method]
+				switch {
+				case b == nil:
 					continue // never read: nothing known to restore
+				case b.reading:
+					b.undoOnRead = true // the read's answer sends the undo
+					continue
 				}
+				params = b.params
 			}
 			h.internal(t, s.ext, u.method, []byte(params))
 		}
@@ -263,6 +269,13 @@ var baselineReads = map[string]struct {
 	}},
 }
 
+// baseline is the tab's own value that an override without a "clear" command replaced.
+type baseline struct {
+	params     string // the undo's params, once read
+	reading    bool   // the read is under way
+	undoOnRead bool   // the override's owner left during the read: undo when it answers
+}
+
 // readBaseline reads, once per tab session, the value an override without a "clear" command
 // replaces, before the first such override is forwarded; commands to one session run in
 // order, so the read sees the tab's own value. Call with h.mu held.
@@ -273,27 +286,32 @@ func (h *Hub) readBaseline(t *target, ext, method string) {
 	}
 	m := t.baselines[ext]
 	if m == nil {
-		m = map[string]string{}
+		m = map[string]*baseline{}
 		t.baselines[ext] = m
 	}
-	if _, seen := m[method]; seen {
+	if m[method] != nil {
 		return // known, or being read
 	}
-	m[method] = ""
+	bl := &baseline{reading: true}
+	m[method] = bl
 	p := &pending{method: "Runtime.evaluate", target: t, done: func(result, errRaw []byte) {
 		var res struct {
 			Result struct {
 				Value json.RawMessage `json:"value"`
 			} `json:"result"`
 		}
-		if errRaw != nil || json.Unmarshal(result, &res) != nil {
+		bl.reading = false
+		if errRaw == nil && json.Unmarshal(result, &res) == nil {
+			bl.params = b.params(res.Result.Value)
+		}
+		if bl.params == "" {
 			delete(m, method) // try again with the next override
 			return
 		}
-		if params := b.params(res.Result.Value); params != "" {
-			m[method] = params
-		} else {
-			delete(m, method)
+		// the owner left before the answer came, and nobody has set the override since
+		if bl.undoOnRead && t.owners[ext][method] == nil {
+			bl.undoOnRead = false
+			h.internal(t, ext, undoTable[method].method, []byte(bl.params))
 		}
 	}}
 	params := mustJSON(map[string]any{"expression": b.expr, "returnByValue": true, "silent": true})

@@ -160,9 +160,9 @@ type target struct {
 	runtime map[string]*runtimeState
 	// owners holds the client session that last set each override, per extension session.
 	owners map[string]map[string]*session
-	// baselines holds, per extension session and override method, the undo params built from
-	// the tab's own value, for overrides without a "clear" command ("" while being read).
-	baselines map[string]map[string]string
+	// baselines holds, per extension session and override method, the tab's own value for
+	// overrides without a "clear" command.
+	baselines map[string]map[string]*baseline
 	// childSeq numbers children in the order they were attached.
 	childSeq int64
 }
@@ -201,7 +201,7 @@ func newTarget(tab wire.Tab) *target {
 		enabled:   map[string]map[string]map[*session]struct{}{},
 		runtime:   map[string]*runtimeState{},
 		owners:    map[string]map[string]*session{},
-		baselines: map[string]map[string]string{},
+		baselines: map[string]map[string]*baseline{},
 	}
 }
 

@@ -256,6 +256,38 @@ func TestCleanupUndoesOverrides(t *testing.T) {
 	}
 }
 
+// TestCleanupUndoesOverrideWhoseBaselineIsLate: the tab's own value for an override without a
+// "clear" command is read before the override; when its answer comes only after the client has
+// left, the undo is sent once it arrives instead of being skipped.
+func TestCleanupUndoesOverrideWhoseBaselineIsLate(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	release := make(chan struct{})
+	e.ext.SetHandler(func(cmd relaytest.Command) (any, *wire.Error, bool) {
+		if cmd.Method == "Runtime.evaluate" && strings.Contains(string(cmd.Params), "navigator.hardwareConcurrency") {
+			<-release
+			return map[string]any{"result": map[string]any{"type": "number", "value": 6}}, nil, true
+		}
+		return nil, nil, false
+	})
+	c := e.client("/cdp")
+	sid := attach(t, c, tabA)
+	if err := c.Call(ctx(t), sid, "Emulation.setHardwareConcurrencyOverride", json.RawMessage(`{"hardwareConcurrency":1}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	e.waitFor("the client to leave", func() bool { return strings.Contains(e.logs.String(), "client left") })
+	close(release)
+	e.waitWithin(5*time.Second, "the undo once the baseline arrived", func() bool {
+		for _, cmd := range e.ext.Commands() {
+			if cmd.Method == "Emulation.setHardwareConcurrencyOverride" && jsonEqual(cmd.Params, `{"hardwareConcurrency":6}`) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 func jsonEqual(a json.RawMessage, b string) bool {
 	var x, y any
 	if len(a) == 0 {
