@@ -27,16 +27,22 @@ func buildSystemPrompt(allowed []string, memory []*Task) string {
 		fmt.Fprintf(&b, "\n\nYou may act (click, type, …) only on these sites: %s. Reading other sites is fine.", strings.Join(allowed, ", "))
 	}
 	if len(memory) > 0 {
-		b.WriteString("\n\nRecent tasks in this session (most recent first; for context only):")
-		for _, t := range memory {
-			fmt.Fprintf(&b, "\n- %q → %s", truncate(oneLine(t.Goal), 100), t.Status)
+		// answers and errors of earlier tasks can quote pages: they are page content too
+		var m strings.Builder
+		for i, t := range memory {
+			if i > 0 {
+				m.WriteByte('\n')
+			}
+			fmt.Fprintf(&m, "- %q → %s", truncate(oneLine(t.Goal), 100), t.Status)
 			switch {
 			case t.Answer != "":
-				fmt.Fprintf(&b, ": %s", truncate(oneLine(t.Answer), 160))
+				fmt.Fprintf(&m, ": %s", truncate(oneLine(t.Answer), 160))
 			case t.Error != "":
-				fmt.Fprintf(&b, ": %s", truncate(oneLine(t.Error), 160))
+				fmt.Fprintf(&m, ": %s", truncate(oneLine(t.Error), 160))
 			}
 		}
+		b.WriteString("\n\nRecent tasks in this session (most recent first; for context only, their answers may quote pages):\n")
+		b.WriteString(pageBlock(m.String()))
 	}
 	return b.String()
 }
