@@ -575,6 +575,12 @@ async function micUp() {
     state.voiceLog.push({ event: 'heard', text: heard.text, via: heard.via, engine: heard.engine, grammar: heard.grammar, warm: heard.warm, elapsedMs: heard.elapsedMs, ...heard.timings });
     setMic(false, heard.text ? `Heard: "${heard.text}"` : 'Heard nothing.');
     if (!heard.text) return;
+    if (state.recording) {
+      // while showing a skill, speech narrates the demonstration: it is not run as a command
+      addNarration(heard.text);
+      state.voiceLog.push({ event: 'narration', text: heard.text });
+      return;
+    }
     /** @type {HTMLTextAreaElement} */ ($('request')).value = heard.text;
     await submit(heard.text, { spoken: true });
   } catch (e) {
@@ -591,7 +597,7 @@ async function micUp() {
  */
 function setMic(on, text) {
   $('mic').setAttribute('aria-pressed', String(on));
-  $('mic').textContent = on ? '● Listening (release to send)' : 'Hold to talk';
+  $('mic').textContent = on ? (state.recording ? '● Listening (release to add to the narration)' : '● Listening (release to send)') : 'Hold to talk';
   $('voice-state').textContent = text;
 }
 
@@ -737,10 +743,12 @@ async function record(start) {
     if (start) {
       await api('POST', '/api/skills/record/start', { body: { tab: state.targetId } });
       state.recording = true;
+      /** @type {HTMLTextAreaElement} */ ($('record-narration')).value = '';
       $('record-state').hidden = false;
       $('record-state').textContent = 'Recording: do the task in the tab once, then press Stop recording.';
     } else {
-      const narration = /** @type {HTMLTextAreaElement} */ ($('request')).value.trim();
+      // what the user typed or said while showing (the field below the Record button)
+      const narration = /** @type {HTMLTextAreaElement} */ ($('record-narration')).value.trim();
       const d = await api('POST', '/api/skills/record/stop', { body: { tab: state.targetId, narration } });
       state.recording = false;
       $('record-state').hidden = true;
@@ -752,6 +760,18 @@ async function record(start) {
   }
   $('record').hidden = state.recording;
   $('record-stop').hidden = !state.recording;
+  $('record-narration-box').hidden = !state.recording;
+  if (state.recording) $('record-narration').focus();
+}
+
+/**
+ * Adds what the user said while recording to the narration (it is not a command).
+ * @param {string} text
+ */
+function addNarration(text) {
+  const n = /** @type {HTMLTextAreaElement} */ ($('record-narration'));
+  const cur = n.value.trimEnd();
+  n.value = cur ? `${cur} ${text}` : text;
 }
 
 /**
@@ -874,6 +894,9 @@ $('skill-form').addEventListener('submit', (ev) => { ev.preventDefault(); void r
 $('skill-cancel').addEventListener('click', () => { $('skill-form').hidden = true; });
 $('record').addEventListener('click', () => { void record(true); });
 $('record-stop').addEventListener('click', () => { void record(false); });
+// Enter in the narration is a new line, never a command (the field sits outside the request form;
+// this keeps a keydown from reaching any other handler).
+$('record-narration').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') ev.stopPropagation(); });
 $('draft').addEventListener('submit', (ev) => { ev.preventDefault(); void saveDraft(); });
 $('draft-discard').addEventListener('click', () => { $('draft').hidden = true; });
 

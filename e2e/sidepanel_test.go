@@ -614,12 +614,46 @@ func testPanelSkill(t *testing.T, pe *panelEnv) {
 	}
 }
 
-// testRecordSkill: Record, the user types a name and clicks Save draft in the tab, Stop shows
-// the draft for review; saving it adds the skill to the list.
+// testRecordSkill: Record, the user types a name and clicks Save draft in the tab while typing
+// and saying what they do in the narration field (Enter there and speech are narration, not
+// commands); Stop shows the draft, described by the narration, for review; saving it adds the
+// skill to the list.
 func testRecordSkill(t *testing.T, pe *panelEnv) {
+	var goalBefore string
+	pe.js(t, `(tabrelayPanel.state.task && tabrelayPanel.state.task.goal) || ''`, &goalBefore)
 	pe.click(t, "record")
 	pe.waitText(t, "record-state", "Recording", 10*time.Second)
 	pe.waitText(t, "record-stop", "Stop recording", time.Second)
+	if got := pe.text(t, "record-narration-box"); !strings.Contains(got, "What you are doing") {
+		t.Errorf("the narration field is not shown while recording: %q", got)
+	}
+	// typed narration, with Enter as a real key would send it
+	pe.js(t, `(() => { const n = document.getElementById('record-narration'); n.value = 'save a draft order';
+		n.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, cancelable: true})); return true; })()`, nil)
+	// spoken narration (browser recognition stubbed as in testBrowserRecognition) is appended
+	var mode string
+	pe.js(t, `(() => {
+		class FakeRecognition {
+			static async available(o) { return o && o.processLocally ? 'available' : 'unavailable'; }
+			start() {}
+			stop() { setTimeout(() => {
+				const r = [{ transcript: 'for a name' }]; r.isFinal = true;
+				this.onresult({ resultIndex: 0, results: [r] }); this.onend(); }, 20); }
+			abort() { this.onend && this.onend(); }
+		}
+		window.SpeechRecognition = FakeRecognition;
+		return tabrelayPanel.loadVoice().then(() => tabrelayPanel.listenMode);
+	})()`, &mode)
+	t.Cleanup(func() { pe.js(t, `(delete window.SpeechRecognition, tabrelayPanel.loadVoice().then(() => true))`, nil) })
+	if mode != "browser" {
+		t.Fatalf("with the stubbed recognition the panel listens with %q", mode)
+	}
+	pe.js(t, `tabrelayPanel.micDown().then(() => new Promise(r => setTimeout(r, 400))).then(() => tabrelayPanel.micUp()).then(() => true)`, nil)
+	var narration string
+	eventually(t, 10*time.Second, "the speech is added to the narration", func() (bool, string) {
+		pe.js(t, `document.getElementById('record-narration').value`, &narration)
+		return narration == "save a draft order for a name", narration
+	})
 	var ok bool
 	pe.pageEval(t, pe.page, `(() => { const n = document.getElementById('name'); n.focus(); n.value = 'Lin';
 		n.dispatchEvent(new InputEvent('input', {bubbles: true})); n.dispatchEvent(new Event('change', {bubbles: true}));
@@ -627,13 +661,30 @@ func testRecordSkill(t *testing.T, pe *panelEnv) {
 	time.Sleep(800 * time.Millisecond) // the recorder takes a field's value once typing pauses
 	pe.pageEval(t, pe.page, `(document.getElementById('draft').click(), true)`, &ok)
 	time.Sleep(300 * time.Millisecond)
-	pe.js(t, `(document.getElementById('request').value = 'save a draft order for a name', true)`, nil)
 	pe.click(t, "record-stop")
 	md := pe.waitText(t, "draft", "Review the recorded skill", 15*time.Second)
 	var draft string
 	pe.js(t, `document.getElementById('draft-md').value`, &draft)
 	if !strings.Contains(draft, "Save draft") || !strings.Contains(draft, "```steps") {
 		t.Fatalf("the draft does not hold the demonstrated steps:\n%s\n(panel: %q)", draft, md)
+	}
+	// no model here: the narration is the draft's description, as the stop request carried it
+	if !strings.Contains(draft, "description: save a draft order for a name") {
+		t.Errorf("the draft is not described by the narration:\n%s", draft)
+	}
+	if got := pe.text(t, "record-narration-box"); got != "" {
+		t.Errorf("the narration field stays after stopping: %q", got)
+	}
+	// neither Enter in the narration nor the speech started a command
+	var goal string
+	pe.js(t, `(tabrelayPanel.state.task && tabrelayPanel.state.task.goal) || ''`, &goal)
+	if goal != goalBefore {
+		t.Errorf("a command ran while recording: the panel follows %q (before: %q)", goal, goalBefore)
+	}
+	var recent string
+	pe.js(t, `tabrelayPanel.loadRecent().then(() => document.getElementById('recent').innerText)`, &recent)
+	if strings.Contains(recent, "save a draft order") || strings.Contains(recent, "for a name") {
+		t.Errorf("the narration was sent as a command: recent tasks\n%s", recent)
 	}
 	pe.js(t, `(document.getElementById('draft-name').value = 'recorded-draft', true)`, nil)
 	pe.shot(t, "record-draft")
