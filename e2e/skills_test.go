@@ -213,6 +213,13 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if n := len(draft.Skill.Steps); n != 6 {
 		t.Errorf("draft has %d steps, want 6 (type name, type email, select, check, type password, click)", n)
 	}
+	// the click's effect (the status line the page updated) is the step's check, with the typed
+	// name as its parameter
+	if n := len(draft.Skill.Steps); n > 0 {
+		if e := draft.Skill.Steps[n-1].Expect; e == nil || e.Text != "Added {{name}}" {
+			t.Errorf("the click step does not expect its recorded effect: %+v", e)
+		}
+	}
 	name := draft.Skill.Name
 	if name != "add-contact-team-address" {
 		t.Errorf("default name from the narration: %q", name)
@@ -270,6 +277,9 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if tr.Status != http.StatusOK || !strings.Contains(string(tr.Body), "Run skill "+name) || strings.Contains(string(tr.Body), "pw-2") {
 		t.Fatalf("the run's task: HTTP %d %.600s", tr.Status, tr.Body)
 	}
+	if !strings.Contains(string(tr.Body), `"expect"`) || !strings.Contains(string(tr.Body), `Added Grace Hopper`) {
+		t.Errorf("the replay did not check the click's effect: %.2000s", tr.Body)
+	}
 
 	// The site renames the button: that step goes to the model, the run finishes.
 	u.open(page + "?rename=1")
@@ -322,6 +332,23 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if r := se.skillsCall(t, http.MethodGet, "/skills/broken", nil); r.Status != http.StatusUnprocessableEntity || r.JSON(t)["line"] != float64(8) {
 		t.Fatalf("GET broken: HTTP %d %s", r.Status, r.Body)
 	}
+	// The click's effect does not follow (the page lost its status line): the step goes to the
+	// model, which gives up here, and the run fails saying what did not appear.
+	u.open(page)
+	var ok bool
+	u.eval(`(document.getElementById("status").id = "status-gone", true)`, &ok)
+	model.Push(llmtest.ToolCall("fail", `{"reason":"the contact shows no confirmation"}`))
+	params["name"] = "Katherine Johnson"
+	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID, Approve: true})
+	res = skills.RunResult{}
+	if err := json.Unmarshal(r.Body, &res); err != nil {
+		t.Fatalf("run without the effect: HTTP %d %s", r.Status, r.Body)
+	}
+	if res.Status != "failed" || res.Handovers != 1 || model.Calls() != 3 || !strings.Contains(res.Error, `"Added Katherine Johnson"`) {
+		t.Fatalf("run without the effect: %s (%s), handovers %d, model calls %d", res.Status, res.Error, res.Handovers, model.Calls())
+	}
+	t.Logf("run without the effect: %s", res.Error)
+
 	if r := se.skillsCall(t, http.MethodDelete, "/skills/"+name, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("delete: HTTP %d %s", r.Status, r.Body)
 	}

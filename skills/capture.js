@@ -1,6 +1,8 @@
 // tabrelay skill recorder: reports the user's clicks, typing (debounced, final value),
 // selections and checkbox toggles through the CDP binding BINDING. Installed per document; never
-// sends the value of a password field.
+// sends the value of a password field. After a click it watches the page's status, alert and
+// live regions for EFFECT_MS milliseconds: the first short text that appears there is reported as the click's
+// effect (an "effect" event naming the click), for the step to check on replay.
 (() => {
   if (window.__tabrelayRec) return;
   const B = "BINDING";
@@ -74,6 +76,44 @@
     if (!flush(el, true)) send({ t: "press", el, role: roleOf(el), name: nameOf(el), key: "Enter" });
   });
   let lastEnter = null;
+  // The effect of a click: text announced in a status, alert or live region (never inside a form
+  // field), cut to MAX_EFFECT characters at a word.
+  const LIVE = '[role=status],[role=alert],[aria-live]:not([aria-live=off]),output';
+  const MAX_EFFECT = 80;
+  let watching = null;
+  const unwatch = () => { if (watching) { watching.mo.disconnect(); clearTimeout(watching.timer); watching = null; } };
+  const regionOf = n => {
+    const e = n && (n.nodeType === 1 ? n : n.parentElement);
+    const r = e && e.closest ? e.closest(LIVE) : null;
+    if (!r || r.closest('input,textarea,select,[contenteditable=""],[contenteditable=true]') || r.querySelector('input,textarea')) return null;
+    return r;
+  };
+  const effectText = r => {
+    let t = clean(r.innerText);
+    if (t.length > MAX_EFFECT) {
+      t = t.slice(0, MAX_EFFECT + 1);
+      const sp = t.lastIndexOf(" ");
+      t = sp > 0 ? t.slice(0, sp) : t.slice(0, MAX_EFFECT);
+    }
+    return t;
+  };
+  const watchEffect = of => {
+    unwatch();
+    const mo = new MutationObserver(muts => {
+      for (const m of muts) {
+        for (const n of [m.target, ...Array.from(m.addedNodes || [])]) {
+          const r = regionOf(n);
+          const text = r ? effectText(r) : "";
+          if (!text) continue;
+          unwatch();
+          send({ t: "effect", of, text });
+          return;
+        }
+      }
+    });
+    mo.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+    watching = { mo, timer: setTimeout(unwatch, EFFECT_MS) };
+  };
   const isSubmit = el => (el.tagName === "BUTTON" && (el.type || "submit") === "submit") || (el.tagName === "INPUT" && (el.type === "submit" || el.type === "image"));
   on("click", e => {
     // Enter in a form field makes the browser click the form's default button: that click is
@@ -89,7 +129,9 @@
     if (!el) return;
     if (el.tagName === "SELECT" || el.tagName === "OPTION" || isText(el)) return;
     if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio")) return; // change reports it
-    send({ t: "click", el, role: roleOf(el), name: nameOf(el) });
+    const ev = { t: "click", el, role: roleOf(el), name: nameOf(el) };
+    send(ev);
+    if (typeof ev.i === "number") watchEffect(ev.i);
   });
   on("change", e => {
     const el = first(e);
@@ -111,6 +153,7 @@
     flush: flushAll,
     stop() {
       flushAll();
+      unwatch();
       for (const [t, f] of handlers) window.removeEventListener(t, f, true);
       delete window.__tabrelayRec;
     },

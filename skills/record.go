@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -58,8 +61,14 @@ type captured struct {
 	Key      string
 	URL      string
 	ExpectTo string // path the action navigated to
-	At       time.Time
+	// ExpectText is short text a status, alert or live region showed just after a click.
+	ExpectText string
+	At         time.Time
+	page       int // the event's index in its document's recorder (for matching its effect)
 }
+
+// effectWindow is how long after a click the recorder watches for its effect.
+const effectWindow = time.Second
 
 type pageEvent struct {
 	T        string   `json:"t"`
@@ -73,6 +82,8 @@ type pageEvent struct {
 	Submit   bool     `json:"submit"`
 	Key      string   `json:"key"`
 	URL      string   `json:"url"`
+	Of       int      `json:"of"`   // effect: the click's index
+	Text     string   `json:"text"` // effect: the text that appeared
 }
 
 type queued struct {
@@ -146,7 +157,8 @@ func (s *Service) StartRecording(ctx context.Context, tabID string) (*Recording,
 		}
 	})
 	go rec.loop()
-	script := strings.NewReplacer("BINDING", bindingName, "DEBOUNCE_MS", strconv.Itoa(int(s.opts.Debounce.Milliseconds()))).Replace(captureJS)
+	script := strings.NewReplacer("BINDING", bindingName, "DEBOUNCE_MS", strconv.Itoa(int(s.opts.Debounce.Milliseconds())),
+		"EFFECT_MS", strconv.Itoa(int(effectWindow.Milliseconds()))).Replace(captureJS)
 	var added struct {
 		Identifier string `json:"identifier"`
 	}
@@ -322,8 +334,12 @@ func (r *recording) navigated(u string, at time.Time) {
 // captured resolves the event's element to the role and name the snapshot shows (the browser's
 // accessibility tree), with nth among equals, falling back on the page's own guess.
 func (r *recording) captured(ctx context.Context, ev pageEvent, contextID int, at time.Time) {
+	if ev.T == "effect" {
+		r.effect(ev, at)
+		return
+	}
 	t := r.identify(ctx, ev, contextID)
-	c := captured{Target: t, URL: ev.URL, At: at}
+	c := captured{Target: t, URL: ev.URL, At: at, page: ev.I}
 	switch ev.T {
 	case "click":
 		c.Kind = "click"
@@ -339,6 +355,29 @@ func (r *recording) captured(ctx context.Context, ev pageEvent, contextID int, a
 		return
 	}
 	r.add(c)
+}
+
+// maxEffect caps the length of a click's recorded effect text.
+const maxEffect = 80
+
+// effect records the text a click made appear (in a status, alert or live region) as what the
+// step must show on replay, when the click is still the last step of the same document.
+func (r *recording) effect(ev pageEvent, at time.Time) {
+	text := strings.Join(strings.Fields(ev.Text), " ")
+	if text == "" || len([]rune(text)) > maxEffect || strings.Contains(text, "{{") || strings.Contains(text, "}}") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.steps)
+	if n == 0 {
+		return
+	}
+	last := &r.steps[n-1]
+	if last.Kind != "click" || last.page != ev.Of || last.URL != ev.URL || last.ExpectText != "" || at.Sub(last.At) > effectWindow+2*time.Second {
+		return
+	}
+	last.ExpectText = text
 }
 
 // roleNames maps Chromium's internal role names to the names snapshots show (as snapshot does).
@@ -531,8 +570,8 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 				}
 			}
 		}
-		if c.ExpectTo != "" {
-			st.Expect = &Expect{URL: c.ExpectTo}
+		if c.ExpectTo != "" || c.ExpectText != "" {
+			st.Expect = &Expect{URL: c.ExpectTo, Text: withParams(c.ExpectText, values)}
 		}
 		sk.Steps = append(sk.Steps, st)
 	}
@@ -574,6 +613,60 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 		return nil, fmt.Errorf("the recorded draft does not parse (a bug; please report it): %w", err)
 	}
 	return &Draft{Skill: parsed, Markdown: string(md), Named: named, ModelCalls: calls}, nil
+}
+
+// withParams writes the typed values found (as whole words) in a recorded text as their
+// parameters, so that "Added Ada" after typing Ada into Name expects "Added {{name}}".
+func withParams(text string, values map[string]string) string {
+	if text == "" {
+		return ""
+	}
+	vs := make([]string, 0, len(values))
+	for v := range values {
+		if len([]rune(strings.TrimSpace(v))) >= 2 {
+			vs = append(vs, v)
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) || (len(vs[i]) == len(vs[j]) && vs[i] < vs[j]) })
+	word := func(s string, i int, before bool) bool {
+		if before {
+			if i <= 0 {
+				return false
+			}
+			r, _ := utf8.DecodeLastRuneInString(s[:i])
+			return unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
+		if i >= len(s) {
+			return false
+		}
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	// placeholders (\x00k\x00) keep a shorter value from matching inside a replaced one
+	for k, v := range vs {
+		tv := strings.Join(strings.Fields(v), " ")
+		var b strings.Builder
+		rest := text
+		for {
+			i := strings.Index(rest, tv)
+			if i < 0 {
+				b.WriteString(rest)
+				break
+			}
+			end := i + len(tv)
+			if word(rest, i, true) || word(rest, end, false) {
+				b.WriteString(rest[:end])
+			} else {
+				b.WriteString(rest[:i] + "\x00" + strconv.Itoa(k) + "\x00")
+			}
+			rest = rest[end:]
+		}
+		text = b.String()
+	}
+	for k, v := range vs {
+		text = strings.ReplaceAll(text, "\x00"+strconv.Itoa(k)+"\x00", "{{"+values[v]+"}}")
+	}
+	return text
 }
 
 func describeAll(steps []Step) string {
