@@ -62,7 +62,7 @@ func (d *Direct) serve(w http.ResponseWriter, r *http.Request) {
 		write(m)
 		return nil
 	}
-	t := &tab{info: wire.Tab{TargetID: DirectTarget, URL: "https://direct.example/"}, enabled: map[string]bool{}, state: map[string]bool{}}
+	t := newTab(wire.Tab{TargetID: DirectTarget, URL: "https://direct.example/"})
 	for {
 		_, b, err := conn.Read(ctx)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,15 @@ type tab struct {
 	info    wire.Tab
 	enabled map[string]bool // "session|Domain"
 	state   map[string]bool // "session|override"
+	// scripts holds the page's Page.addScriptToEvaluateOnNewDocument sources by identifier;
+	// lastScript numbers them, afresh in each debugger session as Chrome does.
+	scripts    map[string]string
+	lastScript int
+	bindings   map[string]bool // Runtime.addBinding names of the page
+}
+
+func newTab(info wire.Tab) *tab {
+	return &tab{info: info, enabled: map[string]bool{}, state: map[string]bool{}, scripts: map[string]string{}, bindings: map[string]bool{}}
 }
 
 // Options configure Dial.
@@ -175,6 +185,27 @@ func (e *Extension) Override(targetID, name string) bool {
 	return t != nil && t.state["|"+name]
 }
 
+// Scripts returns the page's scripts to evaluate on new documents (source by identifier).
+func (e *Extension) Scripts(targetID string) map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]string{}
+	if t := e.tabs[targetID]; t != nil {
+		for id, src := range t.scripts {
+			out[id] = src
+		}
+	}
+	return out
+}
+
+// Bindings reports whether the page has a Runtime binding called name.
+func (e *Extension) Bindings(targetID, name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.tabs[targetID]
+	return t != nil && t.bindings[name]
+}
+
 // Share announces a tab as shared (origin "user" unless set).
 func (e *Extension) Share(targetID, url, title string) error {
 	info := wire.Tab{TabID: int64(len(targetID)), TargetID: targetID, URL: url, Title: title, Origin: wire.OriginUser, Active: true}
@@ -186,7 +217,7 @@ func (e *Extension) Share(targetID, url, title string) error {
 func (e *Extension) ShareTab(info wire.Tab) error {
 	e.mu.Lock()
 	if t := e.tabs[info.TargetID]; t == nil || info.Reattached {
-		e.tabs[info.TargetID] = &tab{info: info, enabled: map[string]bool{}, state: map[string]bool{}}
+		e.tabs[info.TargetID] = newTab(info)
 	} else {
 		t.info = info
 	}
@@ -371,6 +402,39 @@ func (e *Extension) chrome(t *tab, cmd Command) (any, *wire.Error) {
 		return map[string]any{}, nil
 	case cmd.Method == "Emulation.clearDeviceMetricsOverride":
 		e.setState(t, cmd.SessionID+"|deviceMetrics", false)
+		return map[string]any{}, nil
+	case cmd.Method == "Page.addScriptToEvaluateOnNewDocument" && cmd.SessionID == "":
+		var p struct {
+			Source string `json:"source"`
+		}
+		_ = json.Unmarshal(cmd.Params, &p)
+		e.mu.Lock()
+		t.lastScript++
+		id := strconv.Itoa(t.lastScript)
+		t.scripts[id] = p.Source
+		e.mu.Unlock()
+		return map[string]any{"identifier": id}, nil
+	case cmd.Method == "Page.removeScriptToEvaluateOnNewDocument" && cmd.SessionID == "":
+		var p struct {
+			Identifier string `json:"identifier"`
+		}
+		_ = json.Unmarshal(cmd.Params, &p)
+		e.mu.Lock()
+		delete(t.scripts, p.Identifier)
+		e.mu.Unlock()
+		return map[string]any{}, nil
+	case (cmd.Method == "Runtime.addBinding" || cmd.Method == "Runtime.removeBinding") && cmd.SessionID == "":
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(cmd.Params, &p)
+		e.mu.Lock()
+		if cmd.Method == "Runtime.addBinding" {
+			t.bindings[p.Name] = true
+		} else {
+			delete(t.bindings, p.Name)
+		}
+		e.mu.Unlock()
 		return map[string]any{}, nil
 	case cmd.Method == "Runtime.evaluate":
 		var p struct {
