@@ -53,8 +53,51 @@ type session struct {
 	touched  map[string]bool     // domains the client used here: their events are delivered
 	enabled  map[string]bool     // domains the client enabled here
 	children map[string]*session // child sessions by session id
-	scripts  []string            // Page.addScriptToEvaluateOnNewDocument identifiers
-	bindings []string            // Runtime.addBinding names
+	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
+	bindings []binding           // Runtime.addBinding the client added here
+}
+
+// script is a Page.addScriptToEvaluateOnNewDocument a client added. A re-attached tab has
+// forgotten it: the hub adds it again (see reattached), and Chrome gives it a new identifier,
+// so the hub translates the identifier the client knows into the tab's current one.
+type script struct {
+	orig   string // the identifier the client was given
+	cur    string // the tab's identifier for it; "" while it is being added again or after that failed
+	params []byte // the client's params, to add it again
+	// readd is the hub's Page.addScriptToEvaluateOnNewDocument adding it again, until answered.
+	readd *pending
+	// dropped marks a script removed (by its client, or its client leaving) while being added
+	// again: the re-add's answer removes it.
+	dropped bool
+}
+
+// binding is a Runtime.addBinding a client made.
+type binding struct {
+	name   string
+	params []byte // the client's params, to add it again in a re-attached tab
+}
+
+// takeScript removes from s the script the client knows by identifier id and returns it, or nil.
+func (s *session) takeScript(id string) *script {
+	for i, sc := range s.scripts {
+		if sc.orig == id {
+			s.scripts = append(s.scripts[:i:i], s.scripts[i+1:]...)
+			return sc
+		}
+	}
+	return nil
+}
+
+// dropBinding forgets the session's bindings called name.
+func (s *session) dropBinding(name string) {
+	kept := s.bindings[:0]
+	for _, b := range s.bindings {
+		if b.name != name {
+			kept = append(kept, b)
+		}
+	}
+	clear(s.bindings[len(kept):])
+	s.bindings = kept
 }
 
 func (c *Client) newSession(kind sessionKind, t *target, ext string, parent *session) *session {
@@ -233,12 +276,23 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 			h.internal(t, s.ext, u.method, []byte(params))
 		}
 	}
-	for _, id := range s.scripts {
-		h.internal(t, s.ext, "Page.removeScriptToEvaluateOnNewDocument", mustJSON(map[string]string{"identifier": id}))
+	for _, sc := range s.scripts {
+		switch {
+		case sc.cur != "":
+			h.internal(t, s.ext, "Page.removeScriptToEvaluateOnNewDocument", mustJSON(map[string]string{"identifier": sc.cur}))
+		case sc.readd != nil:
+			sc.dropped = true // the re-add's answer removes it
+		}
 	}
-	for _, name := range s.bindings {
-		h.internal(t, s.ext, "Runtime.removeBinding", mustJSON(map[string]string{"name": name}))
+	s.scripts = nil
+	removed := map[string]bool{}
+	for _, b := range s.bindings {
+		if !removed[b.name] {
+			removed[b.name] = true
+			h.internal(t, s.ext, "Runtime.removeBinding", mustJSON(map[string]string{"name": b.name}))
+		}
 	}
+	s.bindings = nil
 }
 
 // disableable lists the domains whose X.disable the hub sends when their last user leaves.
@@ -490,8 +544,21 @@ func (h *Hub) forward(r *req, domain string) {
 			return
 		}
 	}
+	switch r.method {
+	case "Page.removeScriptToEvaluateOnNewDocument":
+		if !h.translateRemoveScript(r) {
+			return // answered
+		}
+	case "Runtime.removeBinding":
+		var par struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(r.params, &par) == nil {
+			s.dropBinding(par.Name) // not to be added again in a re-attached tab
+		}
+	}
 	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS, ext: s.ext}
-	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" {
+	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" || r.method == "Page.addScriptToEvaluateOnNewDocument" {
 		p.params = r.params
 		h.readBaseline(t, s.ext, r.method)
 	}
@@ -547,11 +614,67 @@ func (h *Hub) replayContexts(s *session, rs *runtimeState) {
 	}
 }
 
-// afterSuccess records the effect of a forwarded command. Call with h.mu held.
-func (h *Hub) afterSuccess(p *pending, result []byte) {
+// translateRemoveScript forgets the script a client's Page.removeScriptToEvaluateOnNewDocument
+// names and rewrites the identifier the client knows into the tab's, which differ once the tab
+// was re-attached. It reports whether r is to be forwarded; if not, it answered r. Call with
+// h.mu held.
+func (h *Hub) translateRemoveScript(r *req) bool {
+	var par map[string]json.RawMessage
+	var id string
+	if json.Unmarshal(r.params, &par) != nil || json.Unmarshal(par["identifier"], &id) != nil {
+		return true // Chrome tells the client what is wrong
+	}
+	sc := r.s.takeScript(id)
+	switch {
+	case sc == nil || sc.cur == sc.orig:
+		return true
+	case sc.cur == "":
+		// being added again in a re-attached tab (its answer removes it), or that failed:
+		// either way the tab does not run it once this is answered
+		sc.dropped = sc.readd != nil
+		r.ok(nil)
+		return false
+	}
+	par["identifier"] = mustJSON(sc.cur)
+	r.params = mustJSON(par)
+	return true
+}
+
+// readdScript adds a client's script again in a re-attached tab and records the tab's new
+// identifier for it. Call with h.mu held.
+func (h *Hub) readdScript(t *target, ext string, sc *script) {
+	sc.cur = ""
+	p := &pending{method: "Page.addScriptToEvaluateOnNewDocument", target: t}
+	p.done = func(result, errRaw []byte) {
+		if sc.readd != p {
+			return // superseded: the tab was re-attached again meanwhile
+		}
+		sc.readd = nil
+		var res struct {
+			Identifier string `json:"identifier"`
+		}
+		if errRaw != nil || json.Unmarshal(result, &res) != nil || res.Identifier == "" {
+			h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("adding a client's script to evaluate on new documents again in a re-attached tab failed; the tab no longer runs it")
+			return
+		}
+		if sc.dropped {
+			h.internal(t, ext, "Page.removeScriptToEvaluateOnNewDocument", mustJSON(map[string]string{"identifier": res.Identifier}))
+			return
+		}
+		sc.cur = res.Identifier
+	}
+	sc.readd = p
+	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, ext, p.method, sc.params) }, h.opts.CommandTimeout) {
+		sc.readd = nil
+	}
+}
+
+// afterSuccess records the effect of a forwarded command and returns the result to give the
+// client. Call with h.mu held.
+func (h *Hub) afterSuccess(p *pending, result []byte) []byte {
 	s, t := p.s, p.target
 	if _, ok := s.c.sessions[s.id]; !ok {
-		return
+		return result
 	}
 	domain, suffix, _ := strings.Cut(p.method, ".")
 	switch {
@@ -565,14 +688,26 @@ func (h *Hub) afterSuccess(p *pending, result []byte) {
 			Identifier string `json:"identifier"`
 		}
 		if json.Unmarshal(result, &res) == nil && res.Identifier != "" {
-			s.scripts = append(s.scripts, res.Identifier)
+			sc := &script{orig: res.Identifier, cur: res.Identifier, params: p.params}
+			for _, other := range s.scripts {
+				if other.orig == sc.orig {
+					// the client knows this identifier for a script added before the tab was
+					// re-attached: it gets one of the hub's own for this one
+					h.nextAlias++
+					sc.orig = fmt.Sprintf("tabrelay-%d", h.nextAlias)
+					result = replaceIdentifier(result, sc.orig)
+					break
+				}
+			}
+			s.scripts = append(s.scripts, sc)
 		}
 	case p.method == "Runtime.addBinding":
 		var par struct {
 			Name string `json:"name"`
 		}
 		if json.Unmarshal(p.params, &par) == nil && par.Name != "" {
-			s.bindings = append(s.bindings, par.Name)
+			s.dropBinding(par.Name)
+			s.bindings = append(s.bindings, binding{name: par.Name, params: p.params})
 		}
 	}
 	if _, ok := undoTable[p.method]; ok {
@@ -583,6 +718,17 @@ func (h *Hub) afterSuccess(p *pending, result []byte) {
 		}
 		m[p.method] = s
 	}
+	return result
+}
+
+// replaceIdentifier returns result with its "identifier" field set to id.
+func replaceIdentifier(result []byte, id string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	m["identifier"] = mustJSON(id)
+	return mustJSON(m)
 }
 
 // afterFailure undoes optimistic bookkeeping of a failed command. Call with h.mu held.

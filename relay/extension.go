@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -254,6 +255,7 @@ func (h *Hub) reattached(t *target) {
 		}
 		h.internal(t, "", dom+".enable", nil)
 	}
+	h.readdScriptsAndBindings(t)
 	if !runtimeOn {
 		return // no client waits on old (its waiters would be Runtime users)
 	}
@@ -271,6 +273,35 @@ func (h *Hub) reattached(t *target) {
 	rs.enabler = p
 	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, "", "Runtime.enable", nil) }, h.opts.CommandTimeout) {
 		h.settleRuntime(p, mustJSON(wire.Error{Code: codeServerError, Message: "tabrelay: could not re-enable Runtime in the re-attached tab: the browser extension is not connected; retry when it is back"}))
+	}
+}
+
+// readdScriptsAndBindings adds again, in a re-attached tab, the scripts to evaluate on new
+// documents and the bindings its clients' page sessions added, with the params they sent; the
+// clients keep the script identifiers they know (see translateRemoveScript). Call with h.mu held.
+func (h *Hub) readdScriptsAndBindings(t *target) {
+	sessions := make([]*session, 0, len(t.bound[""]))
+	for s := range t.bound[""] {
+		sessions = append(sessions, s)
+	}
+	// a deterministic order: by client, then by session
+	sort.Slice(sessions, func(i, j int) bool {
+		if sessions[i].c.id != sessions[j].c.id {
+			return sessions[i].c.id < sessions[j].c.id
+		}
+		return sessions[i].id < sessions[j].id
+	})
+	bound := map[string]bool{}
+	for _, s := range sessions {
+		for _, b := range s.bindings {
+			if key := string(b.params); !bound[key] {
+				bound[key] = true
+				h.internal(t, "", "Runtime.addBinding", b.params)
+			}
+		}
+		for _, sc := range s.scripts {
+			h.readdScript(t, "", sc)
+		}
 	}
 }
 

@@ -77,6 +77,7 @@ type Hub struct {
 	nextID    int64
 	nextCID   uint64
 	seq       int64
+	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)
 	graceEnd  *time.Timer
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
@@ -447,7 +448,7 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 		return
 	}
 	if p.s != nil && p.target != nil {
-		h.afterSuccess(p, result)
+		result = h.afterSuccess(p, result)
 	}
 	c.send(resultMsg(p.clientID, p.replySID, result))
 }
