@@ -543,7 +543,7 @@ func TestStepAndTimeLimits(t *testing.T) {
 	srv2 := llmtest.NewOpenAI(t, llmtest.Text("late").After(time.Minute))
 	start := time.Now()
 	tk, err = newRunner(t, srv2, newShop(), func(o *task.Options) { o.Timeout = 200 * time.Millisecond }).Run(context.Background(), "slow", "tab1")
-	if err != nil || tk.Status != task.StatusFailed || !strings.Contains(tk.Error, "time limit") || time.Since(start) > 2*time.Second {
+	if err != nil || tk.Status != task.StatusFailed || !strings.Contains(tk.Error, "time limit") || time.Since(start) > 10*time.Second { // the model answers after a minute
 		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
 	}
 }
