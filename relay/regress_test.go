@@ -74,21 +74,9 @@ func TestPageCloseFollowsClosePolicy(t *testing.T) {
 // headers; origin, when set, is added too.
 func fetchRequest(t *testing.T, e *env, method, path string, ws bool, sec http.Header, origin, token string) int {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+e.srv.Addr()+path, nil)
+	req := newRequest(e, method, path, ws, origin, token)
 	for k, v := range sec {
 		req.Header[k] = v
-	}
-	if origin != "" {
-		req.Header.Set("Origin", origin)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ws {
-		req.Header.Set("Connection", "Upgrade")
-		req.Header.Set("Upgrade", "websocket")
-		req.Header.Set("Sec-WebSocket-Version", "13")
-		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
 	}
 	code, _ := do(t, req)
 	return code

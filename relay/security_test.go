@@ -39,11 +39,18 @@ var routes = []struct {
 
 func request(t *testing.T, e *env, method, path string, ws bool, host, origin, token string) int {
 	t.Helper()
-	u := "http://" + e.srv.Addr() + path
-	req, _ := http.NewRequest(method, u, nil)
+	req := newRequest(e, method, path, ws, origin, token)
 	if host != "" {
 		req.Host = host
 	}
+	code, _ := do(t, req)
+	return code
+}
+
+// newRequest builds a request to the relay with an optional Origin, secret and WebSocket
+// upgrade headers.
+func newRequest(e *env, method, path string, ws bool, origin, token string) *http.Request {
+	req, _ := http.NewRequest(method, "http://"+e.srv.Addr()+path, nil)
 	if origin != "" {
 		req.Header.Set("Origin", origin)
 	}
@@ -56,12 +63,7 @@ func request(t *testing.T, e *env, method, path string, ws bool, host, origin, t
 		req.Header.Set("Sec-WebSocket-Version", "13")
 		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return req
 }
 
 func TestHostAllowlist(t *testing.T) {

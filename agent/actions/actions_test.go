@@ -116,35 +116,27 @@ func TestFormActions(t *testing.T) {
 	defer cancel()
 	id := open(t, ctx, "/hard/form.html")
 	s := snap(t, ctx, id, snapshot.Options{})
-	act := func(a Action) *Result {
-		t.Helper()
-		r, err := svc.Act(ctx, id, a)
-		if err != nil {
-			t.Fatalf("%s: %v", a.Kind, err)
-		}
-		return r
-	}
 	value := func(tid string) string {
 		var v string
 		eval(t, ctx, id, "document.querySelector('[data-testid="+tid+"]').value", &v)
 		return v
 	}
 	name := refFor(t, s, `textbox "Full name"`)
-	act(Action{Kind: "type", Ref: name, Text: "Ann"})
-	act(Action{Kind: "type", Ref: name, Text: " Lee", Append: true, Slowly: true})
+	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: "Ann"})
+	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: " Lee", Append: true, Slowly: true})
 	if v := value("in-text"); v != "Ann Lee" {
 		t.Fatalf("name = %q", v)
 	}
-	act(Action{Kind: "type", Ref: name, Text: "Bob"})
+	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: "Bob"})
 	if v := value("in-text"); v != "Bob" {
 		t.Fatalf("replace: name = %q", v)
 	}
-	act(Action{Kind: "press", Ref: name, Key: "Control+A"})
-	act(Action{Kind: "press", Key: "Backspace"})
+	act(t, ctx, id, Action{Kind: "press", Ref: name, Key: "Control+A"})
+	act(t, ctx, id, Action{Kind: "press", Key: "Backspace"})
 	if v := value("in-text"); v != "" {
 		t.Fatalf("after Control+A Backspace: %q", v)
 	}
-	act(Action{Kind: "fill", Fields: []Field{
+	act(t, ctx, id, Action{Kind: "fill", Fields: []Field{
 		{Ref: refFor(t, s, `textbox "Email"`), Value: "a@b.c"},
 		{Ref: refFor(t, s, `checkbox "Newsletter"`), Value: "true"},
 		{Ref: refFor(t, s, `checkbox "Accept terms"`), Value: "false"},
@@ -153,9 +145,9 @@ func TestFormActions(t *testing.T) {
 		{Ref: refFor(t, s, `date "Birthday"`), Value: "2024-05-31"},
 		{Ref: refFor(t, s, `textbox "Bio"`), Value: "line one"},
 	}})
-	act(Action{Kind: "select", Ref: refFor(t, s, `listbox "Languages"`), Values: []string{"Go", "Zig"}})
-	act(Action{Kind: "click", Ref: refFor(t, s, `switch "Dark mode"`)})
-	act(Action{Kind: "click", Ref: refFor(t, s, `button "Create account"`)})
+	act(t, ctx, id, Action{Kind: "select", Ref: refFor(t, s, `listbox "Languages"`), Values: []string{"Go", "Zig"}})
+	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `switch "Dark mode"`)})
+	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Create account"`)})
 	var result string
 	eval(t, ctx, id, "document.getElementById('result').textContent", &result)
 	for _, want := range []string{"email=a%40b.c", "news=on", "plan=pro", "country=de", "date=2024-05-31", "bio=line+one", "langs=Go", "langs=Zig"} {
@@ -183,7 +175,7 @@ func TestFormActions(t *testing.T) {
 	// upload
 	f := filepath.Join(t.TempDir(), "avatar.png")
 	os.WriteFile(f, []byte("png!"), 0o600)
-	act(Action{Kind: "upload", Ref: refFor(t, s, `button "Avatar"`), Files: []string{f}})
+	act(t, ctx, id, Action{Kind: "upload", Ref: refFor(t, s, `button "Avatar"`), Files: []string{f}})
 	var files string
 	eval(t, ctx, id, "Array.from(document.querySelector('[data-testid=in-file]').files).map(f => f.name + ':' + f.size).join()", &files)
 	if files != "avatar.png:4" {
@@ -244,54 +236,46 @@ func TestPageActions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/index.html?frame="+srv.CrossURL("/frame.html"))
-	act := func(a Action) *Result {
-		t.Helper()
-		r, err := svc.Act(ctx, id, a)
-		if err != nil {
-			t.Fatalf("%s: %v", a.Kind, err)
-		}
-		return r
-	}
 	s := snap(t, ctx, id, snapshot.Options{})
 	// click inside the cross-origin frame through the main page's input
-	act(Action{Kind: "click", Ref: refFor(t, s, `button "Frame button"`)})
+	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Frame button"`)})
 	if s2 := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s2.Text, `button "frame clicked"`) {
 		t.Fatalf("frame button not clicked:\n%s", s2.Text)
 	}
-	act(Action{Kind: "type", Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true})
-	if r := act(Action{Kind: "wait", Text: "Zed"}); !strings.Contains(r.Message, "done waiting") {
+	act(t, ctx, id, Action{Kind: "type", Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true})
+	if r := act(t, ctx, id, Action{Kind: "wait", Text: "Zed"}); !strings.Contains(r.Message, "done waiting") {
 		t.Fatal(r.Message)
 	}
-	act(Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Double: true})
-	if r := act(Action{Kind: "evaluate", Expression: "window.clicks"}); string(r.Value) != "2" {
+	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Double: true})
+	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "window.clicks"}); string(r.Value) != "2" {
 		t.Fatalf("double click gave %s clicks", r.Value)
 	}
-	act(Action{Kind: "hover", Ref: refFor(t, s, `button "Click me"`)})
-	act(Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Button: "right"})
-	if r := act(Action{Kind: "evaluate", Ref: refFor(t, s, `textbox "Name"`), Expression: "el => el.value"}); string(r.Value) != `"Zed"` {
+	act(t, ctx, id, Action{Kind: "hover", Ref: refFor(t, s, `button "Click me"`)})
+	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Button: "right"})
+	if r := act(t, ctx, id, Action{Kind: "evaluate", Ref: refFor(t, s, `textbox "Name"`), Expression: "el => el.value"}); string(r.Value) != `"Zed"` {
 		t.Fatalf("evaluate on ref: %s", r.Value)
 	}
 	if _, err := svc.Act(ctx, id, Action{Kind: "wait", Text: "never there", Timeout: 1}); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
 		t.Fatalf("wait timeout: %v", err)
 	}
 	// console and network history
-	act(Action{Kind: "evaluate", Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"})
+	act(t, ctx, id, Action{Kind: "evaluate", Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"})
 	time.Sleep(200 * time.Millisecond)
-	if r := act(Action{Kind: "console"}); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
+	if r := act(t, ctx, id, Action{Kind: "console"}); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
 		t.Fatalf("console: %+v", r.Console)
 	}
-	if r := act(Action{Kind: "network"}); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
+	if r := act(t, ctx, id, Action{Kind: "network"}); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
 		t.Fatalf("network: %+v", r.Requests)
 	}
-	act(Action{Kind: "evaluate", Expression: "setTimeout(() => { throw new Error('boom') }, 0)"})
+	act(t, ctx, id, Action{Kind: "evaluate", Expression: "setTimeout(() => { throw new Error('boom') }, 0)"})
 	time.Sleep(200 * time.Millisecond)
-	if r := act(Action{Kind: "errors"}); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
+	if r := act(t, ctx, id, Action{Kind: "errors"}); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
 	// screenshots and PDF
 	png := []byte("\x89PNG")
 	for _, a := range []Action{{Kind: "screenshot"}, {Kind: "screenshot", FullPage: true}, {Kind: "screenshot", Ref: refFor(t, s, `button "Click me"`)}, {Kind: "screenshot", Labels: true}} {
-		r := act(a)
+		r := act(t, ctx, id, a)
 		if !bytes.HasPrefix(r.Data, png) || r.MIME != "image/png" {
 			t.Fatalf("%+v: not a PNG", a)
 		}
@@ -299,35 +283,35 @@ func TestPageActions(t *testing.T) {
 			t.Fatal(r.Message)
 		}
 	}
-	if r := act(Action{Kind: "evaluate", Expression: "!!document.getElementById('__tabrelay_labels')"}); string(r.Value) != "false" {
+	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "!!document.getElementById('__tabrelay_labels')"}); string(r.Value) != "false" {
 		t.Fatal("label overlay left on the page")
 	}
-	if r := act(Action{Kind: "pdf"}); !bytes.HasPrefix(r.Data, []byte("%PDF")) {
+	if r := act(t, ctx, id, Action{Kind: "pdf"}); !bytes.HasPrefix(r.Data, []byte("%PDF")) {
 		t.Fatal("not a PDF")
 	}
-	act(Action{Kind: "resize", Width: 500, Height: 400})
-	if r := act(Action{Kind: "evaluate", Expression: "innerWidth"}); string(r.Value) != "500" {
+	act(t, ctx, id, Action{Kind: "resize", Width: 500, Height: 400})
+	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "innerWidth"}); string(r.Value) != "500" {
 		t.Fatalf("innerWidth %s", r.Value)
 	}
-	act(Action{Kind: "resize"})
+	act(t, ctx, id, Action{Kind: "resize"})
 	// navigation and history
-	r := act(Action{Kind: "navigate", URL: srv.URL("/other.html")})
+	r := act(t, ctx, id, Action{Kind: "navigate", URL: srv.URL("/other.html")})
 	if !strings.HasSuffix(r.URL, "/other.html") || r.Title != "Other page" {
 		t.Fatalf("navigate: %+v", r)
 	}
-	if r := act(Action{Kind: "back"}); !strings.Contains(r.URL, "frame=") {
+	if r := act(t, ctx, id, Action{Kind: "back"}); !strings.Contains(r.URL, "frame=") {
 		t.Fatalf("back: %+v", r)
 	}
-	if r := act(Action{Kind: "forward"}); !strings.HasSuffix(r.URL, "/other.html") {
+	if r := act(t, ctx, id, Action{Kind: "forward"}); !strings.HasSuffix(r.URL, "/other.html") {
 		t.Fatalf("forward: %+v", r)
 	}
-	act(Action{Kind: "reload"})
-	act(Action{Kind: "scroll", Direction: "down"})
+	act(t, ctx, id, Action{Kind: "reload"})
+	act(t, ctx, id, Action{Kind: "scroll", Direction: "down"})
 	// a click that navigates reports the new URL
-	act(Action{Kind: "navigate", URL: srv.URL("/index.html")})
+	act(t, ctx, id, Action{Kind: "navigate", URL: srv.URL("/index.html")})
 	s3 := snap(t, ctx, id, snapshot.Options{})
 	// tabs: open, list, focus, close
-	or := act(Action{Kind: "open", URL: srv.URL("/other.html")})
+	or := act(t, ctx, id, Action{Kind: "open", URL: srv.URL("/other.html")})
 	tabs, err := svc.Tabs(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,16 @@ func open(t *testing.T, ctx context.Context, path string) string {
 	return id
 }
 
+// act runs a on the tab and fails the test if it fails.
+func act(t *testing.T, ctx context.Context, id string, a Action) *Result {
+	t.Helper()
+	r, err := shared.svc.Act(ctx, id, a)
+	if err != nil {
+		t.Fatalf("%s: %v", a.Kind, err)
+	}
+	return r
+}
+
 // eval evaluates expr in the tab's main frame and decodes the value into out.
 func eval(t *testing.T, ctx context.Context, id, expr string, out any) {
 	t.Helper()
