@@ -107,9 +107,7 @@ func TestRelayRestart(t *testing.T) {
 	if _, listed := e.listedIDs(t)[tab.TargetID]; !listed {
 		t.Fatal("the shared tab is not listed by the restarted relay")
 	}
-	c2 := e.dialCDP(t, ctx)
-	sid2 := attachPage(t, ctx, c2, tab.TargetID)
-	if got := evalString(t, ctx, c2, sid2, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 2" {
+	if got := clickAsNewClient(t, ctx, e, tab.TargetID); got != "clicked 2" {
 		t.Fatalf("after the restart the client reads %q, want clicked 2", got)
 	}
 }
@@ -564,9 +562,7 @@ func TestShareWhileServerDown(t *testing.T) {
 		_, ok := e.listedIDs(t)[tab.TargetID]
 		return ok, fmt.Sprint(e.list(t))
 	})
-	c := e.dialCDP(t, ctx)
-	sid := attachPage(t, ctx, c, tab.TargetID)
-	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 1" {
+	if got := clickAsNewClient(t, ctx, e, tab.TargetID); got != "clicked 1" {
 		t.Fatalf("the client reads %q, want clicked 1", got)
 	}
 }
@@ -668,9 +664,7 @@ func TestServiceWorkerRestartWhileServerDown(t *testing.T) {
 		_, ok := e.listedIDs(t)[tab.TargetID]
 		return ok, fmt.Sprint(e.list(t))
 	})
-	c := e.dialCDP(t, ctx)
-	sid := attachPage(t, ctx, c, tab.TargetID)
-	if got := evalString(t, ctx, c, sid, "document.getElementById('clicker').click(), document.getElementById('out').textContent"); got != "clicked 1" {
+	if got := clickAsNewClient(t, ctx, e, tab.TargetID); got != "clicked 1" {
 		t.Fatalf("the client reads %q, want clicked 1", got)
 	}
 }
@@ -681,13 +675,12 @@ func TestServiceWorkerRestartWhileServerDown(t *testing.T) {
 // The page is the fixture's index.html with a cross-origin frame.html.
 func stillDrivable(t *testing.T, ctx context.Context, e *env, c *cdpclient.Client, sid, targetID, what string) {
 	t.Helper()
-	click := "document.getElementById('clicker').click(), document.getElementById('out').textContent"
-	if got := evalString(t, ctx, c, sid, click); got != "clicked 2" {
+	if got := evalString(t, ctx, c, sid, clickExpr); got != "clicked 2" {
 		t.Fatalf("the client attached before the %s reads %q, want clicked 2", what, got)
 	}
 	c2 := e.dialCDP(t, ctx)
 	sid2 := attachPage(t, ctx, c2, targetID)
-	if got := evalString(t, ctx, c2, sid2, click); got != "clicked 3" {
+	if got := evalString(t, ctx, c2, sid2, clickExpr); got != "clicked 3" {
 		t.Fatalf("after the %s a new client reads %q, want clicked 3", what, got)
 	}
 	frame := c2.Expect(sid2, "Target.attachedToTarget", func(ev cdpclient.Event) bool {
@@ -707,4 +700,16 @@ func stillDrivable(t *testing.T, ctx context.Context, e *env, c *cdpclient.Clien
 	if got := evalString(t, ctx, c2, child.SessionID, "document.getElementById('inner').textContent"); got != "inside the frame" {
 		t.Fatalf("inside the iframe after the %s the client reads %q", what, got)
 	}
+}
+
+// clickExpr clicks the fixture index page's button and returns what the page shows for it
+// ("clicked N").
+const clickExpr = "document.getElementById('clicker').click(), document.getElementById('out').textContent"
+
+// clickAsNewClient connects a new CDP client to the shared tab, clicks the fixture page's
+// button through it and returns the page's answer.
+func clickAsNewClient(t *testing.T, ctx context.Context, e *env, targetID string) string {
+	t.Helper()
+	c := e.dialCDP(t, ctx)
+	return evalString(t, ctx, c, attachPage(t, ctx, c, targetID), clickExpr)
 }
