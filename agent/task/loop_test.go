@@ -260,20 +260,7 @@ func TestConfirmation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var conf task.Event
-				timeout := time.After(5 * time.Second)
-			wait:
-				for {
-					select {
-					case e := <-events:
-						if e.Type == task.EventConfirmation {
-							conf = e
-							break wait
-						}
-					case <-timeout:
-						t.Fatal("no confirmation event")
-					}
-				}
+				conf := waitConfirmation(t, events)
 				if conf.Step == nil || conf.Step.Confirmation == nil || conf.Step.Confirmation.Reason != "purchase or payment" ||
 					!strings.Contains(conf.Step.Confirmation.Prompt, `click button "Buy now"`) {
 					t.Fatalf("confirmation %+v", conf.Step)
