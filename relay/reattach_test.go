@@ -83,14 +83,7 @@ func TestReattachRebuildsExecutionContexts(t *testing.T) {
 
 		before := len(e.ext.Commands())
 		e.reshare()
-		e.waitFor("Runtime re-enabled in the re-attached tab", func() bool {
-			for _, cmd := range e.ext.Commands()[before:] {
-				if cmd.Method == "Runtime.enable" {
-					return true
-				}
-			}
-			return false
-		})
+		e.waitFor("Runtime re-enabled in the re-attached tab", func() bool { return len(e.sentSince(before, "Runtime.enable")) > 0 })
 		e.waitWithin(5*time.Second, "A told of the new contexts", func() bool { return len(rec.list()) == 3 })
 		want := []string{"Runtime.executionContextCreated", "Runtime.executionContextsCleared", "Runtime.executionContextCreated"}
 		if got := rec.list(); !equalStrings(got, want) {
@@ -118,14 +111,7 @@ func TestReattachRebuildsExecutionContexts(t *testing.T) {
 		})
 		before := len(e.ext.Commands())
 		e.reshare()
-		e.waitFor("the relay's Runtime.enable reached the re-attached tab", func() bool {
-			for _, cmd := range e.ext.Commands()[before:] {
-				if cmd.Method == "Runtime.enable" {
-					return true
-				}
-			}
-			return false
-		})
+		e.waitFor("the relay's Runtime.enable reached the re-attached tab", func() bool { return len(e.sentSince(before, "Runtime.enable")) > 0 })
 		b, sent := e.hookedClient(t, "Runtime.enable")
 		sb := attach(t, b, tabA)
 		rec := recordRuntime(b, sb)
@@ -166,22 +152,9 @@ func TestReattachRebuildsExecutionContexts(t *testing.T) {
 		}
 		before := len(e.ext.Commands())
 		e.reshare()
-		e.waitFor("Page re-enabled", func() bool {
-			for _, cmd := range e.ext.Commands()[before:] {
-				if cmd.Method == "Page.enable" {
-					return true
-				}
-			}
-			return false
-		})
+		e.waitFor("Page re-enabled", func() bool { return len(e.sentSince(before, "Page.enable")) > 0 })
 		enableGetsContext(t, e, "a new client")
-		n := 0
-		for _, cmd := range e.ext.Commands()[before:] {
-			if cmd.Method == "Runtime.enable" {
-				n++
-			}
-		}
-		if n != 1 {
+		if n := len(e.sentSince(before, "Runtime.enable")); n != 1 {
 			t.Errorf("Runtime.enable reached the re-attached tab %d times, want 1 (the new client's, forwarded)", n)
 		}
 	})

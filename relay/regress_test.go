@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -233,8 +232,8 @@ func TestCleanupUndoesOverrides(t *testing.T) {
 			n := len(cmds)
 			c.Close()
 			e.waitWithin(5*time.Second, tc.undo+" "+tc.undoParams+" after the client left", func() bool {
-				for _, cmd := range e.ext.Commands()[n:] {
-					if cmd.Method == tc.undo && jsonEqual(cmd.Params, tc.undoParams) {
+				for _, cmd := range e.sentSince(n, tc.undo) {
+					if jsonEqual(cmd.Params, tc.undoParams) {
 						return true
 					}
 				}
@@ -267,24 +266,13 @@ func TestCleanupUndoesOverrideWhoseBaselineIsLate(t *testing.T) {
 	e.waitFor("the client to leave", func() bool { return strings.Contains(e.logs.String(), "client left") })
 	close(release)
 	e.waitWithin(5*time.Second, "the undo once the baseline arrived", func() bool {
-		for _, cmd := range e.ext.Commands() {
-			if cmd.Method == "Emulation.setHardwareConcurrencyOverride" && jsonEqual(cmd.Params, `{"hardwareConcurrency":6}`) {
+		for _, cmd := range e.sentSince(0, "Emulation.setHardwareConcurrencyOverride") {
+			if jsonEqual(cmd.Params, `{"hardwareConcurrency":6}`) {
 				return true
 			}
 		}
 		return false
 	})
-}
-
-func jsonEqual(a json.RawMessage, b string) bool {
-	var x, y any
-	if len(a) == 0 {
-		a = json.RawMessage(`{}`)
-	}
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // interfaceIPs returns this machine's non-loopback, non-link-local addresses.

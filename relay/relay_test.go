@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -933,4 +934,36 @@ func TestAttachToChildTargetByID(t *testing.T) {
 	if ev, err := w.Wait(ctx(t)); err != nil || !strings.Contains(string(ev.Params), sid) {
 		t.Fatalf("iframe detach not reported: %v", err)
 	}
+}
+
+// sentSince returns the commands with method the extension received after the first `before`.
+func (e *env) sentSince(before int, method string) []relaytest.Command {
+	var out []relaytest.Command
+	for _, cmd := range e.ext.Commands()[before:] {
+		if cmd.Method == method {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// jsonEqual reports whether got holds the same JSON value as want, given as JSON text (a
+// string) or as a value to encode. Empty params count as {}.
+func jsonEqual(got json.RawMessage, want any) bool {
+	if len(got) == 0 {
+		got = json.RawMessage(`{}`)
+	}
+	w, ok := want.(string)
+	if !ok {
+		b, err := json.Marshal(want)
+		if err != nil {
+			return false
+		}
+		w = string(b)
+	}
+	var x, y any
+	if json.Unmarshal(got, &x) != nil || json.Unmarshal([]byte(w), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
