@@ -142,10 +142,11 @@ func (c *Client) send(msg []byte) {
 
 func (c *Client) kill(reason string) {
 	c.killOnce.Do(func() {
-		c.out.close()
+		// the reason first: the write loop picks it up as soon as the outbox reports closed
 		if c.onKill != nil {
 			c.onKill(reason)
 		}
+		c.out.close()
 	})
 }
 

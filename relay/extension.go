@@ -22,10 +22,12 @@ type extLink struct {
 
 func (l *extLink) kill(code int, reason string) {
 	l.once.Do(func() {
-		l.out.close()
+		// hand over the close code before closing the outbox: the write loop reads it as soon
+		// as the outbox reports closed
 		if l.onKill != nil {
 			l.onKill(code, reason)
 		}
+		l.out.close()
 	})
 }
 
