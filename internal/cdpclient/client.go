@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -80,6 +83,10 @@ func New(t Transport) *Client {
 func Dial(ctx context.Context, url string, header http.Header) (*Client, error) {
 	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
 	if err != nil {
+		var uerr *neturl.Error // net/http puts the whole URL, token and all, in its errors
+		if errors.As(err, &uerr) {
+			err = &redactedError{strings.ReplaceAll(err.Error(), uerr.URL, redact(uerr.URL)), err}
+		}
 		if resp != nil {
 			return nil, fmt.Errorf("dial %s: HTTP %d: %w", redact(url), resp.StatusCode, err)
 		}
@@ -98,14 +105,36 @@ func redact(url string) string {
 	return url
 }
 
+// redactedError is an error whose message had a secret removed; it still unwraps to the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
 type wsTransport struct{ c *websocket.Conn }
 
 func (w *wsTransport) Read(ctx context.Context) ([]byte, error) {
 	_, b, err := w.c.Read(ctx)
 	return b, err
 }
+
+// writeTimeout bounds one WebSocket write: a peer that stops reading for this long is gone.
+const writeTimeout = 30 * time.Second
+
+// Write sends msg. coder/websocket closes the whole connection when the context of a write ends
+// while it is under way (or has already ended when the write lock is taken), so a caller's
+// cancelled call must never reach it: one abandoned call would cut every other caller off. The
+// write runs under its own time limit; the caller's context only decides whether to start.
 func (w *wsTransport) Write(ctx context.Context, msg []byte) error {
-	return w.c.Write(ctx, websocket.MessageText, msg)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	return w.c.Write(wctx, websocket.MessageText, msg)
 }
 func (w *wsTransport) Close() error { return w.c.Close(websocket.StatusNormalClosure, "") }
 
