@@ -49,10 +49,8 @@ func (h *Hub) emulate(r *req) {
 		r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
 	case "Browser.close":
 		r.ok(nil)
-		c := r.c
-		c.closed = true
-		c.out.close()
-		go c.kill("Browser.close: tabrelay ends this client's connection and leaves the user's browser open")
+		r.c.closed = true
+		r.c.kill("Browser.close: tabrelay ends this client's connection and leaves the user's browser open")
 	case "Target.setDiscoverTargets":
 		h.setDiscoverTargets(r)
 	case "Target.getTargets":

@@ -183,7 +183,11 @@ func (h *hookedTransport) Read(ctx context.Context) ([]byte, error) {
 }
 
 func (h *hookedTransport) Write(ctx context.Context, msg []byte) error {
-	err := h.c.Write(ctx, websocket.MessageText, msg)
+	// the caller's context must not reach coder/websocket, which closes the connection when
+	// a write's context ends (see cdpclient's wsTransport)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := h.c.Write(wctx, websocket.MessageText, msg)
 	if bytes.Contains(msg, []byte(`"`+h.method+`"`)) {
 		select {
 		case h.sent <- struct{}{}:

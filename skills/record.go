@@ -176,7 +176,10 @@ func (s *Service) StartRecording(ctx context.Context, tabID string) (*Recording,
 	for _, st := range steps {
 		if err := c.Call(ctx, sess, st.method, st.params, st.out); err != nil {
 			rec.unsub()
-			close(rec.q)
+			// end the loop with the marker, not by closing q: the client may still be running
+			// the subscription for an event it read before unsub, and a send on a closed
+			// channel panics
+			rec.q <- queued{stopping: true, drained: make(chan struct{})}
 			return nil, fmt.Errorf("start recording: %s: %w", st.method, err)
 		}
 	}
@@ -231,9 +234,12 @@ func (s *Service) StopRecording(ctx context.Context, tabID, narration string) (*
 	// Take the value of a field still being typed into, then let the queue drain.
 	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "window.__tabrelayRec && window.__tabrelayRec.flush()"}, nil)
 	drained := make(chan struct{})
-	rec.q <- queued{drained: drained, stopping: true}
 	select {
-	case <-drained:
+	case rec.q <- queued{drained: drained, stopping: true}:
+		select {
+		case <-drained:
+		case <-ctx.Done():
+		}
 	case <-ctx.Done():
 	}
 	rec.unsub()

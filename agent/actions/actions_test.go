@@ -376,7 +376,7 @@ func TestParallelTabs(t *testing.T) {
 	defer cancel()
 	a := open(t, ctx, "/hard/dupes.html")
 	b := open(t, ctx, "/hard/menu.html")
-	const hold = 1500 * time.Millisecond
+	const hold = 5 * time.Second // long enough for a snapshot of tab b on a loaded machine
 	waitDone := make(chan time.Time, 1)
 	go func() {
 		_, err := svc.Act(ctx, a, Action{Kind: "wait", Seconds: hold.Seconds()})
@@ -385,7 +385,15 @@ func TestParallelTabs(t *testing.T) {
 		}
 		waitDone <- time.Now()
 	}()
-	time.Sleep(150 * time.Millisecond) // the wait has taken tab a's queue slot
+	for held := false; !held; { // until the wait has taken tab a's queue slot
+		svc.mu.Lock()
+		held = svc.tabs[a] != nil && len(svc.tabs[a].sem) == 1
+		svc.mu.Unlock()
+		if ctx.Err() != nil {
+			t.Fatal("the wait never took tab a's queue slot")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if _, err := svc.Snapshot(ctx, b, snapshot.Options{Interactive: true}); err != nil {
 		t.Fatal(err)
 	}
