@@ -24,7 +24,7 @@ type Client struct {
 	closed   bool
 
 	killOnce sync.Once
-	onKill   func(reason string)
+	onKill   func(code int, reason string)
 }
 
 type sessionKind int
@@ -136,15 +136,23 @@ func (c *Client) send(msg []byte) {
 			return
 		}
 		c.h.log.Warn().Str("client", c.name).Msg("client is not reading its messages; disconnecting it")
-		go c.kill("tabrelay: client too slow: it stopped reading while messages piled up")
+		go c.kill(closePolicy, "tabrelay: client too slow: it stopped reading while messages piled up")
 	}
 }
 
-func (c *Client) kill(reason string) {
+// WebSocket close codes the hub ends client connections with.
+const (
+	closeNormal    = 1000 // Browser.close, the page endpoint's target is gone
+	closeGoingAway = 1001 // the server is shutting down
+	closePolicy    = 1008 // the client stopped reading
+)
+
+// kill ends the client's connection with a WebSocket close code and reason.
+func (c *Client) kill(code int, reason string) {
 	c.killOnce.Do(func() {
 		// the reason first: the write loop picks it up as soon as the outbox reports closed
 		if c.onKill != nil {
-			c.onKill(reason)
+			c.onKill(code, reason)
 		}
 		c.out.close()
 	})
@@ -153,7 +161,7 @@ func (c *Client) kill(reason string) {
 // NewClient registers a client. pageTarget, when set, makes its default session that tab's page,
 // or that out-of-process iframe of a shared tab (the /devtools/page/<id> endpoint). onKill is
 // called once when the hub drops the client.
-func (h *Hub) NewClient(name, pageTarget string, onKill func(reason string)) (*Client, error) {
+func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason string)) (*Client, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

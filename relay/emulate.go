@@ -50,7 +50,7 @@ func (h *Hub) emulate(r *req) {
 	case "Browser.close":
 		r.ok(nil)
 		r.c.closed = true
-		r.c.kill("Browser.close: tabrelay ends this client's connection and leaves the user's browser open")
+		r.c.kill(closeNormal, "Browser.close: tabrelay ends this client's connection and leaves the user's browser open")
 	case "Target.setDiscoverTargets":
 		h.setDiscoverTargets(r)
 	case "Target.getTargets":

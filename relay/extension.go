@@ -379,7 +379,7 @@ func (h *Hub) detachDefault(s *session, reason string) {
 	s.emit("Inspector.detached", []byte(`{"reason":"target_closed"}`))
 	h.endSession(s, false)
 	c.closed = true
-	c.kill(reason) // the close reason reaches the client: kill hands it over before closing the outbox
+	c.kill(closeNormal, reason) // the close reason reaches the client: kill hands it over before closing the outbox
 }
 
 // route delivers an event from the extension. Call with h.mu held.

@@ -127,7 +127,7 @@ func (h *Hub) Close() {
 		ext.kill(1001, "tabrelay server is shutting down")
 	}
 	for _, c := range clients {
-		c.kill("tabrelay server is shutting down")
+		c.kill(closeGoingAway, "tabrelay server is shutting down")
 	}
 }
 

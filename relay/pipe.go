@@ -17,7 +17,7 @@ type Pipe struct {
 // Pipe connects a new in-process browser-level client.
 func (h *Hub) Pipe(name string) (*Pipe, error) {
 	done := make(chan struct{})
-	c, err := h.NewClient(name, "", func(string) {})
+	c, err := h.NewClient(name, "", func(int, string) {})
 	if err != nil {
 		return nil, err
 	}

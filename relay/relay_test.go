@@ -741,6 +741,32 @@ func TestBrowserCloseEndsOnlyThatClient(t *testing.T) {
 	}
 }
 
+// Shutting the server down tells every client and the extension that it is going away (1001),
+// with the same reason, rather than one or the other at random.
+func TestShutdownClosesWithGoingAway(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	e.srv.Close()
+	_, _, err = conn.Read(ctx(t))
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "shutting down") {
+		t.Fatalf("CDP client after shutdown: %v, want 1001 shutting down", err)
+	}
+	select {
+	case <-e.ext.Closed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the extension connection stayed open after shutdown")
+	}
+	if got := e.ext.CloseStatus(); got != websocket.StatusGoingAway {
+		t.Fatalf("extension after shutdown: close status %d, want 1001", got)
+	}
+}
+
 func TestMalformedMessagesAndErrors(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://a.example/")

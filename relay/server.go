@@ -457,15 +457,13 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	}
 	kc := make(chan closeReason, 1)
 	var live atomic.Pointer[websocket.Conn]
-	cl, err := s.hub.NewClient("cdp", page, func(reason string) {
-		code := websocket.StatusNormalClosure
-		if strings.Contains(reason, "too slow") {
-			code = websocket.StatusPolicyViolation
+	cl, err := s.hub.NewClient("cdp", page, func(code int, reason string) {
+		if code == int(websocket.StatusPolicyViolation) { // too slow: its socket is full, do not wait on it
 			if conn := live.Load(); conn != nil {
 				conn.CloseNow()
 			}
 		}
-		kc <- closeReason{code, reason}
+		kc <- closeReason{websocket.StatusCode(code), reason}
 	})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
