@@ -48,6 +48,9 @@ const state = {
   sharing: new Map(),
   /** tabs the relay asked us to create: not shared again as "opener" tabs @type {Set<number>} */
   clientCreated: new Set(),
+  /** tabs Chrome replaced (a discard) whose onReplaced is being handled: their debugger detach
+   * is not a close @type {Set<number>} */
+  replaced: new Set(),
   /** @type {WebSocket|null} */
   ws: null,
   /** true after welcome and after every shared tab was announced on this connection */
@@ -105,7 +108,10 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
 });
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => { void withReady(() => onTabUpdated(tabId, change, tab)); });
 chrome.tabs.onRemoved.addListener((tabId) => { void withReady(() => onTabRemoved(tabId)); });
-chrome.tabs.onReplaced.addListener((added, removed) => { void withReady(() => onTabReplaced(added, removed)); });
+chrome.tabs.onReplaced.addListener((added, removed) => {
+  state.replaced.add(removed); // at once: the old tab's detach may be handled first
+  void withReady(() => onTabReplaced(added, removed)).finally(() => state.replaced.delete(removed));
+});
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local' || !(('relayAddr' in changes) || ('token' in changes))) return;
@@ -449,7 +455,7 @@ async function handleDetach(source, reason) {
   if (reason === 'target_closed') {
     // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
     await sleep(100);
-    if (state.shared.get(tabId) !== rec) return;
+    if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
     const tab = await chrome.tabs.get(tabId).catch(() => null);
     if (tab && state.shared.get(tabId) === rec) {
       try {

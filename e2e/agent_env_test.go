@@ -110,6 +110,14 @@ func (ae *agentEnv) restart(t *testing.T, opts api.Options, want ...browser.Tab)
 		t.Fatalf("restart the relay on %s: %v", addr, err)
 	}
 	start := time.Now()
+	ae.waitListed(t, want...)
+	t.Logf("relay + agent restarted; the extension was back after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// waitListed waits until the extension is connected to the relay and has listed every tab in
+// want (after a restart of the relay, say: the extension's reconnect backoff can reach seconds).
+func (ae *agentEnv) waitListed(t *testing.T, want ...browser.Tab) {
+	t.Helper()
 	eventually(t, 15*time.Second, "the extension reconnects and the shared tabs are listed again", func() (bool, string) {
 		got := map[string]bool{}
 		for _, tab := range ae.srv.Hub().Tabs() {
@@ -122,7 +130,6 @@ func (ae *agentEnv) restart(t *testing.T, opts api.Options, want ...browser.Tab)
 		}
 		return ae.srv.Hub().ExtensionConnected(), "extension not connected"
 	})
-	t.Logf("relay + agent restarted; the extension was back after %v", time.Since(start).Round(time.Millisecond))
 }
 
 // apiResp is one answer of the agent API.

@@ -197,8 +197,11 @@ func TestCrossOriginNavigationKeepsSharing(t *testing.T) {
 		l := e.listedIDs(t)[tab.TargetID]
 		return l.URL == cross, fmt.Sprintf("%+v", l)
 	})
-	if badge, _ := e.b.Badge(ctx, tab); badge != "ON" {
-		t.Fatalf("badge after cross-origin navigation = %q", badge)
+	// Chrome clears a tab's badge on navigation; the extension sets it again a moment later
+	bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer bcancel()
+	if err := e.b.WaitBadge(bctx, tab, "ON"); err != nil {
+		t.Fatalf("badge after cross-origin navigation: %v", err)
 	}
 	// A new client still reaches it.
 	c2 := e.dialCDP(t, ctx)
@@ -292,8 +295,10 @@ func TestOpenedTabIsShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if badge, _ := e.b.Badge(ctx, opened); badge != "ON" {
-		t.Errorf("badge of the opened tab = %q, want ON", badge)
+	octx, ocancel := context.WithTimeout(ctx, 5*time.Second)
+	defer ocancel()
+	if err := e.b.WaitBadge(octx, opened, "ON"); err != nil {
+		t.Errorf("badge of the opened tab: %v", err)
 	}
 	_ = e.b.CloseTab(ctx, opened)
 	_ = e.b.CloseTab(ctx, tab)

@@ -77,10 +77,10 @@ func TestRelayRestart(t *testing.T) {
 		t.Fatalf("restart the relay on %s: %v", addr, err)
 	}
 	restarted := time.Now()
-	rctx, rcancel := context.WithTimeout(ctx, 8*time.Second)
+	rctx, rcancel := context.WithTimeout(ctx, 15*time.Second) // backoff of up to 5 s, on a loaded machine
 	defer rcancel()
 	if err := e.b.WaitBadge(rctx, tab, "ON"); err != nil {
-		t.Fatalf("the extension did not reconnect within 8 s of the relay restart: %v", err)
+		t.Fatalf("the extension did not reconnect within 15 s of the relay restart: %v", err)
 	}
 	took := time.Since(restarted)
 	t.Logf("extension reconnected %v after the relay restarted", took.Round(time.Millisecond))

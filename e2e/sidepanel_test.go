@@ -385,6 +385,9 @@ func TestSidePanel(t *testing.T) {
 	}
 	pe.waitText(t, "srv", "Server running", 20*time.Second)
 	pe.waitText(t, "tabstate", "This tab is shared", 20*time.Second)
+	// the panel reads "shared" from the extension's own list, which it keeps while the server is
+	// down: the relay must have the tab again before the panel's commands can name it
+	pe.waitListed(t, pe.page)
 	t.Run("TaskConfirmAnswer", func(t *testing.T) { testPanelTask(t, pe, oa) })
 	t.Run("HealedSkillDraft", func(t *testing.T) { testPanelHealedDraft(t, pe, oa) })
 	t.Run("Stop", func(t *testing.T) { testPanelStop(t, pe, oa) })
@@ -469,7 +472,7 @@ func testSpokenCommand(t *testing.T, pe *panelEnv) {
 	toClick := st.SubmittedAt - approveAt
 	t.Logf("spoken command %q: end of speech → transcript %d ms (server decode %v ms, warmed up: %v, release → transcript %d ms), → confirmation shown %d ms; approve → click %d ms; end of speech → click without the confirmation wait: %d ms",
 		heard["text"], transcribed-speechEnd, heard["elapsedMs"], heard["warm"] == true, transcribed-release, toConfirm, toClick, toConfirm+toClick)
-	if toConfirm <= 0 || toConfirm > 15000 {
+	if toConfirm <= 0 || toConfirm > 30000 { // (the speed is the benchmark's: this catches only a hang)
 		t.Errorf("end of speech → confirmation %d ms: out of range", toConfirm)
 	}
 }

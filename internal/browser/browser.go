@@ -296,7 +296,7 @@ func (b *Browser) serviceWorker(ctx context.Context) (string, error) {
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("no service worker of extension %s among the browser's targets", b.ExtensionID)
 		}
-		if !woke && time.Until(deadline) < 12*time.Second {
+		if !woke && time.Until(deadline) < 14*time.Second { // a second for it to come up by itself
 			// A stopped worker starts again on any extension event; opening its options page
 			// sends it a message.
 			woke = true
