@@ -721,8 +721,12 @@ async function onClosed(ws, code, reason) {
     scheduleReconnect();
     return;
   }
+  const { addr, token } = state;
   const why = await diagnose();
-  if (state.ws || state.status === 'stopped') return;
+  // New settings (pairing again after a rejected token, say) arrived meanwhile: the verdict is
+  // about the old ones, and the settings handler connects with the new ones. Stopping here would
+  // leave the extension stopped with a good token.
+  if (state.ws || state.status === 'stopped' || state.token !== token || state.addr !== addr) return;
   if (why.tokenRejected) {
     await setStopped(why.text);
     return;

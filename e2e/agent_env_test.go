@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -123,12 +124,20 @@ func (ae *agentEnv) waitListed(t *testing.T, want ...browser.Tab) {
 		for _, tab := range ae.srv.Hub().Tabs() {
 			got[tab.TargetID] = true
 		}
+		why := ""
 		for _, w := range want {
 			if !got[w.TargetID] {
-				return false, "missing " + w.URL
+				why = "missing " + w.URL
 			}
 		}
-		return ae.srv.Hub().ExtensionConnected(), "extension not connected"
+		if why == "" && ae.srv.Hub().ExtensionConnected() {
+			return true, ""
+		}
+		// say what the extension thinks, for the failure message
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, err := ae.b.Status(ctx)
+		return false, fmt.Sprintf("%s; extension: %+v %v", why, st, err)
 	})
 }
 
