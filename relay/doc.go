@@ -5,4 +5,9 @@
 // (/json/*), the browser-level /cdp endpoint, one /devtools/page/<id> endpoint per tab and per
 // out-of-process iframe of a tab, and the /extension link behind loopback-only Host checks, an
 // Origin policy and the pairing secret.
+//
+// The relay ends a CDP client's WebSocket with 1000 when the client's work is over (it sent
+// Browser.close, or the tab of its page endpoint is no longer shared), 1001 when the server is
+// shutting down, 1008 when the client stopped reading while its messages piled up, and 1009 for
+// a message over the size limit; the close reason says which in words.
 package relay
