@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -56,45 +55,11 @@ func startReal(ctx context.Context, path string) (*realSetup, error) {
 		s.close()
 		return nil, fmt.Errorf("wait for the extension to connect: %w", err)
 	}
-	if s.tab, err = s.share(ctx, site.URL(path)); err != nil {
+	if s.tab, err = b.ShareURL(ctx, site.URL(path)); err != nil {
 		s.close()
 		return nil, fmt.Errorf("share %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// share opens url in a new tab, shares it with the toolbar button and waits until the relay
-// lists it (the badge turns ON when the extension has sent the tab, a moment before the relay
-// has it).
-func (s *realSetup) share(ctx context.Context, url string) (browser.Tab, error) {
-	tab, err := s.b.ShareURL(ctx, url)
-	if err != nil {
-		return tab, err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.rp.addr+"/json/list", nil)
-		if err != nil {
-			return tab, err
-		}
-		req.Header.Set("Authorization", "Bearer "+s.rp.token)
-		var list []struct {
-			ID string `json:"id"`
-		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&list)
-			resp.Body.Close()
-		}
-		for _, l := range list {
-			if l.ID == tab.TargetID {
-				return tab, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return tab, fmt.Errorf("the relay does not list the shared tab %s after 10 s", tab.TargetID)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // attachFlat attaches a browser-level client to a page target.

@@ -69,7 +69,7 @@ func runSnapshot(cfg config, r *Results) error {
 	var totalOurs, totalPW, timeOurs, timePW float64
 	for _, p := range pages {
 		p = strings.Replace(p, "FRAME", s.site.CrossURL("/frame.html"), 1)
-		tab, err := s.share(ctx, s.site.URL(p))
+		tab, err := s.b.ShareURL(ctx, s.site.URL(p))
 		if err != nil {
 			return fmt.Errorf("share %s: %w", p, err)
 		}

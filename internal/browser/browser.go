@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,11 @@ type Browser struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// the relay the extension was last paired with (Pair), where Share checks the tab arrived
+	relayMu    sync.Mutex
+	relayAddr  string
+	relayToken string
 }
 
 // Tab is one browser tab as the harness knows it.
@@ -438,6 +444,9 @@ func (b *Browser) Pair(ctx context.Context, addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("pair extension: %w", err)
 	}
+	b.relayMu.Lock()
+	b.relayAddr, b.relayToken = addr, token
+	b.relayMu.Unlock()
 	return nil
 }
 
@@ -676,7 +685,47 @@ func (b *Browser) Share(ctx context.Context, tab Tab) error {
 	if err := b.WaitBadge(wctx, tab, "ON"); err != nil {
 		return fmt.Errorf("share tab: %w", err)
 	}
+	// The badge turns ON once the extension has sent the tab, a moment before the relay has it:
+	// a client attaching right away could miss it.
+	if err := b.waitListed(wctx, tab.TargetID); err != nil {
+		return fmt.Errorf("share tab: %w", err)
+	}
 	return nil
+}
+
+// waitListed waits until the relay the extension was paired with lists targetID in /json/list
+// (at once when Pair was not called).
+func (b *Browser) waitListed(ctx context.Context, targetID string) error {
+	b.relayMu.Lock()
+	addr, token := b.relayAddr, b.relayToken
+	b.relayMu.Unlock()
+	if addr == "" {
+		return nil
+	}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/json/list", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		var list []struct {
+			ID string `json:"id"`
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+		}
+		for _, l := range list {
+			if l.ID == targetID {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the relay at %s does not list the shared tab %s: %w", addr, targetID, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Unshare clicks the toolbar button on a shared tab and waits for the badge to clear.

@@ -64,6 +64,7 @@ type fakeRelay struct {
 	token  string
 	mu     sync.Mutex
 	conns  []*fakeConn
+	listed map[string]bool // target ids shared and not unshared, for /json/list
 	connCh chan *fakeConn
 	srv    *http.Server
 }
@@ -82,7 +83,7 @@ func newFakeRelay(t *testing.T, token string) *fakeRelay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &fakeRelay{t: t, addr: ln.Addr().String(), token: token, connCh: make(chan *fakeConn, 8)}
+	r := &fakeRelay{t: t, addr: ln.Addr().String(), token: token, listed: map[string]bool{}, connCh: make(chan *fakeConn, 8)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json/version", func(w http.ResponseWriter, req *http.Request) {
 		if req.Header.Get("Authorization") != "Bearer "+r.token {
@@ -90,6 +91,19 @@ func newFakeRelay(t *testing.T, token string) *fakeRelay {
 			return
 		}
 		fmt.Fprint(w, `{"Browser":"tabrelay"}`)
+	})
+	mux.HandleFunc("/json/list", func(w http.ResponseWriter, req *http.Request) { // what Browser.Share waits for
+		if req.Header.Get("Authorization") != "Bearer "+r.token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		list := []map[string]string{}
+		r.mu.Lock()
+		for id := range r.listed {
+			list = append(list, map[string]string{"id": id, "type": "page"})
+		}
+		r.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(list)
 	})
 	mux.HandleFunc("/extension", func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Query().Get("token") != r.token {
@@ -127,6 +141,13 @@ func newFakeRelay(t *testing.T, token string) *fakeRelay {
 					_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"pong"}`))
 					continue
 				}
+				r.mu.Lock()
+				if e.Type == wire.TypeTabShared && e.Tab != nil {
+					r.listed[e.Tab.TargetID] = true
+				} else if e.Type == wire.TypeTabUnshared {
+					delete(r.listed, e.TargetID)
+				}
+				r.mu.Unlock()
 				fc.msgs <- e
 			}
 		}
