@@ -131,6 +131,18 @@ func (e *env) client(path string) *cdpclient.Client {
 	return c
 }
 
+// rawClient is a raw WebSocket on /cdp, for tests of what the relay does with frames and
+// close codes; it is closed when the test ends.
+func (e *env) rawClient() *websocket.Conn {
+	e.t.Helper()
+	conn, _, err := websocket.Dial(ctx(e.t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.CloseNow() })
+	return conn
+}
+
 // attach attaches a browser-level client to a tab and returns the session id.
 func attach(t *testing.T, c *cdpclient.Client, targetID string) string {
 	t.Helper()
@@ -746,13 +758,9 @@ func TestBrowserCloseEndsOnlyThatClient(t *testing.T) {
 func TestShutdownClosesWithGoingAway(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://a.example/")
-	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := e.rawClient()
 	e.srv.Close()
-	_, _, err = conn.Read(ctx(t))
+	_, _, err := conn.Read(ctx(t))
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "shutting down") {
 		t.Fatalf("CDP client after shutdown: %v, want 1001 shutting down", err)
@@ -770,11 +778,7 @@ func TestShutdownClosesWithGoingAway(t *testing.T) {
 func TestMalformedMessagesAndErrors(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://a.example/")
-	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := e.rawClient()
 	cases := []struct{ in, want string }{
 		{`{"id":7,"method":`, `"id":7,"error":{"code":-32700`},
 		{`not json`, `"error":{"code":-32700`},

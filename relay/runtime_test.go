@@ -203,10 +203,7 @@ func (h *hookedTransport) Close() error { return h.c.Close(websocket.StatusNorma
 // method has been written to the relay.
 func (e *env) hookedClient(t *testing.T, method string) (*cdpclient.Client, <-chan struct{}) {
 	t.Helper()
-	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := e.rawClient()
 	conn.SetReadLimit(-1)
 	sent := make(chan struct{}, 1)
 	c := cdpclient.New(&hookedTransport{c: conn, method: method, sent: sent})

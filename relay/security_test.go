@@ -219,14 +219,10 @@ func TestSecondExtensionReplacesFirst(t *testing.T) {
 
 func TestOversizeFrameCloses1009(t *testing.T) {
 	e := newEnvWith(t, func(o *relay.Options) { o.MaxMessageBytes = 1 << 20 })
-	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := e.rawClient()
 	big := `{"id":1,"method":"Runtime.evaluate","params":{"expression":"` + strings.Repeat("x", 2<<20) + `"}}`
 	_ = conn.Write(ctx(t), websocket.MessageText, []byte(big))
-	_, _, err = conn.Read(ctx(t))
+	_, _, err := conn.Read(ctx(t))
 	if got := websocket.CloseStatus(err); got != websocket.StatusMessageTooBig {
 		t.Fatalf("oversize frame: %v (status %d), want 1009", err, got)
 	}
@@ -240,11 +236,7 @@ func TestStalledReaderIsDisconnected(t *testing.T) {
 	c.Close()
 	_ = sid
 	// a raw client that writes but never reads
-	conn, _, err := websocket.Dial(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := e.rawClient()
 	_ = conn.Write(ctx(t), websocket.MessageText, []byte(`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"`+tabA+`","flatten":true}}`))
 	// read the attach answer to learn the session
 	var session string
