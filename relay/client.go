@@ -160,7 +160,8 @@ func (c *Client) kill(code int, reason string) {
 
 // NewClient registers a client. pageTarget, when set, makes its default session that tab's page,
 // or that out-of-process iframe of a shared tab (the /devtools/page/<id> endpoint). onKill is
-// called once when the hub drops the client.
+// called once when the hub drops the client, with the WebSocket close code and reason to end
+// its connection with, before its outbox reports closed; it must not block.
 func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason string)) (*Client, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
