@@ -477,27 +477,34 @@ func testSpokenCommand(t *testing.T, pe *panelEnv) {
 	}
 }
 
-// testBrowserRecognition: where Chrome recognises speech on the device, the panel uses it and
-// sends the text. Headless Chromium has no recognition, so SpeechRecognition is a stub here
-// that "hears" scroll down; the command runs through the real server.
-func testBrowserRecognition(t *testing.T, pe *panelEnv) {
+// stubRecognition stands in for Chrome's on-device SpeechRecognition (headless Chromium has
+// none) with one that "hears" transcript when listening stops; it is removed when the test ends.
+func (pe *panelEnv) stubRecognition(t *testing.T, transcript string) {
+	t.Helper()
 	var mode string
-	pe.js(t, `(() => {
+	pe.js(t, fmt.Sprintf(`(() => {
 		class FakeRecognition {
 			static async available(o) { return o && o.processLocally ? 'available' : 'unavailable'; }
 			start() { window.__recognitionLocal = this.processLocally === true; }
 			stop() { setTimeout(() => {
-				const r = [{ transcript: 'scroll down' }]; r.isFinal = true;
+				const r = [{ transcript: %q }]; r.isFinal = true;
 				this.onresult({ resultIndex: 0, results: [r] }); this.onend(); }, 20); }
 			abort() { this.onend && this.onend(); }
 		}
 		window.SpeechRecognition = FakeRecognition;
 		return tabrelayPanel.loadVoice().then(() => tabrelayPanel.listenMode);
-	})()`, &mode)
+	})()`, transcript), &mode)
 	t.Cleanup(func() { pe.js(t, `(delete window.SpeechRecognition, tabrelayPanel.loadVoice().then(() => true))`, nil) })
 	if mode != "browser" {
-		t.Fatalf("with on-device recognition the panel listens with %q", mode)
+		t.Fatalf("with on-device recognition stubbed the panel listens with %q", mode)
 	}
+}
+
+// testBrowserRecognition: where Chrome recognises speech on the device, the panel uses it and
+// sends the text. Headless Chromium has no recognition, so SpeechRecognition is a stub here
+// that "hears" scroll down; the command runs through the real server.
+func testBrowserRecognition(t *testing.T, pe *panelEnv) {
+	pe.stubRecognition(t, "scroll down")
 	pe.waitText(t, "voice-engine", "Chrome (on device)", time.Second)
 	pe.js(t, `tabrelayPanel.micDown().then(() => new Promise(r => setTimeout(r, 400))).then(() => { void tabrelayPanel.micUp(); return true; })`, nil)
 	pe.waitText(t, "task-goal", "scroll down", 10*time.Second)
@@ -634,23 +641,7 @@ func testRecordSkill(t *testing.T, pe *panelEnv) {
 	pe.js(t, `(() => { const n = document.getElementById('record-narration'); n.value = 'save a draft order';
 		n.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, cancelable: true})); return true; })()`, nil)
 	// spoken narration (browser recognition stubbed as in testBrowserRecognition) is appended
-	var mode string
-	pe.js(t, `(() => {
-		class FakeRecognition {
-			static async available(o) { return o && o.processLocally ? 'available' : 'unavailable'; }
-			start() {}
-			stop() { setTimeout(() => {
-				const r = [{ transcript: 'for a name' }]; r.isFinal = true;
-				this.onresult({ resultIndex: 0, results: [r] }); this.onend(); }, 20); }
-			abort() { this.onend && this.onend(); }
-		}
-		window.SpeechRecognition = FakeRecognition;
-		return tabrelayPanel.loadVoice().then(() => tabrelayPanel.listenMode);
-	})()`, &mode)
-	t.Cleanup(func() { pe.js(t, `(delete window.SpeechRecognition, tabrelayPanel.loadVoice().then(() => true))`, nil) })
-	if mode != "browser" {
-		t.Fatalf("with the stubbed recognition the panel listens with %q", mode)
-	}
+	pe.stubRecognition(t, "for a name")
 	pe.js(t, `tabrelayPanel.micDown().then(() => new Promise(r => setTimeout(r, 400))).then(() => tabrelayPanel.micUp()).then(() => true)`, nil)
 	var narration string
 	eventually(t, 10*time.Second, "the speech is added to the narration", func() (bool, string) {
