@@ -198,12 +198,7 @@ func TestRuntimeEnableWhenTabHadRuntimeOn(t *testing.T) {
 	e.ext.LeaveEnabled(tabA, "", "Runtime")
 	enableGetsContext(t, e, "the first client")
 	enableGetsContext(t, e, "a second client")
-	n := 0
-	for _, cmd := range e.ext.Commands() {
-		if cmd.Method == "Runtime.enable" {
-			n++
-		}
-	}
+	n := countMethod(e.ext, "Runtime.enable")
 	if n != 2 {
 		t.Errorf("Runtime.enable reached the tab %d times, want 2 (the first client's, then once more after Runtime.disable)", n)
 	}

@@ -342,12 +342,7 @@ func TestSecondRuntimeEnableGetsContexts(t *testing.T) {
 			t.Errorf("client %d: context event %s", i+1, ev.Params)
 		}
 	}
-	n := 0
-	for _, cmd := range e.ext.Commands() {
-		if cmd.Method == "Runtime.enable" {
-			n++
-		}
-	}
+	n := countMethod(e.ext, "Runtime.enable")
 	if n != 1 {
 		t.Errorf("Runtime.enable reached the tab %d times; the second client should be served from the relay's cache", n)
 	}
