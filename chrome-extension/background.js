@@ -48,6 +48,9 @@ const state = {
   sharing: new Map(),
   /** tabs the relay asked us to create: not shared again as "opener" tabs @type {Set<number>} */
   clientCreated: new Set(),
+  /** client-created tab -> the tab that was in front when it was created (brought back to the
+   * front when a client closes it) @type {Map<number, number>} */
+  returnTo: new Map(),
   /** tabs Chrome replaced (a discard) whose onReplaced is being handled: their debugger detach
    * is not a close @type {Set<number>} */
   replaced: new Set(),
@@ -529,6 +532,7 @@ async function onTabRemoved(tabId) {
   state.tabErrors.delete(tabId);
   state.titled.delete(tabId);
   state.clientCreated.delete(tabId);
+  state.returnTo.delete(tabId);
   const rec = state.shared.get(tabId);
   if (rec) await unshare(rec, P.Reason.CLOSED, { detach: false });
 }
@@ -858,12 +862,16 @@ async function dispatch(msg) {
     case P.Type.CREATE_TAB: {
       const url = msg.url || 'about:blank';
       let tab;
+      // The tab in front now: the new tab's opener, so that Chrome returns to it when the new
+      // tab closes (without one it picks a neighbour and the user's tab stays hidden).
+      const [front] = msg.newWindow ? [] : await chrome.tabs.query({ active: true, lastFocusedWindow: true });
       if (msg.newWindow) {
         const win = await chrome.windows.create({ url, focused: !msg.background });
         tab = win?.tabs?.[0];
       } else {
         try {
-          tab = await chrome.tabs.create({ url, active: !msg.background });
+          const opener = front?.id === undefined ? {} : { openerTabId: front.id, windowId: front.windowId };
+          tab = await chrome.tabs.create({ url, active: !msg.background, ...opener });
         } catch {
           const win = await chrome.windows.create({ url, focused: !msg.background });
           tab = win?.tabs?.[0];
@@ -871,12 +879,17 @@ async function dispatch(msg) {
       }
       if (tab?.id === undefined) throw new Error('the browser did not create a tab');
       state.clientCreated.add(tab.id);
+      if (front?.id !== undefined && !msg.background) state.returnTo.set(tab.id, front.id);
       const rec = await shareTab(tab.id, P.Origin.CLIENT);
       return { targetId: rec.targetId };
     }
     case P.Type.CLOSE_TAB: {
       const rec = sharedByTarget(msg.targetId);
+      const back = state.returnTo.get(rec.tabId);
+      const closing = await chrome.tabs.get(rec.tabId).catch(() => undefined);
       await chrome.tabs.remove(rec.tabId);
+      // The tab that was in front when a client opened this one comes back to the front.
+      if (back !== undefined && closing?.active) await chrome.tabs.update(back, { active: true }).catch(() => {});
       return {};
     }
     case P.Type.ACTIVATE_TAB: {
