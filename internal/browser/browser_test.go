@@ -48,7 +48,7 @@ func launch(t *testing.T) *Browser {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := Launch(ctx, Options{Headless: true})
+	b, err := Launch(ctx, Options{Headless: true, ExtensionDebugging: true})
 	if err != nil {
 		t.Fatal(err)
 	}
