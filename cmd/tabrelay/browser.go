@@ -34,8 +34,11 @@ type browserReady struct {
 
 // cmdBrowser implements `tabrelay browser`: an isolated Chromium or Chrome profile with the
 // extension loaded and paired, the given URLs opened and shared through the extension's toolbar
-// click, and a relay started in-process unless one already answers at --addr. It prints one JSON
-// line ({"http","cdp","token","tabs"}) and runs until interrupted or until the browser exits.
+// click code, and a relay started in-process unless one already answers at --addr. It prints one
+// JSON line ({"http","cdp","token","tabs"}) and runs until interrupted or until the browser
+// exits. The browser is controlled over --remote-debugging-pipe only: it opens no debugging port
+// and runs without --enable-unsafe-extension-debugging (browser.Options' test-only fields stay
+// unset here).
 func cmdBrowser(ctx context.Context, args []string) error {
 	return runBrowser(ctx, args, os.Stdout)
 }
@@ -81,8 +84,11 @@ func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	tabs := []browser.Tab{}
 	for _, u := range urls {
-		tab, err := b.ShareURL(lctx, u)
+		tab, err := b.NewTab(lctx, u)
 		if err != nil {
+			return fmt.Errorf("share %s: %w", u, err)
+		}
+		if err := b.ShareFromExtension(lctx, tab); err != nil {
 			return fmt.Errorf("share %s: %w", u, err)
 		}
 		tabs = append(tabs, tab)
