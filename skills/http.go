@@ -110,7 +110,7 @@ func errorStatus(c echo.Context, err error) error {
 		return jsonError(c, http.StatusUnprocessableEntity, err, map[string]any{"file": pe.File, "line": pe.Line, "reason": pe.Reason})
 	case errors.Is(err, ErrNotFound):
 		return jsonError(c, http.StatusNotFound, err, nil)
-	case errors.Is(err, ErrBundled):
+	case errors.Is(err, ErrBundled), errors.Is(err, ErrSymlink):
 		return jsonError(c, http.StatusForbidden, err, nil)
 	case errors.As(err, &ce):
 		return jsonError(c, http.StatusConflict, err, map[string]any{"confirm": ce.Steps})
