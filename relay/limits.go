@@ -208,3 +208,7 @@ func (c *capConn) Close() error {
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return err
 }
+
+// Routes lists the routes served (the relay's own and those added to the /api group), e.g.
+// for a test that every route that takes a body honours its limit.
+func (s *Server) Routes() []*echo.Route { return s.e.Routes() }
