@@ -212,3 +212,13 @@ func (c *capConn) Close() error {
 // Routes lists the routes served (the relay's own and those added to the /api group), e.g.
 // for a test that every route that takes a body honours its limit.
 func (s *Server) Routes() []*echo.Route { return s.e.Routes() }
+
+// CloseWrite half-closes the TCP connection: the HTTP server sends its answer to a request it
+// refuses (headers or body too large) then a FIN, and waits before closing, so the client
+// reads the answer instead of a connection reset.
+func (c *capConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
