@@ -44,6 +44,8 @@ type Options struct {
 	Logger *zerolog.Logger
 	// MaxMessageBytes is the largest message accepted on any socket (default ReadLimit).
 	MaxMessageBytes int64
+	// Limits bound connections, headers, bodies and idle keep-alive connections.
+	Limits Limits
 }
 
 // Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
@@ -63,6 +65,8 @@ type Server struct {
 	hosts  []string
 	thr    *throttle
 	cancel context.CancelFunc
+	limits Limits // Options.Limits with the defaults, from Start
+	guard  guard
 
 	mu    sync.Mutex
 	conns map[*websocket.Conn]bool // value: true for the extension
@@ -165,10 +169,17 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second}
+	s.limits = s.opts.Limits.withDefaults()
+	s.e.Use(s.bound)
+	srv := &http.Server{
+		Handler:           s.e,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		IdleTimeout:       s.limits.IdleTimeout, // keep-alive only: hijacked WebSockets are the handlers' own
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+	}
 	s.e.Server = srv
-	go func() { _ = srv.Serve(ln) }()
-	go s.opts.Secret.Watch(ctx, time.Second, s.secretRotated)
+	go func() { _ = srv.Serve(newCapListener(ln, s.limits.MaxConns, s.log)) }()
+	go s.opts.Secret.Watch(ctx, time.Second, s.rotated)
 	go func() {
 		<-ctx.Done()
 		s.shutdown()
