@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tmc/langchaingo/llms"
@@ -572,9 +573,9 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		return result{err: err}
 	}
 	ac := acs[0]
-	if kind == "navigate" || kind == "new_tab" {
-		if u := strings.ToLower(strings.TrimSpace(ac.URL)); strings.HasPrefix(u, "javascript:") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "file:") {
-			return result{blocked: true, err: fmt.Errorf("navigating to %s URLs is not allowed", strings.SplitN(u, ":", 2)[0])}
+	if (kind == "navigate" || kind == "new_tab") && ac.URL != "" {
+		if err := l.navigationAllowed(ac.URL); err != nil {
+			return result{blocked: true, err: err}
 		}
 	}
 	// Dismissing a dialog changes nothing and may be the only way off a page.
@@ -606,6 +607,9 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
 		}
+		if errors.Is(err, urlpolicy.ErrRefused) {
+			return result{blocked: true, err: fmt.Errorf("%s refused: %w", kind, err)}
+		}
 		if strings.Contains(err.Error(), "accept or dismiss it") {
 			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", kind, err)}
 		}
@@ -634,6 +638,27 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		}
 	}
 	return l.observe(out)
+}
+
+// navigationAllowed checks a navigate or new_tab URL before it reaches the browser: the
+// action service's URL policy (the service applies it again, with the server's file: option,
+// for every door) and the site allowlist, which holds for opening pages as for acting on them.
+func (l *loop) navigationAllowed(raw string) error {
+	u, err := urlpolicy.Policy{AllowFile: true}.Normalize(raw, l.lastURL)
+	if errors.Is(err, urlpolicy.ErrRefused) {
+		return fmt.Errorf("not opening that URL: %w", err)
+	}
+	if err != nil || len(l.opts.AllowedSites) == 0 || u == "about:blank" {
+		return nil // an invalid URL gets the browser's own error, which says how to fix it
+	}
+	if !siteAllowed(l.opts.AllowedSites, u) {
+		host := urlpolicy.Host(u)
+		if host == "" {
+			host = u
+		}
+		return fmt.Errorf("opening %s is not allowed (allowed sites: %s); the user can extend the allowlist", host, strings.Join(l.opts.AllowedSites, ", "))
+	}
+	return nil
 }
 
 // actionContexts builds what the safety classifier sees of a browser action: one context,

@@ -24,7 +24,7 @@ func buildSystemPrompt(allowed []string, memory []*Task) string {
 	var b strings.Builder
 	b.WriteString(systemPrompt)
 	if len(allowed) > 0 {
-		fmt.Fprintf(&b, "\n\nYou may act (click, type, …) only on these sites: %s. Reading other sites is fine.", strings.Join(allowed, ", "))
+		fmt.Fprintf(&b, "\n\nYou may act (click, type, …) and open pages (navigate, new_tab) only on these sites: %s. Pages of other sites that are already open may be read.", strings.Join(allowed, ", "))
 	}
 	if len(memory) > 0 {
 		// answers and errors of earlier tasks can quote pages: they are page content too
