@@ -113,7 +113,7 @@ func (l *loop) callBox(name string, args map[string]any) result {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
 		}
-		return result{err: fmt.Errorf("%s: %w", name, err), quotesPage: true}
+		return result{err: fmt.Errorf("%s: %w", name, err)}
 	}
 	if ro {
 		return result{text: out}
