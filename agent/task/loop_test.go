@@ -195,7 +195,7 @@ func TestToolErrorRecovered(t *testing.T) {
 				t.Errorf("step 3 %+v", tk.Steps[2])
 			}
 			res := srv.Requests()[1].ToolResults()
-			if len(res) != 1 || !strings.HasPrefix(res[0].Text, "error (the browser's message, which may quote the page):\n<page_content>\nclick failed: element is covered") {
+			if len(res) != 1 || !strings.HasPrefix(res[0].Text, "error: the browser said (its message may quote the page):\n<page_content>\nclick failed: element is covered") {
 				t.Errorf("error not returned to the model: %+v", res)
 			}
 		})

@@ -66,5 +66,5 @@ func pageBlock(s string) string {
 // pageErr is the observation for an error whose text may quote the page (element names,
 // dialog messages, the page's own errors): the text goes inside the block.
 func pageErr(err error) string {
-	return "error (the browser's message, which may quote the page):\n" + pageBlock(err.Error())
+	return "error: the browser said (its message may quote the page):\n" + pageBlock(err.Error())
 }
