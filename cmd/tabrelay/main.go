@@ -143,6 +143,7 @@ type serveFlags struct {
 	allowCloseUserTabs bool
 	extensionIDs       string
 	allowedSites       string
+	allowFileURLs      bool
 	vision             bool
 }
 
@@ -152,7 +153,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
 	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
-	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may change pages (default: every shared tab's site); reading and navigating stay free")
+	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
+	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
 }
 
 // server is a running tabrelay with the model's description for the banner.
@@ -179,7 +181,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			AllowNonLoopback: f.allowNonLoopback,
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
 		},
-		Agent: api.Options{Home: f.home, Stream: true},
+		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
 		Log:   *log,
 	}
 	for _, h := range strings.Split(f.allowedSites, ",") {
