@@ -12,7 +12,7 @@ import (
 // test TestAuthJSMatchesGoVector evaluates it in the extension). The values were checked
 // independently with Python's hmac module.
 var Vector = struct {
-	Secret, Code, ClientNonce, ServerNonce, Addr, Addr6 string
+	Secret, Code, ClientNonce, ServerNonce, Addr, Addr6                  string
 	ServerProof, Credential, PairServerProof6, PairCredential, PairingID string
 }{
 	Secret:           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
