@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,6 +64,8 @@ type NotProvedError struct {
 	Addr string
 	// Detail says what the server answered instead of a valid proof ("" for a wrong proof).
 	Detail string
+	// Pairing is true when the key was a pairing code.
+	Pairing bool
 }
 
 func (e *NotProvedError) Error() string {
@@ -70,7 +73,41 @@ func (e *NotProvedError) Error() string {
 	if e.Detail != "" {
 		d = " (it answered " + e.Detail + ")"
 	}
+	if e.Pairing {
+		return fmt.Sprintf("the server at %s does not know this pairing code: another program may be using the port, or the code was used or expired (`tabrelay pair` prints a new link)%s; nothing secret was sent to it", e.Addr, d)
+	}
 	return fmt.Sprintf("the server at %s does not know this secret: another program may be using the port, or the server runs with another secret (pass the --home it runs with)%s; nothing secret was sent to it", e.Addr, d)
+}
+
+// AnswerError is an unexpected answer to one of the /auth requests.
+type AnswerError struct {
+	Path   string
+	Status int
+	Body   string
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d: %.200s", e.Path, e.Status, e.Body)
+}
+
+// challenge posts a challenge request; an answer other than a well-formed proof of the key for
+// addr is a *NotProvedError.
+func challenge(ctx context.Context, hc *http.Client, addr string, k Key, req ChallengeRequest) (ChallengeAnswer, error) {
+	var ans ChallengeAnswer
+	if err := post(ctx, hc, addr, ChallengePath, req, &ans); err != nil {
+		var ae *AnswerError
+		if errors.As(err, &ae) {
+			return ans, &NotProvedError{Addr: addr, Detail: ae.Error(), Pairing: req.Pairing != ""}
+		}
+		return ans, err
+	}
+	if _, err := ServerNonceExpiry(ans.ServerNonce); err != nil {
+		return ans, &NotProvedError{Addr: addr, Detail: "a malformed server nonce", Pairing: req.Pairing != ""}
+	}
+	if !k.CheckServerProof(req.ClientNonce, ans.ServerNonce, addr, ans.Proof) {
+		return ans, &NotProvedError{Addr: addr, Pairing: req.Pairing != ""}
+	}
+	return ans, nil
 }
 
 // UnreachableError means nothing answered at Addr.
@@ -125,16 +162,12 @@ func Authorize(ctx context.Context, hc *http.Client, addr, secret string) (Sessi
 	if err != nil {
 		return Session{}, err
 	}
-	nc := NewClientNonce()
-	var ans ChallengeAnswer
-	if err := post(ctx, hc, lit, ChallengePath, ChallengeRequest{ClientNonce: nc}, &ans); err != nil {
+	nc, k := NewClientNonce(), Secret(secret)
+	ans, err := challenge(ctx, hc, lit, k, ChallengeRequest{ClientNonce: nc})
+	if err != nil {
 		return Session{}, err
 	}
-	k := Secret(secret)
-	exp, err := ServerNonceExpiry(ans.ServerNonce)
-	if err != nil || !k.CheckServerProof(nc, ans.ServerNonce, lit, ans.Proof) {
-		return Session{}, &NotProvedError{Addr: lit}
-	}
+	exp, _ := ServerNonceExpiry(ans.ServerNonce)
 	return Session{Addr: lit, Credential: k.Credential(nc, ans.ServerNonce), Expiry: exp}, nil
 }
 
@@ -162,10 +195,30 @@ func post(ctx context.Context, hc *http.Client, addr, path string, body, out any
 		return fmt.Errorf("read the answer to %s from %s: %w", path, addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &NotProvedError{Addr: addr, Detail: fmt.Sprintf("%s with HTTP %d: %.200s", path, resp.StatusCode, strings.TrimSpace(string(data)))}
+		return &AnswerError{Path: path, Status: resp.StatusCode, Body: strings.TrimSpace(string(data))}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return &NotProvedError{Addr: addr, Detail: fmt.Sprintf("%s with something else than the expected JSON", path)}
+		return &AnswerError{Path: path, Status: resp.StatusCode, Body: "something else than the expected JSON"}
 	}
 	return nil
+}
+
+// Pair exchanges a one-time pairing code for the secret with the server at addr, as the
+// options page does: the server must first prove it knows the code (else *NotProvedError, and
+// the server got only the code's id and a nonce); the code is used up.
+func Pair(ctx context.Context, hc *http.Client, addr, code string) (string, error) {
+	lit, err := DialAddr(ctx, addr)
+	if err != nil {
+		return "", err
+	}
+	id, nc, k := PairingCodeID(code), NewClientNonce(), Pairing(code)
+	ans, err := challenge(ctx, hc, lit, k, ChallengeRequest{ClientNonce: nc, Pairing: id})
+	if err != nil {
+		return "", err
+	}
+	var got PairAnswer
+	if err := post(ctx, hc, lit, PairPath, PairRequest{Pairing: id, Credential: k.Credential(nc, ans.ServerNonce)}, &got); err != nil {
+		return "", fmt.Errorf("pairing with the server at %s: %w", lit, err)
+	}
+	return got.Token, nil
 }
