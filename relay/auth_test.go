@@ -265,7 +265,6 @@ func TestImpostorRelayingFromIPv6(t *testing.T) {
 		t.Fatalf("Authorize through the relaying impostor: %v, want NotProvedError for %s", err, imp)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(seen) == 0 {
 		t.Fatal("the impostor saw no request: the test did not go through it")
 	}
@@ -274,6 +273,7 @@ func TestImpostorRelayingFromIPv6(t *testing.T) {
 			t.Errorf("the impostor received %q", s)
 		}
 	}
+	mu.Unlock()
 	code, _ := e.srv.NewPairingCode()
 	if _, err := proof.Pair(ctx(t), http.DefaultClient, imp, code); !errors.As(err, &np) {
 		t.Fatalf("Pair through the relaying impostor: %v, want NotProvedError", err)
