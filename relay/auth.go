@@ -167,6 +167,11 @@ func (s *Server) authPairCode(c echo.Context) error {
 	return c.JSON(http.StatusOK, proof.PairCodeAnswer{Code: code, Expires: exp})
 }
 
+// Accepts reports whether tok opens this server's authenticated endpoints: the secret, or a live
+// credential made with it (what authenticate checks, without the throttle). The impostor tests
+// try everything an impostor received with it.
+func (s *Server) Accepts(tok string) bool { return s.checkSecret(tok) }
+
 // checkSecret reports whether tok is the secret or a live credential derived from it.
 func (s *Server) checkSecret(tok string) bool {
 	if proof.IsCredential(tok) {
