@@ -133,7 +133,6 @@ func TestCLIRefusesImpostorRelayingFromIPv6(t *testing.T) {
 	assertNothingUsable(t, im, real)
 }
 
-
 // TestBannerShowsSecretOnlyOnTerminal: the startup banner shows the secret, the client lines
 // with it and a one-time pairing link (whose code pairs once) only on a terminal.
 func TestBannerShowsSecretOnlyOnTerminal(t *testing.T) {
