@@ -8,28 +8,8 @@ import (
 	"time"
 )
 
-// Vector is the fixed test vector that chrome-extension/auth.js must reproduce too (the e2e
-// test TestAuthJSMatchesGoVector evaluates it in the extension). The values were checked
-// independently with Python's hmac module.
-var Vector = struct {
-	Secret, Code, ClientNonce, ServerNonce, Addr, Addr6                  string
-	ServerProof, Credential, PairServerProof6, PairCredential, PairingID string
-}{
-	Secret:           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-	Code:             "fedcba9876543210fedcba9876543210",
-	ClientNonce:      "00112233445566778899aabbccddeeff",
-	ServerNonce:      "1700000000.ffeeddccbbaa99887766554433221100",
-	Addr:             "127.0.0.1:18792",
-	Addr6:            "[::1]:18792",
-	ServerProof:      "59c9e3a2e6c54695131a12bdf045633e9e0478e817bc1fa49e487b1655b6c1b3",
-	Credential:       "tr1.1700000000.ffeeddccbbaa99887766554433221100.00112233445566778899aabbccddeeff.18d732592404609107baadba085f73a77c95dda8770c4bcad11e64abd7fc1740",
-	PairServerProof6: "f7fdbf338cbbd4c9db6813d404b581eb0dd59130485589e631c8755949dd5cdc",
-	PairCredential:   "tr1.1700000000.ffeeddccbbaa99887766554433221100.00112233445566778899aabbccddeeff.69a2e1ed982af22d63baaa643211d175e7fcd6916d750f500658ebd5445d39c4",
-	PairingID:        "04f243c16d95d26615f0689c224a3896",
-}
-
-func TestVector(t *testing.T) {
-	v := Vector
+func TestFixedVector(t *testing.T) {
+	v := TestVector()
 	s, p := Secret(v.Secret), Pairing(v.Code)
 	for _, c := range []struct{ name, got, want string }{
 		{"server proof", s.ServerProof(v.ClientNonce, v.ServerNonce, v.Addr), v.ServerProof},
@@ -45,7 +25,7 @@ func TestVector(t *testing.T) {
 }
 
 func TestServerProof(t *testing.T) {
-	v := Vector
+	v := TestVector()
 	s := Secret(v.Secret)
 	proof := s.ServerProof(v.ClientNonce, v.ServerNonce, v.Addr)
 	for _, c := range []struct {
@@ -73,7 +53,7 @@ func TestServerProof(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	s := Secret(Vector.Secret)
+	s := Secret(TestVector().Secret)
 	nc := NewClientNonce()
 	ns := NewServerNonce(now)
 	good := s.Credential(nc, ns)
@@ -100,13 +80,13 @@ func TestVerify(t *testing.T) {
 		{"at expiry", s, good, exp, ErrExpired},
 		{"replayed after expiry", s, good, exp.Add(time.Hour), ErrExpired},
 		{"expiry beyond any TTL", s, s.Credential(nc, far), now, ErrExpired},
-		{"other secret", Secret(Vector.Secret + "x"), good, now, ErrBadMAC},
-		{"pairing key", Pairing(Vector.Secret), good, now, ErrBadMAC},
-		{"secret credential used for pairing", Pairing(Vector.Code), good, now, ErrBadMAC},
+		{"other secret", Secret(TestVector().Secret + "x"), good, now, ErrBadMAC},
+		{"pairing key", Pairing(TestVector().Secret), good, now, ErrBadMAC},
+		{"secret credential used for pairing", Pairing(TestVector().Code), good, now, ErrBadMAC},
 		{"tampered MAC", s, tamper(good, len(good)-1), now, ErrBadMAC},
 		{"tampered client nonce", s, tamper(good, len(good)-66), now, ErrBadMAC},
 		{"tampered server nonce", s, tamper(good, len(CredentialPrefix)+12), now, ErrBadMAC},
-		{"plain secret", s, Vector.Secret, now, ErrMalformed},
+		{"plain secret", s, TestVector().Secret, now, ErrMalformed},
 		{"empty", s, "", now, ErrMalformed},
 		{"prefix only", s, CredentialPrefix, now, ErrMalformed},
 		{"missing MAC", s, strings.TrimSuffix(good, good[len(good)-65:]), now, ErrMalformed},
@@ -121,16 +101,16 @@ func TestVerify(t *testing.T) {
 }
 
 func TestParseCredential(t *testing.T) {
-	p, err := ParseCredential(Vector.Credential)
+	p, err := ParseCredential(TestVector().Credential)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ServerNonce != Vector.ServerNonce || p.ClientNonce != Vector.ClientNonce || p.Expiry.Unix() != 1700000000 {
+	if p.ServerNonce != TestVector().ServerNonce || p.ClientNonce != TestVector().ClientNonce || p.Expiry.Unix() != 1700000000 {
 		t.Errorf("ParseCredential = %+v", p)
 	}
 	for _, bad := range []string{
 		"tr1.",
-		"tr2." + strings.TrimPrefix(Vector.Credential, "tr1."),
+		"tr2." + strings.TrimPrefix(TestVector().Credential, "tr1."),
 		"tr1.x.ffeeddccbbaa99887766554433221100.00112233445566778899aabbccddeeff." + strings.Repeat("0", 64),
 		"tr1.1700000000.ffee.00112233445566778899aabbccddeeff." + strings.Repeat("0", 64),
 		"tr1.1700000000.ffeeddccbbaa99887766554433221100.short." + strings.Repeat("0", 64),
@@ -188,12 +168,12 @@ func TestCanonicalAddr(t *testing.T) {
 }
 
 func FuzzParseCredential(f *testing.F) {
-	f.Add(Vector.Credential)
-	f.Add(Vector.PairCredential)
+	f.Add(TestVector().Credential)
+	f.Add(TestVector().PairCredential)
 	f.Add("tr1.")
 	f.Add("tr1.1.2.3.4")
-	f.Add(Vector.Secret)
-	s := Secret(Vector.Secret)
+	f.Add(TestVector().Secret)
+	s := Secret(TestVector().Secret)
 	now := time.Unix(1_699_999_990, 0)
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := ParseCredential(in)
@@ -208,7 +188,7 @@ func FuzzParseCredential(f *testing.F) {
 			t.Fatalf("ParseCredential(%q) = %+v, which rebuilds as %q", in, p, re)
 		}
 		// Only the real credential verifies.
-		if err := s.Verify(in, now); err == nil && in != Vector.Credential {
+		if err := s.Verify(in, now); err == nil && in != TestVector().Credential {
 			t.Fatalf("Verify accepted %q", in)
 		}
 	})
