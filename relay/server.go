@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
@@ -67,6 +69,10 @@ type Server struct {
 	cancel context.CancelFunc
 	limits Limits // Options.Limits with the defaults, from Start
 	guard  guard
+	// pairing holds the one-time pairing codes given out (NewPairingCode).
+	pairing pairCodes
+	// extra are the listeners besides ln: [::1] when started on localhost.
+	extra []net.Listener
 
 	mu    sync.Mutex
 	conns map[*websocket.Conn]bool // value: true for the extension
@@ -128,6 +134,9 @@ func NewServer(opts Options) (*Server, error) {
 	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
 	e.GET("/devtools/page/:id", s.cdpSocket, cdp...)
 	e.GET("/extension", s.extensionSocket, s.checkExtensionOrigin, s.authenticate)
+	e.POST(proof.ChallengePath, s.authChallenge, s.checkCDPOrigin)
+	e.POST(proof.PairPath, s.authPair, s.checkCDPOrigin)
+	e.POST(proof.PairCodePath, s.authPairCode, s.checkCDPOrigin, s.authenticate)
 	s.api = e.Group("/api", s.checkCDPOrigin, s.authenticate)
 	s.e = e
 	return s, nil
@@ -144,18 +153,35 @@ func (s *Server) Token() string { return s.opts.Secret.Token() }
 
 // Start listens and serves in the background until ctx ends or Close.
 func (s *Server) Start(ctx context.Context) error {
-	network := "tcp"
-	if host, _, _ := net.SplitHostPort(s.opts.Addr); net.ParseIP(host).To4() != nil {
+	network, addr := "tcp", s.opts.Addr
+	host, port, _ := net.SplitHostPort(addr)
+	localhost := strings.EqualFold(host, "localhost")
+	if localhost {
+		// localhost means both loopback addresses: listen on 127.0.0.1 and [::1], so that no
+		// other program can take the one a client happens to resolve first.
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	if h, _, _ := net.SplitHostPort(addr); net.ParseIP(h).To4() != nil {
 		network = "tcp4" // 0.0.0.0 means IPv4 only (Go would open a dual-stack socket)
 	}
-	ln, err := net.Listen(network, s.opts.Addr)
+	ln, err := net.Listen(network, addr)
 	if err != nil {
-		if strings.Contains(err.Error(), "address already in use") {
-			return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", s.opts.Addr, err)
-		}
-		return fmt.Errorf("listen on %s: %w", s.opts.Addr, err)
+		return listenError(addr, err)
 	}
 	s.ln = ln
+	if localhost {
+		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		ln6, err := net.Listen("tcp6", net.JoinHostPort("::1", p))
+		switch {
+		case err == nil:
+			s.extra = append(s.extra, ln6)
+		case ipv6Unavailable(err):
+			s.log.Warn().Err(err).Msg("localhost: this machine has no IPv6 loopback (::1); listening on 127.0.0.1 only")
+		default:
+			ln.Close()
+			return fmt.Errorf("localhost means both loopback addresses, but [::1]:%s cannot be used: %w (another program may hold it; use --addr 127.0.0.1:%s to listen on IPv4 only)", p, err, p)
+		}
+	}
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	if s.opts.AllowNonLoopback {
 		hosts, err := boundHosts(ln.Addr().(*net.TCPAddr).IP)
@@ -178,13 +204,29 @@ func (s *Server) Start(ctx context.Context) error {
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
 	}
 	s.e.Server = srv
-	go func() { _ = srv.Serve(newCapListener(ln, s.limits.MaxConns, s.log)) }()
+	for _, l := range append([]net.Listener{ln}, s.extra...) {
+		go func() { _ = srv.Serve(newCapListener(l, s.limits.MaxConns, s.log)) }() // a cap per listen address
+	}
 	go s.opts.Secret.Watch(ctx, time.Second, s.rotated)
 	go func() {
 		<-ctx.Done()
 		s.shutdown()
 	}()
 	return nil
+}
+
+// listenError explains a failed listen.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", addr, err)
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
+}
+
+// ipv6Unavailable reports whether a listen on [::1] failed because the machine has no IPv6
+// loopback (as opposed to the port being taken).
+func ipv6Unavailable(err error) bool {
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT) || errors.Is(err, syscall.EPROTONOSUPPORT)
 }
 
 // Addr is the address the server is reached at from this machine, e.g. 127.0.0.1:18792: the
@@ -380,10 +422,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set("Retry-After", fmt.Sprint(int(d.Seconds())+1))
 			return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets; wait and retry")
 		}
-		if !s.opts.Secret.Check(tokenFrom(c.Request())) {
+		if !s.checkSecret(tokenFrom(c.Request())) {
 			s.thr.fail()
 			s.log.Warn().Str("path", c.Request().URL.Path).Msg("refused a request without the right secret")
-			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: missing or wrong secret; pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
+			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: missing or wrong secret (or an expired credential); pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
 		}
 		s.thr.succeed()
 		return next(c)
