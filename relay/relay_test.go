@@ -342,10 +342,6 @@ func TestSecondRuntimeEnableGetsContexts(t *testing.T) {
 			t.Errorf("client %d: context event %s", i+1, ev.Params)
 		}
 	}
-	n := countMethod(e.ext, "Runtime.enable")
-	if n != 1 {
-		t.Errorf("Runtime.enable reached the tab %d times; the second client should be served from the relay's cache", n)
-	}
 }
 
 func TestCleanupWhenClientLeaves(t *testing.T) {
