@@ -60,9 +60,9 @@ type session struct {
 	// seq numbers the commands forwarded on this session; open holds those not yet answered.
 	// Answers the hub makes itself wait in later until every earlier command is answered, as
 	// Chrome answers one session's commands in order.
-	seq   int64
-	open  map[int64]struct{}
-	later []deferred
+	seq      int64
+	open     map[int64]struct{}
+	later    []deferred
 	children map[string]*session // child sessions by session id
 	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
 	bindings []binding           // Runtime.addBinding the client added here
@@ -566,8 +566,7 @@ func (h *Hub) forward(r *req, domain string) {
 		if users != nil && len(users)-btoi(hasSession(users, s)) > 0 {
 			// another client still uses the domain: keep it on for them
 			delete(users, s)
-			delete(s.enabled, domain)
-			delete(s.replaying, domain)
+			delete(s.enabled, domain) // a replay still due goes out first, as in Chrome
 			s.afterEarlier(func() { r.ok(nil) })
 			return
 		}
@@ -793,8 +792,10 @@ func (h *Hub) settleRuntime(p *pending, errRaw []byte) {
 		// the waiter's own enable succeeded (that is when it waits): if the one it waited for
 		// failed, its own switched Runtime on, and the contexts Chrome announced for it are
 		// in the cache all the same
-		h.replay(w.s, "Runtime")
-		w.c.send(resultMsg(w.clientID, w.replySID, nil))
+		w.s.inOrder(w.n, func() {
+			h.replay(w.s, "Runtime")
+			w.c.send(resultMsg(w.clientID, w.replySID, nil))
+		})
 		w.s.answered(w.n)
 	}
 }

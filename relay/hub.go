@@ -463,8 +463,16 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 		c.send(rawErrorMsg(p.clientID, p.replySID, errRaw))
 		return
 	}
-	if _, ok := c.sessions[p.s.id]; ok && p.replay != "" && p.s.replaying[p.replay] {
-		h.replay(p.s, p.replay)
+	if p.replay != "" {
+		// the replay and the answer go out in the session's order, after its earlier commands'
+		s := p.s
+		s.inOrder(p.n, func() {
+			if _, ok := c.sessions[s.id]; ok && s.replaying[p.replay] {
+				h.replay(s, p.replay)
+			}
+			c.send(resultMsg(p.clientID, p.replySID, h.afterSuccess(p, result)))
+		})
+		return
 	}
 	if p.s != nil && p.target != nil {
 		result = h.afterSuccess(p, result)

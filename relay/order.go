@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -19,12 +20,20 @@ type deferred struct {
 
 // afterEarlier runs send once every command forwarded on s before now has been answered: at
 // once when none is open, else when the last of them is. Call with h.mu held.
-func (s *session) afterEarlier(send func()) {
-	if len(s.open) == 0 && len(s.later) == 0 {
-		send()
-		return
+func (s *session) afterEarlier(send func()) { s.inOrder(s.seq+1, send) }
+
+// inOrder runs send, the answer to the session's command number n, once the session's
+// commands before n are answered and the hub's own answers to them are sent. The extension
+// passes Chrome's answers on in Chrome's order; this keeps the answers the hub makes or
+// completes itself (replays) from overtaking them. Call with h.mu held.
+func (s *session) inOrder(n int64, send func()) {
+	d := deferred{after: n - 1, send: send}
+	i := len(s.later)
+	for i > 0 && s.later[i-1].after > d.after {
+		i--
 	}
-	s.later = append(s.later, deferred{after: s.seq, send: send})
+	s.later = slices.Insert(s.later, i, d)
+	s.flush()
 }
 
 // opened records a command forwarded on s and returns its number on the session.
@@ -41,6 +50,11 @@ func (s *session) answered(n int64) {
 		return
 	}
 	delete(s.open, n)
+	s.flush()
+}
+
+// flush sends the waiting answers whose earlier commands are all answered.
+func (s *session) flush() {
 	for len(s.later) > 0 {
 		d := s.later[0]
 		for o := range s.open {
