@@ -28,6 +28,7 @@ type diffClient struct {
 	sid  string
 
 	mu      sync.Mutex
+	raw     [][]byte // every message that is not an event
 	events  []diffEvent
 	answers map[int64]json.RawMessage
 	next    int64
@@ -63,6 +64,9 @@ func dialDiff(t *testing.T, ctx context.Context, wsURL string, header http.Heade
 				continue
 			}
 			c.mu.Lock()
+			if m.Method == "" {
+				c.raw = append(c.raw, b)
+			}
 			switch {
 			case m.ID != nil:
 				c.answers[*m.ID] = b

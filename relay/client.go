@@ -440,22 +440,31 @@ var undoTable = map[string]undo{
 func (c *Client) Handle(msg []byte) {
 	h := c.h
 	e, err := parseEnvelope(msg)
+	if err == nil && !json.Valid(msg) {
+		// parseEnvelope checks only what routing reads; Chrome refuses any invalid JSON, and
+		// the extension would fail on it later with a less useful error
+		err = errInvalidJSON
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c.closed {
 		return
 	}
 	if err != nil {
-		id, ok := recoverID(msg)
-		c.send(errorMsg(ok, id, "", codeParseError, "Message must be a valid JSON object: "+err.Error()))
+		c.send(malformedReply(msg, err))
 		return
 	}
+	// checked in Chrome's order, answered as Chrome answers (no sessionId on these)
 	if !e.hasID {
-		c.send(errorMsg(false, 0, e.sessionID, codeInvalidRequest, "Message must have integer 'id' property"))
+		c.send(errorMsg(false, 0, "", codeInvalidRequest, msgNoID))
 		return
 	}
 	if e.method == "" {
-		c.send(errorMsg(true, e.id, e.sessionID, codeInvalidRequest, "Message must have string 'method' property"))
+		c.send(errorMsg(true, e.id, "", codeInvalidRequest, msgNoMethod))
+		return
+	}
+	if len(e.params) > 0 && e.params[0] != '{' {
+		c.send(errorMsg(true, e.id, "", codeInvalidRequest, msgBadParams))
 		return
 	}
 	s := c.def
