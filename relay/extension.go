@@ -470,12 +470,25 @@ func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
 		Type     string `json:"type"`
 	}
 	_ = json.Unmarshal(info, &ti)
+	info = h.inContext(info)
 	t.childSeq++
 	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info, order: t.childSeq}
 	t.children[ext] = ch
 	for s := range t.bound[parentExt] {
 		h.autoAttachChild(s, ch)
 	}
+}
+
+// inContext returns a child's TargetInfo with the browserContextId of the tabs that hold it
+// (the relay's own id for the user's profile), as Chrome reports one context for a page and
+// its iframes and workers.
+func (h *Hub) inContext(info json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(info, &m) != nil {
+		return info
+	}
+	m["browserContextId"] = mustJSON(h.contextID)
+	return mustJSON(m)
 }
 
 // removeChild forgets a child target and tells the sessions attached to it.

@@ -311,3 +311,43 @@ func TestEventsOnlyForWhatTheSessionEnabled(t *testing.T) {
 		t.Fatalf("B after its Runtime.disable received %v, want %v", got, want)
 	}
 }
+
+// TestBrowserContextsAsChrome: Target.getBrowserContexts names the default context, and an
+// iframe target reports the same browserContextId as its page.
+func TestBrowserContextsAsChrome(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	if err := e.ext.AttachChild(tabA, "CHILD1", "FRAME1", "https://b.example/"); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client("/cdp")
+	var ctxs struct {
+		IDs     []string `json:"browserContextIds"`
+		Default string   `json:"defaultBrowserContextId"`
+	}
+	if err := c.Call(ctx(t), "", "Target.getBrowserContexts", nil, &ctxs); err != nil || ctxs.Default == "" || ctxs.IDs == nil {
+		t.Fatalf("Target.getBrowserContexts: %+v %v", ctxs, err)
+	}
+	var infos struct {
+		TargetInfos []struct {
+			Type             string `json:"type"`
+			BrowserContextID string `json:"browserContextId"`
+		} `json:"targetInfos"`
+	}
+	e.waitFor("the iframe listed", func() bool {
+		if err := c.Call(ctx(t), "", "Target.getTargets", nil, &infos); err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range infos.TargetInfos {
+			if ti.Type == "iframe" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, ti := range infos.TargetInfos {
+		if ti.Type != "browser" && ti.BrowserContextID != ctxs.Default {
+			t.Errorf("%s target in browser context %q, want the default %q", ti.Type, ti.BrowserContextID, ctxs.Default)
+		}
+	}
+}
