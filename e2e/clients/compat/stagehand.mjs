@@ -1,0 +1,1 @@
+import { notRunnable } from './harness.mjs'; notRunnable(['connect'], 'not written yet');
