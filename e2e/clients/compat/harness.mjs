@@ -23,7 +23,8 @@ export const S = {
   titleEval: 'title + evaluate',
   form: 'fill + click a form',
   screenshot: 'screenshot',
-  newPage: "open + close a page; the user's tab stays active",
+  newPage: "open + close a page; the user's tab stays",
+  activeAgain: "the user's tab is the active tab again after that",
   afterAgent: "after the agent's snapshot of the tab",
   browserContext: 'separate browser context',
   closeUserTab: "close the user's tab",
@@ -34,6 +35,9 @@ export const formResult = 'name=Ada+Lovelace';
 export const evalExpr = "6 * 7 + ' ' + location.hostname";
 export const evalWant = '42 127.0.0.1';
 export const title = 'Every input';
+/** Clears the form's name field and result (page-side JavaScript). */
+export const clearForm = "document.getElementById('result').textContent = document.querySelector('input[name=name]').value = ''";
+export const visible = 'document.visibilityState';
 
 /**
  * Asks the harness to have "the agent" (tabrelay's own, or the same snapshot code on Chrome) take
@@ -145,4 +149,34 @@ export async function runScenarios(list, reset) {
 export function notRunnable(names, why) {
   for (const n of names) console.log(JSON.stringify({ scenario: n, status: 'not runnable', error: why }));
   process.exit(0);
+}
+
+/**
+ * An MCP client (the official SDK's Client over stdio) for an MCP server started as `node script args`.
+ * @param {string} script path of the server's entry point
+ * @param {string[]} args
+ */
+export async function mcpClient(script, args) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [script, ...args], stderr: 'pipe', env: /** @type {Record<string,string>} */ (process.env) });
+  const client = new Client({ name: 'tabrelay-compat', version: '1' });
+  await client.connect(transport);
+  return {
+    /** @param {string} name @param {Record<string, unknown>} [a] */
+    async call(name, a = {}) {
+      const r = /** @type {any} */ (await client.callTool({ name, arguments: a }, undefined, { timeout: env.timeoutMs }));
+      const text = (r.content ?? []).filter((/** @type {any} */ c) => c.type === 'text').map((/** @type {any} */ c) => c.text).join('\n');
+      if (r.isError) throw new Error(`${name}: ${text.slice(0, 600)}`);
+      return { text, content: /** @type {any[]} */ (r.content ?? []) };
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The first line of text that contains all of needles. @param {string} text @param {string[]} needles */
+export function lineWith(text, needles) {
+  const line = text.split('\n').find((l) => needles.every((n) => l.includes(n)));
+  if (!line) throw new Error(`no line with ${needles.join(' + ')} in:\n${text.slice(0, 1500)}`);
+  return line;
 }

@@ -2,7 +2,7 @@
 // Playwright (playwright-core) as its docs show: chromium.connectOverCDP(http URL). On tabrelay
 // the URL carries the secret as the README shows (http://HOST:PORT/?token=…).
 import { chromium } from 'playwright-core';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, agentSnapshot } from './harness.mjs';
+import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, agentSnapshot, clearForm, visible } from './harness.mjs';
 
 /** @type {import('playwright-core').Browser | null} */
 let browser = null;
@@ -28,7 +28,7 @@ async function reset() {
 /** @param {import('playwright-core').Page} p @param {(s: string) => void} step */
 async function fillAndSubmit(p, step) {
   step('clear the result');
-  await p.evaluate(() => { const r = document.getElementById('result'); if (r) r.textContent = ''; });
+  await p.evaluate(clearForm);
   step('fill');
   await p.fill('input[name=name]', 'Ada Lovelace', { timeout: 8000 });
   step('click');
@@ -68,8 +68,12 @@ await runScenarios([
     step('close');
     await np.close();
     expect(!b.contexts()[0].pages().includes(np), 'the closed page is still in context.pages()');
-    step("the user's tab is visible again");
-    await waitFor(() => p.evaluate(() => document.visibilityState === 'visible'), "the user's tab is the visible (active) tab again");
+    step("the user's tab is still there");
+    expectEq(await p.title(), title, "the user's tab after the close");
+  } },
+  { name: S.activeAgain, run: async () => {
+    const p = await userPage();
+    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
   } },
   { name: S.afterAgent, run: async (step) => {
     step('disconnect');

@@ -2,7 +2,7 @@
 // Puppeteer (puppeteer-core) as its docs show: connect({browserURL, headers}) and
 // connect({browserWSEndpoint}), with defaultViewport: null so the user's window keeps its size.
 import puppeteer from 'puppeteer-core';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title } from './harness.mjs';
+import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, clearForm, visible } from './harness.mjs';
 
 /** @type {import('puppeteer-core').Browser | null} */
 let browser = null;
@@ -55,7 +55,7 @@ await runScenarios([
   { name: S.form, run: async (step) => {
     const p = await userPage();
     step('clear the result');
-    await p.evaluate(() => { const r = document.getElementById('result'); if (r) r.textContent = ''; });
+    await p.evaluate(clearForm);
     step('type');
     await p.locator('input[name=name]').fill('Ada Lovelace');
     step('click');
@@ -81,8 +81,12 @@ await runScenarios([
     step('pages after close');
     await waitFor(async () => !(await b.pages()).includes(np), 'the closed page is gone from browser.pages()');
     expect((await b.pages()).includes(p), "the user's tab is still among browser.pages()");
-    step("the user's tab is visible again");
-    await waitFor(() => p.evaluate(() => document.visibilityState === 'visible'), "the user's tab is the visible (active) tab again");
+    step("the user's tab is still there");
+    expectEq(await p.title(), title, "the user's tab after the close");
+  } },
+  { name: S.activeAgain, run: async () => {
+    const p = await userPage();
+    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
   } },
   { name: S.browserContext, refused: true, run: async (step) => {
     const b = await conn();
