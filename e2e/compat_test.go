@@ -125,6 +125,8 @@ type userTab struct {
 	TargetID string
 	URL      string
 	tab      browser.Tab // tabrelay only
+	// closeExtra closes the bystander tab opened next to it.
+	closeExtra func()
 }
 
 func (ep *compatEndpoint) port() string {
@@ -186,8 +188,10 @@ func compatClients() []compatClient {
 		nodeCompatClient("Playwright MCP", "playwright-mcp.mjs"),
 		nodeCompatClient("chrome-devtools-mcp", "chrome-devtools-mcp.mjs"),
 		nodeCompatClient("agent-browser", "agent-browser.mjs"),
-		nodeCompatClient("Stagehand", "stagehand.mjs"),
 		{name: "raw WebSocket", run: runRawCompat},
+		// last: a client that ends its session by closing the browser would take Chrome's
+		// reference endpoint with it
+		nodeCompatClient("Stagehand", "stagehand.mjs"),
 	}
 }
 
@@ -305,14 +309,14 @@ func tabrelayEndpoint(t *testing.T, ae *agentEnv) *compatEndpoint {
 			if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.update(%d, {active: true}).then(() => true)`, tab.TabID), &ok); err != nil {
 				t.Fatalf("bring the user's tab to the front: %v", err)
 			}
-			t.Cleanup(func() {
+			return userTab{TargetID: tab.TargetID, URL: u, tab: tab, closeExtra: func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				_ = e.b.CloseTab(ctx, by)
-			})
-			return userTab{TargetID: tab.TargetID, URL: u, tab: tab}
+			}}
 		},
 		closeUserTab: func(t *testing.T, tab userTab) {
+			tab.closeExtra()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if e.tabOpen(t, tab.tab) {
@@ -425,11 +429,13 @@ func startChromeEndpoint(t *testing.T, site interface{ URL(string) string }) *co
 		if err := call("Target.activateTarget", map[string]any{"targetId": user.TargetID}, nil); err != nil {
 			t.Fatalf("Chrome: bring the user's tab to the front: %v", err)
 		}
-		t.Cleanup(func() { _ = call("Target.closeTarget", map[string]any{"targetId": by.TargetID}, nil) })
 		waitChromeLoaded(t, ep.http, user.TargetID)
-		return userTab{TargetID: user.TargetID, URL: u}
+		return userTab{TargetID: user.TargetID, URL: u, closeExtra: func() {
+			_ = call("Target.closeTarget", map[string]any{"targetId": by.TargetID}, nil)
+		}}
 	}
 	ep.closeUserTab = func(t *testing.T, tab userTab) {
+		tab.closeExtra()
 		_ = call("Target.closeTarget", map[string]any{"targetId": tab.TargetID}, nil)
 	}
 	// What tabrelay's agent does for a snapshot, with the same package, on Chrome's endpoint.

@@ -7,7 +7,7 @@ import { env, S, runScenarios, expect, expectEq, waitFor, formResult, evalWant, 
 
 const require = createRequire(import.meta.url);
 const bin = path.join(path.dirname(require.resolve('chrome-devtools-mcp/package.json')), 'build', 'src', 'bin', 'chrome-devtools-mcp.js');
-const common = ['--no-usage-statistics', '--executablePath', env.chromePath];
+const common = ['--no-usage-statistics', '--no-performance-crux'];
 
 /** @type {Awaited<ReturnType<typeof mcpClient>> | null} */
 let mcp = null;
@@ -87,13 +87,13 @@ await runScenarios([
     const m = await selectUserPage();
     step('new_page');
     const list = (await m.call('new_page', { url: env.otherURL })).text;
-    const id = /(\d+):/.exec(lineWith(list, ['other.html']))?.[1];
+    const id = /(\d+):/.exec(lineWith(list, [env.otherURL + ' ']))?.[1];
     step('close_page');
     await m.call('close_page', { pageId: Number(id) });
     step("the user's page is still listed");
     const after = (await m.call('list_pages')).text;
     lineWith(after, [env.marker]);
-    expect(!after.includes(env.otherURL), `the closed page is still listed: ${after}`);
+    expect(!after.split('\n').some((l) => l.trim().endsWith(env.otherURL) || l.includes(env.otherURL + ' ')), `the closed page is still listed: ${after}`);
   } },
   { name: S.activeAgain, run: async () => {
     const m = await selectUserPage();

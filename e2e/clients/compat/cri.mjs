@@ -21,7 +21,8 @@ async function userTarget() {
   return t;
 }
 async function conn() {
-  if (!client) client = await CDP({ ...base(), local: true, target: (/** @type {any[]} */ ts) => ts.find((x) => x.type === 'page' && x.url.includes(env.marker)) });
+  // the target's own endpoint as /json/list gives it (on tabrelay it carries the secret)
+  if (!client) client = await CDP({ local: true, target: (await userTarget()).webSocketDebuggerUrl });
   return client;
 }
 async function reset() {
@@ -89,7 +90,7 @@ await runScenarios([
     const c = await conn();
     step('CDP.New');
     const nt = await CDP.New({ ...base(), url: env.otherURL });
-    const nc = await CDP({ ...base(), local: true, target: nt.webSocketDebuggerUrl });
+    const nc = await CDP({ local: true, target: nt.webSocketDebuggerUrl });
     step('the new page loads');
     await waitFor(async () => (await evaluate(nc, 'document.title')) === 'Other page', 'the new page loads');
     await nc.close();
