@@ -85,13 +85,13 @@ await runScenarios([
     step('tab new');
     await ab(['tab', 'new', env.otherURL]);
     const list = await ab(['tab', 'list']);
-    const id = /\[(t\d+)\]/.exec(lineWith(list, [`${env.otherURL} `]))?.[1];
+    const id = /\[(t\d+)\]/.exec(lineWith(list.split('\n').filter((l) => l.trimEnd().endsWith(`- ${env.otherURL}`)).join('\n'), [env.otherURL]))?.[1];
     step('tab close');
     await ab(['tab', 'close', /** @type {string} */ (id)]);
     step("the user's tab is still listed");
     const after = await ab(['tab', 'list']);
     lineWith(after, [env.marker]);
-    expect(!after.includes(`${env.otherURL} `), `the closed tab is still listed: ${after}`);
+    expect(!after.split('\n').some((l) => l.trimEnd().endsWith(`- ${env.otherURL}`)), `the closed tab is still listed: ${after}`);
   } },
   { name: S.activeAgain, run: async () => {
     await selectUserTab();

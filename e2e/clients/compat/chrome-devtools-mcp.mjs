@@ -11,6 +11,8 @@ const common = ['--no-usage-statistics', '--no-performance-crux'];
 
 /** @type {Awaited<ReturnType<typeof mcpClient>> | null} */
 let mcp = null;
+/** The user's page id (this version's page tools take a pageId). */
+let pageId = 0;
 async function conn() {
   if (!mcp) {
     const args = ['--wsEndpoint', env.ws];
@@ -29,12 +31,13 @@ async function selectUserPage() {
   const list = (await m.call('list_pages')).text;
   const id = /(\d+):/.exec(lineWith(list, [env.marker]))?.[1];
   expect(id !== undefined, `no page id in ${list}`);
-  await m.call('select_page', { pageId: Number(id) });
+  pageId = Number(id);
+  await m.call('select_page', { pageId });
   return m;
 }
 /** @param {Awaited<ReturnType<typeof mcpClient>>} m @param {string} fn */
 async function evaluate(m, fn) {
-  const t = (await m.call('evaluate_script', { function: fn })).text;
+  const t = (await m.call('evaluate_script', { function: fn, pageId })).text;
   const json = /```json\s*\n([\s\S]*?)\n```/.exec(t)?.[1];
   return json !== undefined ? JSON.parse(json) : t;
 }
@@ -66,34 +69,34 @@ await runScenarios([
     step('clear the form');
     await evaluate(m, `() => (${clearForm}, 'ok')`);
     step('take_snapshot');
-    const snap = (await m.call('take_snapshot')).text;
+    const snap = (await m.call('take_snapshot', { pageId })).text;
     const nameUid = /uid=([\w_]+)/.exec(lineWith(snap, ['textbox "Full name"']))?.[1];
     const submitUid = /uid=([\w_]+)/.exec(lineWith(snap, ['button "Create account"']))?.[1];
     expect(!!nameUid && !!submitUid, 'uids of the name field and the submit button');
     step('fill by uid');
-    await m.call('fill', { uid: nameUid, value: 'Ada Lovelace' });
+    await m.call('fill', { uid: nameUid, value: 'Ada Lovelace', pageId });
     step('click by uid');
-    await m.call('click', { uid: submitUid });
+    await m.call('click', { uid: submitUid, pageId });
     step('result');
     await waitFor(async () => String(await evaluate(m, "() => document.getElementById('result').textContent")).startsWith(formResult), 'the form result');
   } },
   { name: S.screenshot, run: async (step) => {
     const m = await selectUserPage();
     step('take_screenshot');
-    const r = await m.call('take_screenshot', {});
+    const r = await m.call('take_screenshot', { pageId });
     expect(r.content.some((c) => c.type === 'image' && c.data?.length > 1000), `no image in the answer: ${r.text.slice(0, 300)}`);
   } },
   { name: S.newPage, run: async (step) => {
     const m = await selectUserPage();
     step('new_page');
     const list = (await m.call('new_page', { url: env.otherURL })).text;
-    const id = /(\d+):/.exec(lineWith(list, [env.otherURL + ' ']))?.[1];
+    const id = /(\d+):/.exec(lineWith(list, [`(${env.otherURL})`]))?.[1];
     step('close_page');
     await m.call('close_page', { pageId: Number(id) });
     step("the user's page is still listed");
     const after = (await m.call('list_pages')).text;
     lineWith(after, [env.marker]);
-    expect(!after.split('\n').some((l) => l.trim().endsWith(env.otherURL) || l.includes(env.otherURL + ' ')), `the closed page is still listed: ${after}`);
+    expect(!after.includes(`(${env.otherURL})`), `the closed page is still listed: ${after}`);
   } },
   { name: S.activeAgain, run: async () => {
     const m = await selectUserPage();
