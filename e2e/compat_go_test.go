@@ -34,6 +34,9 @@ const (
 	compatFormWant  = "name=Ada+Lovelace"
 	compatClearForm = "document.getElementById('result').textContent = document.querySelector('input[name=name]').value = ''"
 	compatVisible   = "document.visibilityState"
+	// compatActiveWait is how long the user's tab gets to come back in front after a close (the
+	// Node clients wait as long: harness.mjs waitFor).
+	compatActiveWait = 8 * time.Second
 )
 
 func wantEq(what string, got, want any) error {
@@ -239,6 +242,8 @@ func runRodCompat(t *testing.T, ep *compatEndpoint, _ string) []compatResult {
 		if err != nil {
 			return err
 		}
+		ctx, cancel := context.WithTimeout(ctx, compatActiveWait)
+		defer cancel()
 		return pollUntil(ctx, "the user's tab is the visible (active) tab again", func() (bool, error) {
 			v, err := eval(up, compatVisible)
 			return v == "visible", err
@@ -427,6 +432,8 @@ func runChromedpCompat(t *testing.T, ep *compatEndpoint, _ string) []compatResul
 		if err != nil {
 			return err
 		}
+		ctx, cancel := context.WithTimeout(ctx, compatActiveWait)
+		defer cancel()
 		return pollUntil(ctx, "the user's tab is the visible (active) tab again", func() (bool, error) {
 			v, err := runAction(ctx, utc, chromedp.Evaluate[string](compatVisible))
 			return v == "visible", err
@@ -879,6 +886,8 @@ func runRawCompat(t *testing.T, ep *compatEndpoint, _ string) []compatResult {
 		if err != nil {
 			return err
 		}
+		ctx, cancel := context.WithTimeout(ctx, compatActiveWait)
+		defer cancel()
 		return pollUntil(ctx, "the user's tab is the visible (active) tab again", func() (bool, error) {
 			v, err := r.eval(ctx, usid, compatVisible)
 			return v == "visible", err
