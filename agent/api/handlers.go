@@ -364,7 +364,7 @@ func (a *Agent) needsModel(err error) *httpError {
 type CommandResponse struct {
 	*task.Task
 	// FastPath is true when the command ran without the model.
-	FastPath bool `json:"fast_path"`
+	FastPath bool `json:"fastPath"`
 	// Skill is the skill the command named and ran (replayed with no model call unless a step
 	// no longer fit the page).
 	Skill string `json:"skill,omitempty"`
@@ -507,7 +507,7 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 	}
 	if t != nil {
 		c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
-		return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tab_id": t.TabID, "skill": skill})
+		return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tabId": t.TabID, "skill": skill})
 	}
 	t, err := a.runner.Start(c.Request().Context(), req.Goal, tab)
 	if err != nil {
@@ -520,7 +520,7 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 		return errorf(http.StatusInternalServerError, "starting the task: %v", err)
 	}
 	c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
-	return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tab_id": t.TabID})
+	return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tabId": t.TabID})
 }
 
 // TaskList is the answer of GET /api/tasks.
@@ -531,7 +531,7 @@ type TaskList struct {
 	Limit  int `json:"limit"`
 	Offset int `json:"offset"`
 	// NextOffset is the offset of the next page, 0 when this page is the last.
-	NextOffset int `json:"next_offset,omitempty"`
+	NextOffset int `json:"nextOffset,omitempty"`
 }
 
 func (a *Agent) listTasks(c echo.Context) *httpError {
