@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/skills"
@@ -55,7 +56,7 @@ func TestSkillsCommand(t *testing.T) {
 	page := &greeter{}
 	svc := skills.New(skills.Options{Dir: filepath.Join(home, "skills"), Browser: page})
 	e := echo.New()
-	skills.Register(e.Group("/api"), svc)
+	api.Register(e.Group("/api"), api.Services{Skills: svc})
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 	addr := strings.TrimPrefix(ts.URL, "http://")
