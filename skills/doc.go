@@ -87,7 +87,7 @@
 //		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
 //		Runner:  ag.Runner(), Store: ag.Store(), Model: model, Log: log,
 //	})
-//	skills.Register(srv.API(), sk)
 //	ag.UseSkills(sk) // tasks offer the skill tools; /api/command runs a named skill directly
+//	api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: vs}) // the HTTP routes
 //	defer sk.Close(context.Background()) // before ag.Close: removes capture scripts from tabs
 package skills
