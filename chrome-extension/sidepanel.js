@@ -18,7 +18,7 @@ const el = (/** @type {string} */ tag, /** @type {string} */ cls = '', /** @type
 
 /** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
 /** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
-/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, created_at?: string, prose?: string, spoken?: boolean}} Task */
+/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean}} Task */
 
 const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
@@ -244,7 +244,7 @@ async function submit(text, opts = {}) {
   try {
     // wait: false answers at once with the new task; the live view follows its events
     const res = await api('POST', '/api/command', { body: { text, tab: state.targetId, wait: false, approve: !!opts.approve }, timeout: 15000 });
-    if (opts.spoken) state.voiceLog.push({ event: 'command-started', at: Date.now(), fastPath: !!res.fast_path, skill: res.skill || '', sentAt });
+    if (opts.spoken) state.voiceLog.push({ event: 'command-started', at: Date.now(), fastPath: !!res.fastPath, skill: res.skill || '', sentAt });
     attach(res);
     return res;
   } catch (e) {
@@ -838,7 +838,7 @@ async function loadRecent() {
     const goal = el('div', '', t.goal);
     goal.style.cursor = 'pointer';
     goal.addEventListener('click', () => attach(t));
-    li.append(goal, el('div', 'meta', `${t.status} · ${new Date(t.created_at).toLocaleTimeString()}`));
+    li.append(goal, el('div', 'meta', `${t.status} · ${new Date(t.createdAt).toLocaleTimeString()}`));
     for (const [fmt, label] of /** @type {const} */ ([['json', 'JSON'], ['csv', 'CSV'], ['markdown', 'Markdown']])) {
       const a = /** @type {HTMLAnchorElement} */ (el('a', '', label));
       a.href = '#';

@@ -21,7 +21,7 @@ var _ api.Skills = (*skills.Service)(nil)
 // commandAnswer is the answer of POST /api/command decoded with the fields the tests read.
 type commandAnswer struct {
 	task.Task
-	FastPath bool   `json:"fast_path"`
+	FastPath bool   `json:"fastPath"`
 	Skill    string `json:"skill"`
 }
 
@@ -117,8 +117,8 @@ func TestAgentSkills(t *testing.T) {
 			if got, _ := m["skill"].(string); got != c.skill {
 				t.Errorf("skill %q, want %q", got, c.skill)
 			}
-			if fp, ok := m["fast_path"].(bool); ok && fp != c.wantFP {
-				t.Errorf("fast_path %v", fp)
+			if fp, ok := m["fastPath"].(bool); ok && fp != c.wantFP {
+				t.Errorf("fastPath %v", fp)
 			}
 			ev := answerOf(t, ae, id)
 			if ev.Status != task.StatusSucceeded || ev.Error != "" {

@@ -305,13 +305,13 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 		r := ae.call(t, http.MethodPost, "/api/command", map[string]any{"text": c.cmd})
 		took := time.Since(start)
 		res := r.JSON(t)
-		if r.Status != http.StatusOK || res["fast_path"] != true || res["status"] != "succeeded" {
-			t.Errorf("%q: HTTP %d fast_path=%v status=%v error=%v", c.cmd, r.Status, res["fast_path"], res["status"], res["error"])
+		if r.Status != http.StatusOK || res["fastPath"] != true || res["status"] != "succeeded" {
+			t.Errorf("%q: HTTP %d fastPath=%v status=%v error=%v", c.cmd, r.Status, res["fastPath"], res["status"], res["error"])
 			return res, false
 		}
 		lat = append(lat, took)
 		if steps, _ := res["steps"].([]any); len(steps) > 0 {
-			ms, _ := steps[len(steps)-1].(map[string]any)["duration_ms"].(float64)
+			ms, _ := steps[len(steps)-1].(map[string]any)["durationMs"].(float64)
 			stepLat = append(stepLat, time.Duration(ms)*time.Millisecond)
 		}
 		return res, true

@@ -28,7 +28,7 @@ import (
 )
 
 // skillsEnv is the agent environment with the skills service on the agent's own action
-// service, task runner and task store, served by skills.Register on an echo group.
+// service, task runner and task store, served by the API package (api.Register) on an echo group.
 type skillsEnv struct {
 	*agentEnv
 	svc *skills.Service
@@ -58,7 +58,7 @@ func startSkillsEnv(t *testing.T, model *llmtest.Server) *skillsEnv {
 	}
 	svc := skills.New(so)
 	e := echo.New()
-	skills.Register(e.Group("/api"), svc)
+	api.Register(e.Group("/api"), api.Services{Skills: svc})
 	ts := httptest.NewServer(e)
 	t.Cleanup(ts.Close)
 	return &skillsEnv{agentEnv: ae, svc: svc, api: ts}
@@ -226,17 +226,17 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	}
 
 	// Save through the API, then it is listed.
-	if r := se.skillsCall(t, http.MethodPut, "/skills/"+name, skills.SaveRequest{Markdown: draft.Markdown}); r.Status != http.StatusOK {
+	if r := se.skillsCall(t, http.MethodPut, "/skills/"+name, api.SkillSave{Markdown: draft.Markdown}); r.Status != http.StatusOK {
 		t.Fatalf("save: HTTP %d %s", r.Status, r.Body)
 	}
-	var list skills.List
+	var list api.SkillList
 	_ = json.Unmarshal(se.skillsCall(t, http.MethodGet, "/skills?q=add+a+contact&url="+page, nil).Body, &list)
 	if len(list.Skills) == 0 || list.Skills[0].Name != name {
 		t.Fatalf("ranked list for the request: %+v", list.Skills)
 	}
 	// without a page URL (the CLI's `skills list --q` without --url) the recorded, site-specific
 	// skill is found too: no URL filters nothing
-	list = skills.List{}
+	list = api.SkillList{}
 	_ = json.Unmarshal(se.skillsCall(t, http.MethodGet, "/skills?q=add+a+contact", nil).Body, &list)
 	if len(list.Skills) == 0 || list.Skills[0].Name != name {
 		t.Errorf("ranked list for the request without a page URL: %+v", list.Skills)
@@ -324,7 +324,7 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("---\nname: broken\ndescription: d\n---\n```steps\n- do: click\n  target: button \"Go\"\n- do: teleport\n```\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	list = skills.List{}
+	list = api.SkillList{}
 	_ = json.Unmarshal(se.skillsCall(t, http.MethodGet, "/skills", nil).Body, &list)
 	if len(list.Problems) != 1 || list.Problems[0].Line != 8 || !strings.Contains(list.Problems[0].Error(), bad+":8: ") || !strings.Contains(list.Problems[0].Reason, "teleport") {
 		t.Fatalf("problems: %+v", list.Problems)
@@ -463,7 +463,7 @@ func TestSkillsRecordNavigation(t *testing.T) {
 	if st.Do != "type" || !st.Submit || st.Text != "{{search_contacts}}" || st.Expect == nil || st.Expect.URL != "/skills/results.html" {
 		t.Fatalf("first step %+v (expect %+v)", st, st.Expect)
 	}
-	if r := se.skillsCall(t, http.MethodPut, "/skills/"+d.Skill.Name, skills.SaveRequest{Markdown: d.Markdown}); r.Status != http.StatusOK {
+	if r := se.skillsCall(t, http.MethodPut, "/skills/"+d.Skill.Name, api.SkillSave{Markdown: d.Markdown}); r.Status != http.StatusOK {
 		t.Fatalf("save: HTTP %d %s", r.Status, r.Body)
 	}
 	u.open(page)

@@ -69,7 +69,8 @@
 // configured. [Service.StartRecording] and [Service.StopRecording] learn a skill by watching a
 // shared tab: a click's effect is checked on replay, as the URL it led to (expect: url:) or as
 // the short text a status, alert or live region showed just after it (expect: text:, with the
-// typed values as their parameters). [Register] serves all of it under /api/skills; [Service.Tools] and
+// typed values as their parameters). The HTTP API (agent/api) serves all of it under
+// /api/skills through these methods; [Service.Tools] and
 // [Service.CallTool] offer list_skills, read_skill and run_skill to a model (the Service is the
 // agent's task.Toolbox), and [Service.StartNamed] starts, in the background, the skill a
 // request plainly names ("run site-search for mugs") for the agent's /api/command. With the
@@ -86,7 +87,7 @@
 //		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
 //		Runner:  ag.Runner(), Store: ag.Store(), Model: model, Log: log,
 //	})
-//	skills.Register(srv.API(), sk)
 //	ag.UseSkills(sk) // tasks offer the skill tools; /api/command runs a named skill directly
+//	api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: vs}) // the HTTP routes
 //	defer sk.Close(context.Background()) // before ag.Close: removes capture scripts from tabs
 package skills

@@ -159,8 +159,7 @@ type MissingParamsError struct {
 	How string
 }
 
-// MissingParams returns the names of the missing parameters (for callers that cannot name
-// this type, such as the agent's HTTP API).
+// MissingParams returns the names of the missing parameters.
 func (e *MissingParamsError) MissingParams() []string {
 	names := make([]string, len(e.Missing))
 	for i, p := range e.Missing {

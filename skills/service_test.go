@@ -3,13 +3,9 @@ package skills
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
@@ -92,53 +88,5 @@ func TestParamsFromRequestByModel(t *testing.T) {
 	}
 	if res.ModelCalls != 1 || tk.Usage.LLMCalls != 1 {
 		t.Errorf("model calls counted: result %d, task %d; the model served %d", res.ModelCalls, tk.Usage.LLMCalls, srv.Calls())
-	}
-}
-
-func TestHTTPErrors(t *testing.T) {
-	s, _ := newTestService(t, newContacts(), nil)
-	e := echo.New()
-	Register(e.Group("/api"), s)
-	ts := httptest.NewServer(e)
-	defer ts.Close()
-	do := func(method, path, ctype, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, ts.URL+"/api"+path, strings.NewReader(body))
-		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp.StatusCode, m
-	}
-	cases := []struct {
-		method, path, ctype, body string
-		status                    int
-		has                       string
-	}{
-		{"GET", "/skills/nope", "", "", 404, "skill not found"},
-		{"PUT", "/skills/x", "text/markdown", "---\nname: x\n---\n", 422, ":2: description"},
-		{"PUT", "/skills/x", "application/json", `{"markdown": 5}`, 400, "the body must be"},
-		{"PUT", "/skills/x", "text/markdown", "---\nname: x\ndescription: d\n---\n", 200, ""},
-		{"DELETE", "/skills/site-search", "", "", 403, "built in"},
-		{"DELETE", "/skills/x", "", "", 204, ""},
-		{"POST", "/skills/add-contact/run", "application/json", `{"params": {}}`, 400, "needs a required parameter"},
-		{"POST", "/skills/add-contact/run", "application/json", `{"params": [1]}`, 400, "the body must be"},
-		{"POST", "/skills/record/start", "application/json", `{}`, 400, "recording needs"},
-		{"POST", "/skills/record/stop", "application/json", `{"tab": "t9"}`, 409, "no recording in progress"},
-	}
-	for _, c := range cases {
-		status, body := do(c.method, c.path, c.ctype, c.body)
-		if status != c.status || (c.has != "" && !strings.Contains(body["error"].(string), c.has)) {
-			t.Errorf("%s %s: HTTP %d %v; want %d with %q", c.method, c.path, status, body, c.status, c.has)
-		}
-	}
-	status, body := do("POST", "/skills/add-contact/run", "application/json", `{"params": {}}`)
-	if status != 400 || body["missing"] == nil {
-		t.Errorf("missing list absent: %v", body)
 	}
 }

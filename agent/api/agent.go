@@ -1,23 +1,32 @@
-// Package api wires tabrelay's in-process agent to a relay server and serves it over HTTP under
-// /api: tabs, snapshots, actions and screenshots of shared tabs, commands (fast path first,
-// the model next) and tasks with live Server-Sent Events, confirmation and reports (the routes
-// are listed on [Agent.Register]). With a skills service hooked in ([Agent.UseSkills]), tasks
-// offer its tools to the model and a command that names a skill runs it directly.
+// Package api is tabrelay's HTTP API: every route under /api (tabs, snapshots, actions and
+// screenshots of shared tabs; commands and tasks with live Server-Sent Events, confirmation and
+// reports; skills; voice) is served here and only here, with one error shape
+// ({"error": "…", …details}, [ErrorBody]), one JSON casing (camelCase) and one request decoder
+// that refuses unknown fields (internal/reqbody). API.md beside this file lists every route
+// with its request and answer shapes; a test fails when a registered route is missing from it
+// or it lists one that does not exist.
 //
-// The agent is one more client of the relay hub, connected through the hub's in-process pipe
-// (relay.Hub.Pipe): it sees exactly what any CDP client sees, the tabs the user shared.
+// The package also holds the in-process agent ([Agent]): one more client of the relay hub,
+// connected through the hub's in-process pipe (relay.Hub.Pipe), so it sees exactly what any
+// CDP client sees, the tabs the user shared; GET /api/tabs lists them through that same
+// connection. The skills and voice services stay in their packages and are served through
+// their Go methods.
 //
 //	srv, _ := relay.NewServer(opts)
 //	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model})
-//	ag.Register(srv.API())
+//	sk := skills.New(skills.Options{Runner: ag.Runner(), …})
+//	ag.UseSkills(sk)
+//	for route, n := range api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: voice.New(vopts)}) {
+//		srv.AllowBody(route, n)
+//	}
 //	_ = srv.Start(ctx)
 //	defer ag.Close()
 //
-// Every error is JSON, {"error": "…"}, with a 4xx status for bad input: 400 for malformed
-// requests, unknown action kinds (listing the valid ones), missing text or unknown refs, 404
-// for unknown tabs and tasks (naming the id), 409 for stale refs or tasks not in the right
-// state, 422 for actions the page refused, and 503 when a language model is needed but none is
-// configured (with the text saying how to configure one).
+// Errors use 4xx statuses for bad input: 400 for malformed requests, unknown action kinds
+// (listing the valid ones), missing text or unknown refs, 404 for unknown tabs, tasks and
+// skills (naming the id), 409 for stale refs or tasks not in the right state, 422 for actions
+// the page refused, and 503 when a language model is needed but none is configured (with the
+// text saying how to configure one) or a voice engine is missing.
 package api
 
 import (
@@ -77,7 +86,6 @@ type Options struct {
 // Agent is the in-process agent of one relay server: its hub connection, the action service,
 // the task runner and the task store.
 type Agent struct {
-	hub    *relay.Hub
 	client *cdpclient.Client
 	svc    *actions.Service
 	runner *task.Runner
@@ -99,7 +107,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	if opts.CommandWait <= 0 {
 		opts.CommandWait = 10 * time.Second
 	}
-	a = &Agent{hub: hub, opts: opts, log: opts.Log}
+	a = &Agent{opts: opts, log: opts.Log}
 	defer func() {
 		if err != nil {
 			_ = a.Close()
@@ -143,17 +151,16 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	return a, nil
 }
 
-// Skills is the skills service as the agent uses it; *skills.Service satisfies it (package
-// skills builds on this one, so the agent names only what it needs).
+// Skills is the skills service as the agent uses it; *skills.Service satisfies it.
 type Skills interface {
 	// Toolbox offers list_skills, read_skill and run_skill to the model in every task.
 	task.Toolbox
 	// StartNamed starts the skill that request plainly names, when one applies to the page at
 	// pageURL, on tab, and returns its task at once (one of the runner's tasks: Wait, Cancel
 	// and the task's events work as for any task). ok is false, with nothing done, when the
-	// request names no skill for the page. An error refuses the run before anything happens;
-	// errors with a MissingParams() []string method answer 400 listing the missing parameters,
-	// errors with a ConfirmSteps() []string method answer 409 listing the steps approve allows.
+	// request names no skill for the page. An error refuses the run before anything happens:
+	// a *skills.MissingParamsError answers 400 listing the missing parameters, a
+	// *skills.ConfirmationError 409 listing the steps approve allows.
 	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
 }
 

@@ -17,101 +17,19 @@ import (
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
-	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/internal/reqbody"
-	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// ErrorBody is the JSON body of every error answer.
-type ErrorBody struct {
-	// Error says what went wrong and what to do.
-	Error string `json:"error"`
-	// Tab is the tab id the error is about, if any.
-	Tab string `json:"tab,omitempty"`
-	// Task is the task id the error is about, if any.
-	Task string `json:"task,omitempty"`
-	// Kinds lists the valid action kinds (for a bad or missing kind).
-	Kinds []string `json:"kinds,omitempty"`
-	// NeedsModel is true when the request needs a language model and none is configured.
-	NeedsModel bool `json:"needsModel,omitempty"`
-	// Missing names the required parameters a skill the request named still needs.
-	Missing []string `json:"missing,omitempty"`
-	// Confirm lists the steps of a named skill that need approval ("approve": true runs them).
-	Confirm []string `json:"confirm,omitempty"`
-	// Skill names the skill the request named, with Confirm.
-	Skill string `json:"skill,omitempty"`
-}
-
-// httpError is an error with its HTTP status and JSON body.
-type httpError struct {
-	code int
-	body ErrorBody
-}
-
-func (e *httpError) Error() string { return e.body.Error }
-
-func errorf(code int, format string, args ...any) *httpError {
-	return &httpError{code: code, body: ErrorBody{Error: fmt.Sprintf(format, args...)}}
-}
-
-// handle adapts a handler returning *httpError to echo, writing errors as JSON.
-func handle(fn func(c echo.Context) *httpError) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if he := fn(c); he != nil {
-			if c.Response().Committed {
-				return nil
-			}
-			return c.JSON(he.code, he.body)
-		}
-		return nil
-	}
-}
-
-// Register adds the agent's routes to g (the relay's authenticated /api group):
-//
-//	GET  /tabs                  the shared tabs
-//	GET  /snapshot              role outline of a tab (?tab=&interactive=&full=&maxChars=&maxDepth=&scope=&frame=&format=text|json)
-//	POST /act                   one action {"tab": "...", "action": {"kind": "click", "ref": "e3"}}
-//	GET  /screenshot            PNG or JPEG (?tab=&ref=&fullPage=&labels=&format=)
-//	POST /command               {"text": "click sign in", "tab": "...", "wait": true, "approve": false}
-//	POST /tasks                 {"goal": "find the cheapest kettle", "tab": "...", "approve": false} → 202 {"id", ...}
-//	GET  /tasks                 recent tasks (?limit=&offset=)
-//	GET  /tasks/{id}            one task with its plan and steps
-//	GET  /tasks/{id}/events     Server-Sent Events: the task, then live events until its answer
-//	POST /tasks/{id}/cancel     stop a task
-//	POST /tasks/{id}/confirm    answer a step waiting for confirmation {"stepId": "s3", "approve": true}
-//	GET  /tasks/{id}/report     the task as ?format=json, csv or markdown
-//
-// POST /command runs the text as a task: a skill it plainly names first ("run site-search for
-// mugs", when skills are hooked in with UseSkills and the skill applies to the tab's page), a
-// simple command through the fast path next, else a task of the model. It waits up to
-// Options.CommandWait for the task to end and answers 200 with the ended task, or 202 with the
-// task so far. With ?wait=0 (or "wait": false in the body) it answers 202 with the new task
-// (its "id", and Location: /api/tasks/{id}) at once, without waiting: follow
-// /api/tasks/{id}/events. POST /tasks runs a named skill the same way, else starts a task of
-// the model. A named skill missing a required parameter answers 400 with "missing" (the names,
-// to give in the request as name=value); one with steps that need approval answers 409 with
-// "confirm" (send "approve": true to run them).
-func (a *Agent) Register(g *echo.Group) {
-	g.GET("/tabs", handle(a.getTabs))
-	g.GET("/snapshot", handle(a.getSnapshot))
-	g.POST("/act", handle(a.postAct))
-	g.GET("/screenshot", handle(a.getScreenshot))
-	g.POST("/command", handle(a.postCommand))
-	g.POST("/tasks", handle(a.postTask))
-	g.GET("/tasks", handle(a.listTasks))
-	g.GET("/tasks/:id", handle(a.getTask))
-	g.GET("/tasks/:id/events", handle(a.taskEvents))
-	g.POST("/tasks/:id/cancel", handle(a.cancelTask))
-	g.POST("/tasks/:id/confirm", handle(a.confirmTask))
-	g.GET("/tasks/:id/report", handle(a.taskReport))
-}
-
 // resolveTab returns the shared tab named (after checking it is shared) or, when none is
-// named, the tab the user most recently shared or focused.
-func (a *Agent) resolveTab(name string) (string, *httpError) {
-	tabs := a.hub.Tabs()
+// named, the first shared tab: the one the user most recently shared or focused. It lists the
+// tabs through the agent's own connection to the relay (Target.getTargets), as any CDP client
+// sees them.
+func (a *Agent) resolveTab(ctx context.Context, name string) (string, *httpError) {
+	tabs, err := a.svc.Tabs(ctx)
+	if err != nil {
+		return "", actionError(err, name)
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		if len(tabs) == 0 {
@@ -127,49 +45,6 @@ func (a *Agent) resolveTab(name string) (string, *httpError) {
 	he := errorf(http.StatusNotFound, "tab %q is not a shared tab (GET /api/tabs or `tabrelay tabs` lists them)", name)
 	he.body.Tab = name
 	return "", he
-}
-
-// actionError turns an error of the action service into an HTTP error.
-func actionError(err error, tab string) *httpError {
-	code := http.StatusUnprocessableEntity
-	switch {
-	case errors.Is(err, actions.ErrNoTab):
-		code = http.StatusNotFound
-	case errors.Is(err, snapshot.ErrUnknownRef):
-		code = http.StatusBadRequest
-	case errors.Is(err, snapshot.ErrGone):
-		code = http.StatusConflict
-	case errors.Is(err, context.DeadlineExceeded):
-		code = http.StatusGatewayTimeout
-	case errors.Is(err, cdpclient.ErrClosed):
-		code = http.StatusServiceUnavailable
-	}
-	he := errorf(code, "%v", err)
-	he.body.Tab = tab
-	return he
-}
-
-// readJSON decodes the request body into a map of raw fields (within reqbody.Default: actions
-// and goals are small).
-func readJSON(c echo.Context, example string) (map[string]json.RawMessage, *httpError) {
-	var m map[string]json.RawMessage
-	err := reqbody.JSON(c.Request(), reqbody.Default, &m)
-	switch {
-	case errors.Is(err, reqbody.ErrEmpty):
-		return nil, errorf(http.StatusBadRequest, "send a JSON object, e.g. %s", example)
-	case reqbody.Status(err) == http.StatusRequestEntityTooLarge:
-		return nil, errorf(http.StatusRequestEntityTooLarge, "%v; send e.g. %s", err, example)
-	case err != nil:
-		return nil, errorf(http.StatusBadRequest, "the body is not a JSON object (%v); send e.g. %s", err, example)
-	}
-	return m, nil
-}
-
-// decodeStrict decodes raw into v, refusing unknown fields.
-func decodeStrict(raw []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
 }
 
 func queryBool(c echo.Context, name string) (bool, *httpError) {
@@ -196,19 +71,22 @@ func queryInt(c echo.Context, name string, def, minV, maxV int) (int, *httpError
 	return n, nil
 }
 
-func (a *Agent) getTabs(c echo.Context) *httpError {
-	tabs := a.hub.Tabs()
-	if tabs == nil {
-		tabs = []relay.TabInfo{}
-	}
-	return jsonOK(c, http.StatusOK, map[string]any{"tabs": tabs})
+// TabList is the answer of GET /api/tabs.
+type TabList struct {
+	// Tabs are the shared tabs, the one the user most recently shared or focused first (the
+	// tab requests use when they name none).
+	Tabs []actions.TabInfo `json:"tabs"`
 }
 
-func jsonOK(c echo.Context, code int, v any) *httpError {
-	if err := c.JSON(code, v); err != nil {
-		return errorf(http.StatusInternalServerError, "writing the answer: %v", err)
+func (a *Agent) getTabs(c echo.Context) *httpError {
+	tabs, err := a.svc.Tabs(c.Request().Context())
+	if err != nil {
+		return actionError(err, "")
 	}
-	return nil
+	if tabs == nil {
+		tabs = []actions.TabInfo{}
+	}
+	return jsonOK(c, http.StatusOK, TabList{Tabs: tabs})
 }
 
 func (a *Agent) getSnapshot(c echo.Context) *httpError {
@@ -231,7 +109,7 @@ func (a *Agent) getSnapshot(c echo.Context) *httpError {
 	if format != "" && format != "text" && format != "json" {
 		return errorf(http.StatusBadRequest, "format=%q: use text (the default) or json", format)
 	}
-	tab, he := a.resolveTab(c.QueryParam("tab"))
+	tab, he := a.resolveTab(c.Request().Context(), c.QueryParam("tab"))
 	if he != nil {
 		return he
 	}
@@ -253,8 +131,8 @@ func (a *Agent) getSnapshot(c echo.Context) *httpError {
 const actExample = `{"tab":"<targetId>","action":{"kind":"click","ref":"e3"}} or {"kind":"click","ref":"e3"} with ?tab=`
 
 func (a *Agent) postAct(c echo.Context) *httpError {
-	m, he := readJSON(c, actExample)
-	if he != nil {
+	var m map[string]json.RawMessage
+	if he := decode(c, reqbody.Default, &m, "action", actExample, false); he != nil {
 		return he
 	}
 	tabName := c.QueryParam("tab")
@@ -279,7 +157,7 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 		return errorf(http.StatusBadRequest, "\"action\" must be a JSON object, e.g. %s", actExample)
 	}
 	var act actions.Action
-	if err := decodeStrict(rawAction, &act); err != nil {
+	if err := reqbody.Decode(rawAction, &act); err != nil {
 		return errorf(http.StatusBadRequest, "bad action: %v (see the fields in `go doc agent/actions`)", err)
 	}
 	if err := act.Validate(); err != nil {
@@ -292,7 +170,7 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	if _, ok := fields["text"]; act.Kind == "type" && !ok {
 		return errorf(http.StatusBadRequest, "bad action: type needs text (send \"text\":\"\" to clear the field)")
 	}
-	tab, he := a.resolveTab(tabName)
+	tab, he := a.resolveTab(c.Request().Context(), tabName)
 	if he != nil {
 		return he
 	}
@@ -326,7 +204,7 @@ func (a *Agent) getScreenshot(c echo.Context) *httpError {
 	if err := act.Validate(); err != nil {
 		return errorf(http.StatusBadRequest, "bad screenshot request: %v", err)
 	}
-	tab, he := a.resolveTab(c.QueryParam("tab"))
+	tab, he := a.resolveTab(c.Request().Context(), c.QueryParam("tab"))
 	if he != nil {
 		return he
 	}
@@ -339,10 +217,7 @@ func (a *Agent) getScreenshot(c echo.Context) *httpError {
 		mime = "image/png"
 	}
 	c.Response().Header().Set("X-Tabrelay-Tab", tab)
-	if err := c.Blob(http.StatusOK, mime, res.Data); err != nil {
-		return errorf(http.StatusInternalServerError, "writing the answer: %v", err)
-	}
-	return nil
+	return blobOK(c, mime, res.Data)
 }
 
 // needsModel turns a "no model configured" error into a 503 that says how to configure one.
@@ -364,7 +239,7 @@ func (a *Agent) needsModel(err error) *httpError {
 type CommandResponse struct {
 	*task.Task
 	// FastPath is true when the command ran without the model.
-	FastPath bool `json:"fast_path"`
+	FastPath bool `json:"fastPath"`
 	// Skill is the skill the command named and ran (replayed with no model call unless a step
 	// no longer fit the page).
 	Skill string `json:"skill,omitempty"`
@@ -372,19 +247,14 @@ type CommandResponse struct {
 
 func (a *Agent) postCommand(c echo.Context) *httpError {
 	const example = `{"text":"click sign in","tab":"<targetId, optional>","wait":true}`
-	m, he := readJSON(c, example)
-	if he != nil {
-		return he
-	}
 	var req struct {
 		Text    string `json:"text"`
 		Tab     string `json:"tab"`
 		Wait    *bool  `json:"wait"`
 		Approve bool   `json:"approve"`
 	}
-	raw, _ := json.Marshal(m)
-	if err := decodeStrict(raw, &req); err != nil {
-		return errorf(http.StatusBadRequest, "bad command: %v; send %s", err, example)
+	if he := decode(c, reqbody.Default, &req, "command", example, false); he != nil {
+		return he
 	}
 	if strings.TrimSpace(req.Text) == "" {
 		return errorf(http.StatusBadRequest, "the command has no text: send %s", example)
@@ -397,7 +267,7 @@ func (a *Agent) postCommand(c echo.Context) *httpError {
 		}
 		wait = wait && w
 	}
-	tab, he := a.resolveTab(req.Tab)
+	tab, he := a.resolveTab(c.Request().Context(), req.Tab)
 	if he != nil {
 		return he
 	}
@@ -440,19 +310,23 @@ func (a *Agent) startNamedSkill(ctx context.Context, text, tab string, approve b
 	if sk == nil {
 		return nil, "", nil
 	}
-	t, ok, err := sk.StartNamed(ctx, text, tab, a.tabURL(tab), approve)
+	t, ok, err := sk.StartNamed(ctx, text, tab, a.tabURL(ctx, tab), approve)
 	if !ok {
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", skillError(err, tab)
+		return nil, "", skillError(err, tab, http.StatusUnprocessableEntity)
 	}
 	return t, strings.TrimPrefix(t.Model, "skill:"), nil
 }
 
 // tabURL returns the URL of a shared tab ("" when unknown).
-func (a *Agent) tabURL(tab string) string {
-	for _, t := range a.hub.Tabs() {
+func (a *Agent) tabURL(ctx context.Context, tab string) string {
+	tabs, err := a.svc.Tabs(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, t := range tabs {
 		if t.TargetID == tab {
 			return t.URL
 		}
@@ -460,44 +334,36 @@ func (a *Agent) tabURL(tab string) string {
 	return ""
 }
 
-// skillError turns the refusal of a named skill's run into an HTTP error: 400 with the missing
-// parameters, 409 with the steps that need approval, 422 otherwise.
-func skillError(err error, tab string) *httpError {
-	var mp interface{ MissingParams() []string }
-	var cs interface {
-		ConfirmSteps() []string
-		SkillName() string
-	}
-	he := errorf(http.StatusUnprocessableEntity, "%v", err)
-	switch {
-	case errors.As(err, &mp):
-		he.code, he.body.Missing = http.StatusBadRequest, mp.MissingParams()
-	case errors.As(err, &cs):
-		he.code, he.body.Confirm, he.body.Skill = http.StatusConflict, cs.ConfirmSteps(), cs.SkillName()
-	}
-	he.body.Tab = tab
-	return he
+// TaskStarted is the answer of POST /api/tasks (202): the new task, and the skill it runs when
+// the goal named one.
+type TaskStarted struct {
+	ID     string      `json:"id"`
+	Status task.Status `json:"status"`
+	TabID  string      `json:"tabId,omitempty"`
+	Skill  string      `json:"skill,omitempty"`
+}
+
+// Confirmed is the answer of POST /api/tasks/{id}/confirm.
+type Confirmed struct {
+	ID       string `json:"id"`
+	StepID   string `json:"stepId"`
+	Approved bool   `json:"approved"`
 }
 
 func (a *Agent) postTask(c echo.Context) *httpError {
 	const example = `{"goal":"find the cheapest kettle","tab":"<targetId, optional>"}`
-	m, he := readJSON(c, example)
-	if he != nil {
-		return he
-	}
 	var req struct {
 		Goal    string `json:"goal"`
 		Tab     string `json:"tab"`
 		Approve bool   `json:"approve"`
 	}
-	raw, _ := json.Marshal(m)
-	if err := decodeStrict(raw, &req); err != nil {
-		return errorf(http.StatusBadRequest, "bad task: %v; send %s", err, example)
+	if he := decode(c, reqbody.Default, &req, "task", example, false); he != nil {
+		return he
 	}
 	if strings.TrimSpace(req.Goal) == "" {
 		return errorf(http.StatusBadRequest, "the task has no goal: send %s", example)
 	}
-	tab, he := a.resolveTab(req.Tab)
+	tab, he := a.resolveTab(c.Request().Context(), req.Tab)
 	if he != nil {
 		return he
 	}
@@ -507,7 +373,7 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 	}
 	if t != nil {
 		c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
-		return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tab_id": t.TabID, "skill": skill})
+		return jsonOK(c, http.StatusAccepted, TaskStarted{ID: t.ID, Status: t.Status, TabID: t.TabID, Skill: skill})
 	}
 	t, err := a.runner.Start(c.Request().Context(), req.Goal, tab)
 	if err != nil {
@@ -520,7 +386,7 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 		return errorf(http.StatusInternalServerError, "starting the task: %v", err)
 	}
 	c.Response().Header().Set("Location", "/api/tasks/"+t.ID)
-	return jsonOK(c, http.StatusAccepted, map[string]any{"id": t.ID, "status": t.Status, "tab_id": t.TabID})
+	return jsonOK(c, http.StatusAccepted, TaskStarted{ID: t.ID, Status: t.Status, TabID: t.TabID})
 }
 
 // TaskList is the answer of GET /api/tasks.
@@ -531,7 +397,7 @@ type TaskList struct {
 	Limit  int `json:"limit"`
 	Offset int `json:"offset"`
 	// NextOffset is the offset of the next page, 0 when this page is the last.
-	NextOffset int `json:"next_offset,omitempty"`
+	NextOffset int `json:"nextOffset,omitempty"`
 }
 
 func (a *Agent) listTasks(c echo.Context) *httpError {
@@ -606,17 +472,12 @@ func (a *Agent) confirmTask(c echo.Context) *httpError {
 	if he != nil {
 		return he
 	}
-	m, he := readJSON(c, example)
-	if he != nil {
-		return he
-	}
 	var req struct {
 		StepID  string `json:"stepId"`
 		Approve *bool  `json:"approve"`
 	}
-	raw, _ := json.Marshal(m)
-	if err := decodeStrict(raw, &req); err != nil {
-		return errorf(http.StatusBadRequest, "bad confirmation: %v; send %s", err, example)
+	if he := decode(c, reqbody.Default, &req, "confirmation", example, false); he != nil {
+		return he
 	}
 	if req.StepID == "" || req.Approve == nil {
 		return errorf(http.StatusBadRequest, "a confirmation needs stepId and approve: send %s", example)
@@ -626,7 +487,7 @@ func (a *Agent) confirmTask(c echo.Context) *httpError {
 		he.body.Task = t.ID
 		return he
 	}
-	return jsonOK(c, http.StatusOK, map[string]any{"id": t.ID, "stepId": req.StepID, "approved": *req.Approve})
+	return jsonOK(c, http.StatusOK, Confirmed{ID: t.ID, StepID: req.StepID, Approved: *req.Approve})
 }
 
 func (a *Agent) taskReport(c echo.Context) *httpError {
@@ -655,10 +516,7 @@ func (a *Agent) taskReport(c echo.Context) *httpError {
 		return errorf(http.StatusInternalServerError, "rendering the report of task %s: %v", t.ID, err)
 	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="tabrelay-task-%s.%s"`, safeName(t.ID), ext))
-	if err := c.Blob(http.StatusOK, mime, buf.Bytes()); err != nil {
-		return errorf(http.StatusInternalServerError, "writing the answer: %v", err)
-	}
-	return nil
+	return blobOK(c, mime, buf.Bytes())
 }
 
 // safeName keeps only characters safe in a file name.

@@ -29,7 +29,7 @@ const (
 // Event is one live update about a task, ready to be sent as JSON (e.g. over SSE).
 type Event struct {
 	Type   EventType  `json:"type"`
-	TaskID string     `json:"task_id"`
+	TaskID string     `json:"taskId"`
 	Time   time.Time  `json:"time"`
 	Status Status     `json:"status,omitempty"`
 	Plan   []PlanItem `json:"plan,omitempty"`

@@ -72,7 +72,7 @@ type Confirmation struct {
 	// Approved is nil while waiting.
 	Approved *bool `json:"approved,omitempty"`
 	// DecidedAt is when the user answered.
-	DecidedAt time.Time `json:"decided_at,omitzero"`
+	DecidedAt time.Time `json:"decidedAt,omitzero"`
 }
 
 // Step is the record of one tool call.
@@ -94,32 +94,32 @@ type Step struct {
 	// Thought is the model's prose accompanying the call, if any.
 	Thought string `json:"thought,omitempty"`
 	// TabID is the tab acted on.
-	TabID string `json:"tab_id,omitempty"`
+	TabID string `json:"tabId,omitempty"`
 	// URLBefore and URLAfter are the tab's URL around the step.
-	URLBefore string `json:"url_before,omitempty"`
-	URLAfter  string `json:"url_after,omitempty"`
+	URLBefore string `json:"urlBefore,omitempty"`
+	URLAfter  string `json:"urlAfter,omitempty"`
 	// TitleAfter is the tab's title after the step.
-	TitleAfter string `json:"title_after,omitempty"`
+	TitleAfter string `json:"titleAfter,omitempty"`
 	// StartedAt and EndedAt time the step; DurationMS is their difference.
-	StartedAt  time.Time `json:"started_at"`
-	EndedAt    time.Time `json:"ended_at,omitzero"`
-	DurationMS int64     `json:"duration_ms"`
+	StartedAt  time.Time `json:"startedAt"`
+	EndedAt    time.Time `json:"endedAt,omitzero"`
+	DurationMS int64     `json:"durationMs"`
 	// Confirmation is set when the step needed the user's approval.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
 }
 
 // Usage counts model calls and tokens as reported by the provider.
 type Usage struct {
-	LLMCalls         int `json:"llm_calls"`
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	LLMCalls         int `json:"modelCalls"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
 }
 
 // Task is one request from the user and everything the agent did for it.
 type Task struct {
 	ID         string     `json:"id"`
 	Goal       string     `json:"goal"`
-	TabID      string     `json:"tab_id,omitempty"`
+	TabID      string     `json:"tabId,omitempty"`
 	Status     Status     `json:"status"`
 	Plan       []PlanItem `json:"plan"`
 	Steps      []Step     `json:"steps"`
@@ -127,9 +127,9 @@ type Task struct {
 	Error      string     `json:"error,omitempty"`
 	Model      string     `json:"model,omitempty"`
 	Usage      Usage      `json:"usage"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	FinishedAt time.Time  `json:"finished_at,omitzero"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	FinishedAt time.Time  `json:"finishedAt,omitzero"`
 }
 
 // Clone returns a deep copy.

@@ -1,11 +1,7 @@
-// Package voice turns speech into text and text into speech for tabrelay's side panel, behind
-// the relay's authenticated /api group:
-//
-//	POST /api/transcribe   audio (audio/webm;codecs=opus, audio/ogg, audio/mp4 or audio/wav) → {"text": …}
-//	POST /api/transcribe/warm  the microphone opened: the offline engine loads its general
-//	                       model while the user speaks (dropped after a minute unused) → 204
-//	GET  /api/voice/status which engines are in use and what to install or configure for better ones
-//	POST /api/speak        {"text": …} → audio (audio/wav, or what the speech endpoint returns)
+// Package voice turns speech into text and text into speech for tabrelay's side panel. It is
+// a service with typed Go methods (New, Status, Transcribe, Warm, Speak); the HTTP API
+// (agent/api, see its API.md) serves it as POST /api/transcribe, POST /api/transcribe/warm,
+// GET /api/voice/status and POST /api/speak.
 //
 // Speech to text has two engines. A configurable OpenAI-compatible transcription endpoint
 // (OpenAI, Groq, Mistral, a local whisper server: TABRELAY_STT_BASE_URL, TABRELAY_STT_MODEL,

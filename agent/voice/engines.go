@@ -48,8 +48,28 @@ type CloudSTT struct {
 	Client                           *http.Client
 }
 
-// Transcribe sends the audio as it was recorded (WebM, WAV, …) and returns the text.
+// EndpointError is a failure of a configured OpenAI-compatible endpoint (transcription or
+// speech): it could not be reached, answered an error, or answered something unreadable. The
+// HTTP API answers 502 for it.
+type EndpointError struct {
+	// Err says what happened, naming the endpoint.
+	Err error
+}
+
+func (e *EndpointError) Error() string { return e.Err.Error() }
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// Transcribe sends the audio as it was recorded (WebM, WAV, …) and returns the text. Its
+// errors are *EndpointError.
 func (c *CloudSTT) Transcribe(ctx context.Context, audio []byte, mime string, prompt string) (string, error) {
+	text, err := c.transcribe(ctx, audio, mime, prompt)
+	if err != nil {
+		return "", &EndpointError{Err: err}
+	}
+	return text, nil
+}
+
+func (c *CloudSTT) transcribe(ctx context.Context, audio []byte, mime string, prompt string) (string, error) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	h := textproto.MIMEHeader{}
@@ -271,8 +291,17 @@ type CloudTTS struct {
 	Client                        *http.Client
 }
 
-// Speak returns the spoken text as WAV (or what the endpoint returns) and its MIME type.
+// Speak returns the spoken text as WAV (or what the endpoint returns) and its MIME type. Its
+// errors are *EndpointError.
 func (c *CloudTTS) Speak(ctx context.Context, text string) ([]byte, string, error) {
+	data, mt, err := c.speak(ctx, text)
+	if err != nil {
+		return nil, "", &EndpointError{Err: err}
+	}
+	return data, mt, nil
+}
+
+func (c *CloudTTS) speak(ctx context.Context, text string) ([]byte, string, error) {
 	body, _ := json.Marshal(map[string]any{"model": c.Model, "input": text, "voice": c.Voice, "response_format": "wav"})
 	url := strings.TrimRight(c.BaseURL, "/") + "/audio/speech"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))

@@ -2,22 +2,15 @@ package voice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-
-	"github.com/tabrelay/tabrelay/internal/reqbody"
 )
 
 // Environment variables that configure the engines.
@@ -42,15 +35,12 @@ const (
 	EnvTTSAPIKey  = "TABRELAY_TTS_API_KEY"
 )
 
-// MaxAudio bounds an upload to POST /api/transcribe (about ten minutes of Opus, or a minute
-// of 48 kHz WAV): the body limit the server gives that route.
+// MaxAudio bounds the audio of one transcription (about ten minutes of Opus, or a minute of
+// 48 kHz WAV): the body limit the HTTP API gives POST /api/transcribe.
 const MaxAudio = 16 << 20
 
-// maxSpeakBody bounds the body of POST /api/speak.
-const maxSpeakBody = 64 << 10
-
-// maxSpeak bounds the text of one /api/speak request.
-const maxSpeak = 4000
+// MaxSpeak bounds the text Speak says, in characters: longer text is cut.
+const MaxSpeak = 4000
 
 // SnapshotFunc returns the role snapshot text of a shared tab ("" names the current tab).
 type SnapshotFunc func(ctx context.Context, tab string) (string, error)
@@ -80,9 +70,6 @@ type Service struct {
 	ctts      *CloudTTS
 	ltts      *LocalTTS
 	lttsErr   error
-	// largeBodies are the routes Register added that take bodies over the server's default
-	// limit, with their limits.
-	largeBodies map[string]int64
 }
 
 // New reads the configuration and finds the installed engines.
@@ -305,8 +292,12 @@ func (s *Service) offline(ctx context.Context, req Request) (Result, error) {
 // ErrNoVoice is returned (wrapped) when no text-to-speech engine is available.
 var ErrNoVoice = errors.New("no text-to-speech engine")
 
-// Speak turns text into audio with the speech endpoint, else flite or espeak-ng.
+// Speak turns text (its first MaxSpeak characters) into audio with the speech endpoint, else
+// flite or espeak-ng. It returns the audio, its MIME type and the engine that spoke.
 func (s *Service) Speak(ctx context.Context, text string) ([]byte, string, string, error) {
+	if r := []rune(text); len(r) > MaxSpeak {
+		text = string(r[:MaxSpeak])
+	}
 	if s.ctts != nil {
 		data, mt, err := s.ctts.Speak(ctx, text)
 		if err == nil || s.ltts == nil {
@@ -322,159 +313,16 @@ func (s *Service) Speak(ctx context.Context, text string) ([]byte, string, strin
 	return nil, "", "none", fmt.Errorf("%w: %s; %s", ErrNoVoice, st.TTS.Detail, st.TTS.Advice)
 }
 
-// Register creates the service and adds its routes to g (the relay's authenticated /api
-// group): POST /transcribe, POST /transcribe/warm, GET /voice/status and POST /speak.
-func Register(g *echo.Group, opts Options) *Service {
-	s := New(opts)
-	s.Register(g)
-	return s
-}
-
-// Register adds the service's routes to g. The transcription route takes up to MaxAudio:
-// give the server's body limit for it from LargeBodies.
-func (s *Service) Register(g *echo.Group) {
-	rt := g.POST("/transcribe", s.handleTranscribe)
-	s.largeBodies = map[string]int64{rt.Path: MaxAudio}
-	g.POST("/transcribe/warm", s.handleWarm)
-	g.GET("/voice/status", func(c echo.Context) error { return c.JSON(http.StatusOK, s.Status()) })
-	g.POST("/speak", s.handleSpeak)
-}
-
-// LargeBodies maps the routes Register added that take bodies larger than the server's
-// default limit (the full path, e.g. /api/transcribe) to their limits, for
-// relay.Server.AllowBody.
-func (s *Service) LargeBodies() map[string]int64 { return s.largeBodies }
-
 // Warm gets the offline engine ready for speech about to be sent (the microphone just
 // opened): its general model loads while the user speaks instead of after. It does nothing
-// when another engine is in use; a warmed-up engine not used within WarmTTL is dropped.
+// when another engine is in use or where decoders cannot be kept waiting (no named pipes); a
+// warmed-up engine not used within WarmTTL is dropped.
 func (s *Service) Warm() error {
 	if s.sttEngine() != "pocketsphinx" {
 		return nil
 	}
-	return s.sphinx.Warm()
-}
-
-// handleWarm is POST /api/transcribe/warm: 204 once the offline engine is warming up.
-func (s *Service) handleWarm(c echo.Context) error {
-	if err := s.Warm(); err != nil && !errors.Is(err, errNoFIFO) {
-		s.log.Debug().Err(err).Msg("cannot warm up the offline engine")
+	if err := s.sphinx.Warm(); err != nil && !errors.Is(err, errNoFIFO) {
+		return err
 	}
-	return c.NoContent(http.StatusNoContent)
-}
-
-type errorBody struct {
-	Error string `json:"error"`
-	// Advice is what to install or configure.
-	Advice string `json:"advice,omitempty"`
-}
-
-func jsonError(c echo.Context, code int, msg string) error {
-	return c.JSON(code, errorBody{Error: msg})
-}
-
-// handleTranscribe accepts the audio as the raw body (Content-Type audio/webm, audio/wav, …) or
-// as multipart form data with a "file" (or "audio") part; hints come as repeated "hints" form
-// fields or query parameters, or one comma-separated value, and the tab as "tab".
-func (s *Service) handleTranscribe(c echo.Context) error {
-	r := c.Request()
-	if r.ContentLength > MaxAudio {
-		return jsonError(c, http.StatusRequestEntityTooLarge, (&reqbody.TooLargeError{Limit: MaxAudio}).Error())
-	}
-	r.Body = http.MaxBytesReader(c.Response().Writer, r.Body, MaxAudio)
-	req := Request{Tab: c.QueryParam("tab"), NoPage: c.QueryParam("page") == "false"}
-	hints := c.QueryParams()["hints"]
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if ct == "multipart/form-data" {
-		if err := r.ParseMultipartForm(MaxAudio); err != nil {
-			code := http.StatusBadRequest
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				code = http.StatusRequestEntityTooLarge
-			}
-			return jsonError(c, code, "reading the form: "+err.Error()+" (send the audio as a \"file\" part, at most 16 MiB)")
-		}
-		var fh []*multipart.FileHeader
-		for _, name := range []string{"file", "audio"} {
-			fh = append(fh, r.MultipartForm.File[name]...)
-		}
-		if len(fh) == 0 {
-			return jsonError(c, http.StatusBadRequest, "no audio: send a \"file\" part with the recording (audio/webm;codecs=opus or audio/wav)")
-		}
-		f, err := fh[0].Open()
-		if err != nil {
-			return jsonError(c, http.StatusBadRequest, "reading the audio part: "+err.Error())
-		}
-		req.Audio, err = io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return jsonError(c, http.StatusBadRequest, "reading the audio part: "+err.Error())
-		}
-		req.MIME = fh[0].Header.Get("Content-Type")
-		hints = append(hints, r.MultipartForm.Value["hints"]...)
-		if t := r.MultipartForm.Value["tab"]; len(t) > 0 {
-			req.Tab = t[0]
-		}
-	} else {
-		var err error
-		req.Audio, err = reqbody.Read(r, MaxAudio)
-		if err != nil {
-			return jsonError(c, reqbody.Status(err), "reading the audio: "+err.Error())
-		}
-		req.MIME = r.Header.Get("Content-Type")
-	}
-	for _, h := range hints {
-		if strings.HasPrefix(strings.TrimSpace(h), "[") {
-			var list []string
-			if json.Unmarshal([]byte(h), &list) == nil {
-				req.Hints = append(req.Hints, list...)
-				continue
-			}
-		}
-		for _, p := range strings.Split(h, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				req.Hints = append(req.Hints, p)
-			}
-		}
-	}
-	if len(req.Audio) == 0 {
-		return jsonError(c, http.StatusBadRequest, "no audio: POST the recording as the body (Content-Type audio/webm;codecs=opus or audio/wav) or as a multipart \"file\" part")
-	}
-	res, err := s.Transcribe(r.Context(), req)
-	if err != nil {
-		code := http.StatusUnprocessableEntity
-		switch {
-		case errors.Is(err, ErrNoEngine), errors.Is(err, ErrNeedsFFmpeg):
-			code = http.StatusServiceUnavailable
-		case strings.Contains(err.Error(), "transcription endpoint"):
-			code = http.StatusBadGateway
-		}
-		return jsonError(c, code, err.Error())
-	}
-	return c.JSON(http.StatusOK, res)
-}
-
-func (s *Service) handleSpeak(c echo.Context) error {
-	var req struct {
-		Text string `json:"text"`
-	}
-	if err := reqbody.JSON(c.Request(), maxSpeakBody, &req); err != nil {
-		return jsonError(c, reqbody.Status(err), err.Error()+`; send a JSON object: {"text":"what to say"}`)
-	}
-	text := strings.TrimSpace(req.Text)
-	if text == "" {
-		return jsonError(c, http.StatusBadRequest, `nothing to say: send {"text":"what to say"}`)
-	}
-	if len([]rune(text)) > maxSpeak {
-		text = string([]rune(text)[:maxSpeak])
-	}
-	data, mt, engine, err := s.Speak(c.Request().Context(), text)
-	if err != nil {
-		code := http.StatusBadGateway
-		if errors.Is(err, ErrNoVoice) {
-			code = http.StatusServiceUnavailable
-		}
-		return jsonError(c, code, err.Error())
-	}
-	c.Response().Header().Set("X-Tabrelay-Voice", engine)
-	return c.Blob(http.StatusOK, mt, data)
+	return nil
 }

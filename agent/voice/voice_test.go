@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 )
 
 // requireTools fails (skips under -short) when an external program is missing.
@@ -47,16 +45,6 @@ func say(t *testing.T, text string) []byte {
 }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-// server is the voice routes on an echo group, as the relay mounts them.
-func server(t *testing.T, opts Options) (*Service, *httptest.Server) {
-	t.Helper()
-	e := echo.New()
-	s := Register(e.Group("/api"), opts)
-	hs := httptest.NewServer(e)
-	t.Cleanup(hs.Close)
-	return s, hs
-}
 
 func TestWAVRoundTripAndResample(t *testing.T) {
 	in := PCM{Rate: 48000, Samples: make([]int16, 48000)}
@@ -137,48 +125,38 @@ func TestOfflineTranscribe(t *testing.T) {
 	requireTools(t, "flite", "pocketsphinx_continuous")
 	snap := "- button \"Submit\" [ref=e1]\n- button \"Cancel\" [ref=e2]\n- link \"Sign in\" [ref=e3]"
 	var asked string
-	_, hs := server(t, Options{Getenv: env(nil), Snapshot: func(_ context.Context, tab string) (string, error) {
+	s := New(Options{Getenv: env(nil), Snapshot: func(_ context.Context, tab string) (string, error) {
 		asked = tab
 		return snap, nil
 	}})
-	post := func(audio []byte, ct, query string) (Result, int, string) {
-		resp, err := http.Post(hs.URL+"/api/transcribe"+query, ct, bytes.NewReader(audio))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var r Result
-		_ = json.Unmarshal(body, &r)
-		return r, resp.StatusCode, string(body)
-	}
-	r, code, body := post(say(t, "click the submit button"), "audio/wav", "?tab=T1")
-	if code != 200 || r.Text != "click the submit button" || r.Engine != "pocketsphinx" || !r.Grammar || asked != "T1" {
-		t.Fatalf("command: HTTP %d %s (snapshot asked for %q)", code, body, asked)
+	ctx := context.Background()
+	r, err := s.Transcribe(ctx, Request{Audio: say(t, "click the submit button"), MIME: "audio/wav", Tab: "T1"})
+	if err != nil || r.Text != "click the submit button" || r.Engine != "pocketsphinx" || !r.Grammar || asked != "T1" {
+		t.Fatalf("command: %+v %v (snapshot asked for %q)", r, err, asked)
 	}
 	t.Logf("offline command: %q in %d ms (%.2f s of audio)", r.Text, r.ElapsedMS, r.AudioSeconds)
 	// warmed up when the microphone opens (the panel does): the general model loads while the
 	// user speaks, the same reading comes sooner
 	cold := r.ElapsedMS
-	if resp, err := http.Post(hs.URL+"/api/transcribe/warm", "", nil); err != nil || resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("warm: %v %v", err, resp)
+	if err := s.Warm(); err != nil {
+		t.Fatalf("warm: %v", err)
 	}
 	time.Sleep(1500 * time.Millisecond) // the user speaks
-	r, code, body = post(say(t, "click the submit button"), "audio/wav", "?tab=T1")
-	if code != 200 || r.Text != "click the submit button" || !r.Grammar || (runtime.GOOS == "linux" && !r.Warm) {
-		t.Fatalf("warm command: HTTP %d %s", code, body)
+	r, err = s.Transcribe(ctx, Request{Audio: say(t, "click the submit button"), MIME: "audio/wav", Tab: "T1"})
+	if err != nil || r.Text != "click the submit button" || !r.Grammar || (runtime.GOOS == "linux" && !r.Warm) {
+		t.Fatalf("warm command: %+v %v", r, err)
 	}
 	t.Logf("offline command, warmed up: %q in %d ms (cold: %d ms)", r.Text, r.ElapsedMS, cold)
-	r, code, body = post(say(t, "find me the cheapest kettle on this site"), "audio/wav", "?page=false")
-	if code != 200 || r.Grammar || !strings.Contains(r.Text, "cheapest") {
-		t.Fatalf("free-form request: HTTP %d %s", code, body)
+	r, err = s.Transcribe(ctx, Request{Audio: say(t, "find me the cheapest kettle on this site"), MIME: "audio/wav", NoPage: true})
+	if err != nil || r.Grammar || !strings.Contains(r.Text, "cheapest") {
+		t.Fatalf("free-form request: %+v %v", r, err)
 	}
 	// silence: nothing said, no error
-	r, code, body = post(EncodeWAV(PCM{Rate: 16000, Samples: make([]int16, 16000)}), "audio/wav", "")
-	if code != 200 || r.Text != "" {
-		t.Fatalf("silence: HTTP %d %s", code, body)
+	r, err = s.Transcribe(ctx, Request{Audio: EncodeWAV(PCM{Rate: 16000, Samples: make([]int16, 16000)}), MIME: "audio/wav"})
+	if err != nil || r.Text != "" {
+		t.Fatalf("silence: %+v %v", r, err)
 	}
-	// WebM/Opus as the panel records it, decoded with ffmpeg; hints as a multipart field
+	// WebM/Opus as the panel records it, decoded with ffmpeg, with the panel's hints
 	requireTools(t, "ffmpeg")
 	dir := t.TempDir()
 	wav, webm := filepath.Join(dir, "in.wav"), filepath.Join(dir, "out.webm")
@@ -187,15 +165,9 @@ func TestOfflineTranscribe(t *testing.T) {
 		t.Fatalf("ffmpeg encode: %v %s", err, out)
 	}
 	data, _ := os.ReadFile(webm)
-	var mb bytes.Buffer
-	mw := multipart.NewWriter(&mb)
-	fw, _ := mw.CreateFormFile("file", "speech.webm")
-	_, _ = fw.Write(data)
-	_ = mw.WriteField("hints", `["Sign in","Register"]`)
-	_ = mw.Close()
-	r, code, body = post(mb.Bytes(), mw.FormDataContentType(), "?page=false")
-	if code != 200 || r.Text != "click sign in" || !r.Grammar {
-		t.Fatalf("webm/opus multipart: HTTP %d %s", code, body)
+	r, err = s.Transcribe(ctx, Request{Audio: data, MIME: "audio/webm", Hints: []string{"Sign in", "Register"}, NoPage: true})
+	if err != nil || r.Text != "click sign in" || !r.Grammar {
+		t.Fatalf("webm/opus: %+v %v", r, err)
 	}
 }
 
@@ -250,23 +222,15 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // model and the hints as prompt, and reads {"text"}; a failing endpoint says so.
 func TestCloudTranscribe(t *testing.T) {
 	api, seen := fakeOpenAI(t, " Add the kettle to my cart. ", false)
-	s, hs := server(t, Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTModel: "whisper-large-v3", EnvSTTAPIKey: "sk-test", EnvSTTEngine: "cloud"})})
+	s := New(Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTModel: "whisper-large-v3", EnvSTTAPIKey: "sk-test", EnvSTTEngine: "cloud"})})
 	st := s.Status()
 	if st.STT.Engine != "openai-compatible" || !strings.Contains(st.STT.Detail, "whisper-large-v3") || strings.Contains(st.STT.Detail, "sk-test") {
 		t.Fatalf("status: %+v", st.STT)
 	}
 	audio := EncodeWAV(PCM{Rate: 16000, Samples: make([]int16, 8000)})
-	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/api/transcribe?hints=Kettle,Cart", bytes.NewReader(audio))
-	req.Header.Set("Content-Type", "audio/wav")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r Result
-	_ = json.NewDecoder(resp.Body).Decode(&r)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || r.Text != "Add the kettle to my cart." || r.Engine != "openai-compatible" || r.AudioSeconds != 0.5 {
-		t.Fatalf("cloud transcription: HTTP %d %+v", resp.StatusCode, r)
+	r, err := s.Transcribe(context.Background(), Request{Audio: audio, MIME: "audio/wav", Hints: []string{"Kettle", "Cart"}})
+	if err != nil || r.Text != "Add the kettle to my cart." || r.Engine != "openai-compatible" || r.AudioSeconds != 0.5 {
+		t.Fatalf("cloud transcription: %+v %v", r, err)
 	}
 	want := []string{"file=speech.wav", "type=audio/wav", "model=whisper-large-v3", "prompt=Kettle, Cart", "bytes=" + itoa(len(audio))}
 	if strings.Join(*seen, " ") != strings.Join(want, " ") {
@@ -277,7 +241,8 @@ func TestCloudTranscribe(t *testing.T) {
 	bad := New(Options{Getenv: env(map[string]string{EnvSTTBaseURL: api.URL + "/v1", EnvSTTAPIKey: "sk-wrong"})})
 	bad.sphinx = nil
 	_, err = bad.Transcribe(context.Background(), Request{Audio: audio, MIME: "audio/wav"})
-	if err == nil || !strings.Contains(err.Error(), "HTTP 401: Incorrect API key provided") {
+	var ee *EndpointError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "HTTP 401: Incorrect API key provided") {
 		t.Fatalf("wrong key: %v", err)
 	}
 }
@@ -296,43 +261,40 @@ func TestCloudFallsBackOffline(t *testing.T) {
 
 func TestSpeak(t *testing.T) {
 	api, seen := fakeOpenAI(t, "", false)
-	_, hs := server(t, Options{Getenv: env(map[string]string{EnvTTSBaseURL: api.URL + "/v1", EnvTTSAPIKey: "sk-test", EnvTTSVoice: "nova"})})
-	resp, err := http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"Your order is placed."}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !IsWAV(data) || resp.Header.Get("X-Tabrelay-Voice") != "openai-compatible" {
-		t.Fatalf("cloud speech: HTTP %d %s", resp.StatusCode, resp.Header)
+	ctx := context.Background()
+	s := New(Options{Getenv: env(map[string]string{EnvTTSBaseURL: api.URL + "/v1", EnvTTSAPIKey: "sk-test", EnvTTSVoice: "nova"})})
+	data, mt, engine, err := s.Speak(ctx, "Your order is placed.")
+	if err != nil || !IsWAV(data) || mt != "audio/wav" || engine != "openai-compatible" {
+		t.Fatalf("cloud speech: %s %s %v", mt, engine, err)
 	}
 	if strings.Join(*seen, " ") != "input=Your order is placed. voice=nova model=tts-1" {
 		t.Fatalf("the endpoint got %q", *seen)
 	}
-	resp, _ = http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"  "}`))
-	if resp.StatusCode != 400 {
-		t.Fatalf("empty text: HTTP %d", resp.StatusCode)
+	*seen = nil
+	if _, _, _, err := s.Speak(ctx, strings.Repeat("a", MaxSpeak+10)); err != nil || len(*seen) == 0 || len(strings.TrimPrefix((*seen)[0], "input=")) != MaxSpeak {
+		t.Fatalf("long text not cut to %d characters: %v %.40q", MaxSpeak, err, *seen)
 	}
-	resp.Body.Close()
+	bad, _ := fakeOpenAI(t, "", true)
+	failing := New(Options{Getenv: env(map[string]string{EnvTTSBaseURL: bad.URL + "/v1", EnvTTSAPIKey: "sk-test"})})
+	failing.ltts = nil
+	var ee *EndpointError
+	if _, _, _, err := failing.Speak(ctx, "hello"); !errors.As(err, &ee) {
+		t.Fatalf("a failing endpoint: %v, want an *EndpointError", err)
+	}
 
 	requireTools(t, "flite", "pocketsphinx_continuous")
-	s, hs := server(t, Options{Getenv: env(nil)})
+	s = New(Options{Getenv: env(nil)})
 	if st := s.Status(); st.TTS.Engine != "flite" || st.STT.Engine != "pocketsphinx" || !strings.Contains(st.STT.Advice, EnvSTTBaseURL) {
 		t.Fatalf("offline status: %+v", st)
 	}
 	start := time.Now()
-	resp, err = http.Post(hs.URL+"/api/speak", "application/json", strings.NewReader(`{"text":"scroll down"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-Tabrelay-Voice") != "flite" || !IsWAV(data) {
-		t.Fatalf("flite speech: HTTP %d %s", resp.StatusCode, resp.Header)
+	data, _, engine, err = s.Speak(ctx, "scroll down")
+	if err != nil || engine != "flite" || !IsWAV(data) {
+		t.Fatalf("flite speech: %s %v", engine, err)
 	}
 	t.Logf("flite spoke in %v", time.Since(start))
 	// what flite says, pocketsphinx hears
-	r, err := s.Transcribe(context.Background(), Request{Audio: data, NoPage: true})
+	r, err := s.Transcribe(ctx, Request{Audio: data, NoPage: true})
 	if err != nil || r.Text != "scroll down" {
 		t.Fatalf("spoken answer re-heard as %+v %v", r, err)
 	}

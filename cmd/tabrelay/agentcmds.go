@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
-	"github.com/tabrelay/tabrelay/relay"
 )
 
 // synopsis shows a client command's arguments in its -h output.
@@ -69,9 +69,7 @@ func runTabs(ctx context.Context, args []string, io stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	var res struct {
-		Tabs []relay.TabInfo `json:"tabs"`
-	}
+	var res api.TabList
 	if err := f.client().getJSON(ctx, "/tabs", nil, &res); err != nil {
 		return err
 	}

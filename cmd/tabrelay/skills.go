@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/skills"
 )
 
@@ -111,7 +112,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		if pageURL != "" {
 			q.Set("url", pageURL)
 		}
-		var list skills.List
+		var list api.SkillList
 		if err := c.getJSON(ctx, "/skills", q, &list); err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
-		var d skills.Detail
+		var d api.SkillDetail
 		if err := c.getJSON(ctx, "/skills/"+url.PathEscape(pos[1]), nil, &d); err != nil {
 			return err
 		}
@@ -178,7 +179,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		defer cancel()
 		if pos[1] == "start" {
 			var rec skills.Recording
-			if err := c.postJSON(ctx, "/skills/record/start", skills.RecordRequest{Tab: f.tab}, &rec); err != nil {
+			if err := c.postJSON(ctx, "/skills/record/start", api.RecordRequest{Tab: f.tab}, &rec); err != nil {
 				return err
 			}
 			if asJSON {
@@ -188,7 +189,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 			return nil
 		}
 		var d skills.Draft
-		if err := c.postJSON(ctx, "/skills/record/stop", skills.RecordRequest{Tab: f.tab, Narration: narration}, &d); err != nil {
+		if err := c.postJSON(ctx, "/skills/record/stop", api.RecordRequest{Tab: f.tab, Narration: narration}, &d); err != nil {
 			return err
 		}
 		if out != "" {
@@ -252,7 +253,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 }
 
 func saveSkill(ctx context.Context, c *apiClient, name, markdown string) error {
-	_, _, err := c.do(ctx, http.MethodPut, "/skills/"+url.PathEscape(name), nil, skills.SaveRequest{Markdown: markdown})
+	_, _, err := c.do(ctx, http.MethodPut, "/skills/"+url.PathEscape(name), nil, api.SkillSave{Markdown: markdown})
 	if err != nil {
 		return fmt.Errorf("save skill %s: %w", name, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
@@ -67,11 +68,14 @@ func TestSkillsCommand(t *testing.T) {
 		if err := c.Bind(&req); err != nil {
 			return err
 		}
-		a := c.Request().Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
-		ns := proof.NewServerNonce(time.Now())
-		return c.JSON(http.StatusOK, proof.ChallengeAnswer{ServerNonce: ns, Proof: proof.Secret(tok).ServerProof(req.ClientNonce, ns, proof.Addr(a.IP, a.Port))})
+		local, _ := c.Request().Context().Value(http.LocalAddrContextKey).(net.Addr)
+		ans, err := proof.Secret(tok).Answer(req.ClientNonce, local, time.Now())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, ans)
 	})
-	skills.Register(e.Group("/api"), svc)
+	api.Register(e.Group("/api"), api.Services{Skills: svc})
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 	addr := strings.TrimPrefix(ts.URL, "http://")

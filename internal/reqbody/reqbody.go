@@ -2,7 +2,9 @@
 // body (413 before a byte is read when Content-Length is over the cap, an error from Read once
 // a body without one goes over it); the handlers read and decode through Read and JSON, which
 // turn either case into a *TooLargeError, so no route can be made to buffer more than its
-// limit and every caller answers 413 with the same words.
+// limit and every caller answers 413 with the same words. Decoding is strict: a field the
+// target does not declare is refused, so a misspelt option is an error rather than silently
+// ignored.
 package reqbody
 
 import (
@@ -65,8 +67,8 @@ func Read(r *http.Request, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// JSON reads r's body (within limit, as Read) and decodes it as one JSON value into v. A body
-// that is empty or only white space gives ErrEmpty and leaves v as it was.
+// JSON reads r's body (within limit, as Read) and decodes it as one JSON value into v with
+// Decode. A body that is empty or only white space gives ErrEmpty and leaves v as it was.
 func JSON(r *http.Request, limit int64, v any) error {
 	b, err := Read(r, limit)
 	if err != nil {
@@ -75,8 +77,24 @@ func JSON(r *http.Request, limit int64, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return ErrEmpty
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
+	return Decode(b, v)
+}
+
+// Decode decodes data, one JSON value, into v, refusing fields v does not declare (json:
+// unknown field "x") and anything after the value. Requests are decoded only through it (and
+// JSON), so every route is as strict.
+func Decode(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("invalid JSON: %w", err)
+		}
+		return err // a field of the wrong type, or one v does not declare: the error names it
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("invalid JSON: more than one value (send one JSON object)")
 	}
 	return nil
 }

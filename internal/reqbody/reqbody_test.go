@@ -29,6 +29,8 @@ func TestReadAndJSON(t *testing.T) {
 		{name: "white space", body: " \n\t", wantErr: ErrEmpty, wantCode: http.StatusBadRequest},
 		{name: "bad JSON", body: `{"tab":`, wantCode: http.StatusBadRequest},
 		{name: "trailing garbage", body: `{"tab":"t1"} x`, wantCode: http.StatusBadRequest},
+		{name: "second value", body: `{"tab":"t1"} {}`, wantCode: http.StatusBadRequest},
+		{name: "unknown field", body: `{"tab":"t1","tba":"t2"}`, wantCode: http.StatusBadRequest},
 		{name: "declared too large", body: strings.Repeat(" ", 65), wantCode: http.StatusRequestEntityTooLarge},
 		{name: "streamed too large", body: strings.Repeat(" ", 65), chunked: true, wantCode: http.StatusRequestEntityTooLarge},
 		{name: "over the server's cap", body: `{"tab":"t1"}`, chunked: true, capped: true, wantCode: http.StatusRequestEntityTooLarge},

@@ -1,5 +1,5 @@
-// Package server assembles a running tabrelay: the relay with the agent, skills and voice on
-// its /api routes. The tabrelay command and the end-to-end tests start it the same way, so
+// Package server assembles a running tabrelay: the relay with the agent, skills and voice
+// served on its /api routes by the API package (agent/api). The tabrelay command and the end-to-end tests start it the same way, so
 // what the tests drive is what users run.
 package server
 
@@ -65,7 +65,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = srv.Close()
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
-	ag.Register(srv.API())
 
 	dir := ""
 	if opts.Agent.Home != "" {
@@ -77,15 +76,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		Runner: ag.Runner(), Store: ag.Store(), Model: opts.Agent.Model,
 		Log: opts.Log.With().Str("part", "skills").Logger(),
 	})
-	skills.Register(srv.API(), sk)
 	ag.UseSkills(sk) // skill tools in tasks; a request naming a skill runs it
 
 	if opts.Voice.Snapshot == nil {
 		opts.Voice.Snapshot = InteractiveText(ag)
 	}
 	opts.Voice.Log = opts.Log.With().Str("part", "voice").Logger()
-	vs := voice.Register(srv.API(), opts.Voice)
-	for route, n := range vs.LargeBodies() { // audio uploads: every other route keeps the default
+	vs := voice.New(opts.Voice)
+
+	large := api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: vs, Log: opts.Log.With().Str("part", "api").Logger()})
+	for route, n := range large { // audio uploads: every other route keeps the default
 		srv.AllowBody(route, n)
 	}
 

@@ -366,9 +366,17 @@ func (s *Store) fill(ctx context.Context, t *task.Task) error {
 		st.Status = task.StepStatus(status)
 		st.StartedAt, st.EndedAt = parseTS(started), parseTS(ended)
 		if conf != "" {
-			var c task.Confirmation
+			var c struct {
+				task.Confirmation
+				// LegacyDecidedAt reads confirmations saved before the API's keys became
+				// camelCase ("decided_at").
+				LegacyDecidedAt time.Time `json:"decided_at"`
+			}
 			if err := json.Unmarshal([]byte(conf), &c); err == nil {
-				st.Confirmation = &c
+				if c.DecidedAt.IsZero() {
+					c.DecidedAt = c.LegacyDecidedAt
+				}
+				st.Confirmation = &c.Confirmation
 			}
 		}
 		t.Steps = append(t.Steps, st)

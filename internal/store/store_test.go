@@ -211,3 +211,30 @@ func TestInterruptedTasksFailOnReopen(t *testing.T) {
 		t.Errorf("second pass changed %d tasks (%v)", n, err)
 	}
 }
+
+// TestReadsConfirmationsSavedWithSnakeCase: confirmations saved before the API's keys became
+// camelCase keep the time the user answered.
+func TestReadsConfirmationsSavedWithSnakeCase(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenHome(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := sampleTask(1)
+	if err := s.SaveTask(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	legacy := `{"reason":"purchase or payment","prompt":"click button \"Buy\"","approved":false,"decided_at":"2026-01-02T03:05:05Z"}`
+	if _, err := s.db.ExecContext(ctx, `UPDATE steps SET confirmation=? WHERE task_id='t01' AND id='s2'`, legacy); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetTask(ctx, "t01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Steps[1].Confirmation
+	if c == nil || !c.DecidedAt.Equal(want.Steps[1].Confirmation.DecidedAt) || c.Approved == nil || *c.Approved {
+		t.Fatalf("legacy confirmation read as %+v", c)
+	}
+}
