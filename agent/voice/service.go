@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/internal/reqbody"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Environment variables that configure the engines.
@@ -52,8 +53,9 @@ const maxSpeakBody = 64 << 10
 // maxSpeak bounds the text of one /api/speak request.
 const maxSpeak = 4000
 
-// SnapshotFunc returns the role snapshot text of a shared tab ("" names the current tab).
-type SnapshotFunc func(ctx context.Context, tab string) (string, error)
+// SnapshotFunc reads the role snapshot of a shared tab ("" names the current tab); the grammar
+// reads its page model.
+type SnapshotFunc func(ctx context.Context, tab string) (*snapshot.Snapshot, error)
 
 // Options configure the voice service.
 type Options struct {
