@@ -1,6 +1,9 @@
 package snapshot
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Node is one element or text of a page model: exactly what one line of the rendered outline
 // shows, as structure. The tree under [Snapshot.Root] is built first and the outline text is
@@ -124,6 +127,19 @@ func (n *Node) link() {
 		k.parent = n
 		k.link()
 	}
+}
+
+// UnmarshalJSON decodes a snapshot's JSON form and links its tree's parents, so a decoded
+// page model answers Closest and Parent as the original does.
+func (s *Snapshot) UnmarshalJSON(b []byte) error {
+	type plain Snapshot
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	if s.Root != nil {
+		s.Root.link()
+	}
+	return nil
 }
 
 // Nodes returns every node of the page model under the root, in document order (the order of

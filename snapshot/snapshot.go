@@ -38,8 +38,8 @@ type Snapshot struct {
 	Text string `json:"text"`
 	// Root is the page model: a "document" node whose children are the outline's top-level
 	// lines (with Scope or Frame, the subtree asked for). It is nil when a JavaScript dialog
-	// blocks the page. It is not part of the JSON form.
-	Root *Node `json:"-"`
+	// blocks the page. In JSON it is "root" (parents are implied by nesting).
+	Root *Node `json:"root,omitempty"`
 	// Refs is how many refs the rendered text holds.
 	Refs int `json:"refs"`
 	// Loading is true while the main document is not yet complete.
