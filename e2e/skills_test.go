@@ -22,7 +22,6 @@ import (
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
-	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tabrelay/tabrelay/skills"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -106,7 +105,7 @@ func (u user) ref(role, name string) string {
 	if err != nil {
 		u.t.Fatal(err)
 	}
-	for _, n := range outline.Parse(s.Text) {
+	for _, n := range s.Nodes() {
 		if n.Ref != "" && n.Role == role && strings.EqualFold(n.Name, name) {
 			return n.Ref
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/tabrelay/tabrelay/agent/llm"
-	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // handover gives step i (or, for i < 0, the whole prose skill) to the model through the task
@@ -60,7 +60,7 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 		}
 	}
 	post, _, _ := r.snapshot(ctx)
-	done, ok := r.stepsFromTask(t, outline.Parse(pre), outline.Parse(post))
+	done, ok := r.stepsFromTask(t, pre, post)
 	if !ok || len(done) == 0 {
 		r.addDraft(st)
 		return nil
@@ -123,7 +123,7 @@ func (r *run) goal(i int, reason string) string {
 
 // stepsFromTask turns the model's page actions into skill steps, naming each element by role
 // and name from the snapshots around the handover. ok is false when an element cannot be named.
-func (r *run) stepsFromTask(t *task.Task, pre, post []outline.Node) ([]Step, bool) {
+func (r *run) stepsFromTask(t *task.Task, pre, post *snapshot.Snapshot) ([]Step, bool) {
 	var out []Step
 	for _, ts := range t.Steps {
 		if ts.Status != task.StepOK {
@@ -197,16 +197,16 @@ func (r *run) templatize(s string) string {
 }
 
 // targetFor names the element with ref by role and name (with nth among equals).
-func targetFor(nodes []outline.Node, ref string) (Target, bool) {
-	n, ok := outline.Find(nodes, ref)
-	if !ok || n.Role == "" {
+func targetFor(page *snapshot.Snapshot, ref string) (Target, bool) {
+	n := page.Find(ref)
+	if n == nil || n.Role == "" {
 		return Target{}, false
 	}
 	t := Target{Role: n.Role, Name: n.Name}
-	m := matchAll(nodes, t, nil, true)
+	m := matchAll(page.Nodes(), t, nil, true)
 	if len(m) > 1 {
-		for k, idx := range m {
-			if nodes[idx].Ref == ref {
+		for k, hit := range m {
+			if hit.Ref == ref {
 				t.Nth = k + 1
 			}
 		}

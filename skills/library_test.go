@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
 func writeSkill(t *testing.T, dir, name, content string) string {
@@ -95,19 +97,21 @@ func TestLibrarySaveValidates(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	snap := `# Shop — https://shop.test/
-- banner:
-  - searchbox "Search products" [ref=e1]
-  - button "Search" [ref=e2]
-- main:
-  - form "Login":
-    - textbox "Email" [ref=e3]
-    - button "Go" [ref=e4]
-  - form "Newsletter":
-    - textbox "Email" [ref=e5]
-    - button "Go" [ref=e6]
-  - button "Remove" [ref=e7]
-  - button "Remove" [ref=e8]`
+	E := pagetest.El
+	type ref = pagetest.Ref
+	snap := pagetest.Page("https://shop.test/", "Shop",
+		E("banner", "",
+			E("searchbox", "Search products", ref("e1")),
+			E("button", "Search", ref("e2"))),
+		E("main", "",
+			E("form", "Login",
+				E("textbox", "Email", ref("e3")),
+				E("button", "Go", ref("e4"))),
+			E("form", "Newsletter",
+				E("textbox", "Email", ref("e5")),
+				E("button", "Go", ref("e6"))),
+			E("button", "Remove", ref("e7")),
+			E("button", "Remove", ref("e8"))))
 	cases := []struct {
 		name   string
 		target Target

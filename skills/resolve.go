@@ -7,33 +7,33 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // errUnresolved is wrapped when a target is not on the page.
 var errUnresolved = errors.New("not on the page")
 
-// Resolve finds the element of target t (templates filled from params) in a role snapshot
-// and returns its node (with its ref). The error wraps errUnresolved and lists the closest
-// candidates when the element is not there.
-func Resolve(snapshot string, t Target, params map[string]string) (outline.Node, error) {
-	nodes := outline.Parse(snapshot)
-	return resolveNodes(nodes, t, params)
+// Resolve finds the element of target t (templates filled from params) in a snapshot's page
+// model and returns its node (with its ref). The error wraps errUnresolved and lists the
+// closest candidates when the element is not there.
+func Resolve(page *snapshot.Snapshot, t Target, params map[string]string) (*snapshot.Node, error) {
+	return resolveNodes(page.Nodes(), t, params)
 }
 
-func resolveNodes(nodes []outline.Node, t Target, params map[string]string) (outline.Node, error) {
+// resolveNodes is Resolve over a page model's nodes in document order.
+func resolveNodes(nodes []*snapshot.Node, t Target, params map[string]string) (*snapshot.Node, error) {
 	if len(t.Any) > 0 {
 		for _, a := range t.Any {
 			if n, err := resolveNodes(nodes, a, params); err == nil {
 				return n, nil
 			}
 		}
-		return outline.Node{}, fmt.Errorf("%w: none of %s", errUnresolved, expandTarget(t, params))
+		return nil, fmt.Errorf("%w: none of %s", errUnresolved, expandTarget(t, params))
 	}
 	matches := matchAll(nodes, t, params, true)
 	nth := max(t.Nth, 1)
 	if len(matches) >= nth {
-		return nodes[matches[nth-1]], nil
+		return matches[nth-1], nil
 	}
 	msg := "no " + expandTarget(t, params)
 	if len(matches) > 0 {
@@ -42,13 +42,13 @@ func resolveNodes(nodes []outline.Node, t Target, params map[string]string) (out
 	if c := candidates(nodes, t.Role); c != "" {
 		msg += "; the page has " + c
 	}
-	return outline.Node{}, fmt.Errorf("%w: %s", errUnresolved, msg)
+	return nil, fmt.Errorf("%w: %s", errUnresolved, msg)
 }
 
-// matchAll returns the indexes of nodes matching t (role, name, within), in document order.
-func matchAll(nodes []outline.Node, t Target, params map[string]string, needRef bool) []int {
-	var out []int
-	var within []int
+// matchAll returns the nodes matching t (role, name, within), in document order.
+func matchAll(nodes []*snapshot.Node, t Target, params map[string]string, needRef bool) []*snapshot.Node {
+	var out []*snapshot.Node
+	var within []*snapshot.Node
 	if t.Within != nil {
 		within = matchAll(nodes, *t.Within, params, false)
 		if len(within) == 0 {
@@ -56,27 +56,26 @@ func matchAll(nodes []outline.Node, t Target, params map[string]string, needRef 
 		}
 	}
 	name := expand(t.Name, params)
-	for i, n := range nodes {
+	for _, n := range nodes {
 		if needRef && n.Ref == "" {
 			continue
 		}
 		if !roleMatches(t.Role, n.Role) || !nameMatches(name, n.Name) {
 			continue
 		}
-		if t.Within != nil && !inside(nodes, i, within) {
+		if t.Within != nil && !inside(n, within) {
 			continue
 		}
-		out = append(out, i)
+		out = append(out, n)
 	}
 	return out
 }
 
-func inside(nodes []outline.Node, i int, ancestors []int) bool {
-	for p := nodes[i].Parent; p >= 0; p = nodes[p].Parent {
-		for _, a := range ancestors {
-			if a == p {
-				return true
-			}
+// inside reports whether n is inside (below) one of ancestors.
+func inside(n *snapshot.Node, ancestors []*snapshot.Node) bool {
+	for _, a := range ancestors {
+		if a != n && a.Contains(n) {
+			return true
 		}
 	}
 	return false
@@ -105,7 +104,7 @@ func nameMatches(want, got string) bool {
 }
 
 // candidates lists up to 6 elements of the role (or interactive elements) for error messages.
-func candidates(nodes []outline.Node, role string) string {
+func candidates(nodes []*snapshot.Node, role string) string {
 	var out []string
 	for _, n := range nodes {
 		if n.Ref == "" || (role != "" && !roleMatches(role, n.Role)) {
@@ -172,8 +171,8 @@ var formRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": 
 	"datetime": true, "time": true, "colorpicker": true}
 
 // resolveField finds the form field labelled label: exact name first, then a unique partial match.
-func resolveField(nodes []outline.Node, label string) (outline.Node, error) {
-	var partial []outline.Node
+func resolveField(nodes []*snapshot.Node, label string) (*snapshot.Node, error) {
+	var partial []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref == "" || !formRoles[n.Role] {
 			continue
@@ -195,7 +194,7 @@ func resolveField(nodes []outline.Node, label string) (outline.Node, error) {
 		}
 	}
 	if len(partial) > 1 {
-		return outline.Node{}, fmt.Errorf("%w: %q matches several fields (%d); use the full label", errUnresolved, label, len(partial))
+		return nil, fmt.Errorf("%w: %q matches several fields (%d); use the full label", errUnresolved, label, len(partial))
 	}
-	return outline.Node{}, fmt.Errorf("%w: no field labelled %q (fields: %s)", errUnresolved, label, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w: no field labelled %q (fields: %s)", errUnresolved, label, strings.Join(names, ", "))
 }

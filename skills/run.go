@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // RunRequest asks for a skill run.
@@ -68,7 +68,7 @@ func needsConfirmation(sk *Skill, params map[string]string) []string {
 			// Values like "Subscribe to news: yes" tick boxes; others are typed.
 			vals, _ := parseValues(expand(st.From, params))
 			for _, kv := range vals {
-				ac := task.ActionContext{Tool: "fill", Ref: "e0", Text: kv[1], Goal: goal.String(), Element: outline.Node{Role: "textbox", Name: kv[0], Ref: "e0"}}
+				ac := task.ActionContext{Tool: "fill", Ref: "e0", Text: kv[1], Goal: goal.String(), Element: snapshot.Node{Role: "textbox", Name: kv[0], Ref: "e0"}}
 				if b := strings.ToLower(kv[1]); b == "yes" || b == "true" || b == "on" || b == "checked" {
 					ac.Tool, ac.Element.Role = "check", "checkbox"
 				}
@@ -98,7 +98,7 @@ func needsConfirmation(sk *Skill, params map[string]string) []string {
 			if isPattern(name) {
 				name = name[1 : len(name)-1]
 			}
-			el := outline.Node{Role: t.Role, Name: name, Ref: "e0"}
+			el := snapshot.Node{Role: t.Role, Name: name, Ref: "e0"}
 			v := task.DefaultClassifier(task.ActionContext{Tool: tool, Ref: "e0", Text: expand(st.Text, params), Key: st.Key,
 				Element: el, Goal: goal.String()})
 			if v.Confirm {
@@ -557,47 +557,39 @@ func (e *stepError) Error() string { return e.msg }
 
 func soft(format string, args ...any) error { return &stepError{msg: fmt.Sprintf(format, args...)} }
 
-// snapshot reads the tab and its URL.
-func (r *run) snapshot(ctx context.Context) (string, string, error) {
-	text, err := r.s.opts.Browser.Snapshot(ctx, r.tab)
+// snapshot reads the tab's page model and its URL.
+func (r *run) snapshot(ctx context.Context) (*snapshot.Snapshot, string, error) {
+	snap, err := r.s.opts.Browser.Snapshot(ctx, r.tab)
 	if err != nil {
-		return "", "", fmt.Errorf("read the page: %w", err)
+		return nil, "", fmt.Errorf("read the page: %w", err)
 	}
-	return text, snapshotURL(text), nil
-}
-
-// snapshotURL reads the URL from a snapshot's header line ("# Title — URL").
-func snapshotURL(text string) string {
-	first, _, _ := strings.Cut(text, "\n")
-	if !strings.HasPrefix(first, "# ") {
-		return ""
+	if snap == nil {
+		return nil, "", errors.New("read the page: the browser returned no snapshot")
 	}
-	if i := strings.LastIndex(first, " — "); i >= 0 {
-		return strings.TrimSpace(first[i+len(" — "):])
-	}
-	return ""
+	return snap, snap.URL, nil
 }
 
 // find resolves target t, retrying on fresh snapshots while the page settles.
-func (r *run) find(ctx context.Context, t Target) (outline.Node, string, error) {
+func (r *run) find(ctx context.Context, t Target) (*snapshot.Node, string, error) {
 	start := time.Now()
 	deadline := start.Add(r.s.opts.ResolveTimeout)
 	prev := ""
 	for {
-		text, u, err := r.snapshot(ctx)
+		snap, u, err := r.snapshot(ctx)
 		if err != nil {
-			return outline.Node{}, "", err
+			return nil, "", err
 		}
-		n, err := Resolve(text, t, r.params)
+		n, err := Resolve(snap, t, r.params)
 		if err == nil {
 			return n, u, nil
 		}
-		// Give up at the deadline, or earlier once the page has stopped changing for a while.
-		settled := text == prev && time.Since(start) > r.s.opts.ResolveTimeout/3
+		// Give up at the deadline, or earlier once the page has stopped changing for a while
+		// (the same outline twice: the rendered text is compared whole, never read).
+		settled := snap.Text == prev && time.Since(start) > r.s.opts.ResolveTimeout/3
 		if time.Now().After(deadline) || settled || ctx.Err() != nil {
-			return outline.Node{}, u, err
+			return nil, u, err
 		}
-		prev = text
+		prev = snap.Text
 		select {
 		case <-ctx.Done():
 		case <-time.After(150 * time.Millisecond):
@@ -690,12 +682,12 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		action["fields"] = []map[string]string{{"ref": action["ref"].(string), "value": fmt.Sprint(st.Do == "check")}}
 		delete(action, "ref")
 	case "fill":
-		text, u, err := r.snapshot(ctx)
+		snap, u, err := r.snapshot(ctx)
 		if err != nil {
 			return "", err
 		}
 		urlBefore = u
-		nodes := outline.Parse(text)
+		nodes := snap.Nodes()
 		var fields []map[string]string
 		for _, f := range st.Fields {
 			n, err := resolveNodes(nodes, *f.Target, r.params)

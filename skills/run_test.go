@@ -13,6 +13,8 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
 // contacts is a fake contacts page: a form (Name, Team, Subscribe, a button) that adds a row.
@@ -28,30 +30,39 @@ type contacts struct {
 
 func newContacts() *contacts { return &contacts{button: "Add contact", team: "Red"} }
 
-func (p *contacts) Snapshot(ctx context.Context, tabID string) (string, error) {
+func (p *contacts) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var b strings.Builder
-	b.WriteString("# Contacts — https://contacts.test/new\n")
-	b.WriteString("- form \"New contact\":\n")
-	fmt.Fprintf(&b, "  - textbox \"Name\" [ref=e1]: %s\n", p.name)
-	fmt.Fprintf(&b, "  - combobox \"Team\" [ref=e2]: %s\n", p.team)
+	E := pagetest.El
+	type ref = pagetest.Ref
+	news := E("checkbox", "Newsletter", ref("e3"))
 	if p.sub {
-		b.WriteString("  - checkbox \"Newsletter\" [checked] [ref=e3]\n")
-	} else {
-		b.WriteString("  - checkbox \"Newsletter\" [ref=e3]\n")
+		news.States = []string{"checked"}
 	}
-	fmt.Fprintf(&b, "  - button %q [ref=e4]\n", p.button)
-	b.WriteString("- button \"Remove\" [ref=e5]\n- button \"Remove\" [ref=e6]\n")
+	nodes := []*snapshot.Node{
+		E("form", "New contact",
+			E("textbox", "Name", ref("e1"), pagetest.Value(p.name)),
+			E("combobox", "Team", ref("e2"), pagetest.Value(p.team)),
+			news,
+			E("button", p.button, ref("e4"))),
+		E("button", "Remove", ref("e5")),
+		E("button", "Remove", ref("e6")),
+	}
 	for _, a := range p.added {
-		fmt.Fprintf(&b, "- status: Added %s\n", a)
+		nodes = append(nodes, E("status", "", pagetest.Text("Added "+a)))
 	}
-	return b.String(), nil
+	return pagetest.Page("https://contacts.test/new", "Contacts", nodes...), nil
 }
 
-func (p *contacts) text() string {
+// shows reports whether the page says text (as a wait for text finds it).
+func (p *contacts) shows(text string) bool {
 	s, _ := p.Snapshot(context.Background(), "")
-	return s
+	for _, n := range s.Nodes() {
+		if strings.Contains(n.Words(), text) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
@@ -72,7 +83,7 @@ func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (
 	p.actions = append(p.actions, string(raw))
 	p.mu.Unlock()
 	if a.Kind == "wait" {
-		if a.Text != "" && !strings.Contains(p.text(), a.Text) {
+		if a.Text != "" && !p.shows(a.Text) {
 			return "", fmt.Errorf("timed out waiting for text %q", a.Text)
 		}
 		return `{"kind":"wait","message":"ok"}`, nil

@@ -89,7 +89,6 @@ type node struct {
 	count     int
 	modal     bool
 	hoist     bool // always replaced by its children in output (the rendered root)
-	inline    bool // its line already carries text (no trailing colon)
 	focused   bool
 	password  bool    // an <input type=password> (the accessibility tree shows it as a plain textbox)
 	y         float64 // document y of the element's box (main frame only), -1 if unknown

@@ -6,31 +6,42 @@ import (
 	"strings"
 )
 
-// display is a node prepared for output.
-type display struct {
-	n    *node
-	text string // for text lines
-	kids []*display
+// newNode is the page model's node for built node n, holding kids.
+func newNode(n *node, kids []*Node) *Node {
+	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, States: n.states, Password: n.password, Focused: n.focused,
+		Modal: n.modal, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
+	for _, k := range kids {
+		k.parent = d
+	}
+	return d
+}
+
+// compact builds the page model of root's subtree: the tree the outline shows (see simplify).
+// The root keeps its own role, name and ref; its children are what the outline lists.
+func compact(root *node, full bool) *Node {
+	top := *root
+	top.name, top.ref, top.hoist = "", "", true
+	return newNode(root, simplify(&top, full))
 }
 
 // simplify prepares n's subtree for output: merges text, drops text repeating a name, and in
 // compact mode hoists unnamed structure and drops empty branches.
-func simplify(n *node, full bool) []*display {
+func simplify(n *node, full bool) []*Node {
 	if n.isText() {
-		return []*display{{text: n.text}}
+		return []*Node{{Role: "text", Text: n.text}}
 	}
 	if n.role == "ListMarker" {
 		return nil
 	}
-	var kids []*display
+	var kids []*Node
 	for _, k := range n.kids {
 		kids = append(kids, simplify(k, full)...)
 	}
 	// merge adjacent text
-	var merged []*display
+	var merged []*Node
 	for _, k := range kids {
-		if k.n == nil && len(merged) > 0 && merged[len(merged)-1].n == nil {
-			merged[len(merged)-1].text += " " + k.text
+		if k.IsText() && len(merged) > 0 && merged[len(merged)-1].IsText() {
+			merged[len(merged)-1].Text += " " + k.Text
 			continue
 		}
 		merged = append(merged, k)
@@ -38,10 +49,10 @@ func simplify(n *node, full bool) []*display {
 	kids = merged
 	// drop a legend or caption that repeats its container's name
 	if n.name != "" {
-		var keep []*display
+		var keep []*Node
 		for _, k := range kids {
-			if k.n != nil && k.n.ref == "" && (k.n.axRole == "Legend" || k.n.axRole == "Caption" || k.n.axRole == "Figcaption") &&
-				len(k.kids) == 1 && k.kids[0].n == nil && k.kids[0].text == n.name {
+			if !k.IsText() && k.Ref == "" && (k.src.axRole == "Legend" || k.src.axRole == "Caption" || k.src.axRole == "Figcaption") &&
+				len(k.Children) == 1 && k.Children[0].IsText() && k.Children[0].Text == n.name {
 				continue
 			}
 			keep = append(keep, k)
@@ -52,13 +63,13 @@ func simplify(n *node, full bool) []*display {
 	if len(kids) > 1 {
 		names := map[string]bool{}
 		for _, k := range kids {
-			if k.n != nil && k.n.name != "" {
-				names[k.n.name] = true
+			if !k.IsText() && k.Name != "" {
+				names[k.Name] = true
 			}
 		}
-		var keep []*display
+		var keep []*Node
 		for _, k := range kids {
-			if k.n == nil && names[strings.TrimSuffix(strings.TrimSpace(k.text), ":")] {
+			if k.IsText() && names[strings.TrimSuffix(strings.TrimSpace(k.Text), ":")] {
 				continue
 			}
 			keep = append(keep, k)
@@ -69,11 +80,11 @@ func simplify(n *node, full bool) []*display {
 		allText := true
 		var sb strings.Builder
 		for _, k := range kids {
-			if k.n != nil {
+			if !k.IsText() {
 				allText = false
 				break
 			}
-			sb.WriteString(k.text + " ")
+			sb.WriteString(k.Text + " ")
 		}
 		if allText && (collapse(sb.String()) == n.name || strings.Contains(n.name, collapse(sb.String()))) {
 			kids = nil
@@ -82,12 +93,12 @@ func simplify(n *node, full bool) []*display {
 	if n.role == "textbox" || n.role == "searchbox" || n.role == "combobox" || n.role == "spinbutton" || n.role == "slider" {
 		// their text content is their value
 		if n.value != "" || n.ref != "" {
-			var keep []*display
+			var keep []*Node
 			for _, k := range kids {
-				if k.n != nil {
+				if !k.IsText() {
 					keep = append(keep, k)
 				} else if n.value == "" && n.role == "textbox" {
-					n.value = k.text
+					n.value = k.Text
 				}
 			}
 			kids = keep
@@ -100,7 +111,7 @@ func simplify(n *node, full bool) []*display {
 		if n.name == "" && (structural[n.axRole] || n.role == "generic") {
 			return kids
 		}
-		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && kids[0].n != nil {
+		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && !kids[0].IsText() {
 			return kids
 		}
 		if n.axRole == "cell" || n.axRole == "gridcell" {
@@ -108,65 +119,70 @@ func simplify(n *node, full bool) []*display {
 				return kids // a cell holding controls: the controls say enough
 			}
 			if len(kids) == 0 && n.name != "" && len(n.states) == 0 {
-				return []*display{{text: n.name}} // a text cell is its text
+				return []*Node{{Role: "text", Text: n.name}} // a text cell is its text
 			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
-			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url}
+			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal}
 		}
 		if len(kids) == 0 && n.name == "" && n.value == "" {
 			return nil
 		}
 	}
-	return []*display{{n: n, kids: kids}}
+	return []*Node{newNode(n, kids)}
 }
 
 // render writes the outline of root's children and returns it, the number of refs written and
 // whether it was truncated.
 func render(root *node, o Options, page *url.URL) (string, int, bool) {
+	return renderModel(compact(root, o.Full), o, page)
+}
+
+// renderModel writes the outline of a page model: root's children (with Interactive, every
+// element with a ref, root included). It returns the text, the number of refs written and
+// whether MaxDepth or MaxChars cut it.
+func renderModel(root *Node, o Options, page *url.URL) (string, int, bool) {
 	var lines []string
 	var lineRefs []int
 	truncated := false
 	if o.Interactive {
-		walkNodes(root, func(n *node) {
-			if n.ref != "" {
+		root.Walk(func(n *Node) bool {
+			if n.Ref != "" {
 				lines = append(lines, "- "+line(n, page))
 				lineRefs = append(lineRefs, 1)
 			}
+			return true
 		})
 	} else {
-		top := *root
-		top.name, top.ref, top.hoist = "", "", true
-		kids := simplify(&top, o.Full)
-		var walk func(d *display, depth int)
-		walk = func(d *display, depth int) {
+		var walk func(d *Node, depth int)
+		walk = func(d *Node, depth int) {
 			ind := strings.Repeat("  ", depth)
-			if d.n == nil {
-				lines = append(lines, ind+"- text: "+clip(d.text, 400))
+			if d.IsText() {
+				lines = append(lines, ind+"- text: "+clip(d.Text, 400))
 				lineRefs = append(lineRefs, 0)
 				return
 			}
-			l := ind + "- " + line(d.n, page)
+			l := ind + "- " + line(d, page)
 			r := 0
-			if d.n.ref != "" {
+			if d.Ref != "" {
 				r = 1
 			}
-			if len(d.kids) >= 1 && d.kids[0].n == nil && d.n.value == "" {
+			kids, inline := d.Children, false
+			if len(kids) >= 1 && kids[0].IsText() && d.Value == "" {
 				// leading text goes on the element's own line
-				l += ": " + clip(d.kids[0].text, 400)
-				if len(d.kids) == 1 {
+				l += ": " + clip(kids[0].Text, 400)
+				if len(kids) == 1 {
 					lines = append(lines, l)
 					lineRefs = append(lineRefs, r)
 					return
 				}
-				d = &display{n: d.n, kids: d.kids[1:]}
-				d.n = withValueShown(d.n)
+				kids, inline = kids[1:], true
 			}
-			if len(d.kids) > 0 {
+			if len(kids) > 0 {
 				if o.MaxDepth > 0 && depth+1 >= o.MaxDepth {
 					hidden := 0
-					for _, k := range d.kids {
-						countRefs(k, &hidden)
+					for _, k := range kids {
+						hidden += countRefs(k)
 					}
 					lines = append(lines, l+": …")
 					if hidden > 0 {
@@ -176,17 +192,17 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 					truncated = true
 					return
 				}
-				if d.n.value == "" && !d.n.inline {
+				if d.Value == "" && !inline {
 					l += ":"
 				}
 			}
 			lines = append(lines, l)
 			lineRefs = append(lineRefs, r)
-			for _, k := range d.kids {
+			for _, k := range kids {
 				walk(k, depth+1)
 			}
 		}
-		for _, k := range kids {
+		for _, k := range root.Children {
 			walk(k, 0)
 		}
 	}
@@ -209,70 +225,66 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 	return b.String(), refs, truncated
 }
 
-func anyText(ds []*display) bool {
-	for _, d := range ds {
-		if d.n == nil {
+func anyText(ns []*Node) bool {
+	for _, n := range ns {
+		if n.IsText() {
 			return true
 		}
 	}
 	return false
 }
 
-func countRefs(d *display, n *int) {
-	if d.n != nil && d.n.ref != "" {
-		*n++
-	}
-	for _, k := range d.kids {
-		countRefs(k, n)
-	}
+// countRefs counts the refs in n's subtree.
+func countRefs(n *Node) int {
+	c := 0
+	n.Walk(func(d *Node) bool {
+		if d.Ref != "" {
+			c++
+		}
+		return true
+	})
+	return c
 }
 
-// line renders one element: role "name" [states] [ref=eN]: value.
-// withValueShown marks a copy of n as having inline content, so no ":" is added after it.
-func withValueShown(n *node) *node {
-	c := *n
-	c.inline = true
-	return &c
-}
-
-func line(n *node, page *url.URL) string {
+// line renders one element: role "name" [states] [ref=eN] [url=…]: value (options: …).
+func line(n *Node, page *url.URL) string {
 	var b strings.Builder
-	b.WriteString(n.role)
-	if n.name != "" {
-		b.WriteString(" " + strconv.Quote(clip(n.name, 100)))
+	b.WriteString(n.Role)
+	if n.Name != "" {
+		b.WriteString(" " + strconv.Quote(clip(n.Name, 100)))
 	}
-	for _, s := range n.states {
+	for _, s := range n.States {
 		b.WriteString(" [" + s + "]")
 	}
-	if n.password {
+	if n.Password {
 		b.WriteString(" [password]")
 	}
-	if n.focused && n.ref != "" {
+	if n.Focused && n.Ref != "" {
 		b.WriteString(" [focused]")
 	}
-	if n.ref != "" {
-		b.WriteString(" [ref=" + n.ref + "]")
+	if n.Ref != "" {
+		b.WriteString(" [ref=" + n.Ref + "]")
 	}
-	if n.url != "" && n.role == "link" {
+	if n.URL != "" && n.Role == "link" {
 		base := page
-		if n.frame != nil && n.frame.URL != "" {
-			if fu, err := url.Parse(n.frame.URL); err == nil {
+		if n.Frame != nil && n.Frame.URL != "" {
+			if fu, err := url.Parse(n.Frame.URL); err == nil {
 				base = fu
 			}
 		}
-		b.WriteString(" [url=" + shortURL(n.url, base) + "]")
+		b.WriteString(" [url=" + shortURL(n.URL, base) + "]")
 	}
-	if n.value != "" && n.value != n.name {
-		b.WriteString(": " + clip(n.value, 200))
+	if n.Value != "" && n.Value != n.Name {
+		b.WriteString(": " + clip(n.Value, 200))
 	}
-	if len(n.options) > 0 {
-		opts := n.options
+	if len(n.Options) > 0 {
+		opts := n.Options
 		more := ""
 		if len(opts) > 25 {
 			more = ", … " + strconv.Itoa(len(opts)-25) + " more"
 			opts = opts[:25]
 		}
-		if n.value == "" {
+		if n.Value == "" {
 			b.WriteString(":")
 		}
 		b.WriteString(" (options: " + strings.Join(opts, ", ") + more + ")")

@@ -27,20 +27,27 @@ type Options struct {
 	Frame string `json:"frame,omitempty"`
 }
 
-// Snapshot is a role snapshot of a tab.
+// Snapshot is a role snapshot of a tab: the page model (the page's facts and the tree under
+// Root) and the text rendered from it. Code reads the model; the text is for models and people.
 type Snapshot struct {
 	// URL and Title are the main frame's.
 	URL   string `json:"url"`
 	Title string `json:"title"`
-	// Text is the header and the outline, ready to show to a model.
+	// Text is the header and the outline rendered from the model, ready to show to a model.
+	// Nothing but people and language models should read it: every fact in it is a field.
 	Text string `json:"text"`
+	// Root is the page model: a "document" node whose children are the outline's top-level
+	// lines (with Scope or Frame, the subtree asked for). It is nil when a JavaScript dialog
+	// blocks the page. In JSON it is "root" (parents are implied by nesting).
+	Root *Node `json:"root,omitempty"`
 	// Refs is how many refs the rendered text holds.
 	Refs int `json:"refs"`
 	// Loading is true while the main document is not yet complete.
 	Loading bool `json:"loading,omitempty"`
 	// Dialog is the open JavaScript dialog, if any.
 	Dialog *Dialog `json:"dialog,omitempty"`
-	// Modal names the open modal dialog element (aria-modal or <dialog> shown modally), if any.
+	// Modal names the open modal dialog element (aria-modal or <dialog> shown modally), if any,
+	// as the header shows it; the element itself is the node of Root with Modal set.
 	Modal string `json:"modal,omitempty"`
 	// BelowFold counts refs of the main frame below the visible viewport.
 	BelowFold int `json:"belowFold,omitempty"`
@@ -82,7 +89,7 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 			s.URL, s.Title = ti.TargetInfo.URL, ti.TargetInfo.Title
 		}
 		// A JavaScript dialog blocks the page: nothing but the dialog can be read or done.
-		s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
+		s.Render(Options{})
 		s.Took = time.Since(start)
 		return s, nil
 	}
@@ -94,7 +101,7 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		// the page state calls end on their own (1 s at most); a dialog may be what blocks them
 		if d := t.Dialog(); d != nil {
 			s.Dialog = d
-			s.Text = header(s) + "# the page is blocked until the dialog is accepted or dismissed\n"
+			s.Render(Options{})
 			s.Took = time.Since(start)
 			return s, nil
 		}
@@ -207,11 +214,35 @@ func (t *Tab) finish(s *Snapshot, root *node, o Options, start time.Time, state 
 		}
 		sub = &node{role: "document", kids: []*node{found}, frame: found.frame}
 	}
-	body, refs, truncated := render(sub, o, pageOrigin(s.URL))
-	s.Refs, s.Truncated = refs, truncated
-	s.Text = header(s) + body
+	s.Root = compact(sub, o.Full)
+	s.renderText(o)
 	s.Took = time.Since(start)
 	return s, nil
+}
+
+// Render sets Text, Refs and Truncated from the page model (URL, Title, Loading, Dialog, Modal,
+// BelowFold and the tree under Root), exactly as Tab.Snapshot renders them, and links the tree's
+// parent pointers. It is for snapshots built by hand (fakes in tests); Tab.Snapshot has
+// rendered its own. Without a Root, a snapshot with a Dialog says the page is blocked.
+func (s *Snapshot) Render(o Options) {
+	if s.Root != nil {
+		s.Root.link()
+	}
+	s.renderText(o)
+}
+
+func (s *Snapshot) renderText(o Options) {
+	if s.Root == nil {
+		s.Refs, s.Truncated = 0, false
+		s.Text = header(s)
+		if s.Dialog != nil {
+			s.Text += "# the page is blocked until the dialog is accepted or dismissed\n"
+		}
+		return
+	}
+	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
+	s.Refs, s.Truncated = refs, truncated
+	s.Text = header(s) + body
 }
 
 func walkNodes(n *node, fn func(*node)) {

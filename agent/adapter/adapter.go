@@ -27,13 +27,9 @@ var (
 // New returns the adapter over svc.
 func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 
-// Snapshot returns the tab's compact role outline (header and `- role "name" [ref=eN]` lines).
-func (b *Browser) Snapshot(ctx context.Context, tabID string) (string, error) {
-	s, err := b.svc.Snapshot(ctx, tabID, snapshot.Options{})
-	if err != nil {
-		return "", err
-	}
-	return s.Text, nil
+// Snapshot returns the tab's compact role snapshot: its page model and outline text.
+func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
+	return b.svc.Snapshot(ctx, tabID, snapshot.Options{})
 }
 
 // Act decodes action as an actions.Action, runs it and returns the result as JSON. Binary

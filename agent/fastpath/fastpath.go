@@ -15,7 +15,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Outcome says how a command was understood.
@@ -152,13 +152,14 @@ var roleHints = []struct {
 	{"menu item", roleSet("menuitem")}, {"icon", clickRoles}, {"image", roleSet("img")},
 }
 
-// Match understands command against the snapshot (and the shared tabs, for tab commands).
-func Match(command, snapshot string, tabs []Tab) Result {
+// Match understands command against the page model of the tab's snapshot (nil when there is
+// no tab) and the shared tabs, for tab commands.
+func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	cmd := normalizeCommand(command)
 	if cmd == "" {
 		return Result{Outcome: NotSimple, Reason: "empty command"}
 	}
-	nodes := outline.Parse(snapshot)
+	nodes := page.Nodes()
 
 	switch {
 	case reBack.MatchString(cmd):
@@ -212,26 +213,26 @@ func Match(command, snapshot string, tabs []Tab) Result {
 		}
 	}
 	if m := reUncheck.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], checkRoles, func(n outline.Node) Action {
+		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) Action {
 			f := false
 			return Action{Kind: "check", Ref: n.Ref, Checked: &f}
 		})
 	}
 	if m := reCheck.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], checkRoles, func(n outline.Node) Action {
+		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) Action {
 			t := true
 			return Action{Kind: "check", Ref: n.Ref, Checked: &t}
 		})
 	}
 	if m := reType.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return matchElement(nodes, m[2], textRoles, func(n outline.Node) Action {
+		return matchElement(nodes, m[2], textRoles, func(n *snapshot.Node) Action {
 			return Action{Kind: "type", Ref: n.Ref, Text: text}
 		})
 	}
 	if m := reFill.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[2])
-		if r := matchElement(nodes, m[1], textRoles, func(n outline.Node) Action {
+		if r := matchElement(nodes, m[1], textRoles, func(n *snapshot.Node) Action {
 			return Action{Kind: "type", Ref: n.Ref, Text: text}
 		}); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
 			return r
@@ -239,7 +240,7 @@ func Match(command, snapshot string, tabs []Tab) Result {
 	}
 	if m := reSelect.FindStringSubmatch(cmd); m != nil {
 		value := originalSpan(command, m[1])
-		r := matchElement(nodes, m[2], selectRoles, func(n outline.Node) Action {
+		r := matchElement(nodes, m[2], selectRoles, func(n *snapshot.Node) Action {
 			return Action{Kind: "select", Ref: n.Ref, Values: []string{value}}
 		})
 		if r.OK() {
@@ -253,11 +254,11 @@ func Match(command, snapshot string, tabs []Tab) Result {
 	}
 	if m := reSearch.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n outline.Node) Action {
+		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n *snapshot.Node) Action {
 			return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
 		})
 		if r.Outcome == NotFound {
-			r = onlyOne(nodes, roleSet("searchbox"), func(n outline.Node) Action {
+			r = onlyOne(nodes, roleSet("searchbox"), func(n *snapshot.Node) Action {
 				return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
 			})
 		}
@@ -265,13 +266,13 @@ func Match(command, snapshot string, tabs []Tab) Result {
 	}
 	if m := reTypeOnly.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return onlyOne(nodes, textRoles, func(n outline.Node) Action { return Action{Kind: "type", Ref: n.Ref, Text: text} })
+		return onlyOne(nodes, textRoles, func(n *snapshot.Node) Action { return Action{Kind: "type", Ref: n.Ref, Text: text} })
 	}
 	if m := reHover.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], clickRoles, func(n outline.Node) Action { return Action{Kind: "hover", Ref: n.Ref} })
+		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) Action { return Action{Kind: "hover", Ref: n.Ref} })
 	}
 	if m := reClick.FindStringSubmatch(cmd); m != nil {
-		r := matchElement(nodes, m[1], clickRoles, func(n outline.Node) Action { return Action{Kind: "click", Ref: n.Ref} })
+		r := matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) Action { return Action{Kind: "click", Ref: n.Ref} })
 		if r.Outcome == NotFound && strings.HasPrefix(cmd, "open ") {
 			return Result{Outcome: NotFound, Reason: fmt.Sprintf("nothing called %q here, and it is not a web address", m[1]), Candidates: r.Candidates}
 		}
@@ -414,12 +415,14 @@ func score(name, phrase string) int {
 
 // matchElement finds the one element the phrase names. defaultRoles apply when the phrase
 // names no role.
-func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]bool, mk func(outline.Node) Action) Result {
+func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string]bool, mk func(*snapshot.Node) Action) Result {
 	tg := parseTarget(phrase)
 	if refRe.MatchString(tg.phrase) {
 		// "click e14": a ref straight from the snapshot.
-		if n, ok := outline.Find(nodes, tg.phrase); ok {
-			return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]outline.Node{n})}
+		for _, n := range nodes {
+			if n.Ref == tg.phrase {
+				return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]*snapshot.Node{n})}
+			}
 		}
 		return Result{Outcome: NotFound, Reason: fmt.Sprintf("no element %s on this page", tg.phrase)}
 	}
@@ -437,8 +440,8 @@ func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]b
 		return onlyOne(nodes, roles, mk)
 	}
 	best := 0
-	var hits []outline.Node
-	var disabled []outline.Node
+	var hits []*snapshot.Node
+	var disabled []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref == "" || !roles[n.Role] {
 			continue
@@ -453,7 +456,7 @@ func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]b
 		}
 		switch {
 		case s > best:
-			best, hits = s, []outline.Node{n}
+			best, hits = s, []*snapshot.Node{n}
 		case s == best:
 			hits = append(hits, n)
 		}
@@ -503,8 +506,8 @@ func isPronoun(p string) bool {
 }
 
 // onlyOne picks the single enabled element with one of roles.
-func onlyOne(nodes []outline.Node, roles map[string]bool, mk func(outline.Node) Action) Result {
-	var hits []outline.Node
+func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) Action) Result {
+	var hits []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
 			hits = append(hits, n)
@@ -520,9 +523,9 @@ func onlyOne(nodes []outline.Node, roles map[string]bool, mk func(outline.Node) 
 }
 
 // near lists elements of the roles sharing a word with the phrase (for the model's benefit).
-func near(nodes []outline.Node, roles map[string]bool, phrase string) []Candidate {
+func near(nodes []*snapshot.Node, roles map[string]bool, phrase string) []Candidate {
 	words := strings.Fields(phrase)
-	var out []outline.Node
+	var out []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref == "" || !roles[n.Role] {
 			continue
@@ -541,7 +544,7 @@ func near(nodes []outline.Node, roles map[string]bool, phrase string) []Candidat
 	return cands(out)
 }
 
-func cands(ns []outline.Node) []Candidate {
+func cands(ns []*snapshot.Node) []Candidate {
 	out := make([]Candidate, 0, len(ns))
 	for _, n := range ns {
 		out = append(out, Candidate{Ref: n.Ref, Role: n.Role, Name: n.Name})
@@ -551,16 +554,16 @@ func cands(ns []outline.Node) []Candidate {
 
 func ptr(a Action) *Action { return &a }
 
-// options returns the names of option children of the element with ref.
-func options(nodes []outline.Node, ref string) []string {
+// options returns the names of option elements under the element with ref.
+func options(nodes []*snapshot.Node, ref string) []string {
 	var out []string
-	for i, n := range nodes {
+	for _, n := range nodes {
 		if n.Ref != ref {
 			continue
 		}
-		for j := i + 1; j < len(nodes) && nodes[j].Depth > n.Depth; j++ {
-			if nodes[j].Role == "option" {
-				out = append(out, nodes[j].Name)
+		for _, d := range n.Descendants() {
+			if d.Role == "option" {
+				out = append(out, d.Name)
 			}
 		}
 	}
@@ -621,19 +624,19 @@ func hostOf(u string) string {
 	return u
 }
 
-// describe summarises a page from its outline: headings, then counts of controls, then the
-// first lines of text.
-func describe(nodes []outline.Node) string {
+// describe summarises a page from its page model: headings, then counts of controls, then the
+// first runs of text.
+func describe(nodes []*snapshot.Node) string {
 	var heads, texts []string
 	counts := map[string]int{}
 	for _, n := range nodes {
 		switch {
 		case n.Role == "heading" && n.Name != "":
 			heads = append(heads, n.Name)
-		case n.Role == "text" && n.Value != "":
-			texts = append(texts, n.Value)
-		case n.Role == "paragraph" && (n.Value != "" || n.Name != ""):
-			texts = append(texts, n.Name+n.Value)
+		case n.IsText() && n.Text != "":
+			texts = append(texts, n.Text)
+		case n.Role == "paragraph" && n.Name != "":
+			texts = append(texts, n.Name)
 		}
 		if n.Ref != "" {
 			counts[n.Role]++

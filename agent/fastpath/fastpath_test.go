@@ -4,30 +4,39 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
-const page = `- banner [ref=e1]:
-  - link "Home" [ref=e2]
-  - link "Sign in" [ref=e3]
-  - button "Sign in with Google" [ref=e4]
-- heading "Welcome to Acme" [level=1] [ref=e5]
-- searchbox "Search" [ref=e6]
-- textbox "Email" [ref=e7]
-- textbox "Password" [ref=e8]
-- checkbox "Remember me" [ref=e9]
-- checkbox "Subscribe to newsletter" [checked] [ref=e10]
-- combobox "Color" [ref=e11]:
-  - option "Red" [ref=e12]
-  - option "Blue" [ref=e13]
-- button "Submit" [ref=e14]
-- button "Delete" [ref=e15]
-- button "Delete" [ref=e16]
-- link "Read more" [ref=e17]
-- link "Read more about pricing" [ref=e18]
-- button "Save draft" [ref=e19] [disabled]
-- button "Add to cart" [ref=e20]
-- button "Add to wishlist" [ref=e21]
-- text: Fast shipping worldwide.`
+// page is a sign-in page with look-alike controls, written as a page model.
+var page = func() *snapshot.Snapshot {
+	E, T := pagetest.El, pagetest.Text
+	type ref = pagetest.Ref
+	return pagetest.Page("https://acme.test/", "Acme",
+		E("banner", "", ref("e1"),
+			E("link", "Home", ref("e2")),
+			E("link", "Sign in", ref("e3")),
+			E("button", "Sign in with Google", ref("e4"))),
+		E("heading", "Welcome to Acme", "level=1", ref("e5")),
+		E("searchbox", "Search", ref("e6")),
+		E("textbox", "Email", ref("e7")),
+		E("textbox", "Password", ref("e8")),
+		E("checkbox", "Remember me", ref("e9")),
+		E("checkbox", "Subscribe to newsletter", "checked", ref("e10")),
+		E("combobox", "Color", ref("e11"),
+			E("option", "Red", ref("e12")),
+			E("option", "Blue", ref("e13"))),
+		E("button", "Submit", ref("e14")),
+		E("button", "Delete", ref("e15")),
+		E("button", "Delete", ref("e16")),
+		E("link", "Read more", ref("e17")),
+		E("link", "Read more about pricing", ref("e18")),
+		E("button", "Save draft", "disabled", ref("e19")),
+		E("button", "Add to cart", ref("e20")),
+		E("button", "Add to wishlist", ref("e21")),
+		T("Fast shipping worldwide."))
+}()
 
 var tabs = []Tab{
 	{ID: "t1", Title: "Inbox (3) - ada@example.com - Example Mail", URL: "https://mail.example.com/inbox"},
@@ -145,26 +154,30 @@ func TestDescribe(t *testing.T) {
 }
 
 func FuzzMatch(f *testing.F) {
-	f.Add("click sign in", page)
-	f.Add("type \"x\" in e6", page)
-	f.Add("select  in ", "- combobox \"\" [ref=e1]:\n  - option")
-	f.Add("open http://", "")
-	f.Fuzz(func(t *testing.T, cmd, snap string) {
-		r := Match(cmd, snap, tabs)
-		switch r.Outcome {
-		case Matched:
-			if r.Action == nil || r.Action.Kind == "" {
-				t.Fatalf("matched without an action: %+v", r)
+	f.Add("click sign in")
+	f.Add("type \"x\" in e6")
+	f.Add("select  in ")
+	f.Add("select red in color")
+	f.Add("open http://")
+	empty := pagetest.Page("about:blank", "")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		for _, snap := range []*snapshot.Snapshot{page, empty, nil} {
+			r := Match(cmd, snap, tabs)
+			switch r.Outcome {
+			case Matched:
+				if r.Action == nil || r.Action.Kind == "" {
+					t.Fatalf("matched without an action: %+v", r)
+				}
+				if r.Action.Ref != "" && snap.Find(r.Action.Ref) == nil {
+					t.Fatalf("ref %q not in the snapshot", r.Action.Ref)
+				}
+			case Ambiguous, NotFound, NotSimple:
+				if r.Action != nil {
+					t.Fatalf("%s with an action", r.Outcome)
+				}
+			default:
+				t.Fatalf("outcome %q", r.Outcome)
 			}
-			if r.Action.Ref != "" && !strings.Contains(snap, "[ref="+r.Action.Ref+"]") {
-				t.Fatalf("ref %q not in the snapshot", r.Action.Ref)
-			}
-		case Ambiguous, NotFound, NotSimple:
-			if r.Action != nil {
-				t.Fatalf("%s with an action", r.Outcome)
-			}
-		default:
-			t.Fatalf("outcome %q", r.Outcome)
 		}
 	})
 }

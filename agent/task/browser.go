@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Browser is what the loop needs from the browser layer. It is deliberately narrow and
 // JSON-based so that agent/actions can be adapted to it in a few lines.
 type Browser interface {
-	// Snapshot returns the tab's role outline (`- role "name" [ref=eN]` lines).
-	Snapshot(ctx context.Context, tabID string) (string, error)
+	// Snapshot reads the tab: its page model, and the outline text rendered from it
+	// (`- role "name" [ref=eN]` lines) that the model is shown.
+	Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error)
 	// Act performs one action on the tab and returns a small JSON (or text) result. action is
 	// a JSON object shaped like agent/actions.Action; see [BrowserAction] for the kinds used.
 	// A returned error is shown to the model as the tool's result, so make it actionable.

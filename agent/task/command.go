@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/fastpath"
 	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -59,7 +60,7 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 	if *tabID == "" && len(tabs) > 0 {
 		*tabID = tabs[0].ID
 	}
-	snap := ""
+	var snap *snapshot.Snapshot
 	if *tabID != "" {
 		if snap, err = r.opts.Browser.Snapshot(ctx, *tabID); err != nil {
 			return nil, fmt.Sprintf("reading the page failed: %v", err)

@@ -2,32 +2,22 @@ package task
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
-)
 
-// dialogHeaderRe finds the snapshot header line of an open JavaScript dialog, as package
-// snapshot writes it: # confirm dialog open: "Delete 3 files?" (accept or dismiss it)
-var dialogHeaderRe = regexp.MustCompile(`(?m)^# (\w+) dialog open: ("(?:[^"\\]|\\.)*") \(accept or dismiss it\)\s*$`)
+	"github.com/tabrelay/tabrelay/snapshot"
+)
 
 // openDialog reports the JavaScript dialog a snapshot shows open: its type (alert, confirm,
 // prompt, beforeunload) and message (page text).
-func openDialog(snap string) (typ, message string, ok bool) {
-	m := dialogHeaderRe.FindStringSubmatch(snap)
-	if m == nil {
+func openDialog(snap *snapshot.Snapshot) (typ, message string, ok bool) {
+	if snap == nil || snap.Dialog == nil {
 		return "", "", false
 	}
-	msg, err := strconv.Unquote(m[2])
-	if err != nil {
-		msg = strings.Trim(m[2], `"`)
-	}
-	return m[1], msg, true
+	return snap.Dialog.Type, snap.Dialog.Message, true
 }
 
 // dialogNote tells the model about a JavaScript dialog open in snap ("" if none) and how to
 // answer it: until then every other action on the tab fails.
-func dialogNote(snap string) string {
+func dialogNote(snap *snapshot.Snapshot) string {
 	typ, msg, ok := openDialog(snap)
 	if !ok {
 		return ""

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,29 +12,35 @@ import (
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
-// page is a fake tab whose outline the test sets; it records every action (validated against
-// the action API, so the loop's payloads are ones agent/actions accepts) and simulates a
-// JavaScript dialog the way the real stack does: the snapshot shows only the dialog header,
+// Page models are written with pagetest: E is an element, ref an element's ref.
+var E = pagetest.El
+
+type ref = pagetest.Ref
+
+// page is a fake tab whose page model the test sets; it records every action (validated
+// against the action API, so the loop's payloads are ones agent/actions accepts) and simulates
+// a JavaScript dialog the way the real stack does: the snapshot has only the dialog (no tree),
 // and every action but dialog fails until it is answered.
 type page struct {
-	mu      sync.Mutex
-	outline string
-	acts    []actions.Action
-	dialog  [2]string // type, message; empty when none
-	opens   map[string][2]string
-	onAct   func(a actions.Action) // called with the lock held
+	mu     sync.Mutex
+	nodes  []*snapshot.Node
+	acts   []actions.Action
+	dialog [2]string // type, message; empty when none
+	opens  map[string][2]string
+	onAct  func(a actions.Action) // called with the lock held
 }
 
-func (p *page) Snapshot(ctx context.Context, tabID string) (string, error) {
+func (p *page) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dialog[0] != "" {
-		return fmt.Sprintf("# Admin — https://admin.test/\n# %s dialog open: %s (accept or dismiss it)\n# the page is blocked until the dialog is accepted or dismissed\n",
-			p.dialog[0], strconv.Quote(p.dialog[1])), nil
+		return pagetest.Blocked("https://admin.test/", "Admin", snapshot.Dialog{Type: p.dialog[0], Message: p.dialog[1]}), nil
 	}
-	return "# Admin — https://admin.test/\n" + p.outline, nil
+	return pagetest.Page("https://admin.test/", "Admin", p.nodes...), nil
 }
 
 func (p *page) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
@@ -118,7 +123,7 @@ func TestDialogTool(t *testing.T) {
 				replies = append(replies, llmtest.ToolCall("finish", `{"answer":"Inbox cleared."}`))
 			}
 			srv := llmtest.NewOpenAI(t, replies...)
-			p := &page{outline: "- button \"Clear inbox\" [ref=e1]\n- button \"Refresh\" [ref=e2]\n",
+			p := &page{nodes: []*snapshot.Node{E("button", "Clear inbox", ref("e1")), E("button", "Refresh", ref("e2"))},
 				opens: map[string][2]string{"e1": {"confirm", "Delete all 12 messages? This cannot be undone."}}}
 			r := newRunner(t, srv, p, nil)
 			events, unsub := r.Subscribe("", 512)
@@ -191,8 +196,16 @@ func TestNewActionTools(t *testing.T) {
 		llmtest.ToolCall("wait", `{"text":"Saved","ms":500}`),
 		llmtest.ToolCall("finish", `{"answer":"ok"}`),
 	)
-	p := &page{outline: "- listitem \"Card A\" [ref=e1]\n- list \"Done\" [ref=e2]\n- form:\n  - textbox \"Name\" [ref=e3]\n  - checkbox \"Remember me\" [ref=e4]\n" +
-		"  - combobox \"Country\" [ref=e5]\n  - button \"Choose file\" [ref=e6]\n  - button \"Save\" [ref=e7]\n"}
+	p := &page{nodes: []*snapshot.Node{
+		E("listitem", "Card A", ref("e1")),
+		E("list", "Done", ref("e2")),
+		E("form", "",
+			E("textbox", "Name", ref("e3")),
+			E("checkbox", "Remember me", ref("e4")),
+			E("combobox", "Country", ref("e5")),
+			E("button", "Choose file", ref("e6")),
+			E("button", "Save", ref("e7"))),
+	}}
 	r := newRunner(t, srv, p, nil)
 	tk, err := r.Run(context.Background(), "move card A to done, fill the form as Ada from France and upload /home/ada/cv.pdf", "tab1")
 	if err != nil || tk.Status != task.StatusSucceeded {
@@ -229,8 +242,18 @@ func TestNewActionTools(t *testing.T) {
 // Safety on the loop's path: Enter submitted by type, fill into a password field whatever its
 // label, an upload the user did not name: each waits for the user (declined here).
 func TestSubmitPasswordUploadNeedConfirmation(t *testing.T) {
-	outline := "- form \"Account\":\n  - textbox \"Confirm with your name\" [ref=e1]\n  - textbox \"Secret\" [password] [ref=e2]\n" +
-		"  - button \"Cancel\" [ref=e3]\n  - button \"Delete account\" [ref=e4]\n- button \"Attach\" [ref=e5]\n"
+	account := func(nameFocused bool) []*snapshot.Node {
+		name := E("textbox", "Confirm with your name", ref("e1"))
+		name.Focused = nameFocused
+		return []*snapshot.Node{
+			E("form", "Account",
+				name,
+				E("textbox", "Secret", "password", ref("e2")),
+				E("button", "Cancel", ref("e3")),
+				E("button", "Delete account", ref("e4"))),
+			E("button", "Attach", ref("e5")),
+		}
+	}
 	tests := []struct {
 		name, tool, args, reason, prompt string
 	}{
@@ -242,11 +265,7 @@ func TestSubmitPasswordUploadNeedConfirmation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewOpenAI(t, llmtest.ToolCall(tt.tool, tt.args))
-			o := outline
-			if tt.tool == "press" {
-				o = strings.Replace(o, `"Confirm with your name" [ref=e1]`, `"Confirm with your name" [focused] [ref=e1]`, 1)
-			}
-			p := &page{outline: o}
+			p := &page{nodes: account(tt.tool == "press")}
 			r := newRunner(t, srv, p, nil)
 			events, unsub := r.Subscribe("", 512)
 			defer unsub()

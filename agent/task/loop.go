@@ -11,7 +11,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/agent/llm"
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -44,7 +44,8 @@ type loop struct {
 	memory []*Task
 
 	tabID     string
-	lastSnap  string
+	lastSnap  *snapshot.Snapshot // the latest page model read (nil before the first)
+	lastText  string             // its outline text as the model was shown it (capped)
 	lastURL   string
 	lastTitle string
 
@@ -154,7 +155,7 @@ func (l *loop) start() {
 		if err != nil {
 			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)) + "\nReading the page failed: " + pageErr(err))
 		} else {
-			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)+"\n"+snap) + dialogNote(snap))
+			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)+"\n"+l.lastText) + dialogNote(snap))
 			full = true
 		}
 	}
@@ -672,25 +673,25 @@ func (l *loop) navigationAllowed(raw string) error {
 // or for fill one per field (as a type, select or check of that field). It checks that every
 // ref is on the current page.
 func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext, error) {
-	page := outline.Parse(l.lastSnap)
+	page := l.lastSnap
 	fresh := false
-	find := func(ref string) (outline.Node, error) {
-		node, ok := outline.Find(page, ref)
-		if !ok && !fresh {
+	find := func(ref string) (snapshot.Node, error) {
+		node := page.Find(ref)
+		if node == nil && !fresh {
 			// The model may hold a ref from a diff; check the live page before refusing.
 			if snap, err := l.snapshot(); err == nil {
-				page, fresh = outline.Parse(snap), true
-				node, ok = outline.Find(page, ref)
+				page, fresh = snap, true
+				node = page.Find(ref)
 			}
 		}
-		if !ok {
+		if node == nil {
 			if typ, _, open := openDialog(l.lastSnap); open { // its message is page text: not in an error
-				return node, fmt.Errorf("a JavaScript %s dialog blocks the page, so %s cannot be reached: accept or dismiss it first; call the dialog tool first (accept=true for OK, false for Cancel)",
+				return snapshot.Node{}, fmt.Errorf("a JavaScript %s dialog blocks the page, so %s cannot be reached: accept or dismiss it first; call the dialog tool first (accept=true for OK, false for Cancel)",
 					typ, ref)
 			}
-			return node, fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ref)
+			return snapshot.Node{}, fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ref)
 		}
-		return node, nil
+		return *node, nil
 	}
 	ac := ActionContext{Tool: kind, Ref: argStr(args, "ref"), Text: argStr(args, "text"), Key: argStr(args, "key"),
 		URL: argStr(args, "url"), PageURL: l.lastURL, Goal: l.rn.task.Goal}
@@ -719,7 +720,7 @@ func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext
 		ac.Accept, ac.Text = dialogAccept(args), argStr(args, "promptText")
 		// The dialog may have opened after the last look (a timer, a late script): look again.
 		if snap, err := l.snapshot(); err == nil {
-			page = outline.Parse(snap)
+			page = snap
 			ac.DialogType, ac.DialogMessage, _ = openDialog(snap)
 		}
 	case "fill":
@@ -812,21 +813,25 @@ func (l *loop) refreshTab() error {
 	return nil
 }
 
-// snapshot reads the current tab, capped, and remembers it.
-func (l *loop) snapshot() (string, error) {
+// snapshot reads the current tab and remembers its page model and its text, capped, as the
+// model is shown it.
+func (l *loop) snapshot() (*snapshot.Snapshot, error) {
 	snap, err := l.opts.Browser.Snapshot(l.ctx, l.tabID)
 	if err != nil {
-		return "", fmt.Errorf("reading the page: %w", err)
+		return nil, fmt.Errorf("reading the page: %w", err)
 	}
-	snap = capSnapshot(snap, l.opts.MaxSnapshotChars)
-	l.lastSnap = snap
+	if snap == nil {
+		return nil, errors.New("reading the page: the browser returned no snapshot")
+	}
+	l.lastSnap, l.lastText = snap, capSnapshot(snap.Text, l.opts.MaxSnapshotChars)
 	return snap, nil
 }
 
-func (l *loop) fullPage(snap string) result {
-	n := len(outline.Parse(snap))
+// fullPage shows the model the page just read (snap, whose capped text is l.lastText).
+func (l *loop) fullPage(snap *snapshot.Snapshot) result {
+	n := strings.Count(strings.TrimSpace(l.lastText), "\n") + 1 // lines shown
 	return result{
-		text:    "page:\n" + pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)+"\n"+snap) + dialogNote(snap),
+		text:    "page:\n" + pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)+"\n"+l.lastText) + dialogNote(snap),
 		full:    true,
 		summary: fmt.Sprintf("[snapshot of %d lines, superseded by a later one, of:]\n%s", n, pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120)))),
 	}
@@ -843,7 +848,7 @@ func (l *loop) observe(actResult string) result {
 
 // observeWith is observe with the observation's first lines given (head ends in a newline).
 func (l *loop) observeWith(head string) result {
-	prevSnap, prevURL := l.lastSnap, l.lastURL
+	prevText, prevURL := l.lastText, l.lastURL
 	_ = l.refreshTab()
 	var b strings.Builder
 	b.WriteString(head)
@@ -852,8 +857,8 @@ func (l *loop) observeWith(head string) result {
 		fmt.Fprintf(&b, "page:\n%s\nreading the page afterwards failed: %s", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)), pageErr(err))
 		return result{text: b.String()}
 	}
-	added, removed := diffLines(prevSnap, snap)
-	newLines := strings.Count(snap, "\n") + 1
+	added, removed := diffLines(prevText, l.lastText)
+	newLines := strings.Count(l.lastText, "\n") + 1
 	if l.lastURL != prevURL || len(added)+len(removed) > max(40, newLines/2) {
 		if l.lastURL != prevURL {
 			fmt.Fprintf(&b, "navigated:\n%s\n", pageBlock(truncate(prevURL, 150)+" → "+truncate(l.lastURL, 200)))

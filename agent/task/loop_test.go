@@ -15,6 +15,8 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/store"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -708,20 +710,19 @@ type listPage struct {
 	clicked map[string]bool
 }
 
-func (p *listPage) Snapshot(ctx context.Context, tabID string) (string, error) {
+func (p *listPage) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var b strings.Builder
-	b.WriteString("- heading \"Inbox\" [level=1] [ref=e1]\n- list [ref=e2]:\n")
+	list := E("list", "", ref("e2"))
 	for i := 3; i < 153; i++ {
-		ref := fmt.Sprintf("e%d", i)
-		state := ""
-		if p.clicked[ref] {
-			state = " [selected]"
+		r := fmt.Sprintf("e%d", i)
+		link := E("link", fmt.Sprintf("Message %d from someone about something", i), ref(r))
+		if p.clicked[r] {
+			link.States = []string{"selected"}
 		}
-		fmt.Fprintf(&b, "  - link \"Message %d from someone about something\"%s [ref=%s]\n", i, state, ref)
+		list.Children = append(list.Children, link)
 	}
-	return b.String(), nil
+	return pagetest.Page("https://mail.test/", "Inbox", E("heading", "Inbox", "level=1", ref("e1")), list), nil
 }
 
 func (p *listPage) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // The classifier's vocabulary. Each category is a list of words and phrases in English,
@@ -185,45 +185,38 @@ func textRisk(text string) (reason, word string) {
 	return "", ""
 }
 
-// contextWindow is how many outline lines before and after a control are read as its
-// surroundings when it sits in no form or dialog.
+// contextBefore and contextAfter are how many page model nodes (outline lines) before and
+// after a control are read as its surroundings when it sits in no form or dialog.
 const contextBefore, contextAfter = 12, 3
 
 // surroundings returns the nodes that make up a control's context and what they are: the
-// enclosing form, dialog or alertdialog (the outline keeps them), else the nearby lines of the
-// outline (unnamed wrappers are flattened away, so nesting alone says little there).
-func surroundings(page []outline.Node, idx int) ([]outline.Node, string) {
-	for p := page[idx].Parent; p >= 0; p = page[p].Parent {
-		switch page[p].Role {
-		case "form", "dialog", "alertdialog":
-			what := page[p].Role
-			if what == "alertdialog" {
-				what = "dialog"
-			}
-			return append([]outline.Node{page[p]}, subtree(page, p)...), what
+// enclosing form, dialog or alertdialog and everything in it, else the nodes near it in
+// document order (unnamed wrappers are hoisted away, so nesting alone says little there).
+func surroundings(page *snapshot.Snapshot, el *snapshot.Node) ([]*snapshot.Node, string) {
+	if scope := el.Closest("form", "dialog", "alertdialog"); scope != nil {
+		what := scope.Role
+		if what == "alertdialog" {
+			what = "dialog"
 		}
+		return append([]*snapshot.Node{scope}, scope.Descendants()...), what
 	}
-	lo, hi := max(0, idx-contextBefore), min(len(page), idx+contextAfter+1)
-	return page[lo:hi], "page"
+	return page.Around(el, contextBefore, contextAfter), "page"
 }
 
 // contextRisk judges a generic control (Continue, OK…) by the words around it: the page text
-// of its surroundings (names and values, not links' URLs, not the control itself). It returns
-// a verdict whose Detail quotes the words that made it risky.
-func contextRisk(page []outline.Node, el outline.Node) Verdict {
-	idx := indexOf(page, el)
-	if idx < 0 {
+// of its surroundings (names, values and text, not links' URLs, not the control itself, not
+// other controls). It returns a verdict whose Detail quotes the words that made it risky.
+func contextRisk(page *snapshot.Snapshot, el snapshot.Node) Verdict {
+	at := page.Find(el.Ref)
+	if at == nil {
 		return Verdict{}
 	}
-	nodes, what := surroundings(page, idx)
+	nodes, what := surroundings(page, at)
 	for _, n := range nodes {
-		if n.Ref == el.Ref && n.Ref != "" || strings.HasPrefix(n.Role, "/") || isControl(n.Role) {
+		if n == at || isControl(n.Role) {
 			continue // the page's words, not other controls' (a "Share" link beside "Next")
 		}
-		text := strings.TrimSpace(n.Name + " " + n.Value)
-		if n.Role == "text" && n.Value != "" {
-			text = strings.TrimSpace(strings.TrimPrefix(n.Value, "text:"))
-		}
+		text := strings.TrimSpace(n.Words())
 		if text == "" {
 			continue
 		}
@@ -242,19 +235,6 @@ func isControl(role string) bool {
 		return true
 	}
 	return false
-}
-
-// indexOf returns the index of el in page (by ref), -1 if absent.
-func indexOf(page []outline.Node, el outline.Node) int {
-	if el.Ref == "" {
-		return -1
-	}
-	for i := range page {
-		if page[i].Ref == el.Ref {
-			return i
-		}
-	}
-	return -1
 }
 
 // minSecret is the shortest value that counts as a secret the user gave: shorter ones ("a",

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // ActionContext is what the safety classifier sees of a proposed step. A fill of several
@@ -21,13 +21,13 @@ type ActionContext struct {
 	Submit bool
 	// Files are an upload's file paths.
 	Files []string
-	// Element is the snapshot node the ref points to (zero if unknown).
-	Element outline.Node
+	// Element is the page model's node the ref points to (zero if unknown).
+	Element snapshot.Node
 	// Target is a drag's drop target (zero if none).
-	Target outline.Node
-	// Page is the latest snapshot of the tab, parsed (nil if unknown): it tells which element
-	// has focus and which form or dialog a submitting Enter acts in.
-	Page []outline.Node
+	Target snapshot.Node
+	// Page is the latest snapshot of the tab (nil if unknown): its page model tells which
+	// element has focus and which form or dialog a submitting Enter acts in.
+	Page *snapshot.Snapshot
 	// DialogType and DialogMessage describe the open JavaScript dialog (tool dialog; the
 	// message is page text), and Accept is the answer: true for OK.
 	DialogType, DialogMessage string
@@ -108,7 +108,9 @@ func DefaultClassifier(a ActionContext) Verdict {
 		if isEnter(a.Key) {
 			el := a.Element
 			if el.Ref == "" {
-				el = focused(a.Page)
+				if f := a.Page.Focused(); f != nil {
+					el = *f
+				}
 			}
 			return SubmitRisk(a.Page, el)
 		}
@@ -153,30 +155,20 @@ func isEnter(key string) bool {
 	return strings.EqualFold(k, "Enter") || strings.EqualFold(k, "Return")
 }
 
-// focused returns the element the snapshot marks [focused] (zero if none).
-func focused(page []outline.Node) outline.Node {
-	for _, n := range page {
-		if n.Ref != "" && n.Has("focused") {
-			return n
-		}
-	}
-	return outline.Node{}
-}
-
 // SubmitRisk decides whether pressing Enter in el (type with submit, or press Enter) may do
-// something irreversible, from the latest snapshot page:
+// something irreversible, from the latest snapshot's page model:
 //   - el itself is named like an irreversible action (a "Send" button, a "Post a reply" box);
 //   - el sits in a form, dialog or alertdialog holding a button named so ("Delete account",
 //     "Place order"): Enter submits the form or triggers the dialog's default button;
 //   - el is in no form or dialog (script-driven pages, e.g. a chat box): the nearest enclosing
 //     element that holds a button is taken as its form;
-//   - el is unknown (no ref given and no element marked [focused]): a risky button in any open
+//   - el is unknown (no ref given and no element has focus): a risky button in any open
 //     dialog counts, as Enter may reach a dialog's default button.
 //
-// The scope is read from the outline's nesting, which keeps forms, dialogs and named groups;
-// unnamed wrappers are flattened, so a field and a button in the same unnamed container are
-// siblings under their nearest kept ancestor.
-func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
+// The scope is read from the page model's nesting, which keeps forms, dialogs and named
+// groups; unnamed wrappers are hoisted away, so a field and a button in the same unnamed
+// container are siblings under their nearest kept ancestor.
+func SubmitRisk(page *snapshot.Snapshot, el snapshot.Node) Verdict {
 	if el.Ref != "" {
 		if reason, _ := actionRisk(el.Name); reason != "" {
 			return Verdict{Confirm: true, Reason: reason}
@@ -187,55 +179,46 @@ func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
 			}
 		}
 	}
-	idx := -1
-	for i := range page {
-		if el.Ref != "" && page[i].Ref == el.Ref {
-			idx = i
-			break
-		}
+	var at *snapshot.Node
+	if el.Ref != "" {
+		at = page.Find(el.Ref)
 	}
-	if idx < 0 {
+	if at == nil {
 		if el.Ref != "" {
 			return Verdict{}
 		}
-		for i, n := range page {
+		for _, n := range page.Nodes() {
 			if n.Role == "dialog" || n.Role == "alertdialog" {
-				if b, reason := riskyButton(page, i); reason != "" {
+				if b, reason := riskyButton(n); reason != "" {
 					return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("Enter may press button %q of the open dialog", b.Name)}
 				}
 			}
 		}
 		return Verdict{}
 	}
-	scope := -1
-	for p := page[idx].Parent; p >= 0; p = page[p].Parent {
-		if r := page[p].Role; r == "form" || r == "dialog" || r == "alertdialog" {
-			scope = p
-			break
-		}
-	}
-	if scope < 0 {
-		for p := page[idx].Parent; p >= 0; p = page[p].Parent {
-			if hasButton(page, p) {
+	scope := at.Closest("form", "dialog", "alertdialog")
+	if scope == nil {
+		for p := at.Parent(); p != nil && p != page.Root; p = p.Parent() {
+			if hasButton(p) {
 				scope = p
 				break
 			}
 		}
 	}
-	if scope < 0 {
+	if scope == nil {
 		return Verdict{}
 	}
 	what := "form"
-	if r := page[scope].Role; r == "dialog" || r == "alertdialog" {
+	if r := scope.Role; r == "dialog" || r == "alertdialog" {
 		what = "dialog"
 	}
-	if b, reason := riskyButton(page, scope); reason != "" {
+	if b, reason := riskyButton(scope); reason != "" {
 		return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("Enter submits the %s with button %q", what, b.Name)}
 	}
 	// A generic button (Continue, OK) carries out what the form's words say.
-	for _, n := range subtree(page, scope) {
+	for _, n := range scope.Descendants() {
 		if n.Role == "button" && !n.Has("disabled") && isProceed(n.Name) {
-			if v := contextRisk(page, n); v.Confirm {
+			if v := contextRisk(page, *n); v.Confirm {
 				v.Detail = fmt.Sprintf("Enter submits the %s with button %q; %s", what, n.Name, v.Detail)
 				return v
 			}
@@ -244,17 +227,8 @@ func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
 	return Verdict{}
 }
 
-// subtree returns the nodes under page[i] (they follow it, deeper).
-func subtree(page []outline.Node, i int) []outline.Node {
-	j := i + 1
-	for j < len(page) && page[j].Depth > page[i].Depth {
-		j++
-	}
-	return page[i+1 : j]
-}
-
-func hasButton(page []outline.Node, i int) bool {
-	for _, n := range subtree(page, i) {
+func hasButton(scope *snapshot.Node) bool {
+	for _, n := range scope.Descendants() {
 		if n.Role == "button" {
 			return true
 		}
@@ -262,17 +236,17 @@ func hasButton(page []outline.Node, i int) bool {
 	return false
 }
 
-// riskyButton returns the first button under page[i] named like an irreversible action, and
-// its category ("" if none).
-func riskyButton(page []outline.Node, i int) (outline.Node, string) {
-	for _, n := range subtree(page, i) {
+// riskyButton returns the first enabled button under scope named like an irreversible action,
+// and its category ("" if none).
+func riskyButton(scope *snapshot.Node) (*snapshot.Node, string) {
+	for _, n := range scope.Descendants() {
 		if n.Role == "button" && !n.Has("disabled") {
 			if reason, _ := actionRisk(n.Name); reason != "" {
 				return n, reason
 			}
 		}
 	}
-	return outline.Node{}, ""
+	return nil, ""
 }
 
 // proceedRole reports whether a generic "go on" label on an element of role carries out the

@@ -5,41 +5,60 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
-func el(role, name string, attrs ...string) outline.Node {
-	n := outline.Node{Role: role, Name: name, Ref: "e1"}
-	for _, a := range attrs {
-		if n.Attrs == nil {
-			n.Attrs = map[string]string{}
-		}
-		n.Attrs[a] = ""
+// Page models are written with pagetest: E is an element, T a run of text, ref an element's ref.
+var (
+	E = pagetest.El
+	T = pagetest.Text
+)
+
+type ref = pagetest.Ref
+
+// el is a lone element with ref e1 and the states (or "password", "focused") given.
+func el(role, name string, states ...string) snapshot.Node {
+	parts := []any{ref("e1")}
+	for _, s := range states {
+		parts = append(parts, s)
 	}
-	return n
+	return *E(role, name, parts...)
 }
 
-// node returns the node with ref in page.
-func node(page []outline.Node, ref string) outline.Node {
-	n, _ := outline.Find(page, ref)
-	return n
+// node returns the node with ref in page (zero if absent).
+func node(page *snapshot.Snapshot, ref string) snapshot.Node {
+	if n := page.Find(ref); n != nil {
+		return *n
+	}
+	return snapshot.Node{}
 }
 
 var (
-	account = outline.Parse(`- form "Close account":
-  - textbox "Your name" [focused] [ref=e2]
-  - button "Cancel" [ref=e3]
-  - button "Delete account" [ref=e4]
-- search:
-  - form:
-    - searchbox "Search" [ref=e6]
-    - button "Search" [ref=e7]`)
-	chat = outline.Parse(`- main:
-  - textbox "Message" [ref=e2]
-  - button "Send" [ref=e3]
-- textbox "Notes" [ref=e4]
-- dialog "Share draft" [ref=e5]:
-  - button "Publish now" [ref=e6]`)
+	account = pagetest.Page("https://account.test/", "Account",
+		E("form", "Close account",
+			E("textbox", "Your name", "focused", ref("e2")),
+			E("button", "Cancel", ref("e3")),
+			E("button", "Delete account", ref("e4"))),
+		E("search", "",
+			E("form", "",
+				E("searchbox", "Search", ref("e6")),
+				E("button", "Search", ref("e7")))))
+	chatNodes = []*snapshot.Node{
+		E("main", "",
+			E("textbox", "Message", ref("e2")),
+			E("button", "Send", ref("e3"))),
+		E("textbox", "Notes", ref("e4")),
+	}
+	chat = pagetest.Page("https://chat.test/", "Chat", append(chatNodes,
+		E("dialog", "Share draft", ref("e5"),
+			E("button", "Publish now", ref("e6"))))...)
+	// chatNoDialog is chat without its dialog.
+	chatNoDialog = pagetest.Page("https://chat.test/", "Chat",
+		E("main", "",
+			E("textbox", "Message", ref("e2")),
+			E("button", "Send", ref("e3"))),
+		E("textbox", "Notes", ref("e4")))
 )
 
 func TestDefaultClassifier(t *testing.T) {
@@ -82,7 +101,7 @@ func TestDefaultClassifier(t *testing.T) {
 		{"enter in a chat box beside send", ActionContext{Tool: "press", Key: "Enter", Element: node(chat, "e2"), Page: chat}, "sending"},
 		{"enter in a box of its own", ActionContext{Tool: "press", Key: "Enter", Element: node(chat, "e4"), Page: chat}, ""},
 		{"enter with nothing focused, risky dialog open", ActionContext{Tool: "press", Key: "Enter", Page: chat}, "publishing"},
-		{"enter with nothing focused", ActionContext{Tool: "press", Key: "Enter", Page: chat[:5]}, ""},
+		{"enter with nothing focused", ActionContext{Tool: "press", Key: "Enter", Page: chatNoDialog}, ""},
 		{"escape in a delete form", ActionContext{Tool: "press", Key: "Escape", Element: node(account, "e2"), Page: account}, ""},
 		// JavaScript dialogs: accepting a confirm() that deletes, buys, sends… is irreversible.
 		{"accept a delete confirm", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Delete all 12 messages?"}, "deletion"},
@@ -195,30 +214,35 @@ func TestMemoryIsPageContent(t *testing.T) {
 
 var (
 	// payPage says "Pay $500 now" in its own words; the button only says Continue.
-	payPage = outline.Parse(`- heading "Your plan" [level=1] [ref=e1]
-- text: Pay $500 now to Acme Ltd.
-- button "Continue" [ref=e2]
-- link "Next" [ref=e3]`)
-	payForm = outline.Parse(`- form "Payment":
-  - textbox "Name on card" [ref=e1]
-  - text: Total 49,00 €
-  - button "Weiter" [ref=e2]
-- form "Newsletter":
-  - textbox "Email" [ref=e3]
-  - button "Continue" [ref=e4]`)
-	deleteDialog = outline.Parse(`- dialog "Delete repository":
-  - text: This cannot be undone.
-  - button "Cancel" [ref=e1]
-  - button "Confirm" [ref=e2]
-- button "Confirm" [ref=e3]`)
-	plainPage = outline.Parse(`- heading "Welcome" [level=1] [ref=e1]
-- text: Tell us about yourself.
-- textbox "Nickname" [ref=e2]
-- button "Continue" [ref=e3]
-- link "Share on Mastodon" [ref=e4]`)
-	jaPage = outline.Parse(`- heading "ご確認ください" [ref=e1]
-- text: 合計 ¥12,000
-- button "次へ" [ref=e2]`)
+	payPage = pagetest.Page("https://plan.test/", "Plan",
+		E("heading", "Your plan", "level=1", ref("e1")),
+		T("Pay $500 now to Acme Ltd."),
+		E("button", "Continue", ref("e2")),
+		E("link", "Next", ref("e3")))
+	payForm = pagetest.Page("https://pay.test/", "Pay",
+		E("form", "Payment",
+			E("textbox", "Name on card", ref("e1")),
+			T("Total 49,00 €"),
+			E("button", "Weiter", ref("e2"))),
+		E("form", "Newsletter",
+			E("textbox", "Email", ref("e3")),
+			E("button", "Continue", ref("e4"))))
+	deleteDialog = pagetest.Page("https://repo.test/", "Repository",
+		E("dialog", "Delete repository",
+			T("This cannot be undone."),
+			E("button", "Cancel", ref("e1")),
+			E("button", "Confirm", ref("e2"))),
+		E("button", "Confirm", ref("e3")))
+	plainPage = pagetest.Page("https://welcome.test/", "Welcome",
+		E("heading", "Welcome", "level=1", ref("e1")),
+		T("Tell us about yourself."),
+		E("textbox", "Nickname", ref("e2")),
+		E("button", "Continue", ref("e3")),
+		E("link", "Share on Mastodon", ref("e4")))
+	jaPage = pagetest.Page("https://ja.test/", "確認",
+		E("heading", "ご確認ください", ref("e1")),
+		T("合計 ¥12,000"),
+		E("button", "次へ", ref("e2")))
 )
 
 // TestRiskFromContext: the issue's examples. Risk is judged from the control's name in six

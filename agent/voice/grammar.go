@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tabrelay/tabrelay/agent/outline"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Verbs are the fast-path command words the grammar accepts before a control's name.
@@ -51,12 +51,12 @@ func normalizeWords(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// ControlNames returns the names of the interactive elements in a role snapshot, in document
-// order without duplicates.
-func ControlNames(snapshot string) []string {
+// ControlNames returns the names of the interactive elements in a snapshot's page model, in
+// document order without duplicates.
+func ControlNames(page *snapshot.Snapshot) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, n := range outline.Parse(snapshot) {
+	for _, n := range page.Nodes() {
 		if !controlRoles[n.Role] || n.Name == "" {
 			continue
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Environment variables that configure the engines.
@@ -42,8 +44,9 @@ const MaxAudio = 16 << 20
 // MaxSpeak bounds the text Speak says, in characters: longer text is cut.
 const MaxSpeak = 4000
 
-// SnapshotFunc returns the role snapshot text of a shared tab ("" names the current tab).
-type SnapshotFunc func(ctx context.Context, tab string) (string, error)
+// SnapshotFunc reads the role snapshot of a shared tab ("" names the current tab); the grammar
+// reads its page model.
+type SnapshotFunc func(ctx context.Context, tab string) (*snapshot.Snapshot, error)
 
 // Options configure the voice service.
 type Options struct {

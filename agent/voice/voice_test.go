@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
 // requireTools fails (skips under -short) when an external program is missing.
@@ -90,7 +93,10 @@ func TestTrimSilence(t *testing.T) {
 }
 
 func TestGrammar(t *testing.T) {
-	snap := "- heading \"Order\" [level=1]\n- button \"Submit\" [ref=e1]\n- link \"Sign in\" [ref=e2]\n- textbox \"E-mail\" [ref=e3]\n- button \"Xyzzyqq\" [ref=e4]\n- button \"Submit\" [ref=e5]\n- text: Submit your order"
+	E, ref := pagetest.El, func(r string) pagetest.Ref { return pagetest.Ref(r) }
+	snap := pagetest.Page("https://shop.test/", "Order", E("heading", "Order", "level=1"), E("button", "Submit", ref("e1")),
+		E("link", "Sign in", ref("e2")), E("textbox", "E-mail", ref("e3")), E("button", "Xyzzyqq", ref("e4")),
+		E("button", "Submit", ref("e5")), pagetest.Text("Submit your order"))
 	names := ControlNames(snap)
 	if strings.Join(names, "|") != "Submit|Sign in|E-mail|Xyzzyqq" {
 		t.Fatalf("control names: %q", names)
@@ -123,9 +129,10 @@ func TestGrammar(t *testing.T) {
 // short command exact, and a free-form request keeps the general model's reading.
 func TestOfflineTranscribe(t *testing.T) {
 	requireTools(t, "flite", "pocketsphinx_continuous")
-	snap := "- button \"Submit\" [ref=e1]\n- button \"Cancel\" [ref=e2]\n- link \"Sign in\" [ref=e3]"
+	snap := pagetest.Page("https://app.test/", "App", pagetest.El("button", "Submit", pagetest.Ref("e1")),
+		pagetest.El("button", "Cancel", pagetest.Ref("e2")), pagetest.El("link", "Sign in", pagetest.Ref("e3")))
 	var asked string
-	s := New(Options{Getenv: env(nil), Snapshot: func(_ context.Context, tab string) (string, error) {
+	s := New(Options{Getenv: env(nil), Snapshot: func(_ context.Context, tab string) (*snapshot.Snapshot, error) {
 		asked = tab
 		return snap, nil
 	}})

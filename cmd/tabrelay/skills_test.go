@@ -21,6 +21,8 @@ import (
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/skills"
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
 // greeter is a one-button page for the CLI tests.
@@ -30,10 +32,12 @@ type greeter struct {
 	clicks int
 }
 
-func (g *greeter) Snapshot(ctx context.Context, tab string) (string, error) {
+func (g *greeter) Snapshot(ctx context.Context, tab string) (*snapshot.Snapshot, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return "# Greeter — https://greet.test/\n- textbox \"Who\" [ref=e1]: " + g.typed + "\n- button \"Greet\" [ref=e2]\n", nil
+	return pagetest.Page("https://greet.test/", "Greeter",
+		pagetest.El("textbox", "Who", pagetest.Ref("e1"), pagetest.Value(g.typed)),
+		pagetest.El("button", "Greet", pagetest.Ref("e2"))), nil
 }
 
 func (g *greeter) Act(ctx context.Context, tab string, raw json.RawMessage) (string, error) {

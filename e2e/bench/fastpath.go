@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/api"
-	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // fastPathPage is the fixture the fast path acts on: its controls record what happened to them
@@ -145,11 +145,11 @@ func runFastPath(cfg config, r *Results) error {
 // prepare reads the two controls' refs from one snapshot, attaches a CDP client to the tab
 // through tabrelay and measures where the Sign in button is.
 func (fb *fastPathBench) prepare() error {
-	text, err := fb.snapshot()
+	snap, err := fb.snapshot()
 	if err != nil {
 		return err
 	}
-	for _, n := range outline.Parse(text) {
+	for _, n := range snap.Nodes() {
 		switch {
 		case n.Role == "button" && n.Name == "Sign in":
 			fb.signin = n.Ref
@@ -158,7 +158,7 @@ func (fb *fastPathBench) prepare() error {
 		}
 	}
 	if fb.signin == "" || fb.fullName == "" {
-		return fmt.Errorf("the snapshot of %s lacks a ref for button \"Sign in\" or textbox \"Full name\":\n%s", fastPathPage, text)
+		return fmt.Errorf("the snapshot of %s lacks a ref for button \"Sign in\" or textbox \"Full name\":\n%s", fastPathPage, snap.Text)
 	}
 	if fb.cdp, err = cdpclient.Dial(fb.ctx, "ws://"+fb.s.rp.addr+"/cdp?token="+fb.s.rp.token, nil); err != nil {
 		return fmt.Errorf("connect to tabrelay's CDP endpoint: %w", err)
@@ -251,15 +251,13 @@ func (fb *fastPathBench) act(action map[string]any) error {
 	return nil
 }
 
-// snapshot reads the tab's snapshot text through the API, as the fast path does.
-func (fb *fastPathBench) snapshot() (string, error) {
-	var snap struct {
-		Text string `json:"text"`
-	}
+// snapshot reads the tab's snapshot (its page model under "root") through the API.
+func (fb *fastPathBench) snapshot() (*snapshot.Snapshot, error) {
+	var snap snapshot.Snapshot
 	if err := fb.s.rp.api(fb.ctx, "GET", "/api/snapshot?format=json&tab="+url.QueryEscape(fb.s.tab.TargetID), nil, &snap); err != nil {
-		return "", err
+		return nil, err
 	}
-	return snap.Text, nil
+	return &snap, nil
 }
 
 // rawClick clicks the Sign in button with bare CDP mouse events through tabrelay: the floor

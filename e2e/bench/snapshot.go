@@ -25,13 +25,25 @@ var interactiveRoles = map[string]bool{
 	"date": true, "time": true, "datetime": true, "colorpicker": true,
 }
 
-// refLine matches an outline line with a ref, capturing its role.
-var refLine = regexp.MustCompile(`(?m)^\s*- ([a-z]+)\b[^\n]*\[ref=`)
+// pwRefLine matches a line of Playwright's aria snapshot (text only: it has no page model of
+// ours) with a ref, capturing its role.
+var pwRefLine = regexp.MustCompile(`(?m)^\s*- ([a-z]+)\b[^\n]*\[ref=`)
 
-// interactiveRefs counts lines of an outline that give a ref to an interactive role.
-func interactiveRefs(text string) int {
+// modelRefs counts the elements of our page model with a ref and an interactive role.
+func modelRefs(s *snapshot.Snapshot) int {
 	n := 0
-	for _, m := range refLine.FindAllStringSubmatch(text, -1) {
+	for _, e := range s.Nodes() {
+		if e.Ref != "" && interactiveRoles[e.Role] {
+			n++
+		}
+	}
+	return n
+}
+
+// pwInteractiveRefs counts lines of Playwright's snapshot that give a ref to an interactive role.
+func pwInteractiveRefs(text string) int {
+	n := 0
+	for _, m := range pwRefLine.FindAllStringSubmatch(text, -1) {
 		if interactiveRoles[m[1]] {
 			n++
 		}
@@ -86,6 +98,7 @@ func runSnapshot(cfg config, r *Results) error {
 		}
 		var ms []float64
 		var text string
+		var last *snapshot.Snapshot
 		for i := 0; i < runs; i++ {
 			t0 := time.Now()
 			snap, err := st.Snapshot(ctx, snapshot.Options{})
@@ -93,7 +106,7 @@ func runSnapshot(cfg config, r *Results) error {
 				return fmt.Errorf("snapshot %s: %w", p, err)
 			}
 			ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
-			text = snap.Text
+			text, last = snap.Text, snap
 		}
 		_ = st.Close(ctx)
 		pwMS, pwText, err := ariaSnapshot(ctx, endpoint, tab.URL, runs+1)
@@ -101,7 +114,7 @@ func runSnapshot(cfg config, r *Results) error {
 			return fmt.Errorf("Playwright ariaSnapshot of %s: %w", p, err)
 		}
 		oursTok, pwTok := float64(len(text))/4, float64(len(pwText))/4
-		oursRefs, pwRefs := interactiveRefs(text), interactiveRefs(pwText)
+		oursRefs, pwRefs := modelRefs(last), pwInteractiveRefs(pwText)
 		oursMS, pwMed := median(ms), median(pwMS[1:])
 		totalOurs += oursTok
 		totalPW += pwTok

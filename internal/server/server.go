@@ -79,7 +79,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	ag.UseSkills(sk) // skill tools in tasks; a request naming a skill runs it
 
 	if opts.Voice.Snapshot == nil {
-		opts.Voice.Snapshot = InteractiveText(ag)
+		opts.Voice.Snapshot = InteractiveSnapshot(ag)
 	}
 	opts.Voice.Log = opts.Log.With().Str("part", "voice").Logger()
 	vs := voice.New(opts.Voice)
@@ -121,14 +121,14 @@ func (s *Server) Close() error {
 	return errors.Join(perr, s.Server.Close())
 }
 
-// InteractiveText reads a tab's interactive role snapshot as text (the voice grammar's
-// control names).
-func InteractiveText(ag *api.Agent) voice.SnapshotFunc {
-	return func(ctx context.Context, tab string) (string, error) {
+// InteractiveSnapshot reads a tab's interactive role snapshot (the voice grammar's control
+// names come from its page model).
+func InteractiveSnapshot(ag *api.Agent) voice.SnapshotFunc {
+	return func(ctx context.Context, tab string) (*snapshot.Snapshot, error) {
 		s, err := ag.Actions().Snapshot(ctx, tab, snapshot.Options{Interactive: true})
 		if err != nil {
-			return "", fmt.Errorf("snapshot tab %s for the voice grammar: %w", tab, err)
+			return nil, fmt.Errorf("snapshot tab %s for the voice grammar: %w", tab, err)
 		}
-		return s.Text, nil
+		return s, nil
 	}
 }
