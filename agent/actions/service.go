@@ -24,6 +24,8 @@ type Options struct {
 	// the browser). Off by default: only http, https and about:blank are opened (see
 	// [urlpolicy]).
 	AllowFileURLs bool
+	// Registry holds the action kinds the service runs (default: [Default]).
+	Registry *Registry
 }
 
 // Service runs actions on the tabs of one browser connection. Actions on the same tab run one
@@ -44,6 +46,9 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	}
 	if opts.History <= 0 {
 		opts.History = 200
+	}
+	if opts.Registry == nil {
+		opts.Registry = Default()
 	}
 	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
 }
