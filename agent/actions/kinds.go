@@ -24,13 +24,13 @@ var Default = sync.OnceValue(func() *Registry {
 		Run: observed((*Service).click)})
 	Register(r, Spec[Type]{Name: "type", Doc: "Type text into a field (replaces its content).", Risk: Writes,
 		Run: observed((*Service).typeText)})
-	Register(r, Spec[Press]{Name: "press", Doc: "Press a key or combination (Enter, Escape, Control+a…), on an element or the focused one.",
+	Register(r, Spec[Press]{Name: "press", Doc: "Press a key (Enter, Escape, Control+a…) on an element or the focused one.",
 		Risk: Writes, Run: observed((*Service).press)})
 	Register(r, Spec[Hover]{Name: "hover", Doc: "Move the mouse over an element.", Risk: Writes,
 		Run: observed((*Service).hover)})
 	Register(r, Spec[Drag]{Name: "drag", Doc: "Drag an element onto another.", Risk: Writes,
 		Run: observed((*Service).drag)})
-	Register(r, Spec[Select]{Name: "select", Doc: "Choose options in a select, combobox or listbox by label or value.", Risk: Writes,
+	Register(r, Spec[Select]{Name: "select", Doc: "Choose options of a select or listbox by label or value.", Risk: Writes,
 		Run: observed((*Service).selectValues)})
 	Register(r, Spec[Check]{Name: "check", Doc: "Set a checkbox, radio or switch.", Risk: Writes,
 		Run: observed((*Service).check)})
@@ -40,7 +40,7 @@ var Default = sync.OnceValue(func() *Registry {
 		Run: observed((*Service).upload)})
 	Register(r, Spec[Scroll]{Name: "scroll", Doc: "Scroll the page or an element.", Risk: Views,
 		Run: observed((*Service).scroll)})
-	Register(r, Spec[Wait]{Name: "wait", Doc: "Wait for one of: text, a URL containing url, a load state, seconds.",
+	Register(r, Spec[Wait]{Name: "wait", Doc: "Wait for one of: text, url part, load state, seconds.",
 		Risk: Views, Run: (*runner).wait})
 	Register(r, Spec[Evaluate]{Name: "evaluate", Doc: "Evaluate JavaScript in the page.", Tool: "-", Returns: "value",
 		Risk: Writes, Run: (*runner).evaluate})
@@ -53,19 +53,19 @@ var Default = sync.OnceValue(func() *Registry {
 	Register(r, Spec[Forward]{Name: "forward", Doc: "Go forward in history.", Risk: Navigates,
 		Run: func(r *runner, ctx context.Context, _ *Forward) (*Result, error) { return r.history(ctx, 1) }})
 	Register(r, Spec[Reload]{Name: "reload", Doc: "Reload the tab.", Risk: Navigates, Run: (*runner).reload})
-	Register(r, Spec[Dialog]{Name: "dialog", Doc: "Answer the open JavaScript alert, confirm or prompt dialog.",
+	Register(r, Spec[Dialog]{Name: "dialog", Doc: "Answer the open JavaScript dialog (alert, confirm, prompt).",
 		DuringDialog: true, Risk: Writes, Run: (*runner).handleDialog})
 	Register(r, Spec[Screenshot]{Name: "screenshot", Doc: "See the current tab as an image (for layouts, images, canvases the outline cannot show).",
 		Returns: "data, mime", Risk: Reads, Run: (*runner).screenshot})
 	Register(r, Spec[PDF]{Name: "pdf", Doc: "Print the tab as PDF (headless tabs only).", Tool: "-", Returns: "data, mime",
 		Risk: Reads, Run: (*runner).pdf})
-	Register(r, Spec[Console]{Name: "console", Doc: "Read the tab's latest console messages.", Returns: "console",
+	Register(r, Spec[Console]{Name: "console", Doc: "Read console messages.", Returns: "console",
 		DuringDialog: true, Risk: Reads,
 		Run: func(r *runner, _ context.Context, p *Console) (*Result, error) { return r.ts.consoleLog(p.Limit), nil }})
-	Register(r, Spec[Errors]{Name: "errors", Doc: "Read the tab's latest uncaught page errors.", Returns: "errors",
+	Register(r, Spec[Errors]{Name: "errors", Doc: "Read uncaught page errors.", Returns: "errors",
 		DuringDialog: true, Risk: Reads,
 		Run: func(r *runner, _ context.Context, p *Errors) (*Result, error) { return r.ts.pageErrors(p.Limit), nil }})
-	Register(r, Spec[Network]{Name: "network", Doc: "Read the tab's latest network requests (method, URL, status).", Returns: "requests",
+	Register(r, Spec[Network]{Name: "network", Doc: "Read network requests.", Returns: "requests",
 		DuringDialog: true, Risk: Reads,
 		Run: func(r *runner, _ context.Context, p *Network) (*Result, error) { return r.ts.networkLog(p.Limit), nil }})
 	Register(r, Spec[Tabs]{Name: "tabs", Doc: "List the shared tabs (id, title, url).", Returns: "tabs", Browser: true,
@@ -96,7 +96,7 @@ type Snapshot struct {
 
 // Click clicks an element.
 type Click struct {
-	Ref string `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref string `json:"ref" cli:"ref"`
 	// Button is left (default), right or middle.
 	Button string `json:"button,omitempty" tool:"-" jsonschema:"left, right or middle"`
 	// Double makes it a double click.
@@ -122,13 +122,13 @@ func (p *Click) Validate() error {
 
 // Type types text into a field.
 type Type struct {
-	Ref  string `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref  string `json:"ref" cli:"ref"`
 	Text string `json:"text" jsonschema:"text to type" cli:"text"`
 	// Append types after the current content instead of replacing it.
 	Append bool `json:"append,omitempty" tool:"-" jsonschema:"add to the content instead of replacing it"`
 	// Slowly types one key at a time (for pages that react to each key).
 	Slowly bool `json:"slowly,omitempty" tool:"-" jsonschema:"one key at a time"`
-	Submit bool `json:"submit,omitempty" jsonschema:"press Enter afterwards"`
+	Submit bool `json:"submit,omitempty" jsonschema:"press Enter after"`
 }
 
 // Validate checks the ref (and that appending has text).
@@ -145,7 +145,7 @@ func (p *Type) Validate() error {
 // Press presses a key or combination.
 type Press struct {
 	Key string `json:"key" jsonschema:"key name" cli:"word"`
-	Ref string `json:"ref,omitempty" jsonschema:"optional element ref" cli:"ref?"`
+	Ref string `json:"ref,omitempty" jsonschema:"element ref" cli:"ref?"`
 }
 
 // Validate checks the key and ref.
@@ -159,7 +159,7 @@ func (p *Press) Validate() error {
 
 // Hover moves the mouse over an element.
 type Hover struct {
-	Ref string `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref string `json:"ref" cli:"ref"`
 }
 
 // Validate checks the ref.
@@ -167,7 +167,7 @@ func (p *Hover) Validate() error { return checkRef(p.Ref, "ref", true) }
 
 // Drag drags an element onto another.
 type Drag struct {
-	Ref string `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref string `json:"ref" cli:"ref"`
 	To  string `json:"to" jsonschema:"drop target ref" cli:"ref"`
 }
 
@@ -181,7 +181,7 @@ func (p *Drag) Validate() error {
 
 // Select chooses options of a native select, ARIA combobox or listbox.
 type Select struct {
-	Ref    string  `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref    string  `json:"ref" cli:"ref"`
 	Values Strings `json:"values" jsonschema:"options to select" cli:"list"`
 }
 
@@ -198,7 +198,7 @@ func (p *Select) Validate() error {
 
 // Check sets a checkbox, radio or switch.
 type Check struct {
-	Ref     string `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref     string `json:"ref" cli:"ref"`
 	Checked bool   `json:"checked" jsonschema:"true to check, false to uncheck" cli:"bool"`
 }
 
@@ -232,7 +232,7 @@ func (p *Fill) Validate() error {
 
 // Upload sets a file input's files.
 type Upload struct {
-	Ref   string  `json:"ref" jsonschema:"element ref, e.g. e12" cli:"ref"`
+	Ref   string  `json:"ref" cli:"ref"`
 	Files Strings `json:"files" jsonschema:"paths on the user's computer" cli:"list"`
 }
 
@@ -250,7 +250,7 @@ func (p *Upload) Validate() error {
 // Scroll scrolls the page or an element; a ref alone scrolls it into view.
 type Scroll struct {
 	Direction string `json:"direction,omitempty" jsonschema:"up, down, left, right, top or bottom" cli:"word?"`
-	Ref       string `json:"ref,omitempty" jsonschema:"optional element ref to scroll into view or within" cli:"ref?"`
+	Ref       string `json:"ref,omitempty" jsonschema:"element ref to scroll into view or within" cli:"ref?"`
 	// Amount in CSS pixels (default: most of the viewport).
 	Amount float64 `json:"amount,omitempty" tool:"-" jsonschema:"pixels"`
 }
@@ -274,7 +274,7 @@ func (p *Scroll) Validate() error {
 
 // Wait waits for exactly one condition.
 type Wait struct {
-	Seconds    float64 `json:"seconds,omitempty" jsonschema:"seconds to wait" cli:"number?"`
+	Seconds    float64 `json:"seconds,omitempty" jsonschema:"seconds" cli:"number?"`
 	Text       string  `json:"text,omitempty" jsonschema:"text to wait for" cli:"text"`
 	TextGone   string  `json:"textGone,omitempty" tool:"-" jsonschema:"text to wait to disappear"`
 	URL        string  `json:"url,omitempty" jsonschema:"URL part"`
@@ -347,7 +347,7 @@ type Reload struct{}
 
 // Dialog accepts (default) or dismisses the open JavaScript dialog.
 type Dialog struct {
-	Accept     *bool  `json:"accept,omitempty" jsonschema:"true: OK (default), false: Cancel" cli:"accept|dismiss"`
+	Accept     *bool  `json:"accept,omitempty" jsonschema:"true: OK, false: Cancel" cli:"accept|dismiss"`
 	PromptText string `json:"promptText,omitempty" jsonschema:"prompt answer" cli:"text?"`
 }
 
@@ -378,17 +378,17 @@ type PDF struct{}
 
 // Console reads the tab's latest console messages.
 type Console struct {
-	Limit int `json:"limit,omitempty" jsonschema:"how many (default 50)" cli:"int?"`
+	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"how many (default 50)" cli:"int?"`
 }
 
 // Errors reads the tab's latest uncaught page errors.
 type Errors struct {
-	Limit int `json:"limit,omitempty" jsonschema:"how many (default 50)" cli:"int?"`
+	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"how many (default 50)" cli:"int?"`
 }
 
 // Network reads the tab's latest network requests.
 type Network struct {
-	Limit int `json:"limit,omitempty" jsonschema:"how many (default 50)" cli:"int?"`
+	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"how many (default 50)" cli:"int?"`
 }
 
 // Tabs lists the browser's page tabs.
@@ -401,14 +401,14 @@ type Open struct {
 
 // Focus brings a tab to the front.
 type Focus struct {
-	Tab string `json:"tab,omitempty" jsonschema:"tab id from tabs"`
+	Tab string `json:"tab,omitempty" jsonschema:"tab id"`
 }
 
 func (p *Focus) tab() string { return p.Tab }
 
 // Close closes a tab.
 type Close struct {
-	Tab string `json:"tab,omitempty" jsonschema:"optional tab id"`
+	Tab string `json:"tab,omitempty" jsonschema:"tab id"`
 }
 
 func (p *Close) tab() string { return p.Tab }

@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -269,23 +271,31 @@ func (a Action) Tab() string {
 	return ""
 }
 
-// MarshalJSON writes the action as one object: {"kind":…, the parameters…, "timeout":…}.
+// MarshalJSON writes the action as one object: {"kind":…, the parameters in their struct's
+// order…, "timeout":…}.
 func (a Action) MarshalJSON() ([]byte, error) {
-	m := map[string]any{}
+	kind, err := json.Marshal(a.Kind)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"kind":`), kind...)
 	if a.Params != nil {
 		b, err := json.Marshal(a.Params)
 		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
+		if b = bytes.TrimSpace(b); len(b) < 2 || b[0] != '{' {
+			return nil, fmt.Errorf("%s: the parameters are not a JSON object", a.Kind)
+		}
+		if inner := b[1 : len(b)-1]; len(bytes.TrimSpace(inner)) > 0 {
+			out = append(append(out, ','), inner...)
 		}
 	}
-	m["kind"] = a.Kind
 	if a.Timeout != 0 {
-		m["timeout"] = a.Timeout
+		out = append(out, `,"timeout":`...)
+		out = strconv.AppendFloat(out, a.Timeout, 'f', -1, 64)
 	}
-	return json.Marshal(m)
+	return append(out, '}'), nil
 }
 
 // UnmarshalJSON reads an action object with the default registry (see [Registry.Decode]).

@@ -53,6 +53,9 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
 }
 
+// Registry is the registry of the kinds the service runs.
+func (s *Service) Registry() *Registry { return s.opts.Registry }
+
 // TabInfo describes one tab.
 type TabInfo struct {
 	TargetID string `json:"targetId"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -31,7 +32,8 @@ func (g *greeter) Snapshot(ctx context.Context, tab string) (string, error) {
 	return "# Greeter — https://greet.test/\n- textbox \"Who\" [ref=e1]: " + g.typed + "\n- button \"Greet\" [ref=e2]\n", nil
 }
 
-func (g *greeter) Act(ctx context.Context, tab string, raw json.RawMessage) (string, error) {
+func (g *greeter) Act(ctx context.Context, tab string, act actions.Action) (string, error) {
+	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct{ Kind, Ref, Text string }
 	_ = json.Unmarshal(raw, &a)
 	g.mu.Lock()
