@@ -144,8 +144,8 @@ func (p *Type) Validate() error {
 
 // Press presses a key or combination.
 type Press struct {
-	Key string `json:"key" jsonschema:"key name" cli:"word"`
 	Ref string `json:"ref,omitempty" jsonschema:"element ref" cli:"ref?"`
+	Key string `json:"key" jsonschema:"key name" cli:"word"`
 }
 
 // Validate checks the key and ref.
