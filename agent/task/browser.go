@@ -34,4 +34,3 @@ type Tab struct {
 	Title  string `json:"title"`
 	Active bool   `json:"active,omitempty"`
 }
-
