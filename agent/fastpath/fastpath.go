@@ -344,6 +344,50 @@ func keyCombo(s string) (string, bool) {
 type target struct {
 	phrase string
 	roles  map[string]bool // from words like "button"; nil if none
+	nth    int             // an ordinal ("the second …"): 1-based, -1 for last, 0 if none
+	// literal is the phrase read with the ordinal as a word of the name ("first item"), for
+	// elements whose names start with one.
+	literal *target
+}
+
+// ordinalRe matches an ordinal before an element phrase: "second", "2nd", "last".
+var ordinalRe = regexp.MustCompile(`^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th))\s+`)
+
+var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
+
+// ordinal reads an ordinal word or number ("second", "2nd", "last").
+func ordinal(w string) int {
+	if n, ok := ordinals[w]; ok {
+		return n
+	}
+	n := 0
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// pick returns the nth of hits (document order; -1 is the last) and whether there is one.
+func (tg target) pick(hits []outline.Node) (outline.Node, bool) {
+	switch {
+	case tg.nth == -1 && len(hits) > 0:
+		return hits[len(hits)-1], true
+	case tg.nth > 0 && tg.nth <= len(hits):
+		return hits[tg.nth-1], true
+	}
+	return outline.Node{}, false
+}
+
+// ordinalResult settles a phrase with an ordinal: the nth hit, or not found.
+func ordinalResult(tg target, hits []outline.Node, mk func(outline.Node) Action) Result {
+	if n, ok := tg.pick(hits); ok {
+		return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]outline.Node{n})}
+	}
+	return Result{Outcome: NotFound, Reason: fmt.Sprintf("there are only %d matching elements", len(hits)), Candidates: cands(hits)}
 }
 
 var articleRe = regexp.MustCompile(`^(?:the|a|an|this|that|my|our|your|on|at)\s+`)
@@ -357,6 +401,18 @@ func parseTarget(p string) target {
 		}
 		p = q
 	}
+	m := ordinalRe.FindStringSubmatch(p)
+	if m == nil {
+		return parseTargetWords(p)
+	}
+	lit := parseTargetWords(p)
+	tg := parseTargetWords(strings.TrimSpace(p[len(m[0]):]))
+	tg.nth, tg.literal = ordinal(m[1]), &lit
+	return tg
+}
+
+// parseTargetWords reads an element phrase without article or ordinal.
+func parseTargetWords(p string) target {
 	var roles map[string]bool
 	for _, h := range roleHints {
 		if p == h.words {
@@ -416,6 +472,15 @@ func score(name, phrase string) int {
 // names no role.
 func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]bool, mk func(outline.Node) Action) Result {
 	tg := parseTarget(phrase)
+	if tg.literal != nil {
+		// "click first item" on a page with a button "First item": the word is part of a name.
+		for _, n := range nodes {
+			if n.Ref != "" && score(n.Name, tg.literal.phrase) == 3 {
+				tg = *tg.literal
+				break
+			}
+		}
+	}
 	if refRe.MatchString(tg.phrase) {
 		// "click e14": a ref straight from the snapshot.
 		if n, ok := outline.Find(nodes, tg.phrase); ok {
@@ -433,11 +498,15 @@ func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]b
 		roles = union(defaultRoles, tg.roles)
 	}
 	if tg.phrase == "" || isPronoun(tg.phrase) {
-		// "the search box", "it": only when exactly one element of the roles exists.
+		// "the search box", "it": only when exactly one element of the roles exists (or the
+		// phrase says which: "the second button").
+		if tg.nth != 0 {
+			return ordinalResult(tg, enabled(nodes, roles), mk)
+		}
 		return onlyOne(nodes, roles, mk)
 	}
 	best := 0
-	var hits []outline.Node
+	var hits, good []outline.Node // the best matches; every exact or prefix match (for ordinals)
 	var disabled []outline.Node
 	for _, n := range nodes {
 		if n.Ref == "" || !roles[n.Role] {
@@ -451,6 +520,9 @@ func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]b
 			disabled = append(disabled, n)
 			continue
 		}
+		if s >= 2 {
+			good = append(good, n)
+		}
 		switch {
 		case s > best:
 			best, hits = s, []outline.Node{n}
@@ -459,6 +531,11 @@ func matchElement(nodes []outline.Node, phrase string, defaultRoles map[string]b
 		}
 	}
 	switch {
+	case tg.nth != 0 && len(good) > 0:
+		// "the second delete button": the nth of the elements so named, in page order.
+		return ordinalResult(tg, good, mk)
+	case tg.nth != 0 && len(hits) > 0:
+		return ordinalResult(tg, hits, mk)
 	case len(hits) == 1 && (best >= 2 || len(tg.phrase) >= 3):
 		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
 	case len(hits) > 1:
@@ -502,14 +579,20 @@ func isPronoun(p string) bool {
 	return false
 }
 
-// onlyOne picks the single enabled element with one of roles.
-func onlyOne(nodes []outline.Node, roles map[string]bool, mk func(outline.Node) Action) Result {
+// enabled lists the enabled elements with one of roles, in page order.
+func enabled(nodes []outline.Node, roles map[string]bool) []outline.Node {
 	var hits []outline.Node
 	for _, n := range nodes {
 		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
 			hits = append(hits, n)
 		}
 	}
+	return hits
+}
+
+// onlyOne picks the single enabled element with one of roles.
+func onlyOne(nodes []outline.Node, roles map[string]bool, mk func(outline.Node) Action) Result {
+	hits := enabled(nodes, roles)
 	switch len(hits) {
 	case 1:
 		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}

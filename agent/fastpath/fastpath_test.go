@@ -27,6 +27,7 @@ const page = `- banner [ref=e1]:
 - button "Save draft" [ref=e19] [disabled]
 - button "Add to cart" [ref=e20]
 - button "Add to wishlist" [ref=e21]
+- button "First item" [ref=e22]
 - text: Fast shipping worldwide.`
 
 var tabs = []Tab{
@@ -87,6 +88,14 @@ func TestMatch(t *testing.T) {
 		{"select Blue in color", Matched, `{"kind":"select","ref":"e11","values":["Blue"]}`},
 		{"choose red from the color dropdown", Matched, `{"kind":"select","ref":"e11","values":["red"]}`},
 		{"hover over home", Matched, `{"kind":"hover","ref":"e2"}`},
+		{"click the second delete button", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the first delete button", Matched, `{"kind":"click","ref":"e15"}`},
+		{"click the last delete button", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the 2nd delete", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the second read more link", Matched, `{"kind":"click","ref":"e18"}`},
+		{"type hi in the second text field", Matched, `{"kind":"type","ref":"e7","text":"hi"}`}, // after the searchbox
+		{"click first item", Matched, `{"kind":"click","ref":"e22"}`},
+		{"click the third delete button", NotFound, ``},
 
 		// Ambiguous or unknown: must not be guessed.
 		{"click delete", Ambiguous, ``},
