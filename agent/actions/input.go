@@ -43,7 +43,7 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 		if d == "" {
 			d = r.Exc.Text
 		}
-		return nil, fmt.Errorf("script error: %s", clip(d, 300))
+		return nil, &scriptError{clip(d, 300)}
 	}
 	return r.Result.Value, nil
 }
@@ -404,9 +404,9 @@ func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y fl
 		return nil
 	}
 	if h.Dialog {
-		return fmt.Errorf("%s is covered by %s; dismiss it first", desc, h.By)
+		return &coveredError{fmt.Sprintf("%s is covered by %s; dismiss it first", desc, h.By)}
 	}
-	return fmt.Errorf("%s is covered by %s; close or scroll it away first", desc, h.By)
+	return &coveredError{fmt.Sprintf("%s is covered by %s; close or scroll it away first", desc, h.By)}
 }
 
 // dispatch sends an input event; if the event opens a JavaScript dialog (which blocks the

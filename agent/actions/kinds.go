@@ -137,7 +137,7 @@ func (p *Type) Validate() error {
 		return err
 	}
 	if p.Text == "" && p.Append {
-		return errors.New("needs text")
+		return phrase("needs text")
 	}
 	return nil
 }
@@ -191,7 +191,7 @@ func (p *Select) Validate() error {
 		return err
 	}
 	if len(p.Values) == 0 {
-		return errors.New("needs values (option labels or values)")
+		return phrase("needs values (option labels or values)")
 	}
 	return nil
 }
@@ -220,7 +220,7 @@ type Field struct {
 // Validate checks every field's ref.
 func (p *Fill) Validate() error {
 	if len(p.Fields) == 0 {
-		return errors.New(`needs fields: [{"ref":"e3","value":"..."}]`)
+		return phrase(`needs fields: [{"ref":"e3","value":"..."}]`)
 	}
 	for i, f := range p.Fields {
 		if err := checkRef(f.Ref, fmt.Sprintf("fields[%d].ref", i), true); err != nil {
@@ -242,7 +242,7 @@ func (p *Upload) Validate() error {
 		return err
 	}
 	if len(p.Files) == 0 {
-		return errors.New("needs files (paths to upload)")
+		return phrase("needs files (paths to upload)")
 	}
 	return nil
 }
@@ -291,10 +291,10 @@ func (p *Wait) Validate() error {
 		}
 	}
 	if n == 0 {
-		return errors.New("needs one of text, textGone, url, state, expression, seconds")
+		return phrase("needs one of text, textGone, url, state, expression, seconds")
 	}
 	if n > 1 {
-		return errors.New("takes only one of text, textGone, url, state, expression, seconds")
+		return phrase("takes only one of text, textGone, url, state, expression, seconds")
 	}
 	p.State = strings.ToLower(p.State)
 	switch p.State {
@@ -326,7 +326,7 @@ type Resize struct {
 // Validate checks the size.
 func (p *Resize) Validate() error {
 	if p.Width < 0 || p.Height < 0 || p.Width > 10000 || p.Height > 10000 || (p.Width == 0) != (p.Height == 0) {
-		return errors.New("needs width and height between 1 and 10000 (both 0 to restore the window size)")
+		return phrase("needs width and height between 1 and 10000 (both 0 to restore the window size)")
 	}
 	return nil
 }
@@ -419,7 +419,7 @@ func checkRef(r, field string, required bool) error {
 		if !required {
 			return nil
 		}
-		return &badAction{msg: "needs " + field + " (an element ref like e7 from a snapshot)"}
+		return phrase("needs " + field + " (an element ref like e7 from a snapshot)")
 	}
 	if _, err := snapshot.ParseRef(r); err != nil {
 		return fmt.Errorf("%s: %w", field, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func (s *Service) evalValue(ctx context.Context, ts *tabState, expr string) (jso
 		if d == "" {
 			d = r.Exc.Text
 		}
-		return nil, fmt.Errorf("script error: %s", clip(d, 500))
+		return nil, &scriptError{clip(d, 500)}
 	}
 	if len(r.Result.Value) == 0 {
 		if r.Result.Type == "undefined" {
@@ -149,7 +150,7 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 		check = func() (bool, error) {
 			v, err := s.evalValue(ctx, ts, a.Expression)
 			if err != nil {
-				if strings.HasPrefix(err.Error(), "script error") {
+				if errors.Is(err, ErrScript) {
 					return false, fmt.Errorf("wait: %w", err)
 				}
 				return false, nil
@@ -369,7 +370,7 @@ func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error)
 	switch {
 	case a.Ref != "":
 		t, err := s.aimAt(ctx, ts, a.Ref, false)
-		if err != nil && !strings.Contains(err.Error(), "covered") {
+		if err != nil && !errors.Is(err, ErrCovered) {
 			return nil, err
 		}
 		if t == nil { // covered: still show it

@@ -213,6 +213,11 @@ func (e *badAction) Is(target error) bool {
 	return target == ErrBadAction || (e.unknown && target == ErrUnknownKind)
 }
 
+// phrase is a validator's complaint worded to follow the kind's name ("needs values").
+type phrase string
+
+func (p phrase) Error() string { return string(p) }
+
 func badf(format string, args ...any) error { return &badAction{msg: fmt.Sprintf(format, args...)} }
 
 func (r *Registry) lookup(name string) (*Kind, error) {
@@ -450,14 +455,12 @@ func (r *Registry) Validate(a *Action) error {
 	}
 	if v, ok := a.Params.(validator); ok {
 		if err := v.Validate(); err != nil {
-			if errors.Is(err, ErrBadAction) {
-				return err
+			// "needs …" and "takes …" follow the kind's name; anything else after a colon.
+			var ph phrase
+			if errors.As(err, &ph) {
+				return &badAction{msg: k.Name + " " + err.Error()}
 			}
-			sep := ": "
-			if strings.HasPrefix(err.Error(), "needs ") || strings.HasPrefix(err.Error(), "takes ") {
-				sep = " "
-			}
-			return &badAction{msg: k.Name + sep + err.Error()}
+			return &badAction{msg: k.Name + ": " + err.Error()}
 		}
 	}
 	if a.Timeout < 0 || a.Timeout > 600 {

@@ -16,7 +16,7 @@ type shout struct {
 
 func (p *shout) Validate() error {
 	if strings.TrimSpace(p.Words) == "" {
-		return errors.New("needs words")
+		return phrase("needs words")
 	}
 	return nil
 }

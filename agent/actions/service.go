@@ -236,6 +236,23 @@ func (s *Service) Tabs(ctx context.Context) ([]TabInfo, error) {
 	return out, nil
 }
 
+// ErrCovered is matched (errors.Is) by the error for an element another element covers
+// (a dialog, a banner); the message names both and the way out.
+var ErrCovered = errors.New("element covered")
+
+type coveredError struct{ msg string }
+
+func (e *coveredError) Error() string        { return e.msg }
+func (e *coveredError) Is(target error) bool { return target == ErrCovered }
+
+// ErrScript is matched (errors.Is) by the error for JavaScript that threw.
+var ErrScript = errors.New("script error")
+
+type scriptError struct{ detail string }
+
+func (e *scriptError) Error() string        { return "script error: " + e.detail }
+func (e *scriptError) Is(target error) bool { return target == ErrScript }
+
 // ErrNoTab is wrapped by errors when no tab is shared or the named tab does not exist.
 var ErrNoTab = errors.New("no such tab")
 
