@@ -455,24 +455,42 @@ func argStr(args map[string]any, key string) string {
 	}
 }
 
-// dispatch runs a tool.
+// dispatch runs a tool: the loop's own, a toolbox's, or a browser action of the registry.
 func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 	switch name {
-	case "finish":
+	case toolFinish:
 		ans := strings.TrimSpace(argStr(args, "answer"))
 		if ans == "" {
 			ans = "Done."
 		}
 		return result{text: "ok", finish: &finish{status: StatusSucceeded, answer: ans}}
-	case "fail":
+	case toolFail:
 		reason := strings.TrimSpace(argStr(args, "reason"))
 		if reason == "" {
 			reason = "the agent gave up without a reason"
 		}
 		return result{text: "ok", finish: &finish{status: StatusFailed, err: reason}}
-	case "update_plan":
+	case toolUpdatePlan:
 		return l.updatePlan(args)
-	case "snapshot":
+	}
+	if l.isBoxTool(name) {
+		return l.callBox(name, args)
+	}
+	if toolKind(name) == nil {
+		names := make([]string, 0, 32)
+		for _, t := range append(Tools(false), l.boxTools...) {
+			names = append(names, t.Function.Name)
+		}
+		return result{err: fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", "))}
+	}
+	a, err := actions.Default().FromTool(name, step.Args)
+	if err != nil {
+		return result{err: fmt.Errorf("%w; call %s again with the arguments fixed", err, name)}
+	}
+	// Reading the page, listing and switching tabs and screenshots go through the loop's own
+	// view of the tab (the outline it keeps, the current tab).
+	switch p := a.Params.(type) {
+	case *actions.Snapshot:
 		if l.tabID == "" {
 			return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 		}
@@ -481,7 +499,7 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
-	case "tabs":
+	case *actions.Tabs:
 		tabs, err := l.opts.Browser.Tabs(l.ctx)
 		if err != nil {
 			return result{err: fmt.Errorf("listing tabs: %w", err), quotesPage: true}
@@ -498,8 +516,8 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			b.WriteString("no shared tabs")
 		}
 		return result{text: pageBlock(strings.TrimSpace(b.String()))}
-	case "switch_tab":
-		tab := argStr(args, "tab")
+	case *actions.Focus:
+		tab := p.Tab
 		tabs, err := l.opts.Browser.Tabs(l.ctx)
 		if err != nil {
 			return result{err: fmt.Errorf("listing tabs: %w", err)}
@@ -519,7 +537,7 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
-	case "screenshot":
+	case *actions.Screenshot:
 		sc, ok := l.opts.Browser.(Screenshotter)
 		if !ok || !l.opts.Vision {
 			return result{err: errors.New("screenshots are not available; use snapshot")}
@@ -529,20 +547,6 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: fmt.Errorf("screenshot: %w", err)}
 		}
 		return result{text: fmt.Sprintf("screenshot taken (%d KB), attached in the next message", len(png)/1024), image: png}
-	}
-	if l.isBoxTool(name) {
-		return l.callBox(name, args)
-	}
-	if toolKind(name) == nil {
-		names := make([]string, 0, 32)
-		for _, t := range append(Tools(false), l.boxTools...) {
-			names = append(names, t.Function.Name)
-		}
-		return result{err: fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", "))}
-	}
-	a, err := actions.Default().FromTool(name, step.Args)
-	if err != nil {
-		return result{err: fmt.Errorf("%w; call %s again with the arguments fixed", err, name)}
 	}
 	return l.act(name, a, step)
 }
