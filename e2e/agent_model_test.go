@@ -449,7 +449,9 @@ func testPromptSize(t *testing.T, ae *agentEnv, model *llmtest.Server, tab brows
 }
 
 // testCLI builds the tabrelay binary and runs its client commands against the running server.
-func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls browser.Tab) {
+// buildCLI builds cmd/tabrelay into a temporary directory and returns the binary's path.
+func buildCLI(t *testing.T) string {
+	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	repo := filepath.Dir(filepath.Dir(self))
 	bin := filepath.Join(t.TempDir(), "tabrelay")
@@ -458,7 +460,12 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/tabrelay: %v\n%s", err, out)
 	}
-	tr := func(args ...string) (stdout, stderr string, code int) {
+	return bin
+}
+
+// cliRunner runs the built CLI binary against the agent environment's server and home.
+func cliRunner(t *testing.T, ae *agentEnv, bin string) func(args ...string) (stdout, stderr string, code int) {
+	return func(args ...string) (stdout, stderr string, code int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
@@ -477,6 +484,10 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 		}
 		return o.String(), e.String(), code
 	}
+}
+
+func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls browser.Tab) {
+	tr := cliRunner(t, ae, buildCLI(t))
 	ok := func(args ...string) string {
 		t.Helper()
 		out, errOut, code := tr(args...)
@@ -528,7 +539,7 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 	fails(`unknown action kind "explode"`, "act", "--tab", controls.TargetID, "explode", "e1")
 	fails(`tab "NOSUCHTAB" is not a shared tab`, "act", "--tab", "NOSUCHTAB", "click", "e1")
 	fails("e9999", "act", "--tab", controls.TargetID, "click", "e9999")
-	fails("type needs the text", "act", "--tab", controls.TargetID, "type", email)
+	fails("type needs text", "act", "--tab", controls.TargetID, "type", email)
 	fails("snapshot takes no arguments", "snapshot", "extra")
 	out, errOut, code := tr("tabs", "--addr", "127.0.0.1:1")
 	if code != 1 || !strings.Contains(errOut, "tabrelay server not running at 127.0.0.1:1: start it with `tabrelay serve`") {

@@ -127,7 +127,7 @@ func (u user) do(a actions.Action) *actions.Result {
 
 func (u user) eval(expr string, out any) {
 	u.t.Helper()
-	res := u.do(actions.Action{Kind: "evaluate", Expression: expr})
+	res := u.do(actions.Do(actions.Evaluate{Expression: expr}))
 	if err := json.Unmarshal(res.Value, out); err != nil {
 		u.t.Fatalf("evaluate %s: %v (%s)", expr, err, res.Value)
 	}
@@ -135,8 +135,8 @@ func (u user) eval(expr string, out any) {
 
 func (u user) open(url string) {
 	u.t.Helper()
-	u.do(actions.Action{Kind: "navigate", URL: url})
-	u.do(actions.Action{Kind: "wait", State: "load"})
+	u.do(actions.Do(actions.Navigate{URL: url}))
+	u.do(actions.Do(actions.Wait{State: "load"}))
 }
 
 type added struct {
@@ -180,14 +180,14 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 		t.Fatalf("second record/start: HTTP %d %s", r.Status, r.Body)
 	}
 	const secretPW = "hunter2-secret"
-	u.do(actions.Action{Kind: "click", Ref: u.ref("textbox", "Name")})
-	u.do(actions.Action{Kind: "type", Ref: u.ref("textbox", "Name"), Text: "Ada Lovelace"})
-	u.do(actions.Action{Kind: "type", Ref: u.ref("textbox", "Email"), Text: "ada@example.com"})
-	u.do(actions.Action{Kind: "select", Ref: u.ref("combobox", "Team"), Values: []string{"Green"}})
-	u.do(actions.Action{Kind: "click", Ref: u.ref("checkbox", "Subscribe to news")})
-	u.do(actions.Action{Kind: "type", Ref: u.ref("textbox", "Password"), Text: secretPW})
-	u.do(actions.Action{Kind: "click", Ref: u.ref("button", "Add contact")})
-	u.do(actions.Action{Kind: "wait", Text: "Added Ada Lovelace"})
+	u.do(actions.Do(actions.Click{Ref: u.ref("textbox", "Name")}))
+	u.do(actions.Do(actions.Type{Ref: u.ref("textbox", "Name"), Text: "Ada Lovelace"}))
+	u.do(actions.Do(actions.Type{Ref: u.ref("textbox", "Email"), Text: "ada@example.com"}))
+	u.do(actions.Do(actions.Select{Ref: u.ref("combobox", "Team"), Values: []string{"Green"}}))
+	u.do(actions.Do(actions.Click{Ref: u.ref("checkbox", "Subscribe to news")}))
+	u.do(actions.Do(actions.Type{Ref: u.ref("textbox", "Password"), Text: secretPW}))
+	u.do(actions.Do(actions.Click{Ref: u.ref("button", "Add contact")}))
+	u.do(actions.Do(actions.Wait{Text: "Added Ada Lovelace"}))
 	r = se.skillsCall(t, http.MethodPost, "/skills/record/stop", map[string]string{"tab": tab.TargetID, "narration": "Add a contact to the team address book"})
 	if r.Status != http.StatusOK {
 		t.Fatalf("record/stop: HTTP %d %s", r.Status, r.Body)
@@ -445,9 +445,9 @@ func TestSkillsRecordNavigation(t *testing.T) {
 	if r := se.skillsCall(t, http.MethodPost, "/skills/record/start", map[string]string{}); r.Status != http.StatusOK {
 		t.Fatalf("record/start on the active tab: HTTP %d %s", r.Status, r.Body)
 	}
-	u.do(actions.Action{Kind: "type", Ref: u.ref("searchbox", "Search contacts"), Text: "Lovelace", Submit: true})
-	u.do(actions.Action{Kind: "wait", Text: "Results for Lovelace"})
-	u.do(actions.Action{Kind: "click", Ref: u.ref("searchbox", "Search contacts")})
+	u.do(actions.Do(actions.Type{Ref: u.ref("searchbox", "Search contacts"), Text: "Lovelace", Submit: true}))
+	u.do(actions.Do(actions.Wait{Text: "Results for Lovelace"}))
+	u.do(actions.Do(actions.Click{Ref: u.ref("searchbox", "Search contacts")}))
 	r := se.skillsCall(t, http.MethodPost, "/skills/record/stop", map[string]string{})
 	if r.Status != http.StatusOK {
 		t.Fatalf("record/stop: HTTP %d %s", r.Status, r.Body)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
+
 	"github.com/google/uuid"
 
 	"github.com/tabrelay/tabrelay/agent/task"
@@ -597,12 +599,15 @@ func (r *run) find(ctx context.Context, t Target) (*snapshot.Node, string, error
 	}
 }
 
-// act runs an action object and records it.
-func (r *run) act(ctx context.Context, tool string, action map[string]any, urlBefore string) (string, error) {
+// act runs an action and records it (as the tool the step names).
+func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBefore string) (string, error) {
 	started := time.Now()
-	raw, _ := json.Marshal(action)
-	out, err := r.s.opts.Browser.Act(ctx, r.tab, raw)
 	after := urlBefore
+	if err := action.Validate(); err != nil {
+		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
+		return "", err
+	}
+	out, err := r.s.opts.Browser.Act(ctx, r.tab, action)
 	if u := resultURL(out); u != "" {
 		after = u
 	}
@@ -632,8 +637,7 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		return "", nil
 	}
 	x := func(s string) string { return expand(s, r.params) }
-	var action map[string]any
-	var urlBefore string
+	var ref, urlBefore string
 	target := func() (string, error) {
 		n, u, err := r.find(ctx, *st.Target)
 		urlBefore = u
@@ -647,40 +651,36 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		return n.Ref, nil
 	}
 	if st.Target != nil && st.Do != "fill" {
-		ref, err := target()
-		if err != nil {
+		var err error
+		if ref, err = target(); err != nil {
 			if st.Optional {
 				rep.Status, rep.Message = "skipped", "optional step: "+err.Error()
 				return "", nil
 			}
 			return "", err
 		}
-		action = map[string]any{"ref": ref}
-	} else {
-		action = map[string]any{}
-		if st.Do == "navigate" {
-			_, urlBefore, _ = r.snapshot(ctx) // relative URLs resolve against the page's
-		}
+	} else if st.Do == "navigate" {
+		_, urlBefore, _ = r.snapshot(ctx) // relative URLs resolve against the page's
 	}
-	action["kind"] = st.Do
+	// The step as an action of the registry (see stepKinds).
+	var action actions.Action
 	switch st.Do {
+	case "click":
+		action = actions.Do(actions.Click{Ref: ref})
+	case "hover":
+		action = actions.Do(actions.Hover{Ref: ref})
 	case "type":
-		action["text"] = x(st.Text)
-		if st.Submit {
-			action["submit"] = true
-		}
+		action = actions.Do(actions.Type{Ref: ref, Text: x(st.Text), Submit: st.Submit})
 	case "press":
-		action["key"] = st.Key
+		action = actions.Do(actions.Press{Key: st.Key, Ref: ref})
 	case "select":
 		vals := make([]string, len(st.Values))
 		for i, v := range st.Values {
 			vals[i] = x(v)
 		}
-		action["values"] = vals
+		action = actions.Do(actions.Select{Ref: ref, Values: vals})
 	case "check", "uncheck":
-		action["kind"] = "fill"
-		action["fields"] = []map[string]string{{"ref": action["ref"].(string), "value": fmt.Sprint(st.Do == "check")}}
-		delete(action, "ref")
+		action = actions.Do(actions.Check{Ref: ref, Checked: st.Do == "check"})
 	case "fill":
 		snap, u, err := r.snapshot(ctx)
 		if err != nil {
@@ -688,13 +688,13 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		}
 		urlBefore = u
 		nodes := snap.Nodes()
-		var fields []map[string]string
+		var fields []actions.Field
 		for _, f := range st.Fields {
 			n, err := resolveNodes(nodes, *f.Target, r.params)
 			if err != nil {
 				return "", soft("%s", err.Error())
 			}
-			fields = append(fields, map[string]string{"ref": n.Ref, "value": x(f.Value)})
+			fields = append(fields, actions.Field{Ref: n.Ref, Value: actions.Text(x(f.Value))})
 		}
 		if st.From != "" {
 			vals, err := parseValues(x(st.From))
@@ -706,10 +706,10 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 				if err != nil {
 					return "", soft("%s", err.Error())
 				}
-				fields = append(fields, map[string]string{"ref": n.Ref, "value": kv[1]})
+				fields = append(fields, actions.Field{Ref: n.Ref, Value: actions.Text(kv[1])})
 			}
 		}
-		action["fields"] = fields
+		action = actions.Do(actions.Fill{Fields: fields})
 	case "navigate":
 		u := x(st.URL)
 		if base, err := url.Parse(urlBefore); err == nil && urlBefore != "" {
@@ -717,23 +717,25 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 				u = base.ResolveReference(ref).String()
 			}
 		}
-		action["url"] = u
+		action = actions.Do(actions.Navigate{URL: u})
 	case "wait":
-		if st.Text != "" {
-			action["text"] = x(st.Text)
-		}
-		if st.URL != "" {
-			action["url"] = x(st.URL)
-		}
-		action["timeout"] = 10
+		action = actions.Do(actions.Wait{Text: x(st.Text), URL: x(st.URL)}).WithTimeout(10)
 	case "evaluate":
-		action["expression"] = expandJS(st.Script, r.params)
+		action = actions.Do(actions.Evaluate{Ref: ref, Expression: expandJS(st.Script, r.params)})
 	case "scroll":
 		dir := st.Direction
 		if dir == "" {
 			dir = "down"
 		}
-		action["direction"] = dir
+		action = actions.Do(actions.Scroll{Direction: dir, Ref: ref})
+	case "back":
+		action = actions.Do(actions.Back{})
+	case "forward":
+		action = actions.Do(actions.Forward{})
+	case "reload":
+		action = actions.Do(actions.Reload{})
+	default:
+		return "", fmt.Errorf("step kind %q has no action", st.Do)
 	}
 	out, err := r.act(ctx, st.Do, action, urlBefore)
 	if err != nil {
@@ -761,12 +763,10 @@ func (r *run) expect(ctx context.Context, e Expect) error {
 	if timeout <= 0 {
 		timeout = r.s.opts.ExpectTimeout.Seconds()
 	}
-	check := func(a map[string]any, what string) error {
-		a["kind"] = "wait"
-		a["timeout"] = timeout
-		raw, _ := json.Marshal(a)
+	check := func(w actions.Wait, what string) error {
+		a := actions.Do(w).WithTimeout(timeout)
 		started := time.Now()
-		out, err := r.s.opts.Browser.Act(ctx, r.tab, raw)
+		out, err := r.s.opts.Browser.Act(ctx, r.tab, a)
 		if err != nil {
 			r.record(ctx, "expect", a, task.StepError, "", err.Error(), "", "", started)
 			return soft("the step ran but %s did not follow within %gs", what, timeout)
@@ -776,19 +776,19 @@ func (r *run) expect(ctx context.Context, e Expect) error {
 	}
 	if e.Text != "" {
 		t := expand(e.Text, r.params)
-		if err := check(map[string]any{"text": t}, fmt.Sprintf("the text %q", t)); err != nil {
+		if err := check(actions.Wait{Text: t}, fmt.Sprintf("the text %q", t)); err != nil {
 			return err
 		}
 	}
 	if e.Gone != "" {
 		t := expand(e.Gone, r.params)
-		if err := check(map[string]any{"textGone": t}, fmt.Sprintf("the disappearance of %q", t)); err != nil {
+		if err := check(actions.Wait{TextGone: t}, fmt.Sprintf("the disappearance of %q", t)); err != nil {
 			return err
 		}
 	}
 	if e.URL != "" {
 		t := expand(e.URL, r.params)
-		if err := check(map[string]any{"url": t}, fmt.Sprintf("a URL containing %q", t)); err != nil {
+		if err := check(actions.Wait{URL: t}, fmt.Sprintf("a URL containing %q", t)); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -65,7 +66,8 @@ func (p *contacts) shows(text string) bool {
 	return false
 }
 
-func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
+func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct {
 		Kind   string   `json:"kind"`
 		Ref    string   `json:"ref"`
@@ -75,6 +77,7 @@ func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (
 			Ref, Value string
 		} `json:"fields"`
 		Expression string `json:"expression"`
+		Checked    bool   `json:"checked"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return "", err
@@ -108,6 +111,8 @@ func (p *contacts) Act(ctx context.Context, tabID string, raw json.RawMessage) (
 		return `{"kind":"type","message":"typed"}`, set(a.Ref, a.Text)
 	case "select":
 		return `{"kind":"select","message":"selected"}`, set(a.Ref, a.Values[0])
+	case "check":
+		return `{"kind":"check","message":"checked"}`, set(a.Ref, fmt.Sprint(a.Checked))
 	case "fill":
 		for _, f := range a.Fields {
 			if err := set(f.Ref, f.Value); err != nil {

@@ -2,8 +2,8 @@ package skills
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"regexp"
 	"slices"
 	"strings"
@@ -266,13 +266,13 @@ type slowPage struct {
 	hovering chan struct{}
 }
 
-func (p *slowPage) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
-	if strings.Contains(string(raw), `"kind":"hover"`) {
+func (p *slowPage) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+	if _, ok := act.Params.(*actions.Hover); ok {
 		close(p.hovering)
 		<-ctx.Done()
 		return "", ctx.Err()
 	}
-	return p.contacts.Act(ctx, tabID, raw)
+	return p.contacts.Act(ctx, tabID, act)
 }
 
 // TestTrackedRunCancelled cancels a background skill run through the runner, as

@@ -106,14 +106,14 @@ func accuracy(t *testing.T) {
 					time.Sleep(50 * time.Millisecond)
 				}
 				eval(t, ctx, id, "window.__hits = []", nil)
-				a := Action{Kind: "click", Ref: refs[0]}
+				a := Do(Click{Ref: refs[0]})
 				switch kind := kindOf[tid]; {
 				case kind == "INPUT:file":
-					a = Action{Kind: "upload", Ref: refs[0], Files: []string{upload}}
+					a = Do(Upload{Ref: refs[0], Files: []string{upload}})
 				case kind == "SELECT:select-one":
-					a = Action{Kind: "select", Ref: refs[0], Values: []string{"Japan"}}
+					a = Do(Select{Ref: refs[0], Values: []string{"Japan"}})
 				case kind == "INPUT:color":
-					a = Action{Kind: "type", Ref: refs[0], Text: "#ff0000"}
+					a = Do(Type{Ref: refs[0], Text: "#ff0000"})
 				}
 				res, err := svc.Act(ctx, id, a)
 				if covered[tid] {
@@ -129,7 +129,7 @@ func accuracy(t *testing.T) {
 					continue
 				}
 				if res.Dialog != nil {
-					if _, err := svc.Act(ctx, id, Action{Kind: "dialog"}); err != nil {
+					if _, err := svc.Act(ctx, id, Do(Dialog{})); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -47,7 +47,7 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 	row := refFor(t, s1, `clickable "Review code"`)
 	// every node is replaced; the ref must follow the re-rendered row
 	eval(t, ctx, id, "window.__rerender(); window.__hits = []", nil)
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: row}); err != nil {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: row})); err != nil {
 		t.Fatal(err)
 	}
 	if h := hits(t, ctx, id); len(h) != 1 || h[0] != "row-review-code" {
@@ -61,7 +61,7 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 	}
 	// the element goes away: clear error, no other element hit
 	eval(t, ctx, id, "state.items = state.items.filter(i => i !== 'Review code'); window.__rerender(); window.__hits = []", nil)
-	_, err := svc.Act(ctx, id, Action{Kind: "click", Ref: row})
+	_, err := svc.Act(ctx, id, Do(Click{Ref: row}))
 	if !errors.Is(err, snapshot.ErrGone) || !strings.Contains(err.Error(), row+` (clickable "Review code") is gone: the page changed; take a new snapshot`) {
 		t.Fatalf("want gone error, got %v", err)
 	}
@@ -71,7 +71,7 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 	// same role+name but a different count of twins (Done buttons): refuse rather than guess
 	done := refFor(t, s2, `button "Done"`)
 	eval(t, ctx, id, "state.items.push('New one'); window.__rerender()", nil)
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: done}); err == nil {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: done})); err == nil {
 		if h := hits(t, ctx, id); len(h) != 1 || h[0] != "done-write-report" {
 			t.Fatalf("stale Done ref hit %v", h)
 		}
@@ -81,7 +81,7 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 		t.Fatalf("a refused stale ref still hit %v", h)
 	}
 	// unknown refs
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: "e999"}); !errors.Is(err, snapshot.ErrUnknownRef) {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: "e999"})); !errors.Is(err, snapshot.ErrUnknownRef) {
 		t.Fatalf("want unknown ref, got %v", err)
 	}
 }
@@ -99,10 +99,10 @@ func TestDuplicatesAndRemoval(t *testing.T) {
 	}
 	// remove row 3: its ref is gone, the others still hit their own rows
 	eval(t, ctx, id, "document.querySelector('[data-testid=del-3]').closest('tr').remove(); window.__hits = []", nil)
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: dels[2].Ref}); !errors.Is(err, snapshot.ErrGone) {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: dels[2].Ref})); !errors.Is(err, snapshot.ErrGone) {
 		t.Fatalf("want gone, got %v", err)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: dels[3].Ref}); err != nil {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: dels[3].Ref})); err != nil {
 		t.Fatal(err)
 	}
 	if h := hits(t, ctx, id); len(h) != 1 || h[0] != "del-4" {
@@ -122,21 +122,21 @@ func TestFormActions(t *testing.T) {
 		return v
 	}
 	name := refFor(t, s, `textbox "Full name"`)
-	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: "Ann"})
-	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: " Lee", Append: true, Slowly: true})
+	act(t, ctx, id, Do(Type{Ref: name, Text: "Ann"}))
+	act(t, ctx, id, Do(Type{Ref: name, Text: " Lee", Append: true, Slowly: true}))
 	if v := value("in-text"); v != "Ann Lee" {
 		t.Fatalf("name = %q", v)
 	}
-	act(t, ctx, id, Action{Kind: "type", Ref: name, Text: "Bob"})
+	act(t, ctx, id, Do(Type{Ref: name, Text: "Bob"}))
 	if v := value("in-text"); v != "Bob" {
 		t.Fatalf("replace: name = %q", v)
 	}
-	act(t, ctx, id, Action{Kind: "press", Ref: name, Key: "Control+A"})
-	act(t, ctx, id, Action{Kind: "press", Key: "Backspace"})
+	act(t, ctx, id, Do(Press{Ref: name, Key: "Control+A"}))
+	act(t, ctx, id, Do(Press{Key: "Backspace"}))
 	if v := value("in-text"); v != "" {
 		t.Fatalf("after Control+A Backspace: %q", v)
 	}
-	act(t, ctx, id, Action{Kind: "fill", Fields: []Field{
+	act(t, ctx, id, Do(Fill{Fields: []Field{
 		{Ref: refFor(t, s, `textbox "Email"`), Value: "a@b.c"},
 		{Ref: refFor(t, s, `checkbox "Newsletter"`), Value: "true"},
 		{Ref: refFor(t, s, `checkbox "Accept terms"`), Value: "false"},
@@ -144,10 +144,10 @@ func TestFormActions(t *testing.T) {
 		{Ref: refFor(t, s, `combobox "Country"`), Value: "Germany"},
 		{Ref: refFor(t, s, `date "Birthday"`), Value: "2024-05-31"},
 		{Ref: refFor(t, s, `textbox "Bio"`), Value: "line one"},
-	}})
-	act(t, ctx, id, Action{Kind: "select", Ref: refFor(t, s, `listbox "Languages"`), Values: []string{"Go", "Zig"}})
-	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `switch "Dark mode"`)})
-	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Create account"`)})
+	}}))
+	act(t, ctx, id, Do(Select{Ref: refFor(t, s, `listbox "Languages"`), Values: []string{"Go", "Zig"}}))
+	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `switch "Dark mode"`)}))
+	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `button "Create account"`)}))
 	var result string
 	eval(t, ctx, id, "document.getElementById('result').textContent", &result)
 	for _, want := range []string{"email=a%40b.c", "news=on", "plan=pro", "country=de", "date=2024-05-31", "bio=line+one", "langs=Go", "langs=Zig"} {
@@ -163,19 +163,19 @@ func TestFormActions(t *testing.T) {
 		t.Errorf("states not shown:\n%s", s2.Text)
 	}
 	// clear errors
-	if _, err := svc.Act(ctx, id, Action{Kind: "select", Ref: refFor(t, s, `combobox "Country"`), Values: []string{"Mars"}}); err == nil || !strings.Contains(err.Error(), "France, Germany, Japan") {
+	if _, err := svc.Act(ctx, id, Do(Select{Ref: refFor(t, s, `combobox "Country"`), Values: []string{"Mars"}})); err == nil || !strings.Contains(err.Error(), "France, Germany, Japan") {
 		t.Errorf("bad option error: %v", err)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `textbox "Disabled"`)}); err == nil || !strings.Contains(err.Error(), "is disabled") {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, `textbox "Disabled"`)})); err == nil || !strings.Contains(err.Error(), "is disabled") {
 		t.Errorf("disabled error: %v", err)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "type", Ref: refFor(t, s, `checkbox "Newsletter"`), Text: "x"}); err == nil || !strings.Contains(err.Error(), "not a text field") {
+	if _, err := svc.Act(ctx, id, Do(Type{Ref: refFor(t, s, `checkbox "Newsletter"`), Text: "x"})); err == nil || !strings.Contains(err.Error(), "not a text field") {
 		t.Errorf("not a text field error: %v", err)
 	}
 	// upload
 	f := filepath.Join(t.TempDir(), "avatar.png")
 	os.WriteFile(f, []byte("png!"), 0o600)
-	act(t, ctx, id, Action{Kind: "upload", Ref: refFor(t, s, `button "Avatar"`), Files: []string{f}})
+	act(t, ctx, id, Do(Upload{Ref: refFor(t, s, `button "Avatar"`), Files: []string{f}}))
 	var files string
 	eval(t, ctx, id, "Array.from(document.querySelector('[data-testid=in-file]').files).map(f => f.name + ':' + f.size).join()", &files)
 	if files != "avatar.png:4" {
@@ -189,7 +189,7 @@ func TestComboboxEditorAndKeys(t *testing.T) {
 	defer cancel()
 	id := open(t, ctx, "/hard/combobox.html")
 	s := snap(t, ctx, id, snapshot.Options{})
-	r, err := svc.Act(ctx, id, Action{Kind: "select", Ref: refFor(t, s, `combobox "Fruit"`), Values: []string{"Cherry"}})
+	r, err := svc.Act(ctx, id, Do(Select{Ref: refFor(t, s, `combobox "Fruit"`), Values: []string{"Cherry"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,20 +199,20 @@ func TestComboboxEditorAndKeys(t *testing.T) {
 		t.Fatalf("chosen = %q (%s)", chosen, r.Message)
 	}
 	// the portal listbox shows up in a snapshot while open
-	svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `combobox "Fruit"`)})
+	svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, `combobox "Fruit"`)}))
 	s2 := snap(t, ctx, id, snapshot.Options{})
 	if !strings.Contains(s2.Text, `listbox "Fruits"`) || !strings.Contains(s2.Text, `option "Cherry" [selected]`) {
 		t.Fatalf("portal listbox missing:\n%s", s2.Text)
 	}
-	svc.Act(ctx, id, Action{Kind: "press", Key: "Escape"})
+	svc.Act(ctx, id, Do(Press{Key: "Escape"}))
 
 	id2 := open(t, ctx, "/hard/editor.html")
 	s3 := snap(t, ctx, id2, snapshot.Options{})
 	body := refFor(t, s3, `textbox "Note body"`)
-	if _, err := svc.Act(ctx, id2, Action{Kind: "type", Ref: body, Text: " world again", Append: true}); err != nil {
+	if _, err := svc.Act(ctx, id2, Do(Type{Ref: body, Text: " world again", Append: true})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Act(ctx, id2, Action{Kind: "press", Key: "Shift+Enter"}); err != nil {
+	if _, err := svc.Act(ctx, id2, Do(Press{Key: "Shift+Enter"})); err != nil {
 		t.Fatal(err)
 	}
 	var count string
@@ -225,7 +225,7 @@ func TestComboboxEditorAndKeys(t *testing.T) {
 		t.Fatalf("editor value not shown:\n%s", s4.Text)
 	}
 	bold := refFor(t, s4, `button "Bold"`)
-	svc.Act(ctx, id2, Action{Kind: "click", Ref: bold})
+	svc.Act(ctx, id2, Do(Click{Ref: bold}))
 	if s5 := snap(t, ctx, id2, snapshot.Options{}); !strings.Contains(s5.Text, `button "Bold" [pressed]`) {
 		t.Fatalf("pressed state not shown:\n%s", s5.Text)
 	}
@@ -238,80 +238,80 @@ func TestPageActions(t *testing.T) {
 	id := open(t, ctx, "/index.html?frame="+srv.CrossURL("/frame.html"))
 	s := snap(t, ctx, id, snapshot.Options{})
 	// click inside the cross-origin frame through the main page's input
-	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Frame button"`)})
+	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `button "Frame button"`)}))
 	if s2 := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s2.Text, `button "frame clicked"`) {
 		t.Fatalf("frame button not clicked:\n%s", s2.Text)
 	}
-	act(t, ctx, id, Action{Kind: "type", Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true})
-	if r := act(t, ctx, id, Action{Kind: "wait", Text: "Zed"}); !strings.Contains(r.Message, "done waiting") {
+	act(t, ctx, id, Do(Type{Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true}))
+	if r := act(t, ctx, id, Do(Wait{Text: "Zed"})); !strings.Contains(r.Message, "done waiting") {
 		t.Fatal(r.Message)
 	}
-	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Double: true})
-	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "window.clicks"}); string(r.Value) != "2" {
+	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `button "Click me"`), Double: true}))
+	if r := act(t, ctx, id, Do(Evaluate{Expression: "window.clicks"})); string(r.Value) != "2" {
 		t.Fatalf("double click gave %s clicks", r.Value)
 	}
-	act(t, ctx, id, Action{Kind: "hover", Ref: refFor(t, s, `button "Click me"`)})
-	act(t, ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Click me"`), Button: "right"})
-	if r := act(t, ctx, id, Action{Kind: "evaluate", Ref: refFor(t, s, `textbox "Name"`), Expression: "el => el.value"}); string(r.Value) != `"Zed"` {
+	act(t, ctx, id, Do(Hover{Ref: refFor(t, s, `button "Click me"`)}))
+	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `button "Click me"`), Button: "right"}))
+	if r := act(t, ctx, id, Do(Evaluate{Ref: refFor(t, s, `textbox "Name"`), Expression: "el => el.value"})); string(r.Value) != `"Zed"` {
 		t.Fatalf("evaluate on ref: %s", r.Value)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "wait", Text: "never there", Timeout: 1}); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
+	if _, err := svc.Act(ctx, id, Do(Wait{Text: "never there"}).WithTimeout(1)); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
 		t.Fatalf("wait timeout: %v", err)
 	}
 	// console and network history
-	act(t, ctx, id, Action{Kind: "evaluate", Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"})
+	act(t, ctx, id, Do(Evaluate{Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"}))
 	time.Sleep(200 * time.Millisecond)
-	if r := act(t, ctx, id, Action{Kind: "console"}); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
+	if r := act(t, ctx, id, Do(Console{})); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
 		t.Fatalf("console: %+v", r.Console)
 	}
-	if r := act(t, ctx, id, Action{Kind: "network"}); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
+	if r := act(t, ctx, id, Do(Network{})); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
 		t.Fatalf("network: %+v", r.Requests)
 	}
-	act(t, ctx, id, Action{Kind: "evaluate", Expression: "setTimeout(() => { throw new Error('boom') }, 0)"})
+	act(t, ctx, id, Do(Evaluate{Expression: "setTimeout(() => { throw new Error('boom') }, 0)"}))
 	time.Sleep(200 * time.Millisecond)
-	if r := act(t, ctx, id, Action{Kind: "errors"}); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
+	if r := act(t, ctx, id, Do(Errors{})); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
 	// screenshots and PDF
 	png := []byte("\x89PNG")
-	for _, a := range []Action{{Kind: "screenshot"}, {Kind: "screenshot", FullPage: true}, {Kind: "screenshot", Ref: refFor(t, s, `button "Click me"`)}, {Kind: "screenshot", Labels: true}} {
+	for _, a := range []Action{Do(Screenshot{}), Do(Screenshot{FullPage: true}), Do(Screenshot{Ref: refFor(t, s, `button "Click me"`)}), Do(Screenshot{Labels: true})} {
 		r := act(t, ctx, id, a)
 		if !bytes.HasPrefix(r.Data, png) || r.MIME != "image/png" {
 			t.Fatalf("%+v: not a PNG", a)
 		}
-		if a.Labels && !strings.Contains(r.Message, "ref labels") {
+		if a.Params.(*Screenshot).Labels && !strings.Contains(r.Message, "ref labels") {
 			t.Fatal(r.Message)
 		}
 	}
-	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "!!document.getElementById('__tabrelay_labels')"}); string(r.Value) != "false" {
+	if r := act(t, ctx, id, Do(Evaluate{Expression: "!!document.getElementById('__tabrelay_labels')"})); string(r.Value) != "false" {
 		t.Fatal("label overlay left on the page")
 	}
-	if r := act(t, ctx, id, Action{Kind: "pdf"}); !bytes.HasPrefix(r.Data, []byte("%PDF")) {
+	if r := act(t, ctx, id, Do(PDF{})); !bytes.HasPrefix(r.Data, []byte("%PDF")) {
 		t.Fatal("not a PDF")
 	}
-	act(t, ctx, id, Action{Kind: "resize", Width: 500, Height: 400})
-	if r := act(t, ctx, id, Action{Kind: "evaluate", Expression: "innerWidth"}); string(r.Value) != "500" {
+	act(t, ctx, id, Do(Resize{Width: 500, Height: 400}))
+	if r := act(t, ctx, id, Do(Evaluate{Expression: "innerWidth"})); string(r.Value) != "500" {
 		t.Fatalf("innerWidth %s", r.Value)
 	}
-	act(t, ctx, id, Action{Kind: "resize"})
+	act(t, ctx, id, Do(Resize{}))
 	// navigation and history
-	r := act(t, ctx, id, Action{Kind: "navigate", URL: srv.URL("/other.html")})
+	r := act(t, ctx, id, Do(Navigate{URL: srv.URL("/other.html")}))
 	if !strings.HasSuffix(r.URL, "/other.html") || r.Title != "Other page" {
 		t.Fatalf("navigate: %+v", r)
 	}
-	if r := act(t, ctx, id, Action{Kind: "back"}); !strings.Contains(r.URL, "frame=") {
+	if r := act(t, ctx, id, Do(Back{})); !strings.Contains(r.URL, "frame=") {
 		t.Fatalf("back: %+v", r)
 	}
-	if r := act(t, ctx, id, Action{Kind: "forward"}); !strings.HasSuffix(r.URL, "/other.html") {
+	if r := act(t, ctx, id, Do(Forward{})); !strings.HasSuffix(r.URL, "/other.html") {
 		t.Fatalf("forward: %+v", r)
 	}
-	act(t, ctx, id, Action{Kind: "reload"})
-	act(t, ctx, id, Action{Kind: "scroll", Direction: "down"})
+	act(t, ctx, id, Do(Reload{}))
+	act(t, ctx, id, Do(Scroll{Direction: "down"}))
 	// a click that navigates reports the new URL
-	act(t, ctx, id, Action{Kind: "navigate", URL: srv.URL("/index.html")})
+	act(t, ctx, id, Do(Navigate{URL: srv.URL("/index.html")}))
 	s3 := snap(t, ctx, id, snapshot.Options{})
 	// tabs: open, list, focus, close
-	or := act(t, ctx, id, Action{Kind: "open", URL: srv.URL("/other.html")})
+	or := act(t, ctx, id, Do(Open{URL: srv.URL("/other.html")}))
 	tabs, err := svc.Tabs(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -323,10 +323,10 @@ func TestPageActions(t *testing.T) {
 	if !found {
 		t.Fatalf("new tab %s not listed in %+v", or.TargetID, tabs)
 	}
-	if _, err := svc.Act(ctx, or.TargetID, Action{Kind: "focus"}); err != nil {
+	if _, err := svc.Act(ctx, or.TargetID, Do(Focus{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Act(ctx, or.TargetID, Action{Kind: "close"}); err != nil {
+	if _, err := svc.Act(ctx, or.TargetID, Do(Close{})); err != nil {
 		t.Fatal(err)
 	}
 	_ = s3
@@ -339,17 +339,17 @@ func TestDialogsAndModal(t *testing.T) {
 	defer cancel()
 	id := open(t, ctx, "/hard/alert.html")
 	s := snap(t, ctx, id, snapshot.Options{})
-	r, err := svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Ask name"`)})
+	r, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, `button "Ask name"`)}))
 	if err != nil || r.Dialog == nil || r.Dialog.Type != "prompt" {
 		t.Fatalf("click: %+v %v", r, err)
 	}
 	if s2 := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s2.Text, `# prompt dialog open: "Your name?"`) {
 		t.Fatalf("dialog not in header:\n%s", s2.Text)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "click", Ref: "e2"}); err == nil || !strings.Contains(err.Error(), "accept or dismiss it first") {
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: "e2"})); err == nil || !strings.Contains(err.Error(), "accept or dismiss it first") {
 		t.Fatalf("want dialog error, got %v", err)
 	}
-	if _, err := svc.Act(ctx, id, Action{Kind: "dialog", PromptText: "Kim"}); err != nil {
+	if _, err := svc.Act(ctx, id, Do(Dialog{PromptText: "Kim"})); err != nil {
 		t.Fatal(err)
 	}
 	var out string
@@ -358,8 +358,8 @@ func TestDialogsAndModal(t *testing.T) {
 		t.Fatalf("prompt answer %q", out)
 	}
 	no := false
-	svc.Act(ctx, id, Action{Kind: "click", Ref: refFor(t, s, `button "Delete everything"`)})
-	if _, err := svc.Act(ctx, id, Action{Kind: "dialog", Accept: &no}); err != nil {
+	svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, `button "Delete everything"`)}))
+	if _, err := svc.Act(ctx, id, Do(Dialog{Accept: &no})); err != nil {
 		t.Fatal(err)
 	}
 	eval(t, ctx, id, "document.getElementById('r').textContent", &out)
@@ -379,7 +379,7 @@ func TestParallelTabs(t *testing.T) {
 	const hold = 5 * time.Second // long enough for a snapshot of tab b on a loaded machine
 	waitDone := make(chan time.Time, 1)
 	go func() {
-		_, err := svc.Act(ctx, a, Action{Kind: "wait", Seconds: hold.Seconds()})
+		_, err := svc.Act(ctx, a, Do(Wait{Seconds: hold.Seconds()}))
 		if err != nil {
 			t.Error(err)
 		}

@@ -6,7 +6,18 @@
 //	svc := actions.New(client, actions.Options{})
 //	tabs, _ := svc.Tabs(ctx)
 //	snap, _ := svc.Snapshot(ctx, "", snapshot.Options{})           // "" = first tab
-//	res, err := svc.Act(ctx, "", actions.Action{Kind: "click", Ref: "e7"})
+//	res, err := svc.Act(ctx, "", actions.Do(actions.Click{Ref: "e7"}))
+//
+// # One vocabulary
+//
+// Every action kind is declared once, in kinds.go: a parameter struct (Click, Type, …) whose
+// tags give the JSON names, descriptions and command-line arguments, and a [Register] call
+// with what the kind does, what it returns, whether it runs while a JavaScript dialog is open
+// and its [Risk] class. Every door derives from that [Registry]: HTTP decoding and validation
+// ([Registry.Decode], [Registry.Validate]), dispatch ([Service.Act]), the model's tools and
+// their JSON Schemas ([Registry.Tools], [Registry.FromTool]), the CLI's `act` arguments and
+// help ([Registry.ParseArgs], [Registry.Usage]); the fast path and skills build the same typed
+// actions with [Do]. Adding a kind is one struct, one Register call and its handler.
 //
 // Everything uses only what a Chrome extension's chrome.debugger allows (no Browser domain), so
 // it works the same on the tabrelay relay and on a real Chrome endpoint.
@@ -24,8 +35,9 @@
 //	{"kind":"hover", "ref":"e7"}
 //	{"kind":"drag", "ref":"e7", "to":"e9"}
 //	{"kind":"select", "ref":"e5", "values":["France"]}          // native <select>, ARIA combobox or listbox
-//	{"kind":"fill", "fields":[{"ref":"e3","value":"Ann"},{"ref":"e4","value":"true"}]}
-//	{"kind":"scroll", "direction":"down|up|left|right", "amount":600, "ref":"e2"}  // ref alone: into view
+//	{"kind":"fill", "fields":[{"ref":"e3","value":"Ann"},{"ref":"e4","value":true}]}
+//	{"kind":"check", "ref":"e4", "checked":false}               // checkbox, radio or switch
+//	{"kind":"scroll", "direction":"down|up|left|right|top|bottom", "amount":600, "ref":"e2"}  // ref alone: into view
 //	{"kind":"wait", "text":"Saved"} | {"textGone":"Loading"} | {"url":"/done"} | {"state":"load|domcontentloaded|networkidle"} | {"expression":"window.ready"} | {"seconds":2}
 //	{"kind":"evaluate", "expression":"document.title"}         // with ref: "el => el.value"
 //	{"kind":"resize", "width":1024, "height":768}              // 0,0 restores the window size
@@ -36,7 +48,10 @@
 //	{"kind":"screenshot", "fullPage":false, "ref":"e7", "labels":false, "format":"png|jpeg"}
 //	{"kind":"pdf"}
 //	{"kind":"console"|"errors"|"network", "limit":50}
-//	{"kind":"tabs"} {"kind":"open", "url":"https://example.com"} {"kind":"focus"} {"kind":"close"}
+//	{"kind":"tabs"} {"kind":"open", "url":"https://example.com"} {"kind":"focus", "tab":"<id>"} {"kind":"close", "tab":"<id>"}
+//
+// Unknown fields and missing required ones are errors (matching [ErrBadAction]; an unknown
+// kind also [ErrUnknownKind]); "upload"'s files and "select"'s values may be one string.
 //
 // navigate and open load only http, https and about:blank URLs (file: with
 // Options.AllowFileURLs), read the way the browser reads them; anything else fails with an

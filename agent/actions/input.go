@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 		if d == "" {
 			d = r.Exc.Text
 		}
-		return nil, fmt.Errorf("script error: %s", clip(d, 300))
+		return nil, &scriptError{clip(d, 300)}
 	}
 	return r.Result.Value, nil
 }
@@ -403,9 +404,9 @@ func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y fl
 		return nil
 	}
 	if h.Dialog {
-		return fmt.Errorf("%s is covered by %s; dismiss it first", desc, h.By)
+		return &coveredError{fmt.Sprintf("%s is covered by %s; dismiss it first", desc, h.By)}
 	}
-	return fmt.Errorf("%s is covered by %s; close or scroll it away first", desc, h.By)
+	return &coveredError{fmt.Sprintf("%s is covered by %s; close or scroll it away first", desc, h.By)}
 }
 
 // dispatch sends an input event; if the event opens a JavaScript dialog (which blocks the
@@ -441,7 +442,7 @@ func (s *Service) mouse(ctx context.Context, ts *tabState, typ string, x, y floa
 	return s.dispatch(ctx, ts, "Input.dispatchMouseEvent", p)
 }
 
-func (s *Service) click(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, error) {
 	t, err := s.aimAt(ctx, ts, a.Ref, true)
 	if err != nil {
 		return "", err
@@ -483,7 +484,7 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Action) (string, er
 	return verb + " " + t.el.Describe(), nil
 }
 
-func (s *Service) hover(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) hover(ctx context.Context, ts *tabState, a Hover) (string, error) {
 	t, err := s.aimAt(ctx, ts, a.Ref, false)
 	if err != nil {
 		return "", err
@@ -495,7 +496,7 @@ func (s *Service) hover(ctx context.Context, ts *tabState, a Action) (string, er
 	return "hovering over " + t.el.Describe(), nil
 }
 
-func (s *Service) drag(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error) {
 	from, err := s.aimAt(ctx, ts, a.Ref, true)
 	if err != nil {
 		return "", err
@@ -590,7 +591,7 @@ func (s *Service) focus(ctx context.Context, ts *tabState, ref string) (*snapsho
 	return el, nil
 }
 
-func (s *Service) press(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) press(ctx context.Context, ts *tabState, a Press) (string, error) {
 	c, err := ParseKeys(a.Key)
 	if err != nil {
 		return "", err
@@ -647,7 +648,7 @@ const setValueJS = `function(v) {
 	return this.value;
 }`
 
-func (s *Service) typeText(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) typeText(ctx context.Context, ts *tabState, a Type) (string, error) {
 	el, err := s.focus(ctx, ts, a.Ref)
 	if err != nil {
 		return "", err
@@ -755,7 +756,7 @@ func (s *Service) selectOption(ctx context.Context, ts *tabState, ref string, va
 	}
 	// ARIA combobox or listbox: open it if needed, then click each option by name.
 	if el.Role == "combobox" {
-		if _, err := s.click(ctx, ts, Action{Ref: ref}); err != nil {
+		if _, err := s.click(ctx, ts, Click{Ref: ref}); err != nil {
 			return "", err
 		}
 	}
@@ -788,7 +789,7 @@ func (s *Service) selectOption(ctx context.Context, ts *tabState, ref string, va
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if _, err := s.click(ctx, ts, Action{Ref: opt.Ref}); err != nil {
+		if _, err := s.click(ctx, ts, Click{Ref: opt.Ref}); err != nil {
 			return "", err
 		}
 		picked = append(picked, opt.Name)
@@ -811,7 +812,7 @@ const checkStateJS = `function() {
 	return a === null ? 'none' : a;
 }`
 
-func (s *Service) fill(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) fill(ctx context.Context, ts *tabState, a Fill) (string, error) {
 	var done []string
 	for _, f := range a.Fields {
 		el, err := ts.tab.Resolve(ctx, f.Ref)
@@ -828,7 +829,7 @@ func (s *Service) fill(ctx context.Context, ts *tabState, a Action) (string, err
 		json.Unmarshal(raw, &state)
 		switch {
 		case role == "checkbox" || role == "radio" || role == "switch" || role == "menuitemcheckbox" || state == "true" || state == "false":
-			want, ok := parseBool(f.Value)
+			want, ok := parseBool(string(f.Value))
 			if !ok {
 				return "", fillErr(done, fmt.Errorf("%s is a %s: fill it with true or false, not %q", el.Describe(), role, f.Value))
 			}
@@ -836,24 +837,24 @@ func (s *Service) fill(ctx context.Context, ts *tabState, a Action) (string, err
 				if want == false && role == "radio" {
 					return "", fillErr(done, fmt.Errorf("%s: a radio button cannot be unchecked; check another one", el.Describe()))
 				}
-				if _, err := s.click(ctx, ts, Action{Ref: f.Ref}); err != nil {
+				if _, err := s.click(ctx, ts, Click{Ref: f.Ref}); err != nil {
 					return "", fillErr(done, err)
 				}
 			}
 			done = append(done, fmt.Sprintf("%s=%v", el.Describe(), want))
 		case role == "combobox" || role == "listbox":
-			if _, err := s.selectOption(ctx, ts, f.Ref, []string{f.Value}); err != nil {
+			if _, err := s.selectOption(ctx, ts, f.Ref, []string{string(f.Value)}); err != nil {
 				// an editable combobox takes text
-				if _, err2 := s.typeText(ctx, ts, Action{Ref: f.Ref, Text: f.Value}); err2 != nil {
+				if _, err2 := s.typeText(ctx, ts, Type{Ref: f.Ref, Text: string(f.Value)}); err2 != nil {
 					return "", fillErr(done, err)
 				}
 			}
 			done = append(done, fmt.Sprintf("%s=%q", el.Describe(), f.Value))
 		default:
-			if _, err := s.typeText(ctx, ts, Action{Ref: f.Ref, Text: f.Value}); err != nil {
+			if _, err := s.typeText(ctx, ts, Type{Ref: f.Ref, Text: string(f.Value)}); err != nil {
 				return "", fillErr(done, err)
 			}
-			done = append(done, fmt.Sprintf("%s=%q", el.Describe(), clip(f.Value, 40)))
+			done = append(done, fmt.Sprintf("%s=%q", el.Describe(), clip(string(f.Value), 40)))
 		}
 	}
 	return "filled " + strings.Join(done, ", "), nil
@@ -876,7 +877,7 @@ func parseBool(s string) (bool, bool) {
 	return false, false
 }
 
-func (s *Service) upload(ctx context.Context, ts *tabState, a Action) (string, error) {
+func (s *Service) upload(ctx context.Context, ts *tabState, a Upload) (string, error) {
 	el, err := ts.tab.Resolve(ctx, a.Ref)
 	if err != nil {
 		return "", err
@@ -915,8 +916,24 @@ func (s *Service) upload(ctx context.Context, ts *tabState, a Action) (string, e
 	return fmt.Sprintf("set %d file(s) on %s", len(files), el.Describe()), nil
 }
 
-func (s *Service) scroll(ctx context.Context, ts *tabState, a Action) (string, error) {
+// selectValues chooses a Select's values.
+func (s *Service) selectValues(ctx context.Context, ts *tabState, a Select) (string, error) {
+	return s.selectOption(ctx, ts, a.Ref, a.Values)
+}
+
+// check sets a checkbox, radio or switch as fill does for one field.
+func (s *Service) check(ctx context.Context, ts *tabState, a Check) (string, error) {
+	return s.fill(ctx, ts, Fill{Fields: []Field{{Ref: a.Ref, Value: Text(strconv.FormatBool(a.Checked))}}})
+}
+
+func (s *Service) scroll(ctx context.Context, ts *tabState, a Scroll) (string, error) {
 	dir := strings.ToLower(a.Direction)
+	switch dir {
+	case "top":
+		return s.press(ctx, ts, Press{Key: "Home", Ref: a.Ref})
+	case "bottom":
+		return s.press(ctx, ts, Press{Key: "End", Ref: a.Ref})
+	}
 	if a.Ref != "" && dir == "" {
 		el, err := ts.tab.Resolve(ctx, a.Ref)
 		if err != nil {

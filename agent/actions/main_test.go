@@ -88,7 +88,7 @@ func open(t *testing.T, ctx context.Context, path string) string {
 	})
 	// a new target starts on an empty about:blank document that is already complete
 	loaded := "location.protocol !== 'about:' && document.readyState === 'complete'"
-	if _, err := svc.Act(ctx, id, Action{Kind: "wait", Expression: loaded}); err != nil {
+	if _, err := svc.Act(ctx, id, Do(Wait{Expression: loaded})); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // frames post their lists, re-renders settle
@@ -108,7 +108,7 @@ func act(t *testing.T, ctx context.Context, id string, a Action) *Result {
 // eval evaluates expr in the tab's main frame and decodes the value into out.
 func eval(t *testing.T, ctx context.Context, id, expr string, out any) {
 	t.Helper()
-	r, err := shared.svc.Act(ctx, id, Action{Kind: "evaluate", Expression: expr})
+	r, err := shared.svc.Act(ctx, id, Do(Evaluate{Expression: expr}))
 	if err != nil {
 		t.Fatalf("evaluate %s: %v", expr, err)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -36,7 +38,7 @@ func (s *Service) evalValue(ctx context.Context, ts *tabState, expr string) (jso
 		if d == "" {
 			d = r.Exc.Text
 		}
-		return nil, fmt.Errorf("script error: %s", clip(d, 500))
+		return nil, &scriptError{clip(d, 500)}
 	}
 	if len(r.Result.Value) == 0 {
 		if r.Result.Type == "undefined" {
@@ -50,7 +52,8 @@ func (s *Service) evalValue(ctx context.Context, ts *tabState, expr string) (jso
 
 const maxValue = 20000
 
-func (s *Service) evaluate(ctx context.Context, ts *tabState, a Action) (*Result, error) {
+func (r *runner) evaluate(ctx context.Context, a *Evaluate) (*Result, error) {
+	s, ts := r.Service, r.ts
 	var v json.RawMessage
 	var err error
 	if a.Ref != "" {
@@ -87,7 +90,8 @@ const pageTextJS = `(t => {
 	return seen(document);
 })`
 
-func (s *Service) wait(ctx context.Context, ts *tabState, a Action) (*Result, error) {
+func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
+	s, ts := r.Service, r.ts
 	if a.Seconds > 0 {
 		select {
 		case <-time.After(time.Duration(a.Seconds * float64(time.Second))):
@@ -146,7 +150,7 @@ func (s *Service) wait(ctx context.Context, ts *tabState, a Action) (*Result, er
 		check = func() (bool, error) {
 			v, err := s.evalValue(ctx, ts, a.Expression)
 			if err != nil {
-				if strings.HasPrefix(err.Error(), "script error") {
+				if errors.Is(err, ErrScript) {
 					return false, fmt.Errorf("wait: %w", err)
 				}
 				return false, nil
@@ -168,10 +172,10 @@ func (s *Service) wait(ctx context.Context, ts *tabState, a Action) (*Result, er
 			return nil, err
 		}
 		if ok {
-			r := &Result{Message: fmt.Sprintf("done waiting for %s (%.1fs)", what, time.Since(start).Seconds())}
+			res := &Result{Message: fmt.Sprintf("done waiting for %s (%.1fs)", what, time.Since(start).Seconds())}
 			info := s.targetInfo(ctx, ts.id)
-			r.URL, r.Title = info.URL, info.Title
-			return r, nil
+			res.URL, res.Title = info.URL, info.Title
+			return res, nil
 		}
 		select {
 		case <-time.After(150 * time.Millisecond):
@@ -181,7 +185,8 @@ func (s *Service) wait(ctx context.Context, ts *tabState, a Action) (*Result, er
 	}
 }
 
-func (s *Service) resize(ctx context.Context, ts *tabState, a Action) (*Result, error) {
+func (r *runner) resize(ctx context.Context, a *Resize) (*Result, error) {
+	s, ts := r.Service, r.ts
 	if a.Width == 0 {
 		if err := s.c.Call(ctx, ts.tab.Session(), "Emulation.clearDeviceMetricsOverride", nil, nil); err != nil {
 			return nil, fmt.Errorf("resize: %w", err)
@@ -196,60 +201,71 @@ func (s *Service) resize(ctx context.Context, ts *tabState, a Action) (*Result, 
 	return &Result{Message: fmt.Sprintf("viewport is now %dx%d", a.Width, a.Height)}, nil
 }
 
-func (s *Service) navigate(ctx context.Context, ts *tabState, a Action) (*Result, error) {
-	session := ts.tab.Session()
-	u := ""
-	if a.Kind == "navigate" {
-		var err error
-		if u, err = s.checkURL(a.URL, s.targetInfo(ctx, ts.id).URL); err != nil {
-			return nil, err
-		}
+func (r *runner) navigate(ctx context.Context, p *Navigate) (*Result, error) {
+	u, err := r.checkURL(p.URL, r.targetInfo(ctx, r.ts.id).URL)
+	if err != nil {
+		return nil, err
 	}
-	loaded := s.c.Expect(session, "Page.loadEventFired", nil)
-	switch a.Kind {
-	case "navigate":
-		var r struct {
-			ErrorText string `json:"errorText"`
-			LoaderID  string `json:"loaderId"`
-		}
-		if err := s.c.Call(ctx, session, "Page.navigate", map[string]any{"url": u}, &r); err != nil {
-			return nil, fmt.Errorf("navigate to %s: %w", u, err)
-		}
-		if r.ErrorText != "" {
-			return nil, fmt.Errorf("navigate to %s failed: %s", u, r.ErrorText)
-		}
-		if r.LoaderID == "" { // same-document navigation: no load event
-			return s.navResult(ctx, ts, "navigated"), nil
-		}
-	case "reload":
-		if err := s.c.Call(ctx, session, "Page.reload", nil, nil); err != nil {
-			return nil, fmt.Errorf("reload: %w", err)
-		}
-	default:
-		var h struct {
-			CurrentIndex int `json:"currentIndex"`
-			Entries      []struct {
-				ID  int    `json:"id"`
-				URL string `json:"url"`
-			} `json:"entries"`
-		}
-		if err := s.c.Call(ctx, session, "Page.getNavigationHistory", nil, &h); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Kind, err)
-		}
-		i := h.CurrentIndex - 1
-		if a.Kind == "forward" {
-			i = h.CurrentIndex + 1
-		}
-		if i < 0 || i >= len(h.Entries) {
-			return nil, fmt.Errorf("cannot go %s: no page there in this tab's history", a.Kind)
-		}
-		if err := s.c.Call(ctx, session, "Page.navigateToHistoryEntry", map[string]any{"entryId": h.Entries[i].ID}, nil); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Kind, err)
-		}
+	session := r.ts.tab.Session()
+	loaded := r.c.Expect(session, "Page.loadEventFired", nil)
+	var res struct {
+		ErrorText string `json:"errorText"`
+		LoaderID  string `json:"loaderId"`
 	}
+	if err := r.c.Call(ctx, session, "Page.navigate", map[string]any{"url": u}, &res); err != nil {
+		return nil, fmt.Errorf("navigate to %s: %w", u, err)
+	}
+	if res.ErrorText != "" {
+		return nil, fmt.Errorf("navigate to %s failed: %s", u, res.ErrorText)
+	}
+	if res.LoaderID == "" { // same-document navigation: no load event
+		return r.navResult(ctx, r.ts, "navigated"), nil
+	}
+	return r.awaitLoad(ctx, loaded, "navigated", false)
+}
+
+func (r *runner) reload(ctx context.Context, _ *Reload) (*Result, error) {
+	loaded := r.c.Expect(r.ts.tab.Session(), "Page.loadEventFired", nil)
+	if err := r.c.Call(ctx, r.ts.tab.Session(), "Page.reload", nil, nil); err != nil {
+		return nil, fmt.Errorf("reload: %w", err)
+	}
+	return r.awaitLoad(ctx, loaded, "reloaded", false)
+}
+
+// history goes step entries back (-1) or forward (1) in the tab's history.
+func (r *runner) history(ctx context.Context, step int) (*Result, error) {
+	session := r.ts.tab.Session()
+	loaded := r.c.Expect(session, "Page.loadEventFired", nil)
+	var h struct {
+		CurrentIndex int `json:"currentIndex"`
+		Entries      []struct {
+			ID  int    `json:"id"`
+			URL string `json:"url"`
+		} `json:"entries"`
+	}
+	if err := r.c.Call(ctx, session, "Page.getNavigationHistory", nil, &h); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.kind, err)
+	}
+	i := h.CurrentIndex + step
+	if i < 0 || i >= len(h.Entries) {
+		return nil, fmt.Errorf("cannot go %s: no page there in this tab's history", r.kind)
+	}
+	if err := r.c.Call(ctx, session, "Page.navigateToHistoryEntry", map[string]any{"entryId": h.Entries[i].ID}, nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.kind, err)
+	}
+	msg := "went back"
+	if step > 0 {
+		msg = "went forward"
+	}
+	return r.awaitLoad(ctx, loaded, msg, true)
+}
+
+// awaitLoad waits for a navigation's load event (or, for same-document history entries, a
+// complete document), and reports a dialog the page opened meanwhile.
+func (r *runner) awaitLoad(ctx context.Context, loaded *cdpclient.Waiter, msg string, sameDocument bool) (*Result, error) {
+	ts := r.ts
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	msg := map[string]string{"navigate": "navigated", "reload": "reloaded", "back": "went back", "forward": "went forward"}[a.Kind]
 	done := make(chan error, 1)
 	go func() { _, err := loaded.Wait(wctx); done <- err }()
 	t := time.NewTicker(50 * time.Millisecond)
@@ -260,20 +276,20 @@ func (s *Service) navigate(ctx context.Context, ts *tabState, a Action) (*Result
 			if err != nil {
 				msg += "; the page is still loading"
 			}
-			return s.navResult(ctx, ts, msg), nil
+			return r.navResult(ctx, ts, msg), nil
 		case <-t.C:
 			// same-document history entries fire no load event
-			if a.Kind != "navigate" && a.Kind != "reload" {
-				if v, err := s.evalValue(ctx, ts, "document.readyState"); err == nil && string(v) == `"complete"` {
+			if sameDocument {
+				if v, err := r.evalValue(ctx, ts, "document.readyState"); err == nil && string(v) == `"complete"` {
 					time.Sleep(50 * time.Millisecond)
-					return s.navResult(ctx, ts, msg), nil
+					return r.navResult(ctx, ts, msg), nil
 				}
 			}
 			if d := ts.tab.Dialog(); d != nil {
-				r := s.navResult(ctx, ts, msg)
-				r.Dialog = d
-				r.Message += fmt.Sprintf("; a %s dialog %q is open: accept or dismiss it", d.Type, clip(d.Message, 200))
-				return r, nil
+				res := r.navResult(ctx, ts, msg)
+				res.Dialog = d
+				res.Message += fmt.Sprintf("; a %s dialog %q is open: accept or dismiss it", d.Type, clip(d.Message, 200))
+				return res, nil
 			}
 		}
 	}
@@ -284,7 +300,8 @@ func (s *Service) navResult(ctx context.Context, ts *tabState, msg string) *Resu
 	return &Result{Message: msg + " to " + info.URL, URL: info.URL, Title: info.Title}
 }
 
-func (s *Service) handleDialog(ctx context.Context, ts *tabState, a Action) (*Result, error) {
+func (r *runner) handleDialog(ctx context.Context, a *Dialog) (*Result, error) {
+	s, ts := r.Service, r.ts
 	d := ts.tab.Dialog()
 	if d == nil {
 		return nil, fmt.Errorf("no JavaScript dialog is open")
@@ -325,7 +342,8 @@ const labelsJS = `function(boxes) {
 	return boxes.length;
 }`
 
-func (s *Service) screenshot(ctx context.Context, ts *tabState, a Action) (*Result, error) {
+func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error) {
+	s, ts := r.Service, r.ts
 	session := ts.tab.Session()
 	format := strings.ToLower(a.Format)
 	if format == "jpg" {
@@ -352,7 +370,7 @@ func (s *Service) screenshot(ctx context.Context, ts *tabState, a Action) (*Resu
 	switch {
 	case a.Ref != "":
 		t, err := s.aimAt(ctx, ts, a.Ref, false)
-		if err != nil && !strings.Contains(err.Error(), "covered") {
+		if err != nil && !errors.Is(err, ErrCovered) {
 			return nil, err
 		}
 		if t == nil { // covered: still show it
@@ -396,13 +414,13 @@ func (s *Service) screenshot(ctx context.Context, ts *tabState, a Action) (*Resu
 			_, _ = s.evalValue(c2, ts, "document.getElementById('__tabrelay_labels')?.remove()")
 		}()
 	}
-	var r struct {
+	var shot struct {
 		Data string `json:"data"`
 	}
-	if err := s.c.Call(ctx, session, "Page.captureScreenshot", p, &r); err != nil {
+	if err := s.c.Call(ctx, session, "Page.captureScreenshot", p, &shot); err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}
-	data, err := base64.StdEncoding.DecodeString(r.Data)
+	data, err := base64.StdEncoding.DecodeString(shot.Data)
 	if err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}
@@ -511,14 +529,14 @@ func (s *Service) frameOffset(ctx context.Context, ts *tabState, frameID string)
 	return x, y, true
 }
 
-func (s *Service) pdf(ctx context.Context, ts *tabState) (*Result, error) {
-	var r struct {
+func (r *runner) pdf(ctx context.Context, _ *PDF) (*Result, error) {
+	var res struct {
 		Data string `json:"data"`
 	}
-	if err := s.c.Call(ctx, ts.tab.Session(), "Page.printToPDF", map[string]any{"printBackground": true}, &r); err != nil {
+	if err := r.c.Call(ctx, r.ts.tab.Session(), "Page.printToPDF", map[string]any{"printBackground": true}, &res); err != nil {
 		return nil, fmt.Errorf("pdf: %w (Chrome makes PDFs of headless tabs only)", err)
 	}
-	data, err := base64.StdEncoding.DecodeString(r.Data)
+	data, err := base64.StdEncoding.DecodeString(res.Data)
 	if err != nil {
 		return nil, fmt.Errorf("pdf: %w", err)
 	}

@@ -24,6 +24,8 @@ type Options struct {
 	// the browser). Off by default: only http, https and about:blank are opened (see
 	// [urlpolicy]).
 	AllowFileURLs bool
+	// Registry holds the action kinds the service runs (default: [Default]).
+	Registry *Registry
 }
 
 // Service runs actions on the tabs of one browser connection. Actions on the same tab run one
@@ -45,8 +47,14 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	if opts.History <= 0 {
 		opts.History = 200
 	}
+	if opts.Registry == nil {
+		opts.Registry = Default()
+	}
 	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
 }
+
+// Registry is the registry of the kinds the service runs.
+func (s *Service) Registry() *Registry { return s.opts.Registry }
 
 // TabInfo describes one tab.
 type TabInfo struct {
@@ -227,6 +235,23 @@ func (s *Service) Tabs(ctx context.Context) ([]TabInfo, error) {
 	}
 	return out, nil
 }
+
+// ErrCovered is matched (errors.Is) by the error for an element another element covers
+// (a dialog, a banner); the message names both and the way out.
+var ErrCovered = errors.New("element covered")
+
+type coveredError struct{ msg string }
+
+func (e *coveredError) Error() string        { return e.msg }
+func (e *coveredError) Is(target error) bool { return target == ErrCovered }
+
+// ErrScript is matched (errors.Is) by the error for JavaScript that threw.
+var ErrScript = errors.New("script error")
+
+type scriptError struct{ detail string }
+
+func (e *scriptError) Error() string        { return "script error: " + e.detail }
+func (e *scriptError) Is(target error) bool { return target == ErrScript }
 
 // ErrNoTab is wrapped by errors when no tab is shared or the named tab does not exist.
 var ErrNoTab = errors.New("no such tab")

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,7 +93,15 @@ func TestValidate(t *testing.T) {
 		{`{"kind":"press","key":"Ctrl+Nope"}`, "unknown key"},
 		{`{"kind":"drag","ref":"e1"}`, "drag needs to"},
 		{`{"kind":"select","ref":"e1"}`, "select needs values"},
-		{`{"kind":"select","ref":"e1","text":"France"}`, ""},
+		{`{"kind":"select","ref":"e1","values":["France"],"text":"France"}`, `select: unknown field "text"`},
+		{`{"kind":"click","ref":"e1","text":"x"}`, `unknown field "text" (click takes ref, button, double, modifiers, timeout)`},
+		{`{"kind":"fill","fields":[{"ref":"e3","value":true}]}`, ""},
+		{`{"kind":"upload","ref":"e1","files":"/tmp/a.pdf"}`, ""},
+		{`{"kind":"check","ref":"e1","checked":false}`, ""},
+		{`{"kind":"check","ref":"e1"}`, "check needs checked"},
+		{`{"kind":"scroll","direction":"bottom"}`, ""},
+		{`{"kind":"type","ref":"e2"}`, "type needs text"},
+		{`{"kind":"navigate","url":3}`, "navigate: url must be a string"},
 		{`{"kind":"fill","fields":[]}`, "fill needs fields"},
 		{`{"kind":"fill","fields":[{"ref":"x","value":"1"}]}`, "fields[0].ref"},
 		{`{"kind":"scroll","direction":"sideways"}`, "bad direction"},
@@ -111,10 +120,13 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		var a Action
-		if err := json.Unmarshal([]byte(c.json), &a); err != nil {
-			t.Fatalf("%s: %v", c.json, err)
+		err := json.Unmarshal([]byte(c.json), &a)
+		if err == nil {
+			err = a.Validate()
 		}
-		err := a.Validate()
+		if err != nil && !errors.Is(err, ErrBadAction) {
+			t.Errorf("%s: %v does not match ErrBadAction", c.json, err)
+		}
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", c.json, err)

@@ -32,8 +32,9 @@ func TestRefusedURLsLeaveTheTab(t *testing.T) {
 		"jav\nascript:document.title='pwned'", "javascript:document.title='pwned'",
 		"data:text/html,<title>pwned</title>", "chrome://version", "about:config",
 	} {
-		for _, kind := range []string{"navigate", "open"} {
-			_, err := svc.Act(ctx, id, Action{Kind: kind, URL: u})
+		for _, a := range []Action{Do(Navigate{URL: u}), Do(Open{URL: u})} {
+			kind := a.Kind
+			_, err := svc.Act(ctx, id, a)
 			if !errors.Is(err, ErrURLNotAllowed) {
 				t.Errorf("%s %q: err = %v, want ErrURLNotAllowed", kind, u, err)
 			}
@@ -57,7 +58,7 @@ func TestRefusedURLsLeaveTheTab(t *testing.T) {
 	}
 
 	// the policy's normal forms still load: a scheme-less host and a relative path
-	r := act(t, ctx, id, Action{Kind: "navigate", URL: "/other.html"})
+	r := act(t, ctx, id, Do(Navigate{URL: "/other.html"}))
 	if r.URL != srv.URL("/other.html") {
 		t.Fatalf("relative navigate went to %s, want %s", r.URL, srv.URL("/other.html"))
 	}

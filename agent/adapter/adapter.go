@@ -1,6 +1,6 @@
 // Package adapter lets the agent's task loop (agent/task) drive real tabs through the action
 // API (agent/actions): it implements task.Browser and task.Screenshotter over an
-// actions.Service in a few lines, because the loop already emits actions.Action JSON.
+// actions.Service in a few lines, because the loop already builds actions.Action values.
 package adapter
 
 import (
@@ -32,13 +32,10 @@ func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsho
 	return b.svc.Snapshot(ctx, tabID, snapshot.Options{})
 }
 
-// Act decodes action as an actions.Action, runs it and returns the result as JSON. Binary
-// payloads (screenshots, PDFs) are left out: the model gets what happened, not megabytes.
-func (b *Browser) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {
-	var a actions.Action
-	if err := json.Unmarshal(action, &a); err != nil {
-		return "", fmt.Errorf("the action is not valid JSON for agent/actions: %w", err)
-	}
+// Act runs action a and returns the result as JSON. Binary payloads (screenshots, PDFs) are
+// left out: the model gets what happened, not megabytes. Errors come back as the service
+// returned them, so callers can match them (errors.Is).
+func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (string, error) {
 	res, err := b.svc.Act(ctx, tabID, a)
 	if err != nil {
 		return "", err
@@ -79,7 +76,7 @@ func (b *Browser) Tabs(ctx context.Context) ([]task.Tab, error) {
 
 // Screenshot captures the tab's viewport as PNG.
 func (b *Browser) Screenshot(ctx context.Context, tabID string) ([]byte, error) {
-	res, err := b.svc.Act(ctx, tabID, actions.Action{Kind: "screenshot", Format: "png"})
+	res, err := b.svc.Act(ctx, tabID, actions.Do(actions.Screenshot{Format: "png"}))
 	if err != nil {
 		return nil, err
 	}

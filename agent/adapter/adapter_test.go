@@ -43,12 +43,12 @@ func TestAgentSafetyInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Act(ctx, tab, actions.Action{Kind: "wait", Expression: "location.protocol !== 'about:' && document.readyState === 'complete'"}); err != nil {
+	if _, err := svc.Act(ctx, tab, actions.Do(actions.Wait{Expression: "location.protocol !== 'about:' && document.readyState === 'complete'"})); err != nil {
 		t.Fatal(err)
 	}
 	paid := func() bool {
 		t.Helper()
-		r, err := svc.Act(ctx, tab, actions.Action{Kind: "evaluate", Expression: "state.paid"})
+		r, err := svc.Act(ctx, tab, actions.Do(actions.Evaluate{Expression: "state.paid"}))
 		if err != nil {
 			t.Fatal(err)
 		}

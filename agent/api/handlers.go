@@ -156,14 +156,16 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	if err := json.Unmarshal(rawAction, &fields); err != nil || fields == nil {
 		return errorf(http.StatusBadRequest, "\"action\" must be a JSON object, e.g. %s", actExample)
 	}
-	var act actions.Action
-	if err := reqbody.Decode(rawAction, &act); err != nil {
-		return errorf(http.StatusBadRequest, "bad action: %v (see the fields in `go doc agent/actions`)", err)
+	// The action registry decodes and validates: kinds, required and unknown fields, values.
+	reg := a.svc.Registry()
+	act, err := reg.Decode(rawAction)
+	if err == nil {
+		err = reg.Validate(&act)
 	}
-	if err := act.Validate(); err != nil {
+	if err != nil {
 		he := errorf(http.StatusBadRequest, "bad action: %v", err)
-		if _, known := kindSet()[act.Kind]; !known {
-			he.body.Kinds = actions.Kinds()
+		if errors.Is(err, actions.ErrUnknownKind) {
+			he.body.Kinds = reg.Kinds()
 		}
 		return he
 	}
@@ -181,26 +183,19 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	return jsonOK(c, http.StatusOK, res)
 }
 
-func kindSet() map[string]struct{} {
-	m := map[string]struct{}{}
-	for _, k := range actions.Kinds() {
-		m[k] = struct{}{}
-	}
-	return m
-}
-
 func (a *Agent) getScreenshot(c echo.Context) *httpError {
-	act := actions.Action{Kind: "screenshot", Ref: c.QueryParam("ref"), Format: c.QueryParam("format")}
+	p := actions.Screenshot{Ref: c.QueryParam("ref"), Format: c.QueryParam("format")}
 	var he *httpError
-	if act.FullPage, he = queryBool(c, "fullPage"); he != nil {
+	if p.FullPage, he = queryBool(c, "fullPage"); he != nil {
 		return he
 	}
-	if act.Labels, he = queryBool(c, "labels"); he != nil {
+	if p.Labels, he = queryBool(c, "labels"); he != nil {
 		return he
 	}
-	if act.Format != "" && act.Format != "png" && act.Format != "jpeg" {
-		return errorf(http.StatusBadRequest, "format=%q: use png (the default) or jpeg", act.Format)
+	if p.Format != "" && p.Format != "png" && p.Format != "jpeg" {
+		return errorf(http.StatusBadRequest, "format=%q: use png (the default) or jpeg", p.Format)
 	}
+	act := actions.Do(p)
 	if err := act.Validate(); err != nil {
 		return errorf(http.StatusBadRequest, "bad screenshot request: %v", err)
 	}

@@ -3,9 +3,10 @@
 // "check remember me", "select Blue in color", "what is on this page?") into one browser action
 // without a language model, by matching names in the current role snapshot.
 //
-// It only acts when the match is unambiguous: anything else comes back as not sure, with the
-// candidates, for the caller to hand to the model. Actions it returns still go through the
-// agent's confirmation rules before they run.
+// It only acts when the match is unambiguous ("the second delete button" picks by ordinal, in
+// page order): anything else comes back as not sure, with the candidates, for the caller to
+// hand to the model. It answers with actions of the action registry (agent/actions), which
+// still go through the agent's confirmation rules before they run.
 package fastpath
 
 import (
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -33,23 +35,6 @@ const (
 	NotSimple Outcome = "not_simple"
 )
 
-// Action is a structured browser action. Kind is one of the agent's tool names (click, type,
-// press, hover, select, check, scroll, navigate, back, forward, reload, new_tab, close_tab,
-// switch_tab) with the same fields as the tool's arguments, so task.BrowserAction turns it into
-// a Browser.Act call; "describe" is a page question answered from the snapshot (Result.Answer).
-type Action struct {
-	Kind      string   `json:"kind"`
-	Ref       string   `json:"ref,omitempty"`
-	Text      string   `json:"text,omitempty"`
-	Submit    bool     `json:"submit,omitempty"`
-	Key       string   `json:"key,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	Values    []string `json:"values,omitempty"`
-	Checked   *bool    `json:"checked,omitempty"`
-	Direction string   `json:"direction,omitempty"`
-	Tab       string   `json:"tab,omitempty"`
-}
-
 // Candidate is an element or tab that could be meant.
 type Candidate struct {
 	Ref  string `json:"ref,omitempty"`
@@ -61,9 +46,10 @@ type Candidate struct {
 // Result is the outcome of [Match].
 type Result struct {
 	Outcome Outcome `json:"outcome"`
-	// Action is set when Outcome is Matched.
-	Action *Action `json:"action,omitempty"`
-	// Answer is the reply for "describe" actions (what is on this page).
+	// Action is set when Outcome is Matched, except for page questions.
+	Action *actions.Action `json:"action,omitempty"`
+	// Answer is the reply to a page question ("what is on this page?"), answered from the
+	// snapshot with no action (Outcome Matched, Action nil).
 	Answer string `json:"answer,omitempty"`
 	// Reason explains a non-match in a sentence.
 	Reason string `json:"reason,omitempty"`
@@ -71,8 +57,8 @@ type Result struct {
 	Candidates []Candidate `json:"candidates,omitempty"`
 }
 
-// OK reports whether an action was found.
-func (r Result) OK() bool { return r.Outcome == Matched && r.Action != nil }
+// OK reports whether the command was understood: an action to run, or a page question's answer.
+func (r Result) OK() bool { return r.Outcome == Matched && (r.Action != nil || r.Answer != "") }
 
 // Tab is a shared tab, for "switch to …" and "close …" commands.
 type Tab struct {
@@ -163,88 +149,86 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 
 	switch {
 	case reBack.MatchString(cmd):
-		return act(Action{Kind: "back"})
+		return act(actions.Do(actions.Back{}))
 	case reForward.MatchString(cmd):
-		return act(Action{Kind: "forward"})
+		return act(actions.Do(actions.Forward{}))
 	case reReload.MatchString(cmd):
-		return act(Action{Kind: "reload"})
+		return act(actions.Do(actions.Reload{}))
 	case reDescribe.MatchString(cmd):
-		return Result{Outcome: Matched, Action: &Action{Kind: "describe"}, Answer: describe(nodes)}
+		return Result{Outcome: Matched, Answer: describe(nodes)}
 	}
 	if m := reScroll.FindStringSubmatch(cmd); m != nil {
 		dir := m[1]
 		if dir == "" {
 			dir = "down"
 		}
-		return act(Action{Kind: "scroll", Direction: dir})
+		return act(actions.Do(actions.Scroll{Direction: dir}))
 	}
 	if m := reScrollTo.FindStringSubmatch(cmd); m != nil {
 		dir := map[string]string{"top": "top", "start": "top", "bottom": "bottom", "end": "bottom"}[m[1]]
-		return act(Action{Kind: "scroll", Direction: dir})
+		return act(actions.Do(actions.Scroll{Direction: dir}))
 	}
 	if m := rePage.FindStringSubmatch(cmd); m != nil {
-		return act(Action{Kind: "press", Key: keyNames["page "+m[1]]})
+		return act(actions.Do(actions.Press{Key: keyNames["page "+m[1]]}))
 	}
 	if m := reNewTab.FindStringSubmatch(cmd); m != nil {
-		return act(Action{Kind: "new_tab", URL: normalizeURL(originalSpan(command, m[1]))})
+		return act(actions.Do(actions.Open{URL: normalizeURL(originalSpan(command, m[1]))}))
 	}
 	if m := reOpen.FindStringSubmatch(cmd); m != nil && urlLikeRe.MatchString(m[1]) {
 		u := normalizeURL(originalSpan(command, m[1]))
 		if m[2] != "" {
-			return act(Action{Kind: "new_tab", URL: u})
+			return act(actions.Do(actions.Open{URL: u}))
 		}
-		return act(Action{Kind: "navigate", URL: u})
+		return act(actions.Do(actions.Navigate{URL: u}))
 	}
 	if m := reCloseTab.FindStringSubmatch(cmd); m != nil {
 		if m[1] == "" {
-			return act(Action{Kind: "close_tab"})
+			return act(actions.Do(actions.Close{}))
 		}
-		return matchTab("close_tab", m[1], tabs)
+		return matchTab(func(id string) actions.Action { return actions.Do(actions.Close{Tab: id}) }, m[1], tabs)
 	}
 	if m := reSwitch.FindStringSubmatch(cmd); m != nil && (strings.HasPrefix(cmd, "switch") || strings.HasSuffix(cmd, " tab")) {
-		return matchTab("switch_tab", m[1], tabs)
+		return matchTab(func(id string) actions.Action { return actions.Do(actions.Focus{Tab: id}) }, m[1], tabs)
 	}
 	if m := rePress.FindStringSubmatch(cmd); m != nil {
 		if k, ok := keyNames[m[1]]; ok {
-			return act(Action{Kind: "press", Key: k})
+			return act(actions.Do(actions.Press{Key: k}))
 		}
 		if k, ok := keyCombo(m[1]); ok {
-			return act(Action{Kind: "press", Key: k})
+			return act(actions.Do(actions.Press{Key: k}))
 		}
 	}
 	if m := reUncheck.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) Action {
-			f := false
-			return Action{Kind: "check", Ref: n.Ref, Checked: &f}
+		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Check{Ref: n.Ref, Checked: false})
 		})
 	}
 	if m := reCheck.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) Action {
-			t := true
-			return Action{Kind: "check", Ref: n.Ref, Checked: &t}
+		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Check{Ref: n.Ref, Checked: true})
 		})
 	}
 	if m := reType.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return matchElement(nodes, m[2], textRoles, func(n *snapshot.Node) Action {
-			return Action{Kind: "type", Ref: n.Ref, Text: text}
+		return matchElement(nodes, m[2], textRoles, func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Type{Ref: n.Ref, Text: text})
 		})
 	}
 	if m := reFill.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[2])
-		if r := matchElement(nodes, m[1], textRoles, func(n *snapshot.Node) Action {
-			return Action{Kind: "type", Ref: n.Ref, Text: text}
+		if r := matchElement(nodes, m[1], textRoles, func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Type{Ref: n.Ref, Text: text})
 		}); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
 			return r
 		}
 	}
 	if m := reSelect.FindStringSubmatch(cmd); m != nil {
 		value := originalSpan(command, m[1])
-		r := matchElement(nodes, m[2], selectRoles, func(n *snapshot.Node) Action {
-			return Action{Kind: "select", Ref: n.Ref, Values: []string{value}}
+		r := matchElement(nodes, m[2], selectRoles, func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Select{Ref: n.Ref, Values: []string{value}})
 		})
 		if r.OK() {
-			if opts := options(nodes, r.Action.Ref); len(opts) > 0 && !containsFold(opts, value) {
+			if opts := options(nodes, r.Action.Params.(*actions.Select).Ref); len(opts) > 0 && !containsFold(opts, value) {
 				return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", value), Candidates: r.Candidates}
 			}
 		}
@@ -254,25 +238,25 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	}
 	if m := reSearch.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n *snapshot.Node) Action {
-			return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
+		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n *snapshot.Node) actions.Action {
+			return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 		})
 		if r.Outcome == NotFound {
-			r = onlyOne(nodes, roleSet("searchbox"), func(n *snapshot.Node) Action {
-				return Action{Kind: "type", Ref: n.Ref, Text: text, Submit: true}
+			r = onlyOne(nodes, roleSet("searchbox"), func(n *snapshot.Node) actions.Action {
+				return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 			})
 		}
 		return r
 	}
 	if m := reTypeOnly.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return onlyOne(nodes, textRoles, func(n *snapshot.Node) Action { return Action{Kind: "type", Ref: n.Ref, Text: text} })
+		return onlyOne(nodes, textRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Type{Ref: n.Ref, Text: text}) })
 	}
 	if m := reHover.FindStringSubmatch(cmd); m != nil {
-		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) Action { return Action{Kind: "hover", Ref: n.Ref} })
+		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Hover{Ref: n.Ref}) })
 	}
 	if m := reClick.FindStringSubmatch(cmd); m != nil {
-		r := matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) Action { return Action{Kind: "click", Ref: n.Ref} })
+		r := matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Click{Ref: n.Ref}) })
 		if r.Outcome == NotFound && strings.HasPrefix(cmd, "open ") {
 			return Result{Outcome: NotFound, Reason: fmt.Sprintf("nothing called %q here, and it is not a web address", m[1]), Candidates: r.Candidates}
 		}
@@ -281,7 +265,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
 }
 
-func act(a Action) Result { return Result{Outcome: Matched, Action: &a} }
+func act(a actions.Action) Result { return Result{Outcome: Matched, Action: &a} }
 
 // normalizeCommand lowercases, trims punctuation and polite words.
 func normalizeCommand(s string) string {
@@ -345,6 +329,50 @@ func keyCombo(s string) (string, bool) {
 type target struct {
 	phrase string
 	roles  map[string]bool // from words like "button"; nil if none
+	nth    int             // an ordinal ("the second …"): 1-based, -1 for last, 0 if none
+	// literal is the phrase read with the ordinal as a word of the name ("first item"), for
+	// elements whose names start with one.
+	literal *target
+}
+
+// ordinalRe matches an ordinal before an element phrase: "second", "2nd", "last".
+var ordinalRe = regexp.MustCompile(`^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th))\s+`)
+
+var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
+
+// ordinal reads an ordinal word or number ("second", "2nd", "last").
+func ordinal(w string) int {
+	if n, ok := ordinals[w]; ok {
+		return n
+	}
+	n := 0
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// pick returns the nth of hits (document order; -1 is the last) and whether there is one.
+func (tg target) pick(hits []*snapshot.Node) (*snapshot.Node, bool) {
+	switch {
+	case tg.nth == -1 && len(hits) > 0:
+		return hits[len(hits)-1], true
+	case tg.nth > 0 && tg.nth <= len(hits):
+		return hits[tg.nth-1], true
+	}
+	return nil, false
+}
+
+// ordinalResult settles a phrase with an ordinal: the nth hit, or not found.
+func ordinalResult(tg target, hits []*snapshot.Node, mk func(*snapshot.Node) actions.Action) Result {
+	if n, ok := tg.pick(hits); ok {
+		return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]*snapshot.Node{n})}
+	}
+	return Result{Outcome: NotFound, Reason: fmt.Sprintf("there are only %d matching elements", len(hits)), Candidates: cands(hits)}
 }
 
 var articleRe = regexp.MustCompile(`^(?:the|a|an|this|that|my|our|your|on|at)\s+`)
@@ -358,6 +386,18 @@ func parseTarget(p string) target {
 		}
 		p = q
 	}
+	m := ordinalRe.FindStringSubmatch(p)
+	if m == nil {
+		return parseTargetWords(p)
+	}
+	lit := parseTargetWords(p)
+	tg := parseTargetWords(strings.TrimSpace(p[len(m[0]):]))
+	tg.nth, tg.literal = ordinal(m[1]), &lit
+	return tg
+}
+
+// parseTargetWords reads an element phrase without article or ordinal.
+func parseTargetWords(p string) target {
 	var roles map[string]bool
 	for _, h := range roleHints {
 		if p == h.words {
@@ -415,8 +455,17 @@ func score(name, phrase string) int {
 
 // matchElement finds the one element the phrase names. defaultRoles apply when the phrase
 // names no role.
-func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string]bool, mk func(*snapshot.Node) Action) Result {
+func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string]bool, mk func(*snapshot.Node) actions.Action) Result {
 	tg := parseTarget(phrase)
+	if tg.literal != nil {
+		// "click first item" on a page with a button "First item": the word is part of a name.
+		for _, n := range nodes {
+			if n.Ref != "" && score(n.Name, tg.literal.phrase) == 3 {
+				tg = *tg.literal
+				break
+			}
+		}
+	}
 	if refRe.MatchString(tg.phrase) {
 		// "click e14": a ref straight from the snapshot.
 		for _, n := range nodes {
@@ -436,11 +485,15 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 		roles = union(defaultRoles, tg.roles)
 	}
 	if tg.phrase == "" || isPronoun(tg.phrase) {
-		// "the search box", "it": only when exactly one element of the roles exists.
+		// "the search box", "it": only when exactly one element of the roles exists (or the
+		// phrase says which: "the second button").
+		if tg.nth != 0 {
+			return ordinalResult(tg, enabled(nodes, roles), mk)
+		}
 		return onlyOne(nodes, roles, mk)
 	}
 	best := 0
-	var hits []*snapshot.Node
+	var hits, good []*snapshot.Node // the best matches; every exact or prefix match (for ordinals)
 	var disabled []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref == "" || !roles[n.Role] {
@@ -454,6 +507,9 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 			disabled = append(disabled, n)
 			continue
 		}
+		if s >= 2 {
+			good = append(good, n)
+		}
 		switch {
 		case s > best:
 			best, hits = s, []*snapshot.Node{n}
@@ -462,6 +518,11 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 		}
 	}
 	switch {
+	case tg.nth != 0 && len(good) > 0:
+		// "the second delete button": the nth of the elements so named, in page order.
+		return ordinalResult(tg, good, mk)
+	case tg.nth != 0 && len(hits) > 0:
+		return ordinalResult(tg, hits, mk)
 	case len(hits) == 1 && (best >= 2 || len(tg.phrase) >= 3):
 		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
 	case len(hits) > 1:
@@ -505,14 +566,20 @@ func isPronoun(p string) bool {
 	return false
 }
 
-// onlyOne picks the single enabled element with one of roles.
-func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) Action) Result {
+// enabled lists the enabled elements with one of roles, in page order.
+func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
 	var hits []*snapshot.Node
 	for _, n := range nodes {
 		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
 			hits = append(hits, n)
 		}
 	}
+	return hits
+}
+
+// onlyOne picks the single enabled element with one of roles.
+func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) actions.Action) Result {
+	hits := enabled(nodes, roles)
 	switch len(hits) {
 	case 1:
 		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
@@ -552,7 +619,7 @@ func cands(ns []*snapshot.Node) []Candidate {
 	return out
 }
 
-func ptr(a Action) *Action { return &a }
+func ptr(a actions.Action) *actions.Action { return &a }
 
 // options returns the names of option elements under the element with ref.
 func options(nodes []*snapshot.Node, ref string) []string {
@@ -580,7 +647,7 @@ func containsFold(list []string, s string) bool {
 }
 
 // matchTab finds the one tab whose title or host contains the phrase.
-func matchTab(kind, phrase string, tabs []Tab) Result {
+func matchTab(mk func(tab string) actions.Action, phrase string, tabs []Tab) Result {
 	p := parseTarget(phrase).phrase
 	if p == "" {
 		return Result{Outcome: NotSimple, Reason: "which tab?"}
@@ -607,7 +674,7 @@ func matchTab(kind, phrase string, tabs []Tab) Result {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	switch len(hits) {
 	case 1:
-		return Result{Outcome: Matched, Action: &Action{Kind: kind, Tab: hits[0].ID}, Candidates: cs}
+		return Result{Outcome: Matched, Action: ptr(mk(hits[0].ID)), Candidates: cs}
 	case 0:
 		return Result{Outcome: NotFound, Reason: fmt.Sprintf("no shared tab matches %q", p)}
 	}

@@ -35,6 +35,7 @@ var page = func() *snapshot.Snapshot {
 		E("button", "Save draft", "disabled", ref("e19")),
 		E("button", "Add to cart", ref("e20")),
 		E("button", "Add to wishlist", ref("e21")),
+		E("button", "First item", ref("e22")),
 		T("Fast shipping worldwide."))
 }()
 
@@ -82,20 +83,28 @@ func TestMatch(t *testing.T) {
 		{"open github.com", Matched, `{"kind":"navigate","url":"https://github.com"}`},
 		{"go to https://Example.org/A?b=1", Matched, `{"kind":"navigate","url":"https://Example.org/A?b=1"}`},
 		{"visit localhost:8080/admin", Matched, `{"kind":"navigate","url":"https://localhost:8080/admin"}`},
-		{"open news.ycombinator.com in a new tab", Matched, `{"kind":"new_tab","url":"https://news.ycombinator.com"}`},
-		{"switch to the mail tab", Matched, `{"kind":"switch_tab","tab":"t1"}`},
-		{"switch to github", Matched, `{"kind":"switch_tab","tab":"t2"}`},
-		{"go to the calendar tab", Matched, `{"kind":"switch_tab","tab":"t3"}`},
-		{"close this tab", Matched, `{"kind":"close_tab"}`},
-		{"close the github tab", Matched, `{"kind":"close_tab","tab":"t2"}`},
-		{"what is on this page?", Matched, `{"kind":"describe"}`},
-		{"What's on the page", Matched, `{"kind":"describe"}`},
+		{"open news.ycombinator.com in a new tab", Matched, `{"kind":"open","url":"https://news.ycombinator.com"}`},
+		{"switch to the mail tab", Matched, `{"kind":"focus","tab":"t1"}`},
+		{"switch to github", Matched, `{"kind":"focus","tab":"t2"}`},
+		{"go to the calendar tab", Matched, `{"kind":"focus","tab":"t3"}`},
+		{"close this tab", Matched, `{"kind":"close"}`},
+		{"close the github tab", Matched, `{"kind":"close","tab":"t2"}`},
+		{"what is on this page?", Matched, `null`},
+		{"What's on the page", Matched, `null`},
 		{"check remember me", Matched, `{"kind":"check","ref":"e9","checked":true}`},
 		{"tick the newsletter box", Matched, `{"kind":"check","ref":"e10","checked":true}`},
 		{"uncheck subscribe to newsletter", Matched, `{"kind":"check","ref":"e10","checked":false}`},
 		{"select Blue in color", Matched, `{"kind":"select","ref":"e11","values":["Blue"]}`},
 		{"choose red from the color dropdown", Matched, `{"kind":"select","ref":"e11","values":["red"]}`},
 		{"hover over home", Matched, `{"kind":"hover","ref":"e2"}`},
+		{"click the second delete button", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the first delete button", Matched, `{"kind":"click","ref":"e15"}`},
+		{"click the last delete button", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the 2nd delete", Matched, `{"kind":"click","ref":"e16"}`},
+		{"click the second read more link", Matched, `{"kind":"click","ref":"e18"}`},
+		{"type hi in the second text field", Matched, `{"kind":"type","ref":"e7","text":"hi"}`}, // after the searchbox
+		{"click first item", Matched, `{"kind":"click","ref":"e22"}`},
+		{"click the third delete button", NotFound, ``},
 
 		// Ambiguous or unknown: must not be guessed.
 		{"click delete", Ambiguous, ``},
@@ -165,11 +174,16 @@ func FuzzMatch(f *testing.F) {
 			r := Match(cmd, snap, tabs)
 			switch r.Outcome {
 			case Matched:
-				if r.Action == nil || r.Action.Kind == "" {
-					t.Fatalf("matched without an action: %+v", r)
+				if !r.OK() || r.Action != nil && r.Action.Validate() != nil {
+					t.Fatalf("matched without a valid action: %+v", r)
 				}
-				if r.Action.Ref != "" && snap.Find(r.Action.Ref) == nil {
-					t.Fatalf("ref %q not in the snapshot", r.Action.Ref)
+				var a struct{ Ref string }
+				if r.Action != nil {
+					b, _ := json.Marshal(r.Action)
+					_ = json.Unmarshal(b, &a)
+				}
+				if a.Ref != "" && snap.Find(a.Ref) == nil {
+					t.Fatalf("ref %q not in the snapshot", a.Ref)
 				}
 			case Ambiguous, NotFound, NotSimple:
 				if r.Action != nil {

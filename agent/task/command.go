@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/fastpath"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -17,7 +18,7 @@ const ModelFastPath = "fastpath"
 
 // fastMatch is a command understood without the model.
 type fastMatch struct {
-	action fastpath.Action
+	action *actions.Action // nil for a page question (answer)
 	answer string
 	what   string
 }
@@ -70,7 +71,10 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 	if !res.OK() {
 		return nil, res.Reason
 	}
-	what := res.Action.Kind
+	if res.Action == nil {
+		return &fastMatch{answer: res.Answer, what: "describe"}, ""
+	}
+	what := actions.Default().Kind(res.Action.Kind).ToolName()
 	if len(res.Candidates) == 1 {
 		c := res.Candidates[0]
 		if c.Ref != "" {
@@ -79,34 +83,34 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 			what += fmt.Sprintf(" tab %q", c.Name)
 		}
 	}
-	if res.Action.URL != "" {
-		what += " " + res.Action.URL
+	switch p := res.Action.Params.(type) {
+	case *actions.Navigate:
+		what += " " + p.URL
+	case *actions.Open:
+		what += " " + p.URL
+	case *actions.Press:
+		what += " " + p.Key
+	case *actions.Scroll:
+		what += " " + p.Direction
 	}
-	if res.Action.Key != "" {
-		what += " " + res.Action.Key
-	}
-	if res.Action.Direction != "" {
-		what += " " + res.Action.Direction
-	}
-	return &fastMatch{action: *res.Action, answer: res.Answer, what: what}, ""
+	return &fastMatch{action: res.Action, answer: res.Answer, what: what}, ""
 }
 
 // runFast runs one fast-path action as a one-step task.
 func (l *loop) runFast(fm *fastMatch) {
 	l.start()
-	if fm.action.Kind == "describe" {
+	if fm.action == nil {
 		l.end(StatusSucceeded, fm.answer, "")
 		return
 	}
-	a := fm.action
-	kind := a.Kind
-	a.Kind = ""
-	args, err := json.Marshal(a)
+	// The action runs as the model's tool call would: the same records, rules and checks.
+	tool := actions.Default().Kind(fm.action.Kind).ToolName()
+	args, err := json.Marshal(fm.action.Params)
 	if err != nil {
 		l.end(StatusFailed, "", fmt.Sprintf("encoding the action: %v", err))
 		return
 	}
-	call := llms.ToolCall{ID: "fast_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: kind, Arguments: string(args)}}
+	call := llms.ToolCall{ID: "fast_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: string(args)}}
 	if l.exec(call, "fast path (no model): "+fm.what) {
 		return
 	}

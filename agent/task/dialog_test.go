@@ -43,19 +43,16 @@ func (p *page) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, 
 	return pagetest.Page("https://admin.test/", "Admin", p.nodes...), nil
 }
 
-func (p *page) Act(ctx context.Context, tabID string, raw json.RawMessage) (string, error) {
-	var a actions.Action
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", err
-	}
+func (p *page) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+	a := act
 	if err := a.Validate(); err != nil {
-		return "", fmt.Errorf("the action API rejects %s: %w", raw, err)
+		return "", fmt.Errorf("the action API rejects %+v: %w", act, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acts = append(p.acts, a)
 	if p.dialog[0] != "" && a.Kind != "dialog" {
-		return "", fmt.Errorf("a JavaScript dialog is open: %s %q blocks the page; accept or dismiss it first", p.dialog[0], p.dialog[1])
+		return "", fmt.Errorf("%w: %s %q blocks the page; accept or dismiss it first", snapshot.ErrDialogOpen, p.dialog[0], p.dialog[1])
 	}
 	switch a.Kind {
 	case "dialog":
@@ -63,13 +60,13 @@ func (p *page) Act(ctx context.Context, tabID string, raw json.RawMessage) (stri
 			return "", fmt.Errorf("no JavaScript dialog is open")
 		}
 		verb := "accepted"
-		if a.Accept != nil && !*a.Accept {
+		if d := a.Params.(*actions.Dialog); d.Accept != nil && !*d.Accept {
 			verb = "dismissed"
 		}
 		p.dialog = [2]string{}
 		return fmt.Sprintf(`{"message":%q}`, verb+" the dialog"), nil
 	case "click":
-		if d, ok := p.opens[a.Ref]; ok {
+		if d, ok := p.opens[a.Params.(*actions.Click).Ref]; ok {
 			p.dialog = d
 			return fmt.Sprintf(`{"message":"clicked","dialog":{"type":%q,"message":%q}}`, d[0], d[1]), nil
 		}
@@ -164,8 +161,8 @@ func TestDialogTool(t *testing.T) {
 			var kinds []string
 			for _, a := range p.actions() {
 				k := a.Kind
-				if a.Kind == "dialog" {
-					k += fmt.Sprintf(" accept=%v", *a.Accept)
+				if d, ok := a.Params.(*actions.Dialog); ok {
+					k += fmt.Sprintf(" accept=%v", d.Accept == nil || *d.Accept)
 				}
 				kinds = append(kinds, k)
 			}

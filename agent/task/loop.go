@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -454,24 +455,42 @@ func argStr(args map[string]any, key string) string {
 	}
 }
 
-// dispatch runs a tool.
+// dispatch runs a tool: the loop's own, a toolbox's, or a browser action of the registry.
 func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 	switch name {
-	case "finish":
+	case toolFinish:
 		ans := strings.TrimSpace(argStr(args, "answer"))
 		if ans == "" {
 			ans = "Done."
 		}
 		return result{text: "ok", finish: &finish{status: StatusSucceeded, answer: ans}}
-	case "fail":
+	case toolFail:
 		reason := strings.TrimSpace(argStr(args, "reason"))
 		if reason == "" {
 			reason = "the agent gave up without a reason"
 		}
 		return result{text: "ok", finish: &finish{status: StatusFailed, err: reason}}
-	case "update_plan":
+	case toolUpdatePlan:
 		return l.updatePlan(args)
-	case "snapshot":
+	}
+	if l.isBoxTool(name) {
+		return l.callBox(name, args)
+	}
+	if toolKind(name) == nil {
+		names := make([]string, 0, 32)
+		for _, t := range append(Tools(false), l.boxTools...) {
+			names = append(names, t.Function.Name)
+		}
+		return result{err: fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", "))}
+	}
+	a, err := actions.Default().FromTool(name, step.Args)
+	if err != nil {
+		return result{err: fmt.Errorf("%w; call %s again with the arguments fixed", err, name)}
+	}
+	// Reading the page, listing and switching tabs and screenshots go through the loop's own
+	// view of the tab (the outline it keeps, the current tab).
+	switch p := a.Params.(type) {
+	case *actions.Snapshot:
 		if l.tabID == "" {
 			return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 		}
@@ -480,7 +499,7 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
-	case "tabs":
+	case *actions.Tabs:
 		tabs, err := l.opts.Browser.Tabs(l.ctx)
 		if err != nil {
 			return result{err: fmt.Errorf("listing tabs: %w", err), quotesPage: true}
@@ -497,8 +516,8 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			b.WriteString("no shared tabs")
 		}
 		return result{text: pageBlock(strings.TrimSpace(b.String()))}
-	case "switch_tab":
-		tab := argStr(args, "tab")
+	case *actions.Focus:
+		tab := p.Tab
 		tabs, err := l.opts.Browser.Tabs(l.ctx)
 		if err != nil {
 			return result{err: fmt.Errorf("listing tabs: %w", err)}
@@ -511,15 +530,14 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 			return result{err: fmt.Errorf("no shared tab %q; call tabs for the ids", tab)}
 		}
 		l.tabID = tab
-		focusTab, focus := BrowserAction("switch_tab", args, tab)
-		_, _ = l.opts.Browser.Act(l.ctx, focusTab, focus)
+		_, _ = l.opts.Browser.Act(l.ctx, tab, actions.Do(actions.Focus{})) // showing the tab is a courtesy
 		_ = l.refreshTab()
 		snap, err := l.snapshot()
 		if err != nil {
 			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
-	case "screenshot":
+	case *actions.Screenshot:
 		sc, ok := l.opts.Browser.(Screenshotter)
 		if !ok || !l.opts.Vision {
 			return result{err: errors.New("screenshots are not available; use snapshot")}
@@ -530,21 +548,7 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		}
 		return result{text: fmt.Sprintf("screenshot taken (%d KB), attached in the next message", len(png)/1024), image: png}
 	}
-	if l.isBoxTool(name) {
-		return l.callBox(name, args)
-	}
-	known := false
-	for _, k := range actionTools {
-		known = known || k == name
-	}
-	if !known {
-		names := make([]string, 0, len(actionTools)+8)
-		for _, t := range append(Tools(false), l.boxTools...) {
-			names = append(names, t.Function.Name)
-		}
-		return result{err: fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", "))}
-	}
-	return l.act(name, args, step)
+	return l.act(name, a, step)
 }
 
 func (l *loop) updatePlan(args map[string]any) result {
@@ -571,24 +575,27 @@ func (l *loop) updatePlan(args map[string]any) result {
 	return result{text: fmt.Sprintf("plan updated (%d steps)", len(items))}
 }
 
-// act performs a browser action after the allowlist and confirmation checks, then observes.
-func (l *loop) act(kind string, args map[string]any, step *Step) result {
-	if l.tabID == "" && kind != "new_tab" {
+// act performs browser action a (called as tool) after the allowlist and confirmation checks,
+// then observes.
+func (l *loop) act(tool string, a actions.Action, step *Step) result {
+	_, opens := a.Params.(*actions.Open)
+	if l.tabID == "" && !opens {
 		return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 	}
-	acs, err := l.actionContexts(kind, args)
+	acs, err := l.actionContexts(tool, a)
 	if err != nil {
 		return result{err: err}
 	}
 	ac := acs[0]
-	if (kind == "navigate" || kind == "new_tab") && ac.URL != "" {
-		if err := l.navigationAllowed(ac.URL); err != nil {
+	if u := navURL(a); u != "" {
+		if err := l.navigationAllowed(u); err != nil {
 			return result{blocked: true, err: err}
 		}
 	}
 	// Dismissing a dialog changes nothing and may be the only way off a page.
-	dismiss := kind == "dialog" && !ac.Accept
-	if isWriteTool(kind) && !dismiss && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
+	_, isDialog := a.Params.(*actions.Dialog)
+	dismiss := isDialog && !ac.Accept
+	if isWriteTool(tool) && !dismiss && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
 		return result{blocked: true, err: fmt.Errorf("acting on %s is not allowed (allowed sites: %s); the user can extend the allowlist", hostOf(l.lastURL), strings.Join(l.opts.AllowedSites, ", "))}
 	}
 	for _, ac := range acs {
@@ -609,22 +616,25 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		}
 		break // one approval covers the step
 	}
-	actTab, payload := BrowserAction(kind, args, l.tabID)
-	out, err := l.opts.Browser.Act(l.ctx, actTab, payload)
+	actTab := l.tabID
+	if t := a.Tab(); t != "" {
+		actTab = t
+	}
+	out, err := l.opts.Browser.Act(l.ctx, actTab, a)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
 		}
 		if errors.Is(err, urlpolicy.ErrRefused) {
-			return result{blocked: true, err: fmt.Errorf("%s refused: %w", kind, err)}
+			return result{blocked: true, err: fmt.Errorf("%s refused: %w", tool, err)}
 		}
-		if strings.Contains(err.Error(), "accept or dismiss it") {
-			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", kind, err), quotesPage: true}
+		if errors.Is(err, snapshot.ErrDialogOpen) {
+			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", tool, err), quotesPage: true}
 		}
-		return result{err: fmt.Errorf("%s failed: %w", kind, err), quotesPage: true}
+		return result{err: fmt.Errorf("%s failed: %w", tool, err), quotesPage: true}
 	}
-	switch kind {
-	case "new_tab":
+	switch a.Params.(type) {
+	case *actions.Open:
 		var r struct {
 			TabID    string `json:"tabId"`
 			TargetID string `json:"targetId"`
@@ -636,7 +646,7 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		if r.TabID != "" {
 			l.tabID = r.TabID
 		}
-	case "close_tab":
+	case *actions.Close:
 		if actTab == l.tabID {
 			l.tabID = ""
 			_ = l.refreshTab()
@@ -646,6 +656,17 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		}
 	}
 	return l.observe(out)
+}
+
+// navURL is the URL an action loads (navigate, open), or "".
+func navURL(a actions.Action) string {
+	switch p := a.Params.(type) {
+	case *actions.Navigate:
+		return p.URL
+	case *actions.Open:
+		return p.URL
+	}
+	return ""
 }
 
 // navigationAllowed checks a navigate or new_tab URL before it reaches the browser: the
@@ -672,7 +693,7 @@ func (l *loop) navigationAllowed(raw string) error {
 // actionContexts builds what the safety classifier sees of a browser action: one context,
 // or for fill one per field (as a type, select or check of that field). It checks that every
 // ref is on the current page.
-func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext, error) {
+func (l *loop) actionContexts(tool string, a actions.Action) ([]ActionContext, error) {
 	page := l.lastSnap
 	fresh := false
 	find := func(ref string) (snapshot.Node, error) {
@@ -693,9 +714,29 @@ func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext
 		}
 		return *node, nil
 	}
-	ac := ActionContext{Tool: kind, Ref: argStr(args, "ref"), Text: argStr(args, "text"), Key: argStr(args, "key"),
-		URL: argStr(args, "url"), PageURL: l.lastURL, Goal: l.rn.task.Goal}
-	ac.Submit, _ = args["submit"].(bool)
+	ac := ActionContext{Tool: tool, URL: navURL(a), PageURL: l.lastURL, Goal: l.rn.task.Goal}
+	switch p := a.Params.(type) {
+	case *actions.Click:
+		ac.Ref = p.Ref
+	case *actions.Type:
+		ac.Ref, ac.Text, ac.Submit = p.Ref, p.Text, p.Submit
+	case *actions.Press:
+		ac.Ref, ac.Key = p.Ref, p.Key
+	case *actions.Hover:
+		ac.Ref = p.Ref
+	case *actions.Drag:
+		ac.Ref = p.Ref
+	case *actions.Select:
+		ac.Ref = p.Ref
+	case *actions.Check:
+		ac.Ref = p.Ref
+	case *actions.Upload:
+		ac.Ref = p.Ref
+	case *actions.Scroll:
+		ac.Ref = p.Ref
+	case *actions.Wait:
+		ac.Text, ac.URL = p.Text, p.URL
+	}
 	if ac.Ref != "" {
 		node, err := find(ac.Ref)
 		if err != nil {
@@ -703,39 +744,31 @@ func (l *loop) actionContexts(kind string, args map[string]any) ([]ActionContext
 		}
 		ac.Element = node
 	}
-	switch kind {
-	case "drag":
-		to := argStr(args, "to")
-		if to == "" {
-			return nil, errors.New("drag needs to: the ref of the element to drop on")
-		}
-		node, err := find(to)
+	switch p := a.Params.(type) {
+	case *actions.Drag:
+		node, err := find(p.To)
 		if err != nil {
 			return nil, err
 		}
 		ac.Target = node
-	case "upload":
-		ac.Files = fileList(args)
-	case "dialog":
-		ac.Accept, ac.Text = dialogAccept(args), argStr(args, "promptText")
+	case *actions.Upload:
+		ac.Files = p.Files
+	case *actions.Dialog:
+		ac.Accept, ac.Text = p.Accept == nil || *p.Accept, p.PromptText
 		// The dialog may have opened after the last look (a timer, a late script): look again.
 		if snap, err := l.snapshot(); err == nil {
 			page = snap
 			ac.DialogType, ac.DialogMessage, _ = openDialog(snap)
 		}
-	case "fill":
-		fields := fillFields(args)
-		if len(fields) == 0 {
-			return nil, errors.New(`fill needs fields: [{"ref":"e3","value":"…"}]`)
-		}
-		acs := make([]ActionContext, 0, len(fields))
-		for _, f := range fields {
-			node, err := find(f["ref"])
+	case *actions.Fill:
+		acs := make([]ActionContext, 0, len(p.Fields))
+		for _, f := range p.Fields {
+			node, err := find(f.Ref)
 			if err != nil {
 				return nil, err
 			}
 			fa := ac
-			fa.Ref, fa.Element, fa.Text = f["ref"], node, f["value"]
+			fa.Ref, fa.Element, fa.Text = f.Ref, node, string(f.Value)
 			switch node.Role {
 			case "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio":
 				fa.Tool = "check"

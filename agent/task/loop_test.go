@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -725,7 +726,8 @@ func (p *listPage) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsh
 	return pagetest.Page("https://mail.test/", "Inbox", E("heading", "Inbox", "level=1", ref("e1")), list), nil
 }
 
-func (p *listPage) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {
+func (p *listPage) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+	action, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct{ Ref string }
 	_ = json.Unmarshal(action, &a)
 	p.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"regexp"
 	"strings"
 	"sync"
@@ -49,7 +50,8 @@ func (h *hostile) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsho
 	return s, nil
 }
 
-func (h *hostile) Act(ctx context.Context, tabID string, action json.RawMessage) (string, error) {
+func (h *hostile) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+	action, _ := json.Marshal(act) // the action as the HTTP API shows it
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var a struct{ Kind string }

@@ -325,15 +325,6 @@ func describe(a ActionContext) string {
 	return b.String()
 }
 
-// writeTools are the tools that change pages and are subject to the site allowlist.
-func isWriteTool(tool string) bool {
-	switch tool {
-	case "click", "type", "fill", "press", "select", "check", "hover", "drag", "upload", "dialog":
-		return true
-	}
-	return false
-}
-
 // siteAllowed reports whether pageURL's host is one of allowed (exact host or a subdomain);
 // an empty allowlist allows everything.
 func siteAllowed(allowed []string, pageURL string) bool {

@@ -2,6 +2,7 @@ package task
 
 import (
 	"encoding/json"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"strings"
 	"testing"
 
@@ -148,45 +149,59 @@ func TestSiteAllowed(t *testing.T) {
 	}
 }
 
-func TestBrowserAction(t *testing.T) {
+// TestToolCallToAction: the model's tool calls decode into the registry's actions (the tab
+// named by close_tab and switch_tab included); bad arguments are errors worded for the model.
+func TestToolCallToAction(t *testing.T) {
 	tests := []struct {
 		tool string
 		args string
 		tab  string
-		want string
+		want string // the action's JSON, or the error's start
 	}{
-		{"click", `{"ref":"e3"}`, "t1", `{"kind":"click","ref":"e3"}`},
-		{"type", `{"ref":"e4","text":"hi","submit":true}`, "t1", `{"kind":"type","ref":"e4","submit":true,"text":"hi"}`},
-		{"press", `{"key":"Enter"}`, "t1", `{"key":"Enter","kind":"press"}`},
-		{"select", `{"ref":"e5","values":["Blue"]}`, "t1", `{"kind":"select","ref":"e5","values":["Blue"]}`},
-		{"check", `{"ref":"e6","checked":false}`, "t1", `{"fields":[{"ref":"e6","value":"false"}],"kind":"fill"}`},
-		{"wait", `{"ms":1500}`, "t1", `{"kind":"wait","seconds":1.5}`},
-		{"wait", `{"text":"Saved"}`, "t1", `{"kind":"wait","text":"Saved"}`},
-		{"new_tab", `{"url":"https://x.test"}`, "t1", `{"kind":"open","url":"https://x.test"}`},
-		{"close_tab", `{"tab":"t2"}`, "t2", `{"kind":"close"}`},
-		{"close_tab", `{}`, "t1", `{"kind":"close"}`},
-		{"switch_tab", `{"tab":"t3"}`, "t3", `{"kind":"focus"}`},
-		{"back", `{}`, "t1", `{"kind":"back"}`},
-		{"scroll", `{"direction":"down","ref":"e2"}`, "t1", `{"direction":"down","kind":"scroll","ref":"e2"}`},
-		{"scroll", `{"direction":"bottom"}`, "t1", `{"key":"End","kind":"press"}`},
-		{"wait", `{"text":"Saved","ms":500}`, "t1", `{"kind":"wait","text":"Saved"}`},
-		{"wait", `{"url":"/done"}`, "t1", `{"kind":"wait","url":"/done"}`},
-		{"wait", `{"state":"NetworkIdle"}`, "t1", `{"kind":"wait","state":"networkidle"}`},
-		{"wait", `{}`, "t1", `{"kind":"wait","seconds":1}`},
-		{"drag", `{"ref":"e1","to":"e2"}`, "t1", `{"kind":"drag","ref":"e1","to":"e2"}`},
-		{"fill", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":false}]}`, "t1", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":"false"}],"kind":"fill"}`},
-		{"upload", `{"ref":"e5","files":["/tmp/a.pdf"]}`, "t1", `{"files":["/tmp/a.pdf"],"kind":"upload","ref":"e5"}`},
-		{"upload", `{"ref":"e5","files":"/tmp/a.pdf"}`, "t1", `{"files":["/tmp/a.pdf"],"kind":"upload","ref":"e5"}`},
-		{"dialog", `{"accept":false}`, "t1", `{"accept":false,"kind":"dialog"}`},
-		{"dialog", `{"accept":true,"promptText":"Ada"}`, "t1", `{"accept":true,"kind":"dialog","promptText":"Ada"}`},
-		{"dialog", `{}`, "t1", `{"accept":true,"kind":"dialog"}`},
+		{"click", `{"ref":"e3"}`, "", `{"kind":"click","ref":"e3"}`},
+		{"type", `{"ref":"e4","text":"hi","submit":true}`, "", `{"kind":"type","ref":"e4","text":"hi","submit":true}`},
+		{"press", `{"key":"Enter"}`, "", `{"kind":"press","key":"Enter"}`},
+		{"select", `{"ref":"e5","values":["Blue"]}`, "", `{"kind":"select","ref":"e5","values":["Blue"]}`},
+		{"check", `{"ref":"e6","checked":false}`, "", `{"kind":"check","ref":"e6","checked":false}`},
+		{"wait", `{"seconds":1.5}`, "", `{"kind":"wait","seconds":1.5}`},
+		{"wait", `{"text":"Saved"}`, "", `{"kind":"wait","text":"Saved"}`},
+		{"wait", `{"state":"NetworkIdle"}`, "", `{"kind":"wait","state":"networkidle"}`},
+		{"wait", `{}`, "", "error: wait needs one of"},
+		{"wait", `{"text":"Saved","seconds":2}`, "", "error: wait takes only one of"},
+		{"new_tab", `{"url":"https://x.test"}`, "", `{"kind":"open","url":"https://x.test"}`},
+		{"close_tab", `{"tab":"t2"}`, "t2", `{"kind":"close","tab":"t2"}`},
+		{"close_tab", `{}`, "", `{"kind":"close"}`},
+		{"switch_tab", `{"tab":"t3"}`, "t3", `{"kind":"focus","tab":"t3"}`},
+		{"back", `{}`, "", `{"kind":"back"}`},
+		{"back", `{"because":"models add things"}`, "", `{"kind":"back"}`},
+		{"scroll", `{"direction":"down","ref":"e2"}`, "", `{"kind":"scroll","direction":"down","ref":"e2"}`},
+		{"scroll", `{"direction":"bottom"}`, "", `{"kind":"scroll","direction":"bottom"}`},
+		{"scroll", `{"direction":"sideways"}`, "", "error: scroll: bad direction"},
+		{"drag", `{"ref":"e1","to":"e2"}`, "", `{"kind":"drag","ref":"e1","to":"e2"}`},
+		{"drag", `{"ref":"e1"}`, "", "error: drag needs to"},
+		{"fill", `{"fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":false}]}`, "", `{"kind":"fill","fields":[{"ref":"e3","value":"Ada"},{"ref":"e4","value":"false"}]}`},
+		{"upload", `{"ref":"e5","files":["/tmp/a.pdf"]}`, "", `{"kind":"upload","ref":"e5","files":["/tmp/a.pdf"]}`},
+		{"upload", `{"ref":"e5","files":"/tmp/a.pdf"}`, "", `{"kind":"upload","ref":"e5","files":["/tmp/a.pdf"]}`},
+		{"dialog", `{"accept":false}`, "", `{"kind":"dialog","accept":false}`},
+		{"dialog", `{"accept":true,"promptText":"Ada"}`, "", `{"kind":"dialog","accept":true,"promptText":"Ada"}`},
+		{"dialog", `{}`, "", `{"kind":"dialog"}`},
+		{"console", `{"limit":5}`, "", `{"kind":"console","limit":5}`},
+		{"errors", `{}`, "", `{"kind":"errors"}`},
+		{"network", `{}`, "", `{"kind":"network"}`},
+		{"navigate", `{"url":7}`, "", "error: navigate: url must be a string"},
+		{"evaluate", `{"expression":"1"}`, "", "error: unknown tool"},
 	}
 	for _, tt := range tests {
-		var args map[string]any
-		_ = json.Unmarshal([]byte(tt.args), &args)
-		tab, got := BrowserAction(tt.tool, args, "t1")
-		if tab != tt.tab || string(got) != tt.want {
-			t.Errorf("%s %s: tab %s action %s, want %s %s", tt.tool, tt.args, tab, got, tt.tab, tt.want)
+		a, err := actions.Default().FromTool(tt.tool, json.RawMessage(tt.args))
+		if err != nil {
+			if !strings.HasPrefix("error: "+err.Error(), tt.want) {
+				t.Errorf("%s %s: error %v, want %s", tt.tool, tt.args, err, tt.want)
+			}
+			continue
+		}
+		got, _ := json.Marshal(a)
+		if a.Tab() != tt.tab || string(got) != tt.want {
+			t.Errorf("%s %s: tab %q action %s, want %q %s", tt.tool, tt.args, a.Tab(), got, tt.tab, tt.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,10 +43,10 @@ func (b *box) CallTool(ctx context.Context, name string, args json.RawMessage, t
 	case "lookup":
 		return "found " + a.Q, nil
 	case "search":
-		if _, err := b.shop.Act(ctx, tab, json.RawMessage(`{"kind":"type","ref":"e2","text":"`+a.Q+`"}`)); err != nil {
+		if _, err := b.shop.Act(ctx, tab, actions.Do(actions.Type{Ref: "e2", Text: a.Q})); err != nil {
 			return "", err
 		}
-		if _, err := b.shop.Act(ctx, tab, json.RawMessage(`{"kind":"click","ref":"e3"}`)); err != nil {
+		if _, err := b.shop.Act(ctx, tab, actions.Do(actions.Click{Ref: "e3"})); err != nil {
 			return "", err
 		}
 		return `{"status":"succeeded"}`, nil

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -159,161 +157,17 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 
 func cmdAct(ctx context.Context, args []string) error { return runAct(ctx, args, osStdio()) }
 
-// refPattern matches an element ref as snapshots print it (e7, @e7, [ref=e7], f1e7).
-var refPattern = regexp.MustCompile(`^(@|\[ref=)?(f\d+)?e\d+\]?$`)
-
-func isRef(s string) bool { return refPattern.MatchString(s) }
-
-// buildAction turns `act <kind> [ref] [text…]` into an action object.
-func buildAction(kind string, rest []string, submit, appendText bool) (map[string]any, error) {
-	a := map[string]any{"kind": kind}
-	popRef := func() {
-		if len(rest) > 0 && isRef(rest[0]) {
-			a["ref"] = rest[0]
-			rest = rest[1:]
-		}
+// buildAction turns `act <kind> [args…]` into an action, as the action registry reads
+// command lines (see actions.Registry.ParseArgs); --submit and --append set those parameters.
+func buildAction(kind string, rest []string, submit, appendText bool) (actions.Action, error) {
+	var flags []string
+	if submit {
+		flags = append(flags, "submit")
 	}
-	needRef := func(usage string) error {
-		popRef()
-		if a["ref"] == nil {
-			return fmt.Errorf("%s needs an element ref from `tabrelay snapshot`: tabrelay act %s", kind, usage)
-		}
-		return nil
+	if appendText {
+		flags = append(flags, "append")
 	}
-	text := func() string { return strings.Join(rest, " ") }
-	switch kind {
-	case "click", "hover":
-		if err := needRef(kind + " e3"); err != nil {
-			return nil, err
-		}
-	case "type":
-		if err := needRef("type e4 hello world"); err != nil {
-			return nil, err
-		}
-		if len(rest) == 0 {
-			return nil, errors.New(`type needs the text to type: tabrelay act type e4 hello world (use "" to clear the field)`)
-		}
-		a["text"] = text()
-		if submit {
-			a["submit"] = true
-		}
-		if appendText {
-			a["append"] = true
-		}
-		rest = nil
-	case "press":
-		popRef()
-		if len(rest) == 0 {
-			return nil, errors.New("press needs a key: tabrelay act press Enter (or press e4 Control+A)")
-		}
-		a["key"] = text()
-		rest = nil
-	case "select":
-		if err := needRef("select e5 Blue"); err != nil {
-			return nil, err
-		}
-		if len(rest) == 0 {
-			return nil, errors.New("select needs the option(s): tabrelay act select e5 Blue")
-		}
-		a["values"] = rest
-		rest = nil
-	case "drag":
-		if err := needRef("drag e3 e9"); err != nil {
-			return nil, err
-		}
-		if len(rest) != 1 || !isRef(rest[0]) {
-			return nil, errors.New("drag needs the target ref: tabrelay act drag e3 e9")
-		}
-		a["to"] = rest[0]
-		rest = nil
-	case "navigate", "open":
-		if len(rest) != 1 {
-			if kind == "open" && len(rest) == 0 {
-				break
-			}
-			return nil, fmt.Errorf("%s needs one URL: tabrelay act %s https://example.com", kind, kind)
-		}
-		a["url"] = rest[0]
-		rest = nil
-	case "scroll":
-		if len(rest) > 0 && !isRef(rest[0]) {
-			a["direction"] = rest[0]
-			rest = rest[1:]
-		}
-		popRef()
-	case "wait":
-		if len(rest) == 1 {
-			if s, err := strconv.ParseFloat(rest[0], 64); err == nil {
-				a["seconds"] = s
-				rest = nil
-				break
-			}
-		}
-		if len(rest) == 0 {
-			return nil, errors.New("wait needs seconds or a text to wait for: tabrelay act wait 2, tabrelay act wait Saved")
-		}
-		a["text"] = text()
-		rest = nil
-	case "evaluate":
-		popRef()
-		if len(rest) == 0 {
-			return nil, errors.New("evaluate needs an expression: tabrelay act evaluate document.title")
-		}
-		a["expression"] = text()
-		rest = nil
-	case "resize":
-		if len(rest) != 2 {
-			return nil, errors.New("resize needs width and height: tabrelay act resize 1024 768 (0 0 restores)")
-		}
-		w, err1 := strconv.Atoi(rest[0])
-		h, err2 := strconv.Atoi(rest[1])
-		if err1 != nil || err2 != nil {
-			return nil, errors.New("resize needs whole numbers: tabrelay act resize 1024 768")
-		}
-		a["width"], a["height"] = w, h
-		rest = nil
-	case "fill":
-		var fields []map[string]string
-		for _, kv := range rest {
-			ref, val, ok := strings.Cut(kv, "=")
-			if !ok || !isRef(ref) {
-				return nil, fmt.Errorf("fill takes ref=value pairs: tabrelay act fill e3=Ann e4=true (got %q)", kv)
-			}
-			fields = append(fields, map[string]string{"ref": ref, "value": val})
-		}
-		if len(fields) == 0 {
-			return nil, errors.New("fill needs ref=value pairs: tabrelay act fill e3=Ann e4=true")
-		}
-		a["fields"] = fields
-		rest = nil
-	case "upload":
-		if err := needRef("upload e8 /path/to/file"); err != nil {
-			return nil, err
-		}
-		a["files"] = rest
-		rest = nil
-	case "dialog":
-		if len(rest) > 0 {
-			switch rest[0] {
-			case "accept":
-			case "dismiss":
-				a["accept"] = false
-			default:
-				return nil, errors.New("dialog takes accept or dismiss, then an optional prompt answer")
-			}
-			if len(rest) > 1 {
-				a["promptText"] = strings.Join(rest[1:], " ")
-			}
-			rest = nil
-		}
-	default:
-		// hand everything else to the server, which validates kinds and lists the valid ones
-		popRef()
-	}
-	if len(rest) > 0 {
-		return nil, fmt.Errorf("%s: unexpected arguments %q", kind, rest)
-	}
-	return a, nil
+	return actions.Default().ParseArgs(kind, rest, flags...)
 }
 
 // runAct implements `tabrelay act <kind> [ref] [text…]` (or --json '{…}').
@@ -326,6 +180,11 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 		fs.BoolVar(&appendText, "append", false, "type: add to the field's content instead of replacing it")
 		fs.StringVar(&out, "o", "", "screenshot/pdf: write the image or PDF to this file")
 		fs.BoolVar(&asJSON, "print-json", false, "print the whole JSON result")
+		flagsUsage := fs.Usage
+		fs.Usage = func() {
+			flagsUsage()
+			fmt.Fprintf(io.err, "\nactions (refs like e3 come from `tabrelay snapshot`):\n%s", actions.Default().Usage())
+		}
 	})
 	if err != nil {
 		return err
@@ -342,7 +201,7 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 		}
 		action = m
 	case fs.NArg() == 0:
-		return fmt.Errorf("act needs an action: tabrelay act click e3 | type e4 hello | press Enter | navigate https://… (kinds: %s)", strings.Join(actions.Kinds(), ", "))
+		return fmt.Errorf("act needs an action: tabrelay act click e3 | type e4 hello | press Enter | navigate https://…; the actions:\n%s", actions.Default().Usage())
 	default:
 		a, err := buildAction(strings.ToLower(fs.Arg(0)), fs.Args()[1:], submit, appendText)
 		if err != nil {

@@ -97,11 +97,11 @@ func TestClientCommands(t *testing.T) {
 	}{
 		{"unknown tab", runAct, []string{"--tab", "NOSUCHTAB", "click", "e1"}, `tab "NOSUCHTAB" is not a shared tab`},
 		{"unknown tab snapshot", runSnapshot, []string{"--tab", "NOSUCHTAB"}, `NOSUCHTAB`},
-		{"bad kind", runAct, []string{"explode", "e1"}, `unknown action kind "explode": use one of back, click`},
+		{"bad kind", runAct, []string{"explode", "e1"}, `unknown action kind "explode": use one of back, check, click`},
 		{"no action", runAct, nil, "act needs an action"},
-		{"missing text", runAct, []string{"type", "e4"}, "type needs the text to type"},
-		{"missing ref", runAct, []string{"click"}, "click needs an element ref"},
-		{"missing key", runAct, []string{"press"}, "press needs a key"},
+		{"missing text", runAct, []string{"type", "e4"}, "type needs text (text to type); usage: tabrelay act type ref text…"},
+		{"missing ref", runAct, []string{"click"}, "click needs ref: an element ref like e3"},
+		{"missing key", runAct, []string{"press"}, "press needs key; usage: tabrelay act press [ref] key"},
 		{"bad json", runAct, []string{"--json", "{nope"}, "--json is not a JSON object"},
 		{"json missing text", runAct, []string{"--json", `{"kind":"type","ref":"e4"}`}, "type needs text"},
 		{"run without goal", runRun, nil, "run needs a goal"},
@@ -183,20 +183,27 @@ func TestBuildAction(t *testing.T) {
 	}{
 		{[]string{"click", "e3"}, `{"kind":"click","ref":"e3"}`},
 		{[]string{"type", "e4", "hello", "world"}, `{"kind":"type","ref":"e4","text":"hello world"}`},
-		{[]string{"press", "Enter"}, `{"key":"Enter","kind":"press"}`},
-		{[]string{"press", "e4", "Control+A"}, `{"key":"Control+A","kind":"press","ref":"e4"}`},
+		{[]string{"press", "Enter"}, `{"kind":"press","key":"Enter"}`},
+		{[]string{"press", "e4", "Control+A"}, `{"kind":"press","ref":"e4","key":"Control+A"}`},
 		{[]string{"navigate", "https://example.com"}, `{"kind":"navigate","url":"https://example.com"}`},
 		{[]string{"select", "e5", "Blue", "Red"}, `{"kind":"select","ref":"e5","values":["Blue","Red"]}`},
-		{[]string{"scroll", "down"}, `{"direction":"down","kind":"scroll"}`},
+		{[]string{"scroll", "down"}, `{"kind":"scroll","direction":"down"}`},
 		{[]string{"scroll", "e9"}, `{"kind":"scroll","ref":"e9"}`},
 		{[]string{"wait", "2"}, `{"kind":"wait","seconds":2}`},
 		{[]string{"wait", "Saved", "ok"}, `{"kind":"wait","text":"Saved ok"}`},
-		{[]string{"fill", "e3=Ann", "e4=true"}, `{"fields":[{"ref":"e3","value":"Ann"},{"ref":"e4","value":"true"}],"kind":"fill"}`},
+		{[]string{"fill", "e3=Ann", "e4=true"}, `{"kind":"fill","fields":[{"ref":"e3","value":"Ann"},{"ref":"e4","value":"true"}]}`},
 		{[]string{"drag", "e3", "e9"}, `{"kind":"drag","ref":"e3","to":"e9"}`},
-		{[]string{"resize", "800", "600"}, `{"height":600,"kind":"resize","width":800}`},
-		{[]string{"dialog", "dismiss"}, `{"accept":false,"kind":"dialog"}`},
+		{[]string{"resize", "800", "600"}, `{"kind":"resize","width":800,"height":600}`},
+		{[]string{"dialog", "dismiss"}, `{"kind":"dialog","accept":false}`},
 		{[]string{"back"}, `{"kind":"back"}`},
 		{[]string{"click", "@e7"}, `{"kind":"click","ref":"@e7"}`},
+		{[]string{"check", "e6", "false"}, `{"kind":"check","ref":"e6","checked":false}`},
+		{[]string{"check", "e6"}, `{"kind":"check","ref":"e6","checked":true}`},
+		{[]string{"scroll", "bottom"}, `{"kind":"scroll","direction":"bottom"}`},
+		{[]string{"console", "5"}, `{"kind":"console","limit":5}`},
+		{[]string{"upload", "e8", "/tmp/a.pdf", "/tmp/b.pdf"}, `{"kind":"upload","ref":"e8","files":["/tmp/a.pdf","/tmp/b.pdf"]}`},
+		{[]string{"dialog", "accept", "Ada", "L."}, `{"kind":"dialog","accept":true,"promptText":"Ada L."}`},
+		{[]string{"open"}, `{"kind":"open"}`},
 	}
 	for _, c := range cases {
 		a, err := buildAction(c.args[0], c.args[1:], false, false)
@@ -209,7 +216,7 @@ func TestBuildAction(t *testing.T) {
 			t.Errorf("%v: %s, want %s", c.args, b, c.want)
 		}
 	}
-	for _, bad := range [][]string{{"click", "submit"}, {"back", "now"}, {"drag", "e3"}, {"resize", "wide", "tall"}, {"fill", "name=Ann"}} {
+	for _, bad := range [][]string{{"click", "submit"}, {"back", "now"}, {"drag", "e3"}, {"resize", "wide", "tall"}, {"fill", "name=Ann"}, {"navigate"}, {"dialog", "maybe"}, {"console", "many"}, {"type"}} {
 		if _, err := buildAction(bad[0], bad[1:], false, false); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/proof"
@@ -40,7 +41,8 @@ func (g *greeter) Snapshot(ctx context.Context, tab string) (*snapshot.Snapshot,
 		pagetest.El("button", "Greet", pagetest.Ref("e2"))), nil
 }
 
-func (g *greeter) Act(ctx context.Context, tab string, raw json.RawMessage) (string, error) {
+func (g *greeter) Act(ctx context.Context, tab string, act actions.Action) (string, error) {
+	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct{ Kind, Ref, Text string }
 	_ = json.Unmarshal(raw, &a)
 	g.mu.Lock()
