@@ -94,7 +94,10 @@ func handle(fn func(c echo.Context) *httpError) echo.HandlerFunc {
 // /api/tasks/{id}/events. POST /tasks runs a named skill the same way, else starts a task of
 // the model. A named skill missing a required parameter answers 400 with "missing" (the names,
 // to give in the request as name=value); one with steps that need approval answers 409 with
-// "confirm" (send "approve": true to run them).
+// "confirm" (send "approve": true to run them). On POST /command, "approve": true also approves
+// beforehand the step of a simple (fast-path) command that would wait for confirmation (a
+// purchase, sending, deleting…): it runs at once and its step records the approval. Tasks of the
+// model still ask for every such step.
 func (a *Agent) Register(g *echo.Group) {
 	g.GET("/tabs", handle(a.getTabs))
 	g.GET("/snapshot", handle(a.getSnapshot))
@@ -413,7 +416,7 @@ func (a *Agent) postCommand(c echo.Context) *httpError {
 	}
 	if t == nil {
 		var err error
-		if t, err = a.runner.Command(ctx, req.Text, tab); err != nil {
+		if t, err = a.runner.CommandWith(ctx, task.CommandRequest{Text: req.Text, Tab: tab, Approve: req.Approve}); err != nil {
 			if errors.Is(err, llm.ErrNotConfigured) {
 				return a.needsModel(err)
 			}
