@@ -22,6 +22,7 @@ type Client struct {
 	dFilter  []filterEntry
 	inflight int
 	closed   bool
+	cut      bool // disconnected as too slow (see cutSlow)
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -131,13 +132,33 @@ func (c *Client) send(msg []byte) {
 		return
 	}
 	if !c.out.push(msg) {
-		c.closed = true
-		if c.out.isClosed() { // already dropped (it left, or the server is shutting down)
+		if c.out.isClosed() { // already dropped (it left, the server is shutting down, or cut)
+			c.closed = true
 			return
 		}
-		c.h.log.Warn().Str("client", c.name).Msg("client is not reading its messages; disconnecting it")
-		go c.kill(closePolicy, "tabrelay: client too slow: it stopped reading while messages piled up")
+		c.cutSlow("its queue reached the per-client limit", c.out.size()+len(msg))
 	}
+}
+
+// cutSlow disconnects a client that does not read its messages: its queue is discarded and its
+// connection ends with 1008 and a reason saying how much was queued. Call with h.mu held.
+func (c *Client) cutSlow(why string, held int) {
+	if _, ok := c.h.clients[c]; !ok || c.cut {
+		return // it left, or was cut already
+	}
+	c.cut, c.closed = true, true
+	c.out.drop()
+	mb := (held + 1<<20 - 1) >> 20
+	c.h.log.Warn().Str("client", c.name).Int("queuedMB", mb).Str("why", why).Msg("client is not reading its messages fast enough; disconnecting it (1008)")
+	go c.kill(closePolicy, fmt.Sprintf("tabrelay: client too slow: %d MB queued", mb))
+}
+
+// TooSlow disconnects the client as too slow to read (1008, its queue discarded): for transports
+// whose writes to it stopped making progress.
+func (c *Client) TooSlow(why string) {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	c.cutSlow(why, c.out.size())
 }
 
 // WebSocket close codes the hub ends client connections with.
@@ -170,6 +191,11 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 	}
 	h.nextCID++
 	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
+	h.budget.join(c.out, func(held int) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c.cutSlow("all clients' queues together passed the relay's budget and this one was the largest", held)
+	})
 	if pageTarget != "" {
 		if t := h.targets[pageTarget]; t != nil {
 			c.def = c.newSession(kindPage, t, "", nil)
@@ -224,6 +250,7 @@ func (c *Client) Leave() {
 		}
 		delete(h.pending, id)
 	}
+	c.out.drop() // nobody reads what is still queued
 	c.out.close()
 	h.log.Debug().Str("client", c.name).Msg("client left")
 }
