@@ -538,6 +538,9 @@ func (r *req) decode(v any) bool {
 func (h *Hub) forward(r *req, domain string) {
 	s, t := r.s, r.s.t
 	if !t.live || h.ext == nil {
+		if h.targets[t.id] == t && h.park(r.c, func() { h.retryForward(r, domain) }) {
+			return // the tab is away for a moment (see gap.go)
+		}
 		r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
 		return
 	}
@@ -609,6 +612,16 @@ func (h *Hub) forward(r *req, domain string) {
 	if runtimeRS != nil {
 		runtimeRS.enabler = p
 	}
+}
+
+// retryForward forwards a command parked while its tab was away, unless its session ended
+// meanwhile (the tab was not announced again in time). Call with h.mu held.
+func (h *Hub) retryForward(r *req, domain string) {
+	if _, ok := r.c.sessions[r.s.id]; !ok {
+		r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (it did not come back after the browser extension reconnected)", r.s.t.id))
+		return
+	}
+	h.forward(r, domain)
 }
 
 func btoi(b bool) int {

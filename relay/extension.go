@@ -71,6 +71,7 @@ func (e *Extension) Disconnected() {
 		h.ext = nil
 		h.log.Info().Dur("grace", h.opts.Grace).Msg("browser extension disconnected; shared tabs wait for it to come back")
 		h.graceEnd = time.AfterFunc(h.opts.Grace, h.expireGrace)
+		h.setGap(time.Now().Add(h.opts.Grace))
 	}
 	h.mu.Unlock()
 	e.l.kill(1000, "")
@@ -127,6 +128,10 @@ func (e *Extension) Handle(msg []byte) {
 			return
 		}
 		e.l.greeted = true
+		// it announces its tabs right after: requests for them wait a moment more at most
+		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
+			h.setGap(settle)
+		}
 		if env.product != "" {
 			h.product = env.product
 		}

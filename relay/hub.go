@@ -86,6 +86,10 @@ type Hub struct {
 	seq       int64
 	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)
 	graceEnd  *time.Timer
+	// gapUntil ends the current gap (see gap.go); parked are the requests waiting in it.
+	gapUntil  time.Time
+	gapTimer  *time.Timer
+	parked    []parkedReq
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	stopSweep context.CancelFunc
@@ -107,6 +111,9 @@ func NewHub(opts HubOptions) *Hub {
 		pending:   map[int64]*pending{},
 		changed:   make(chan struct{}),
 	}
+	h.mu.Lock()
+	h.setGap(time.Now().Add(opts.Grace)) // the extension of an earlier run reconnects
+	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopSweep = cancel
 	go h.sweep(ctx)
@@ -129,6 +136,7 @@ func (h *Hub) Close() {
 	}
 	h.closed = true
 	h.stopSweep()
+	h.unpark() // they fail now
 	ext := h.ext
 	clients := make([]*Client, 0, len(h.clients))
 	for c := range h.clients {
@@ -358,6 +366,9 @@ func (h *Hub) Changed() <-chan struct{} {
 func (h *Hub) notifyChanged() {
 	close(h.changed)
 	h.changed = make(chan struct{})
+	if len(h.parked) > 0 {
+		h.unpark()
+	}
 }
 
 // ExtensionConnected reports whether the extension is connected.

@@ -488,6 +488,12 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	} else if id := c.Param("id"); id != "" && id != s.hub.BrowserID() {
 		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: unknown browser id; use the webSocketDebuggerUrl from /json/version")
 	}
+	if page != "" {
+		// during a restart of the server or the extension, the tab may be about to come back
+		wctx, cancel := context.WithTimeout(c.Request().Context(), s.hub.opts.Grace)
+		s.hub.WaitTarget(wctx, page)
+		cancel()
+	}
 	kc := make(chan closeReason, 1)
 	var live atomic.Pointer[websocket.Conn]
 	cl, err := s.hub.NewClient("cdp", page, func(code int, reason string) {

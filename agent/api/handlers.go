@@ -114,8 +114,9 @@ func (a *Agent) Register(g *echo.Group) {
 }
 
 // resolveTab returns the shared tab named (after checking it is shared) or, when none is
-// named, the tab the user most recently shared or focused.
-func (a *Agent) resolveTab(name string) (string, *httpError) {
+// named, the tab the user most recently shared or focused. While the tabs are away for a moment
+// (the server or the extension restarting, see relay.Hub.WaitTarget), a named tab is waited for.
+func (a *Agent) resolveTab(ctx context.Context, name string) (string, *httpError) {
 	tabs := a.hub.Tabs()
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -127,6 +128,13 @@ func (a *Agent) resolveTab(name string) (string, *httpError) {
 	for _, t := range tabs {
 		if t.TargetID == name {
 			return name, nil
+		}
+	}
+	if a.hub.WaitTarget(ctx, name) {
+		for _, t := range a.hub.Tabs() {
+			if t.TargetID == name {
+				return name, nil
+			}
 		}
 	}
 	he := errorf(http.StatusNotFound, "tab %q is not a shared tab (GET /api/tabs or `tabrelay tabs` lists them)", name)
@@ -239,7 +247,7 @@ func (a *Agent) getSnapshot(c echo.Context) *httpError {
 	if format != "" && format != "text" && format != "json" {
 		return errorf(http.StatusBadRequest, "format=%q: use text (the default) or json", format)
 	}
-	tab, he := a.resolveTab(c.QueryParam("tab"))
+	tab, he := a.resolveTab(c.Request().Context(), c.QueryParam("tab"))
 	if he != nil {
 		return he
 	}
@@ -300,7 +308,7 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	if _, ok := fields["text"]; act.Kind == "type" && !ok {
 		return errorf(http.StatusBadRequest, "bad action: type needs text (send \"text\":\"\" to clear the field)")
 	}
-	tab, he := a.resolveTab(tabName)
+	tab, he := a.resolveTab(c.Request().Context(), tabName)
 	if he != nil {
 		return he
 	}
@@ -334,7 +342,7 @@ func (a *Agent) getScreenshot(c echo.Context) *httpError {
 	if err := act.Validate(); err != nil {
 		return errorf(http.StatusBadRequest, "bad screenshot request: %v", err)
 	}
-	tab, he := a.resolveTab(c.QueryParam("tab"))
+	tab, he := a.resolveTab(c.Request().Context(), c.QueryParam("tab"))
 	if he != nil {
 		return he
 	}
@@ -405,7 +413,7 @@ func (a *Agent) postCommand(c echo.Context) *httpError {
 		}
 		wait = wait && w
 	}
-	tab, he := a.resolveTab(req.Tab)
+	tab, he := a.resolveTab(c.Request().Context(), req.Tab)
 	if he != nil {
 		return he
 	}
@@ -505,7 +513,7 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 	if strings.TrimSpace(req.Goal) == "" {
 		return errorf(http.StatusBadRequest, "the task has no goal: send %s", example)
 	}
-	tab, he := a.resolveTab(req.Tab)
+	tab, he := a.resolveTab(c.Request().Context(), req.Tab)
 	if he != nil {
 		return he
 	}
