@@ -61,6 +61,9 @@ func (l *extLink) assemble(h *Hub, frame []byte) ([]byte, bool) {
 		return nil, false
 	}
 	delete(l.chunks, stream)
+	if !c.discard {
+		h.log.Debug().Str("stream", stream).Int("bytes", len(c.buf)).Msg("reassembled a chunked message from the extension")
+	}
 	return c.buf, !c.discard
 }
 
