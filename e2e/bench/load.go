@@ -53,6 +53,22 @@ func runLoad(cfg config, r *Results) error {
 	r.add(Figure{Group: "load", Name: name + ", commands/s", Unit: "cmd/s", Value: rRate, Reference: oRate, RefName: "Chrome's own endpoint", Target: "≥ 0.7×", Met: met(rRate >= 0.7*oRate)})
 	r.add(Figure{Group: "load", Name: name + ", p50", Unit: "µs", Value: rMed, Reference: oMed, RefName: "Chrome's own endpoint"})
 	r.add(Figure{Group: "load", Name: name + ", p99", Unit: "µs", Value: rP99, Reference: oP99, RefName: "Chrome's own endpoint", Target: "≤ 2×", Met: met(rP99 <= 2*oP99)})
+	// the ceiling for any extension: as many chrome.debugger.sendCommand at once inside its
+	// service worker, with no relay and no WebSocket in between
+	var ms float64
+	expr := fmt.Sprintf(`(async () => {
+		const target = { tabId: %d };
+		const one = () => chrome.debugger.sendCommand(target, 'Runtime.evaluate', { expression: '1' });
+		const t0 = performance.now();
+		await Promise.all(Array.from({length: %d}, async () => { for (let i = 0; i < %d; i++) await one(); }));
+		return performance.now() - t0;
+	})()`, s.tab.TabID, clients, each)
+	if err := s.b.ServiceWorkerEval(ctx, expr, &ms); err != nil {
+		return fmt.Errorf("timing chrome.debugger in the service worker: %w", err)
+	}
+	floor := float64(clients*each) / ms * 1000
+	r.add(Figure{Group: "load", Name: "same, chrome.debugger.sendCommand inside the extension, commands/s", Unit: "cmd/s", Value: floor, Reference: oRate, RefName: "Chrome's own endpoint"})
+	r.add(Figure{Group: "load", Name: "tabrelay's throughput against that ceiling", Unit: "cmd/s", Value: rRate, Reference: floor, RefName: "chrome.debugger inside the extension"})
 
 	// head-of-line: a large response on tab A, small commands on tab B meanwhile
 	tabB, err := s.b.ShareURL(ctx, s.site.URL("/index.html?tab=b"))
