@@ -667,6 +667,7 @@ function connect() {
   }
   state.ws = ws;
   state.live = false;
+  state.chunks = state.batch = false; // until this relay's welcome says what it takes
   if (state.status !== 'error') setStatus('connecting', '');
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let welcomeTimer;
