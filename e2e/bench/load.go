@@ -75,10 +75,9 @@ func runLoad(cfg config, r *Results) error {
 	if err != nil {
 		return fmt.Errorf("share a second tab: %w", err)
 	}
-	const mb = 50
-	reps := 3
+	mb, reps := 50, 3
 	if cfg.short {
-		reps = 1
+		mb, reps = 10, 1
 	}
 	hname := fmt.Sprintf("head-of-line: tab B's Runtime.evaluate during a %d MB response on tab A", mb)
 	var rd, od, rt, ot []float64
