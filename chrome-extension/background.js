@@ -77,8 +77,6 @@ const state = {
   connects: 0,
   /** the relay's welcome said it takes chunk frames (see transmit) */
   chunks: false,
-  /** the relay's welcome said it takes batch frames (see transmit) */
-  batch: false,
 };
 
 /**
@@ -92,27 +90,13 @@ const state = {
  * @property {string[]} after messages of the same tab sent meanwhile, to send once it is done
  */
 
-/** Large messages in flight, taking turns one chunk each, and small ones waiting to go out
- * together (see transmit). */
+/** Large messages in flight, taking turns one chunk each (see transmit). */
 const outgoing = {
   /** @type {ChunkJob[]} */
   jobs: [],
   stream: 0,
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   timer: undefined,
-  /** @type {WebSocket|null} the socket the batch is for */
-  batchWs: null,
-  /** @type {string[]} */
-  batch: [],
-  batchSize: 0,
-  flushScheduled: false,
-};
-
-/** Runs flushBatch as the next task: after the tasks already queued (other answers, events). */
-const flushChannel = new MessageChannel();
-flushChannel.port1.onmessage = () => {
-  outgoing.flushScheduled = false;
-  flushBatch();
 };
 
 /** Chunks wait while more than this many bytes are still to go out on the socket. */
@@ -667,7 +651,7 @@ function connect() {
   }
   state.ws = ws;
   state.live = false;
-  state.chunks = state.batch = false; // until this relay's welcome says what it takes
+  state.chunks = false; // until this relay's welcome says whether it takes chunk frames
   if (state.status !== 'error') setStatus('connecting', '');
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let welcomeTimer;
@@ -683,25 +667,21 @@ function connect() {
   ws.onmessage = (ev) => {
     if (state.ws !== ws) return;
     state.lastHeard = Date.now();
-    /** @type {P.RelayMessage|P.RelayMessage[]} */
-    let data;
+    /** @type {P.RelayMessage} */
+    let msg;
     try {
-      data = JSON.parse(typeof ev.data === 'string' ? ev.data : '');
+      msg = JSON.parse(typeof ev.data === 'string' ? ev.data : '');
     } catch {
       return;
     }
-    for (const msg of Array.isArray(data) ? data : [data]) { // a batch frame holds several
-      if (!msg || typeof msg !== 'object') continue;
-      if (msg.type === P.Type.WELCOME) {
-        clearTimeout(welcomeTimer);
-        state.chunks = msg.chunks === true;
-        state.batch = msg.batch === true;
-        void onWelcome(ws);
-      } else if (msg.type === P.Type.PONG) {
-        // lastHeard is enough
-      } else if (typeof msg.id === 'number') {
-        void handleRequest(ws, msg);
-      }
+    if (msg.type === P.Type.WELCOME) {
+      clearTimeout(welcomeTimer);
+      state.chunks = msg.chunks === true;
+      void onWelcome(ws);
+    } else if (msg.type === P.Type.PONG) {
+      // lastHeard is enough
+    } else if (typeof msg.id === 'number') {
+      void handleRequest(ws, msg);
     }
   };
   ws.onclose = (ev) => {
@@ -721,7 +701,6 @@ async function onWelcome(ws) {
   if (state.ws !== ws) return;
   state.attempts = 0;
   state.connects++;
-  flushBatch(); // what was sent before goes first
   recs.forEach((rec, i) => {
     const tab = tabs[i];
     if (!tab || state.shared.get(rec.tabId) !== rec || !rec.ready) return;
@@ -892,36 +871,12 @@ function transmit(ws, text, key) {
     job.after.push(text);
     return;
   }
-  if (state.chunks && text.length > P.CHUNK_SIZE) {
-    flushBatch(); // what was sent before goes first
-    outgoing.jobs.push({ ws, key, text, pos: 0, stream: ++outgoing.stream, after: [] });
-    pumpChunks(0);
-    return;
-  }
-  if (!state.batch) {
+  if (!state.chunks || text.length <= P.CHUNK_SIZE) {
     ws.send(text);
     return;
   }
-  // Under load many answers and events come in the same turn of the event loop: one frame for
-  // them all saves the browser and the relay a frame each. The batch goes out as the next task.
-  if (outgoing.batchWs !== ws || outgoing.batchSize + text.length + 1 > P.BATCH_LIMIT) flushBatch();
-  outgoing.batchWs = ws;
-  outgoing.batch.push(text);
-  outgoing.batchSize += text.length + 1;
-  if (!outgoing.flushScheduled) {
-    outgoing.flushScheduled = true;
-    flushChannel.port2.postMessage(0);
-  }
-}
-
-/** Sends the small messages waiting in the batch: alone, or as one JSON array. */
-function flushBatch() {
-  const { batchWs: ws, batch } = outgoing;
-  outgoing.batch = [];
-  outgoing.batchSize = 0;
-  outgoing.batchWs = null;
-  if (!ws || !batch.length || ws.readyState !== WebSocket.OPEN) return;
-  ws.send(batch.length === 1 ? batch[0] : `[${batch.join(',')}]`);
+  outgoing.jobs.push({ ws, key, text, pos: 0, stream: ++outgoing.stream, after: [] });
+  pumpChunks(0);
 }
 
 /** @param {number} delay */

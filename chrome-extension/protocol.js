@@ -96,22 +96,14 @@ export const Origin = Object.freeze({
  * @property {string} [relayVersion]
  * @property {string} [browserId]
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
- * @property {boolean} [batch] welcome: the relay takes batch frames
  */
 
 /**
  * @param {{extensionVersion: string, product: string, userAgent: string}} info
  */
 export function hello({ extensionVersion, product, userAgent }) {
-  // batch: this extension takes batch frames (a JSON array of messages in one frame)
-  return { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent, batch: true };
+  return { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
 }
-
-/**
- * The largest batch frame: small messages sent in the same turn of the event loop are joined
- * into one frame (a JSON array) while it stays under this (relay/wire BatchLimit).
- */
-export const BATCH_LIMIT = 1 << 20;
 
 /**
  * @param {WireTab} tab

@@ -1,7 +1,6 @@
 package relay_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -59,61 +58,5 @@ func TestChunkedMessagesFromExtension(t *testing.T) {
 	}
 	if n := strings.Count(e.logs.String(), "malformed chunk frame"); n != 4 {
 		t.Errorf("%d malformed chunk frames logged, want 4", n)
-	}
-}
-
-// TestBatchFrames: with an extension that takes batch frames (hello "batch": true) the relay
-// joins the commands queued for it into JSON arrays, and it takes arrays of messages from the
-// extension, each handled; a malformed batch is ignored.
-func TestBatchFrames(t *testing.T) {
-	e := newEnv(t, relay.HubOptions{})
-	e.ext.Close()
-	e.waitFor("the first extension to be gone", func() bool { return !e.srv.Hub().ExtensionConnected() })
-	ext, err := relaytest.Dial(ctx(t), e.srv.Addr(), e.srv.Token(), &relaytest.Options{Batch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ext.Close)
-	e.ext = ext
-	e.waitFor("extension connected", func() bool { return e.srv.Hub().ExtensionConnected() })
-	e.share(tabA, "https://a.example/")
-	c := e.client("/cdp")
-	sa := attach(t, c, tabA)
-	// many commands at once: while one is written the others queue and go together
-	errs := make(chan error, 200)
-	for i := 0; i < cap(errs); i++ {
-		go func() { errs <- evaluate(c, sa, fmt.Sprint(i)) }()
-	}
-	for i := 0; i < cap(errs); i++ {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	if ext.Batches() == 0 {
-		t.Error("200 commands at once and not one batch frame to the extension")
-	}
-	// from the extension: two events in one frame, in order
-	w1 := c.Expect(sa, "Page.frameNavigated", nil)
-	w2 := c.Expect(sa, "Page.loadEventFired", nil)
-	if err := c.Call(ctx(t), sa, "Page.enable", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	batch := `[{"type":"event","targetId":"` + tabA + `","method":"Page.frameNavigated","params":{"frame":{"id":"F"}}},` +
-		` {"type":"event","targetId":"` + tabA + `","method":"Page.loadEventFired","params":{"timestamp":1}}]`
-	if err := ext.SendRaw([]byte(batch)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w1.Wait(ctx(t)); err != nil {
-		t.Fatalf("first event of the batch: %v", err)
-	}
-	if _, err := w2.Wait(ctx(t)); err != nil {
-		t.Fatalf("second event of the batch: %v", err)
-	}
-	if err := ext.SendRaw([]byte(`[{"type":"ping"},`)); err != nil {
-		t.Fatal(err)
-	}
-	e.waitFor("the malformed batch to be logged", func() bool { return strings.Contains(e.logs.String(), "malformed batch frame") })
-	if err := evaluate(c, sa, "after"); err != nil {
-		t.Fatalf("after a malformed batch: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -164,54 +163,6 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		msg = whole
 	}
-	if i := skipWS(msg, 0); i < len(msg) && msg[i] == '[' {
-		msgs, err := splitBatch(msg, i)
-		if err != nil {
-			h.log.Warn().Err(err).Msg("malformed batch frame from the extension; ignored")
-			return
-		}
-		for _, m := range msgs {
-			e.handle(m)
-		}
-		return
-	}
-	e.handle(msg)
-}
-
-// splitBatch returns the elements of the JSON array starting at b[i].
-func splitBatch(b []byte, i int) ([][]byte, error) {
-	var out [][]byte
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil, nil
-	}
-	for {
-		end, err := skipValue(b, i, 1)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b[i:end])
-		i = skipWS(b, end)
-		if i >= len(b) {
-			return nil, errors.New("unexpected end of batch")
-		}
-		switch b[i] {
-		case ']':
-			if skipWS(b, i+1) != len(b) {
-				return nil, errors.New("trailing data after batch")
-			}
-			return out, nil
-		case ',':
-			i = skipWS(b, i+1)
-		default:
-			return nil, errors.New("expected ',' or ']' in batch")
-		}
-	}
-}
-
-// handle processes one message (not a batch nor a chunk frame).
-func (e *Extension) handle(msg []byte) {
-	h := e.h
 	env, err := parseEnvelope(msg)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -234,12 +185,6 @@ func (e *Extension) handle(msg []byte) {
 			return
 		}
 		e.l.greeted = true
-		var caps struct {
-			Batch bool `json:"batch"`
-		}
-		if json.Unmarshal(msg, &caps) == nil && caps.Batch {
-			e.l.out.join.Store(true) // it takes batch frames: the welcome may go in one
-		}
 		// it announces its tabs right after: requests for them wait a moment more at most
 		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
 			h.setGap(settle)
@@ -250,7 +195,7 @@ func (e *Extension) handle(msg []byte) {
 		if env.userAgent != "" {
 			h.userAgent = env.userAgent
 		}
-		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true, Batch: true}))
+		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
 		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Msg("browser extension connected")
 	case wire.TypePing:
 		e.l.out.push([]byte(`{"type":"pong"}`))

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
-
-	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // errOutboxClosed ends a connection's writer.
@@ -30,10 +27,6 @@ type outbox struct {
 	// a goroutine of its own, when the budget cut this outbox, with the bytes it held.
 	budget *queueBudget
 	onCut  func(held int)
-
-	// join makes take hand out batch frames: runs of small messages joined into one JSON
-	// array, for a peer that takes them (the extension, see wire.BatchLimit).
-	join atomic.Bool
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -71,9 +64,6 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 			o.taken += o.bytes
 			o.q, o.bytes = nil, 0
 			o.mu.Unlock()
-			if len(q) > 1 && o.join.Load() {
-				q = joinBatches(q, wire.BatchLimit)
-			}
 			return q, nil
 		}
 		closed := (o.closed || o.dropped) && len(o.q) == 0
@@ -256,41 +246,6 @@ func (b *queueBudget) total() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
-}
-
-// joinBatches joins runs of messages into JSON arrays of at most limit bytes; a message that
-// does not fit in one with others stays a frame of its own, as it was.
-func joinBatches(q [][]byte, limit int) [][]byte {
-	out := make([][]byte, 0, 4)
-	var run [][]byte
-	size := 0
-	flush := func() {
-		switch len(run) {
-		case 0:
-		case 1:
-			out = append(out, run[0])
-		default:
-			b := make([]byte, 0, size+1)
-			b = append(b, '[')
-			for i, m := range run {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, m...)
-			}
-			out = append(out, append(b, ']'))
-		}
-		run, size = run[:0], 0
-	}
-	for _, m := range q {
-		if size+len(m)+1 > limit {
-			flush()
-		}
-		run = append(run, m)
-		size += len(m) + 1
-	}
-	flush()
-	return out
 }
 
 // Outbox is the read side of a client's outgoing queue, for transports.

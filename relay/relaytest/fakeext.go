@@ -49,7 +49,6 @@ type Extension struct {
 	handler  Handler
 	nextTab  int64
 	answered int
-	batches  int
 	closed   chan struct{}
 	// toggles holds, per tab, session and domain, the done channel of the last X.enable or
 	// X.disable received: the next one waits for it, as Chrome runs a session's commands in order.
@@ -91,9 +90,6 @@ type Options struct {
 	// longer than this many bytes into chunk frames (wire.ChunkPrefix) as the real extension
 	// does; other messages may go between the pieces.
 	ChunkSize int
-	// Batch says in the hello that the fake takes batch frames (JSON arrays of messages), as
-	// the real extension does.
-	Batch bool
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -128,7 +124,7 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 			product = "Chrome/156.0.0.0"
 		}
 		if err := e.send(map[string]any{"type": "hello", "protocol": wire.Version, "extensionVersion": "test", "product": product,
-			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36", "batch": opts.Batch}); err != nil {
+			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36"}); err != nil {
 			return nil, err
 		}
 	}
@@ -309,79 +305,57 @@ func (e *Extension) readLoop() {
 			e.closeErr = err
 			return
 		}
-		var batch []json.RawMessage
-		if len(b) > 0 && b[0] == '[' && json.Unmarshal(b, &batch) == nil {
-			e.mu.Lock()
-			e.batches++
-			e.mu.Unlock()
-			for _, m := range batch {
-				e.receive(m)
-			}
+		var m struct {
+			Type      string          `json:"type"`
+			ID        int64           `json:"id"`
+			TargetID  string          `json:"targetId"`
+			SessionID string          `json:"sessionId"`
+			Method    string          `json:"method"`
+			Params    json.RawMessage `json:"params"`
+			URL       string          `json:"url"`
+			Chunks    bool            `json:"chunks"`
+		}
+		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
-		e.receive(b)
-	}
-}
-
-// Batches counts the batch frames (JSON arrays) the relay sent.
-func (e *Extension) Batches() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.batches
-}
-
-// receive handles one message from the relay.
-func (e *Extension) receive(b []byte) {
-	var m struct {
-		Type      string          `json:"type"`
-		ID        int64           `json:"id"`
-		TargetID  string          `json:"targetId"`
-		SessionID string          `json:"sessionId"`
-		Method    string          `json:"method"`
-		Params    json.RawMessage `json:"params"`
-		URL       string          `json:"url"`
-		Chunks    bool            `json:"chunks"`
-	}
-	if json.Unmarshal(b, &m) != nil {
-		return
-	}
-	switch m.Type {
-	case wire.TypeWelcome:
-		e.chunks.Store(m.Chunks)
-	case wire.TypeCDP:
-		cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
-		var prev, done chan struct{}
-		e.mu.Lock()
-		e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
-		if domain, name, _ := strings.Cut(m.Method, "."); name == "enable" || name == "disable" {
-			// switching a domain on and off takes effect in arrival order; other commands
-			// run concurrently, so a test can hold one without holding the rest
-			key := m.TargetID + "|" + m.SessionID + "|" + domain
-			prev, done = e.toggles[key], make(chan struct{})
-			e.toggles[key] = done
+		switch m.Type {
+		case wire.TypeWelcome:
+			e.chunks.Store(m.Chunks)
+		case wire.TypeCDP:
+			cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
+			var prev, done chan struct{}
+			e.mu.Lock()
+			e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
+			if domain, name, _ := strings.Cut(m.Method, "."); name == "enable" || name == "disable" {
+				// switching a domain on and off takes effect in arrival order; other commands
+				// run concurrently, so a test can hold one without holding the rest
+				key := m.TargetID + "|" + m.SessionID + "|" + domain
+				prev, done = e.toggles[key], make(chan struct{})
+				e.toggles[key] = done
+			}
+			e.mu.Unlock()
+			go func() {
+				if done != nil {
+					defer close(done)
+				}
+				if prev != nil {
+					<-prev
+				}
+				e.handleCDP(m.ID, cmd)
+			}()
+		case wire.TypeCreateTab:
+			e.mu.Lock()
+			e.nextTab++
+			id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
+			e.mu.Unlock()
+			_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
+			_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
+		case wire.TypeCloseTab:
+			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
+			_ = e.respond(m.ID, map[string]any{}, nil)
+		case wire.TypeActivateTab, wire.TypeUnshareTab:
+			_ = e.respond(m.ID, map[string]any{}, nil)
 		}
-		e.mu.Unlock()
-		go func() {
-			if done != nil {
-				defer close(done)
-			}
-			if prev != nil {
-				<-prev
-			}
-			e.handleCDP(m.ID, cmd)
-		}()
-	case wire.TypeCreateTab:
-		e.mu.Lock()
-		e.nextTab++
-		id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
-		e.mu.Unlock()
-		_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
-		_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
-	case wire.TypeCloseTab:
-		_ = e.Unshare(m.TargetID, wire.ReasonClosed)
-		_ = e.respond(m.ID, map[string]any{}, nil)
-	case wire.TypeActivateTab, wire.TypeUnshareTab:
-		_ = e.respond(m.ID, map[string]any{}, nil)
 	}
 }
 

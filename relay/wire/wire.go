@@ -128,13 +128,7 @@ type Welcome struct {
 	BrowserID    string `json:"browserId"`
 	// Chunks says the relay takes large messages split into chunk frames (see ChunkPrefix).
 	Chunks bool `json:"chunks,omitempty"`
-	// Batch says the relay takes batch frames: a JSON array of messages in one frame.
-	Batch bool `json:"batch,omitempty"`
 }
-
-// BatchLimit is the largest batch frame either side makes: messages are joined into one frame
-// (a JSON array) while the frame stays under it; a larger message goes alone.
-const BatchLimit = 1 << 20
 
 // ChunkPrefix starts a chunk frame: a piece of one large message the extension split so that
 // small messages can go between its pieces. The frame is the text
