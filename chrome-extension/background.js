@@ -81,7 +81,32 @@ const state = {
   product: null,
   /** how many times this worker got a welcome (a restarted worker starts again at 0) */
   connects: 0,
+  /** the relay's welcome said it takes chunk frames (see transmit) */
+  chunks: false,
 };
+
+/**
+ * A large outgoing message being sent in chunk frames.
+ * @typedef {object} ChunkJob
+ * @property {WebSocket} ws
+ * @property {string} key the tab it is about ('' for none): later messages of that tab wait for it
+ * @property {string} text
+ * @property {number} pos how much of text was sent
+ * @property {number} stream
+ * @property {string[]} after messages of the same tab sent meanwhile, to send once it is done
+ */
+
+/** Large messages in flight, taking turns one chunk each (see transmit). */
+const outgoing = {
+  /** @type {ChunkJob[]} */
+  jobs: [],
+  stream: 0,
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  timer: undefined,
+};
+
+/** Chunks wait while more than this many bytes are still to go out on the socket. */
+const CHUNK_HIGH_WATER = 2 * P.CHUNK_SIZE;
 
 // ---------------------------------------------------------------------------------------------
 // Listeners are registered synchronously at top level, as MV3 requires; each waits for init.
@@ -664,6 +689,7 @@ async function openSocket(attempt) {
   }
   state.ws = ws;
   state.live = false;
+  state.chunks = false; // until this relay's welcome says whether it takes chunk frames
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let welcomeTimer;
   ws.onopen = async () => {
@@ -687,6 +713,7 @@ async function openSocket(attempt) {
     }
     if (msg.type === P.Type.WELCOME) {
       clearTimeout(welcomeTimer);
+      state.chunks = msg.chunks === true;
       void onWelcome(ws);
     } else if (msg.type === P.Type.PONG) {
       // lastHeard is enough
@@ -868,10 +895,70 @@ async function setStopped(reason) {
   await persist();
 }
 
-/** @param {object} msg */
+/** @param {object & {targetId?: string}} msg */
 function send(msg) {
   const ws = state.ws;
-  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  if (ws && ws.readyState === WebSocket.OPEN) transmit(ws, JSON.stringify(msg), msg.targetId ?? '');
+}
+
+/**
+ * Sends one message's text on ws. Everything goes through the one socket, so a large message
+ * (a screenshot, a big evaluation result) would hold every tab's small messages behind it: when
+ * the relay takes chunk frames, a message longer than P.CHUNK_SIZE goes out in pieces, taking
+ * turns with other large ones, while small messages go at once between the pieces. Messages of
+ * the same tab keep their order: they wait for its large message to be sent.
+ * @param {WebSocket} ws
+ * @param {string} text
+ * @param {string} key the tab the message is about ('' for none)
+ */
+function transmit(ws, text, key) {
+  const job = key ? outgoing.jobs.find((j) => j.ws === ws && j.key === key) : undefined;
+  if (job) {
+    job.after.push(text);
+    return;
+  }
+  if (!state.chunks || text.length <= P.CHUNK_SIZE) {
+    ws.send(text);
+    return;
+  }
+  outgoing.jobs.push({ ws, key, text, pos: 0, stream: ++outgoing.stream, after: [] });
+  pumpChunks(0);
+}
+
+/** @param {number} delay */
+function pumpChunks(delay) {
+  if (outgoing.timer !== undefined) return;
+  outgoing.timer = setTimeout(() => {
+    outgoing.timer = undefined;
+    sendChunk();
+  }, delay);
+}
+
+/** Sends the next piece of the first large message in line, then lets the next one take a turn. */
+function sendChunk() {
+  const job = outgoing.jobs.shift();
+  if (!job) return;
+  if (job.ws.readyState !== WebSocket.OPEN) { // the relay fails what was pending on it
+    if (outgoing.jobs.length) pumpChunks(0);
+    return;
+  }
+  if (job.ws.bufferedAmount > CHUNK_HIGH_WATER) { // let what is queued go out first
+    outgoing.jobs.unshift(job);
+    pumpChunks(2);
+    return;
+  }
+  let end = Math.min(job.pos + P.CHUNK_SIZE, job.text.length);
+  const c = job.text.charCodeAt(end - 1);
+  if (end < job.text.length && c >= 0xd800 && c <= 0xdbff) end--; // never split a surrogate pair
+  const last = end === job.text.length;
+  job.ws.send(P.chunk(job.stream, last, job.text.slice(job.pos, end)));
+  job.pos = end;
+  if (last) {
+    for (const t of job.after) transmit(job.ws, t, job.key);
+  } else {
+    outgoing.jobs.push(job);
+  }
+  if (outgoing.jobs.length) pumpChunks(0);
 }
 
 /**
@@ -888,7 +975,7 @@ async function handleRequest(ws, msg) {
   } catch (e) {
     out = P.errorResponse(id, toWireError(e));
   }
-  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(out));
+  if (ws.readyState === WebSocket.OPEN) transmit(ws, JSON.stringify(out), msg.targetId ?? '');
 }
 
 /**

@@ -95,6 +95,7 @@ export const Origin = Object.freeze({
  * @property {number} [protocol]
  * @property {string} [relayVersion]
  * @property {string} [browserId]
+ * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
  */
 
 /**
@@ -156,6 +157,27 @@ export function response(id, result) {
  */
 export function errorResponse(id, error) {
   return { type: Type.RESPONSE, id, error };
+}
+
+/** Starts a chunk frame: a piece of one large message (see chunk). */
+export const CHUNK_PREFIX = '#chunk ';
+
+/**
+ * Messages longer than this (in UTF-16 code units) are split into chunk frames of at most this
+ * much text when the relay's welcome said "chunks": true, so that small messages of other tabs
+ * can go between the pieces (relay/wire ChunkSize).
+ */
+export const CHUNK_SIZE = 1 << 20;
+
+/**
+ * One chunk frame: `#chunk <stream> <more|end>\n<piece>`. The pieces of a stream, concatenated
+ * in order, are one message's JSON text. Not JSON itself: the piece goes through untouched.
+ * @param {number} stream names the message on this connection while it is in flight
+ * @param {boolean} last this is the message's last piece
+ * @param {string} piece
+ */
+export function chunk(stream, last, piece) {
+  return `${CHUNK_PREFIX}${stream} ${last ? 'end' : 'more'}\n${piece}`;
 }
 
 export function ping() {

@@ -452,6 +452,23 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 		})
 	}
 
+	// "approve": true approves such a step beforehand: it runs at once, the approval recorded
+	n++
+	ae.pageEval(t, controls, reset+"true", nil)
+	r = ae.call(t, http.MethodPost, "/api/command", map[string]any{"text": "click place order", "approve": true})
+	res = r.JSON(t)
+	if r.Status != http.StatusOK || res["status"] != "succeeded" {
+		t.Errorf("click place order, approved: HTTP %d %s; want 200 succeeded", r.Status, r.Body)
+	} else {
+		var log []string
+		ae.pageEval(t, controls, "window.log", &log)
+		steps := res["steps"].([]any)
+		conf, _ := steps[len(steps)-1].(map[string]any)["confirmation"].(map[string]any)
+		if !slices.Contains(log, "click:order") || conf == nil || conf["approved"] != true {
+			t.Errorf("approved order: page log %v, step confirmation %v; want click:order and approved", log, conf)
+		}
+	}
+
 	// ambiguous, unknown or complex: handed to the model, which is not configured; never guessed
 	handed := []string{
 		"click delete",            // two Delete buttons

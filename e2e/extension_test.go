@@ -548,3 +548,56 @@ func TestClientClosedTabReturnsFocus(t *testing.T) {
 		waitVisible("visible")
 	}
 }
+
+// TestLargeAnswerDoesNotHoldOtherTabs: a 24 MB answer on one tab (text with characters of every
+// UTF-8 length, emoji split across the extension's pieces included) reaches its client intact
+// through the real extension's chunk frames, while a client of another tab keeps getting its
+// small answers.
+func TestLargeAnswerDoesNotHoldOtherTabs(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := e.share(t, e.site.URL("/?client=large-a"))
+	b := e.share(t, e.site.URL("/?client=large-b"))
+	defer e.b.CloseTab(ctx, a) //nolint:errcheck
+	defer e.b.CloseTab(ctx, b) //nolint:errcheck
+	ca, cb := e.dialCDP(t, ctx), e.dialCDP(t, ctx)
+	sa, sb := attachPage(t, ctx, ca, a.TargetID), attachPage(t, ctx, cb, b.TargetID)
+	// 'aé€😀' is 1+2+3+4 bytes and 1+1+1+2 UTF-16 units: pieces of 2^20 units end mid-emoji
+	// unless the extension takes care
+	const unit, reps = "aé€😀", 2_400_000
+	type answer struct {
+		value string
+		err   error
+	}
+	big := make(chan answer, 1)
+	go func() {
+		var r struct {
+			Result struct{ Value string } `json:"result"`
+		}
+		err := ca.Call(ctx, sa, "Runtime.evaluate", map[string]any{"expression": fmt.Sprintf("'%s'.repeat(%d)", unit, reps), "returnByValue": true}, &r)
+		big <- answer{r.Result.Value, err}
+	}()
+	small := 0
+	for done := false; !done; {
+		select {
+		case got := <-big:
+			if got.err != nil {
+				t.Fatalf("the large answer: %v", got.err)
+			}
+			if got.value != strings.Repeat(unit, reps) {
+				t.Fatalf("the large answer came back changed: %d bytes, want %d", len(got.value), len(unit)*reps)
+			}
+			done = true
+		default:
+			if got := evalString(t, ctx, cb, sb, "'small'"); got != "small" {
+				t.Fatalf("a small answer on the other tab: %q", got)
+			}
+			small++
+		}
+	}
+	if !e.relayLogged("reassembled a chunked message from the extension", nil) {
+		t.Error("the relay got the large answer in one frame: the extension did not split it")
+	}
+	t.Logf("%d small answers on the other tab while the large one was on its way", small)
+}

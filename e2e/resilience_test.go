@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -712,4 +713,34 @@ func clickAsNewClient(t *testing.T, ctx context.Context, e *env, targetID string
 	t.Helper()
 	c := e.dialCDP(t, ctx)
 	return evalString(t, ctx, c, attachPage(t, ctx, c, targetID), clickExpr)
+}
+
+// TestPageEndpointDuringRelayRestart: the relay restarts after an outage and a client connects
+// to the shared tab's page endpoint at once, before the extension is back: the connection waits
+// for the tab instead of failing, and drives it once the extension has announced it again.
+func TestPageEndpointDuringRelayRestart(t *testing.T) {
+	e := private(t)
+	tab := e.share(t, e.site.URL("/?client=page-endpoint-restart"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr := e.addr
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.WaitBadge(ctx, tab, "!"); err != nil { // the extension noticed the outage
+		t.Fatal(err)
+	}
+	if err := e.startRelay(addr); err != nil {
+		t.Fatalf("restart the relay on %s: %v", addr, err)
+	}
+	connected := e.srv.Hub().ExtensionConnected()
+	c, err := cdpclient.Dial(ctx, "ws://"+addr+"/devtools/page/"+tab.TargetID, http.Header{"Authorization": {"Bearer " + e.token()}})
+	if err != nil {
+		t.Fatalf("connect to the page endpoint right after the restart (extension connected: %v): %v", connected, err)
+	}
+	defer c.Close()
+	if got := evalString(t, ctx, c, "", clickExpr); got != "clicked 1" {
+		t.Fatalf("through the page endpoint opened during the restart the client reads %q, want clicked 1", got)
+	}
+	t.Logf("extension connected when the client dialled: %v", connected)
 }

@@ -22,6 +22,7 @@ type Client struct {
 	dFilter  []filterEntry
 	inflight int
 	closed   bool
+	cut      bool // disconnected as too slow (see cutSlow)
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -143,13 +144,33 @@ func (c *Client) send(msg []byte) {
 		return
 	}
 	if !c.out.push(msg) {
-		c.closed = true
-		if c.out.isClosed() { // already dropped (it left, or the server is shutting down)
+		if c.out.isClosed() { // already dropped (it left, the server is shutting down, or cut)
+			c.closed = true
 			return
 		}
-		c.h.log.Warn().Str("client", c.name).Msg("client is not reading its messages; disconnecting it")
-		go c.kill(closePolicy, "tabrelay: client too slow: it stopped reading while messages piled up")
+		c.cutSlow("its queue reached the per-client limit", c.out.size()+len(msg))
 	}
+}
+
+// cutSlow disconnects a client that does not read its messages: its queue is discarded and its
+// connection ends with 1008 and a reason saying how much was queued. Call with h.mu held.
+func (c *Client) cutSlow(why string, held int) {
+	if _, ok := c.h.clients[c]; !ok || c.cut {
+		return // it left, or was cut already
+	}
+	c.cut, c.closed = true, true
+	c.out.drop()
+	mb := (held + 1<<20 - 1) >> 20
+	c.h.log.Warn().Str("client", c.name).Int("queuedMB", mb).Str("why", why).Msg("client is not reading its messages fast enough; disconnecting it (1008)")
+	go c.kill(closePolicy, fmt.Sprintf("tabrelay: client too slow: %d MB queued", mb))
+}
+
+// TooSlow disconnects the client as too slow to read (1008, its queue discarded): for transports
+// whose writes to it stopped making progress.
+func (c *Client) TooSlow(why string) {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	c.cutSlow(why, c.out.size())
 }
 
 // WebSocket close codes the hub ends client connections with.
@@ -182,6 +203,11 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 	}
 	h.nextCID++
 	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
+	h.budget.join(c.out, func(held int) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c.cutSlow("all clients' queues together passed the relay's budget and this one was the largest", held)
+	})
 	if pageTarget != "" {
 		if t := h.targets[pageTarget]; t != nil {
 			c.def = c.newSession(kindPage, t, "", nil)
@@ -236,6 +262,7 @@ func (c *Client) Leave() {
 		}
 		delete(h.pending, id)
 	}
+	c.out.drop() // nobody reads what is still queued
 	c.out.close()
 	h.log.Debug().Str("client", c.name).Msg("client left")
 }
@@ -533,6 +560,9 @@ func (r *req) decode(v any) bool {
 func (h *Hub) forward(r *req, domain string) {
 	s, t := r.s, r.s.t
 	if !t.live || h.ext == nil {
+		if h.targets[t.id] == t && h.park(r.c, func() { h.retryForward(r, domain) }) {
+			return // the tab is away for a moment (see gap.go)
+		}
 		r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
 		return
 	}
@@ -610,6 +640,16 @@ func (h *Hub) forward(r *req, domain string) {
 	if runtimeRS != nil {
 		runtimeRS.enabler = p
 	}
+}
+
+// retryForward forwards a command parked while its tab was away, unless its session ended
+// meanwhile (the tab was not announced again in time). Call with h.mu held.
+func (h *Hub) retryForward(r *req, domain string) {
+	if _, ok := r.c.sessions[r.s.id]; !ok {
+		r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (it did not come back after the browser extension reconnected)", r.s.t.id))
+		return
+	}
+	h.forward(r, domain)
 }
 
 func btoi(b bool) int {

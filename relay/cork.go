@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // corkConn batches writes: between cork and uncork, frames the WebSocket library writes are kept
@@ -52,9 +51,9 @@ func (c *corkConn) flushLocked() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	// no deadline here: the write loop's stall watchdog ends a write that makes no progress
+	// (cutting the client, then closing the socket), after the close frame when it can
 	_, err := c.Conn.Write(c.buf)
-	_ = c.Conn.SetWriteDeadline(time.Time{})
 	if cap(c.buf) > 4*corkLimit {
 		c.buf = nil
 	} else {

@@ -270,6 +270,9 @@ func (h *Hub) attachToTarget(r *req) {
 			r.ok(mustJSON(map[string]string{"sessionId": s.id}))
 			return
 		}
+		if h.park(r.c, func() { h.attachToTarget(r) }) {
+			return // the tab may be about to come back (see gap.go)
+		}
 		r.fail(codeInvalidParams, fmt.Sprintf("No target with given id found (%s is not a tab shared with tabrelay)", p.TargetID))
 		return
 	}

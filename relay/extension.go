@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -18,6 +19,52 @@ type extLink struct {
 	onKill   func(code int, reason string)
 	greeted  bool
 	lastSeen time.Time
+	// chunks holds the large messages arriving in chunk frames, by stream (see wire.ChunkPrefix);
+	// only the connection's reading goroutine touches it.
+	chunks map[string]*chunked
+}
+
+// chunked is a large message being received in pieces.
+type chunked struct {
+	buf     []byte
+	discard bool // it passed ReadLimit: its pieces are dropped
+}
+
+// assemble takes one chunk frame and returns the whole message once its last piece came.
+func (l *extLink) assemble(h *Hub, frame []byte) ([]byte, bool) {
+	header, piece, ok := bytes.Cut(frame[len(wire.ChunkPrefix):], []byte("\n"))
+	stream, state, ok2 := strings.Cut(string(header), " ")
+	if !ok || !ok2 || stream == "" || (state != "more" && state != "end") {
+		h.log.Warn().Int("bytes", len(frame)).Msg("malformed chunk frame from the extension; ignored")
+		return nil, false
+	}
+	if l.chunks == nil {
+		l.chunks = map[string]*chunked{}
+	}
+	c := l.chunks[stream]
+	if c == nil {
+		c = &chunked{}
+		l.chunks[stream] = c
+	}
+	if !c.discard {
+		if len(c.buf)+len(piece) > ReadLimit {
+			h.log.Warn().Str("stream", stream).Msg("a message from the extension passed the size limit; dropped (its command will time out)")
+			c.buf, c.discard = nil, true
+		} else {
+			if c.buf == nil && state == "more" {
+				c.buf = make([]byte, 0, 4*len(piece))
+			}
+			c.buf = append(c.buf, piece...)
+		}
+	}
+	if state == "more" {
+		return nil, false
+	}
+	delete(l.chunks, stream)
+	if !c.discard {
+		h.log.Debug().Str("stream", stream).Int("bytes", len(c.buf)).Msg("reassembled a chunked message from the extension")
+	}
+	return c.buf, !c.discard
 }
 
 func (l *extLink) kill(code int, reason string) {
@@ -71,6 +118,7 @@ func (e *Extension) Disconnected() {
 		h.ext = nil
 		h.log.Info().Dur("grace", h.opts.Grace).Msg("browser extension disconnected; shared tabs wait for it to come back")
 		h.graceEnd = time.AfterFunc(h.opts.Grace, h.expireGrace)
+		h.setGap(time.Now().Add(h.opts.Grace))
 	}
 	h.mu.Unlock()
 	e.l.kill(1000, "")
@@ -103,8 +151,18 @@ func (h *Hub) expireGrace() {
 }
 
 // Handle processes one message from the extension.
+//
+// Messages come from one goroutine, in the order the extension sent them; a chunk frame
+// (wire.ChunkPrefix) is kept until its message is whole.
 func (e *Extension) Handle(msg []byte) {
 	h := e.h
+	if bytes.HasPrefix(msg, []byte(wire.ChunkPrefix)) {
+		whole, ok := e.l.assemble(h, msg)
+		if !ok {
+			return
+		}
+		msg = whole
+	}
 	env, err := parseEnvelope(msg)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -127,13 +185,17 @@ func (e *Extension) Handle(msg []byte) {
 			return
 		}
 		e.l.greeted = true
+		// it announces its tabs right after: requests for them wait a moment more at most
+		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
+			h.setGap(settle)
+		}
 		if env.product != "" {
 			h.product = env.product
 		}
 		if env.userAgent != "" {
 			h.userAgent = env.userAgent
 		}
-		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID}))
+		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
 		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Msg("browser extension connected")
 	case wire.TypePing:
 		e.l.out.push([]byte(`{"type":"pong"}`))

@@ -28,8 +28,11 @@ type HubOptions struct {
 	// AllowCloseUserTabs lets clients close tabs the user shared (default: refused).
 	AllowCloseUserTabs bool
 	// MaxQueueBytes bounds what waits to be written to one client (default 256 MiB); a client
-	// that falls further behind is disconnected.
+	// that falls further behind is disconnected with 1008 ("client too slow").
 	MaxQueueBytes int
+	// MaxQueueTotalBytes bounds what waits to be written to all clients together (default
+	// 512 MiB); past it, the client with the largest queue is disconnected first, with 1008.
+	MaxQueueTotalBytes int
 	// MaxInFlight bounds one client's commands awaiting an answer (default 1000).
 	MaxInFlight int
 	// Logger receives structured logs (default: disabled).
@@ -49,6 +52,9 @@ func (o *HubOptions) defaults() {
 	if o.MaxQueueBytes <= 0 {
 		o.MaxQueueBytes = 256 << 20
 	}
+	if o.MaxQueueTotalBytes <= 0 {
+		o.MaxQueueTotalBytes = 512 << 20
+	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 1000
 	}
@@ -63,6 +69,7 @@ func (o *HubOptions) defaults() {
 type Hub struct {
 	opts      HubOptions
 	log       zerolog.Logger
+	budget    *queueBudget // every client's outbox together
 	browserID string
 	contextID string
 
@@ -79,6 +86,10 @@ type Hub struct {
 	seq       int64
 	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)
 	graceEnd  *time.Timer
+	// gapUntil ends the current gap (see gap.go); parked are the requests waiting in it.
+	gapUntil  time.Time
+	gapTimer  *time.Timer
+	parked    []parkedReq
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	stopSweep context.CancelFunc
@@ -90,6 +101,7 @@ func NewHub(opts HubOptions) *Hub {
 	h := &Hub{
 		opts:      opts,
 		log:       *opts.Logger,
+		budget:    newQueueBudget(opts.MaxQueueTotalBytes),
 		browserID: randomID(),
 		contextID: randomID(),
 		product:   "Chrome/0.0.0.0",
@@ -99,11 +111,18 @@ func NewHub(opts HubOptions) *Hub {
 		pending:   map[int64]*pending{},
 		changed:   make(chan struct{}),
 	}
+	h.mu.Lock()
+	h.setGap(time.Now().Add(opts.Grace)) // the extension of an earlier run reconnects
+	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopSweep = cancel
 	go h.sweep(ctx)
 	return h
 }
+
+// QueuedBytes is what waits to be written to all clients together (counted against
+// HubOptions.MaxQueueTotalBytes).
+func (h *Hub) QueuedBytes() int { return h.budget.total() }
 
 // BrowserID is the id advertised in /json/version's webSocketDebuggerUrl.
 func (h *Hub) BrowserID() string { return h.browserID }
@@ -117,6 +136,7 @@ func (h *Hub) Close() {
 	}
 	h.closed = true
 	h.stopSweep()
+	h.unpark() // they fail now
 	ext := h.ext
 	clients := make([]*Client, 0, len(h.clients))
 	for c := range h.clients {
@@ -350,6 +370,9 @@ func (h *Hub) Changed() <-chan struct{} {
 func (h *Hub) notifyChanged() {
 	close(h.changed)
 	h.changed = make(chan struct{})
+	if len(h.parked) > 0 {
+		h.unpark()
+	}
 }
 
 // ExtensionConnected reports whether the extension is connected.

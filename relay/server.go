@@ -48,6 +48,9 @@ type Options struct {
 	MaxMessageBytes int64
 	// Limits bound connections, headers, bodies and idle keep-alive connections.
 	Limits Limits
+	// WriteTimeout is how long a write to a CDP client may make no progress before the client
+	// is disconnected as too slow, with 1008 (default 30 s).
+	WriteTimeout time.Duration
 }
 
 // Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
@@ -94,6 +97,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = ReadLimit
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
 	}
 	if opts.Logger == nil {
 		l := zerolog.Nop()
@@ -453,26 +459,45 @@ type closeReason struct {
 	reason string
 }
 
-// writeLoop writes what the hub queues on out until the outbox closes or a write fails (each
-// batch within timeout). When the outbox closes, the socket ends with the hub's reason from kc,
-// else with fallback (nil: dropped without a close frame); a failed write drops it at once.
-func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration) {
+// closeGrace is how long a client cut as too slow has, from the cut, to take the message that
+// was being written to it (a frame cannot be interrupted) before the close frame goes out with
+// the reason; past it the socket is dropped without a close frame.
+const closeGrace = 5 * time.Second
+
+// writeLoop writes what the hub queues on out until the outbox closes or a write fails. When
+// the outbox closes, the socket ends with the hub's reason from kc, else with fallback (nil:
+// dropped without a close frame); a failed write drops it at once. A write that makes no
+// progress for timeout calls onStall, which is to make the hub drop the connection.
+func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration, onStall func()) {
+	stall := time.AfterFunc(time.Hour, onStall)
+	stall.Stop()
+	defer stall.Stop()
 	for {
 		msgs, err := out.Take(ctx)
 		if err != nil {
+			if out.Dropped() { // cut as too slow: the reason is on its way
+				select {
+				case k := <-kc:
+					_ = conn.Close(k.code, k.reason)
+				case <-ctx.Done():
+					conn.CloseNow()
+				}
+				return
+			}
 			select {
 			case k := <-kc:
-				conn.Close(k.code, k.reason)
+				_ = conn.Close(k.code, k.reason)
 			default:
 				if fallback != nil {
-					conn.Close(fallback.code, fallback.reason)
+					_ = conn.Close(fallback.code, fallback.reason)
 				} else {
 					conn.CloseNow()
 				}
 			}
 			return
 		}
-		err = writeBatch(ctx, conn, cc, msgs, timeout)
+		err = writeBatch(ctx, conn, cc, out, msgs, stall, timeout)
+		msgs = nil
 		out.Release()
 		if err != nil {
 			conn.CloseNow()
@@ -481,21 +506,29 @@ func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Out
 	}
 }
 
-// writeBatch writes queued messages, in one flush when there are several.
-func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, msgs [][]byte, timeout time.Duration) error {
-	if len(msgs) > 1 && cc != nil {
+// writeBatch writes queued messages, in one flush when there are several, each message (and
+// the flush) watched by stall; it stops early when the hub dropped the queue.
+func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, msgs [][]byte, stall *time.Timer, timeout time.Duration) error {
+	corked := len(msgs) > 1 && cc != nil
+	if corked {
 		cc.cork()
 		defer cc.uncork()
 	}
-	for _, m := range msgs {
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		err := conn.Write(wctx, websocket.MessageText, m)
-		cancel()
+	for i, m := range msgs {
+		if out.Dropped() {
+			return nil
+		}
+		stall.Reset(timeout)
+		err := conn.Write(ctx, websocket.MessageText, m)
+		stall.Stop()
+		msgs[i] = nil // written: its memory can go
 		if err != nil {
 			return err
 		}
 	}
-	if len(msgs) > 1 && cc != nil {
+	if corked {
+		stall.Reset(timeout)
+		defer stall.Stop()
 		return cc.uncork()
 	}
 	return nil
@@ -508,15 +541,24 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	} else if id := c.Param("id"); id != "" && id != s.hub.BrowserID() {
 		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: unknown browser id; use the webSocketDebuggerUrl from /json/version")
 	}
+	if page != "" {
+		// during a restart of the server or the extension, the tab may be about to come back
+		wctx, cancel := context.WithTimeout(c.Request().Context(), s.hub.opts.Grace)
+		s.hub.WaitTarget(wctx, page)
+		cancel()
+	}
 	kc := make(chan closeReason, 1)
 	var live atomic.Pointer[websocket.Conn]
 	cl, err := s.hub.NewClient("cdp", page, func(code int, reason string) {
-		if code == int(websocket.StatusPolicyViolation) { // too slow: its socket is full, do not wait on it
-			if conn := live.Load(); conn != nil {
-				conn.CloseNow()
-			}
-		}
 		kc <- closeReason{websocket.StatusCode(code), reason}
+		if code == int(websocket.StatusPolicyViolation) {
+			// too slow: the message being written may never be taken; do not wait on it for long
+			time.AfterFunc(closeGrace, func() {
+				if conn := live.Load(); conn != nil {
+					conn.CloseNow()
+				}
+			})
+		}
 	})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
@@ -533,7 +575,9 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, 30*time.Second)
+		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, s.opts.WriteTimeout, func() {
+			cl.TooSlow(fmt.Sprintf("a write to it made no progress for %s", s.opts.WriteTimeout))
+		})
 	}()
 	for {
 		_, msg, err := conn.Read(ctx)
@@ -561,7 +605,10 @@ func (s *Server) extensionSocket(c echo.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second)
+		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second, func() {
+			s.log.Warn().Msg("a write to the extension made no progress for 60s; dropping the connection")
+			conn.CloseNow()
+		})
 	}()
 	go func() { // the browser answers ping frames by itself; a dead peer is noticed
 		t := time.NewTicker(20 * time.Second)

@@ -425,3 +425,54 @@ func TestParallelTabs(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundTabClicks: clicks, hovers and drags on tabs that are not in front (Chrome
+// answers a mouse move there only after 5 s) complete, many at once across two background tabs
+// and the one in front, without timing out; every click lands.
+func TestBackgroundTabClicks(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tabs := []string{open(t, ctx, "/index.html"), open(t, ctx, "/index.html"), open(t, ctx, "/index.html")}
+	front := tabs[2]
+	if err := svc.c.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": front}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range tabs[:2] {
+		var vis string
+		eval(t, ctx, id, "document.visibilityState", &vis)
+		if vis != "hidden" {
+			t.Fatalf("tab %s is %q; the test needs it in the background", id, vis)
+		}
+	}
+	refs := map[string]string{}
+	for _, id := range tabs {
+		refs[id] = refFor(t, snap(t, ctx, id, snapshot.Options{Interactive: true}), `button "Click me"`)
+	}
+	const each = 5
+	errs := make(chan error, each*len(tabs)+1)
+	for i := 0; i < each; i++ {
+		for _, id := range tabs {
+			go func() {
+				_, err := svc.Act(ctx, id, Do(Click{Ref: refs[id]}))
+				errs <- err
+			}()
+		}
+	}
+	go func() {
+		_, err := svc.Act(ctx, tabs[0], Do(Hover{Ref: refs[tabs[0]]}))
+		errs <- err
+	}()
+	for i := 0; i < cap(errs); i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("an action on a background tab: %v", err)
+		}
+	}
+	for _, id := range tabs {
+		var clicks int
+		eval(t, ctx, id, "window.clicks", &clicks)
+		if clicks != each {
+			t.Errorf("tab %s counted %d clicks, want %d", id, clicks, each)
+		}
+	}
+}

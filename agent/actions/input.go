@@ -175,6 +175,8 @@ type aim struct {
 	el   *snapshot.Element
 	x, y float64 // center in the main frame's viewport (CSS pixels)
 	w, h float64
+	// background: the page is not visible (see moveMouse)
+	background bool
 }
 
 const measureJS = `function() {
@@ -196,7 +198,7 @@ const measureJS = `function() {
 	const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
 	const x1 = Math.min(r.right, innerWidth), y1 = Math.min(r.bottom, innerHeight);
 	return {x: (x0 + x1) / 2, y: (y0 + y1) / 2, w: r.width, h: r.height, hidden, disabled,
-		outside: x1 <= x0 || y1 <= y0, tag: el.tagName};
+		outside: x1 <= x0 || y1 <= y0, tag: el.tagName, background: document.visibilityState !== 'visible'};
 }`
 
 // originJS returns the position of an iframe element's content box in its frame's viewport.
@@ -242,6 +244,9 @@ const hitJS = `function(x, y) {
 
 type measure struct {
 	X, Y, W, H float64
+	// Background: the page is not visible (a background tab, a minimized window): Chrome
+	// answers mouse moves there only after 5 s (see moveMouse).
+	Background bool
 	Hidden     bool
 	Disabled   bool
 	Outside    bool
@@ -360,7 +365,7 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 		}
 	}
 	ok = true
-	return &aim{el: el, x: x, y: y, w: m.W, h: m.H}, nil
+	return &aim{el: el, x: x, y: y, w: m.W, h: m.H, background: m.Background}, nil
 }
 
 // measure reads the element's position and state after scrolling; errRerendered when the page
@@ -434,6 +439,22 @@ func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, par
 	}
 }
 
+// moveMouse moves the pointer to (x, y) with buttons held. In a page that is not visible
+// Chrome answers Input.dispatchMouseEvent mouseMoved only once the page draws a frame, which a
+// background tab never does (5 s later, on a timeout, also on Chrome's own endpoint), while it
+// delivers the move to the page at once and runs later input after it in order: there the
+// move is sent without waiting for its answer.
+func (s *Service) moveMouse(ctx context.Context, ts *tabState, background bool, x, y float64, buttons, mods int) error {
+	p := map[string]any{"type": "mouseMoved", "x": x, "y": y, "modifiers": mods}
+	if buttons != 0 {
+		p["button"], p["buttons"] = "left", buttons
+	}
+	if background {
+		return s.c.Send(ctx, ts.tab.Session(), "Input.dispatchMouseEvent", p)
+	}
+	return s.dispatch(ctx, ts, "Input.dispatchMouseEvent", p)
+}
+
 func (s *Service) mouse(ctx context.Context, ts *tabState, typ string, x, y float64, button string, clicks, mods int) error {
 	p := map[string]any{"type": typ, "x": x, "y": y, "modifiers": mods}
 	if typ != "mouseMoved" {
@@ -453,7 +474,7 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 		button = "left"
 	}
 	mods, _ := parseModifiers(a.Modifiers)
-	if err := s.mouse(ctx, ts, "mouseMoved", t.x, t.y, "none", 0, mods); err != nil {
+	if err := s.moveMouse(ctx, ts, t.background, t.x, t.y, 0, mods); err != nil {
 		return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 	}
 	n := 1
@@ -490,7 +511,7 @@ func (s *Service) hover(ctx context.Context, ts *tabState, a Hover) (string, err
 		return "", err
 	}
 	defer ts.tab.Release(ctx, t.el)
-	if err := s.mouse(ctx, ts, "mouseMoved", t.x, t.y, "none", 0, 0); err != nil {
+	if err := s.moveMouse(ctx, ts, t.background, t.x, t.y, 0, 0); err != nil {
 		return "", fmt.Errorf("hover %s: %w", t.el.Describe(), err)
 	}
 	return "hovering over " + t.el.Describe(), nil
@@ -502,7 +523,7 @@ func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error
 		return "", err
 	}
 	defer ts.tab.Release(ctx, from.el)
-	if err := s.mouse(ctx, ts, "mouseMoved", from.x, from.y, "none", 0, 0); err != nil {
+	if err := s.moveMouse(ctx, ts, from.background, from.x, from.y, 0, 0); err != nil {
 		return "", err
 	}
 	if err := s.mouse(ctx, ts, "mousePressed", from.x, from.y, "left", 1, 0); err != nil {
@@ -520,7 +541,7 @@ func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error
 	for i := 1; i <= steps; i++ {
 		f := float64(i) / steps
 		x, y := from.x+(to.x-from.x)*f, from.y+(to.y-from.y)*f
-		if err := s.dispatch(ctx, ts, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}); err != nil {
+		if err := s.moveMouse(ctx, ts, from.background, x, y, 1, 0); err != nil {
 			return "", err
 		}
 	}

@@ -93,6 +93,10 @@ type Agent struct {
 	opts   Options
 	log    zerolog.Logger
 
+	// waitTarget waits, during a gap in the tabs (relay.Hub.WaitTarget), for a target to come
+	// back, and reports whether it did.
+	waitTarget func(ctx context.Context, targetID string) bool
+
 	mu     sync.Mutex
 	skills Skills // nil until UseSkills
 
@@ -107,7 +111,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	if opts.CommandWait <= 0 {
 		opts.CommandWait = 10 * time.Second
 	}
-	a = &Agent{opts: opts, log: opts.Log}
+	a = &Agent{opts: opts, log: opts.Log, waitTarget: hub.WaitTarget}
 	defer func() {
 		if err != nil {
 			_ = a.Close()

@@ -42,6 +42,17 @@ func (a *Agent) resolveTab(ctx context.Context, name string) (string, *httpError
 			return name, nil
 		}
 	}
+	// While the tabs are away for a moment (the server or the extension restarting, see
+	// relay.Hub.WaitTarget), a named tab is waited for.
+	if a.waitTarget != nil && a.waitTarget(ctx, name) {
+		if tabs, err = a.svc.Tabs(ctx); err == nil {
+			for _, t := range tabs {
+				if t.TargetID == name {
+					return name, nil
+				}
+			}
+		}
+	}
 	he := errorf(http.StatusNotFound, "tab %q is not a shared tab (GET /api/tabs or `tabrelay tabs` lists them)", name)
 	he.body.Tab = name
 	return "", he
@@ -273,7 +284,7 @@ func (a *Agent) postCommand(c echo.Context) *httpError {
 	}
 	if t == nil {
 		var err error
-		if t, err = a.runner.Command(ctx, req.Text, tab); err != nil {
+		if t, err = a.runner.CommandWith(ctx, task.CommandRequest{Text: req.Text, Tab: tab, Approve: req.Approve}); err != nil {
 			if errors.Is(err, llm.ErrNotConfigured) {
 				return a.needsModel(err)
 			}

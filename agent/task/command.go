@@ -21,6 +21,9 @@ type fastMatch struct {
 	action *actions.Action // nil for a page question (answer)
 	answer string
 	what   string
+	// approved: the user approved the step beforehand (CommandRequest.Approve), so a step that
+	// needs confirmation runs without waiting; the approval is recorded on the step.
+	approved bool
 }
 
 // Command handles a typed or spoken request: simple one-step commands ("click sign in",
@@ -30,6 +33,24 @@ type fastMatch struct {
 // path cannot handle fail with an llm.NotConfiguredError that also says why the fast path
 // passed.
 func (r *Runner) Command(ctx context.Context, command, tabID string) (*Task, error) {
+	return r.CommandWith(ctx, CommandRequest{Text: command, Tab: tabID})
+}
+
+// CommandRequest is a command for [Runner.CommandWith].
+type CommandRequest struct {
+	// Text is the typed or spoken request.
+	Text string
+	// Tab is the tab's target id ("" for the active tab).
+	Tab string
+	// Approve approves beforehand the step of a simple (fast-path) command that would wait for
+	// the user's confirmation (a purchase, sending, deleting…): it runs at once and its
+	// confirmation is recorded as approved. Model tasks still ask for every such step.
+	Approve bool
+}
+
+// CommandWith is Command with options (see CommandRequest).
+func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, error) {
+	command, tabID := req.Text, req.Tab
 	if r.opts.Browser == nil {
 		return nil, fmt.Errorf("task: no browser connection: the agent needs the relay's in-process client")
 	}
@@ -37,6 +58,9 @@ func (r *Runner) Command(ctx context.Context, command, tabID string) (*Task, err
 	if fm == nil && r.opts.Model == nil {
 		return nil, fmt.Errorf("%q is not a simple command (%s): %w", command, reason,
 			&llm.NotConfiguredError{Reason: "requests other than simple commands need a language model"})
+	}
+	if fm != nil {
+		fm.approved = req.Approve
 	}
 	rn, err := r.start(context.WithoutCancel(ctx), command, tabID, fm)
 	if err != nil {
@@ -98,6 +122,7 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 
 // runFast runs one fast-path action as a one-step task.
 func (l *loop) runFast(fm *fastMatch) {
+	l.approved = fm.approved
 	l.start()
 	if fm.action == nil {
 		l.end(StatusSucceeded, fm.answer, "")

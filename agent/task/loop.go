@@ -57,6 +57,9 @@ type loop struct {
 	nudges   int
 	usage    Usage
 	startRun bool
+	// approved: the user approved beforehand the steps that need confirmation (a simple
+	// command sent with "approve": true).
+	approved bool
 
 	// box is the runner's toolbox offered to this task (nil when none): boxTools are its
 	// tools as offered, boxNames their names.
@@ -606,6 +609,12 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		prompt := describe(ac)
 		if v.Detail != "" {
 			prompt += " (" + v.Detail + ")"
+		}
+		if l.approved {
+			yes := true
+			step.Confirmation = &Confirmation{Reason: v.Reason, Prompt: prompt, Approved: &yes, DecidedAt: time.Now().UTC()}
+			l.opts.Log.Info().Str("task", l.rn.task.ID).Str("step", step.ID).Str("reason", v.Reason).Msg("step approved beforehand by the command")
+			break
 		}
 		ok, err := l.confirm(step, v, prompt)
 		if err != nil {

@@ -687,6 +687,19 @@ func TestCommandFastPath(t *testing.T) {
 	if tk.Status != task.StatusCancelled || b.has("click e11") {
 		t.Fatalf("purchase via fast path: %s %v", tk.Status, b.actions())
 	}
+	// …unless the command approves it beforehand: it runs without waiting, the approval recorded.
+	tk, err = r.CommandWith(ctx, task.CommandRequest{Text: "click buy now", Tab: "tab1", Approve: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r.Wait(ctx, tk.ID)
+	if tk.Status != task.StatusSucceeded || !b.has("click e11") {
+		t.Fatalf("approved purchase via fast path: %s %q %v", tk.Status, tk.Error, b.actions())
+	}
+	if last := tk.Steps[len(tk.Steps)-1]; last.Confirmation == nil || last.Confirmation.Approved == nil || !*last.Confirmation.Approved ||
+		last.Confirmation.Reason != "purchase or payment" {
+		t.Fatalf("approved step's confirmation %+v", last.Confirmation)
+	}
 
 	// Not simple, and no model: a plain error saying how to configure one.
 	if _, err := r.Command(ctx, "compare the kettles and buy the cheapest", "tab1"); err == nil || !strings.Contains(err.Error(), "TABRELAY_LLM_PROVIDER") {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,4 +242,77 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAPIWaitsForTabDuringRestart: right after the server starts (as after a restart), before
+// the extension is back, an API request for a tab waits for it instead of answering 404.
+func TestAPIWaitsForTabDuringRestart(t *testing.T) {
+	t.Setenv("TABRELAY_LLM_PROVIDER", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "debug"}}
+	logs := &lockedBuffer{}
+	log := zerolog.New(logs).Level(zerolog.DebugLevel)
+	srv, err := f.startServer(ctx, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	const tab = "AAAA1111BBBB2222CCCC3333DDDD4444"
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+"/api/screenshot?tab="+tab, nil)
+		req.Header.Set("Authorization", "Bearer "+srv.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		got <- answer{status: resp.StatusCode, body: b.String()}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "waiting for the tab to come back") {
+		if time.Now().After(deadline) {
+			t.Fatal("the request did not wait for the tab")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ext, err := relaytest.Dial(ctx, srv.Addr(), srv.Token(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ext.Close)
+	if err := ext.Share(tab, "https://example.com/", "Example"); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil || a.status != http.StatusOK {
+		t.Fatalf("screenshot of a tab that came back: HTTP %d %s (%v)", a.status, a.body, a.err)
+	}
+}
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

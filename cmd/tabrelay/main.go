@@ -147,6 +147,7 @@ type serveFlags struct {
 	allowedSites       string
 	allowFileURLs      bool
 	vision             bool
+	clientQueueMB      int
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -155,6 +156,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
 	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
+	fs.IntVar(&f.clientQueueMB, "client-queue-budget-mb", 512, "memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008")
 	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
 	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
 }
@@ -181,7 +183,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			Secret:           store,
 			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
 			AllowNonLoopback: f.allowNonLoopback,
-			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
+			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
 		},
 		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
 		Log:   *log,

@@ -217,8 +217,8 @@ func (c *Client) Call(ctx context.Context, sessionID, method string, params, res
 	return nil
 }
 
-// CallRaw is Call returning the undecoded result.
-func (c *Client) CallRaw(ctx context.Context, sessionID, method string, params any) (json.RawMessage, error) {
+// encode makes a command with a new id.
+func (c *Client) encode(sessionID, method string, params any) (int64, []byte, error) {
 	id := c.nextID.Add(1)
 	msg := struct {
 		ID        int64  `json:"id"`
@@ -228,7 +228,36 @@ func (c *Client) CallRaw(ctx context.Context, sessionID, method string, params a
 	}{id, sessionID, method, params}
 	b, err := json.Marshal(msg)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", method, err)
+		return 0, nil, fmt.Errorf("encode %s: %w", method, err)
+	}
+	return id, b, nil
+}
+
+// Send writes a command and does not wait for its answer, which is dropped: for commands
+// Chrome answers late while later commands still run in order (a mouse move in a background
+// tab is answered only when the tab draws a frame, or after 5 s).
+func (c *Client) Send(ctx context.Context, sessionID, method string, params any) error {
+	_, b, err := c.encode(sessionID, method, params)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	err = c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := c.t.Write(ctx, b); err != nil {
+		return fmt.Errorf("send %s: %w", method, err)
+	}
+	return nil
+}
+
+// CallRaw is Call returning the undecoded result.
+func (c *Client) CallRaw(ctx context.Context, sessionID, method string, params any) (json.RawMessage, error) {
+	id, b, err := c.encode(sessionID, method, params)
+	if err != nil {
+		return nil, err
 	}
 	ch := make(chan reply, 1)
 	c.mu.Lock()

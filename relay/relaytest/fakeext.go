@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -55,6 +57,10 @@ type Extension struct {
 	// emit sends an event of a tab; Direct replaces it.
 	emit     func(targetID, sessionID, method string, params any) error
 	closeErr error
+
+	chunkSize int
+	chunks    atomic.Bool  // the relay takes chunk frames
+	stream    atomic.Int64 // numbers chunked messages
 }
 
 type tab struct {
@@ -81,6 +87,10 @@ type Options struct {
 	// Header adds handshake headers, e.g. the Sec-Fetch-* ones Chrome sends for the real
 	// extension's WebSocket.
 	Header http.Header
+	// ChunkSize, when set and the relay's welcome says it takes chunk frames, splits messages
+	// longer than this many bytes into chunk frames (wire.ChunkPrefix) as the real extension
+	// does; other messages may go between the pieces.
+	ChunkSize int
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -106,7 +116,7 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 	}
 	conn.SetReadLimit(256 << 20)
 	cctx, cancel := context.WithCancel(context.Background())
-	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{}), toggles: map[string]chan struct{}{}}
+	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{}), toggles: map[string]chan struct{}{}, chunkSize: opts.ChunkSize}
 	e.emit = e.Event
 	go e.readLoop()
 	if !opts.NoHello {
@@ -266,7 +276,26 @@ func (e *Extension) send(v any) error {
 	if err != nil {
 		return err
 	}
-	return e.SendRaw(b)
+	if e.chunkSize <= 0 || len(b) <= e.chunkSize || !e.chunks.Load() {
+		return e.SendRaw(b)
+	}
+	stream := e.stream.Add(1)
+	for len(b) > 0 {
+		n := min(e.chunkSize, len(b))
+		for n < len(b) && !utf8.RuneStart(b[n]) { // whole characters in each frame
+			n++
+		}
+		state := "more"
+		if n == len(b) {
+			state = "end"
+		}
+		frame := append([]byte(fmt.Sprintf("%s%d %s\n", wire.ChunkPrefix, stream, state)), b[:n]...)
+		if err := e.SendRaw(frame); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 func (e *Extension) readLoop() {
@@ -285,11 +314,14 @@ func (e *Extension) readLoop() {
 			Method    string          `json:"method"`
 			Params    json.RawMessage `json:"params"`
 			URL       string          `json:"url"`
+			Chunks    bool            `json:"chunks"`
 		}
 		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
 		switch m.Type {
+		case wire.TypeWelcome:
+			e.chunks.Store(m.Chunks)
 		case wire.TypeCDP:
 			cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
 			var prev, done chan struct{}

@@ -126,7 +126,23 @@ type Welcome struct {
 	Protocol     int    `json:"protocol"`
 	RelayVersion string `json:"relayVersion"`
 	BrowserID    string `json:"browserId"`
+	// Chunks says the relay takes large messages split into chunk frames (see ChunkPrefix).
+	Chunks bool `json:"chunks,omitempty"`
 }
+
+// ChunkPrefix starts a chunk frame: a piece of one large message the extension split so that
+// small messages can go between its pieces. The frame is the text
+//
+//	#chunk <stream> <more|end>\n<piece>
+//
+// where stream (a decimal number, unique on the connection while the message is in flight)
+// names the message and the pieces of a stream, concatenated in order, are its JSON text. Only
+// an extension told "chunks": true in the welcome sends them. See PROTOCOL.md.
+const ChunkPrefix = "#chunk "
+
+// ChunkSize is how much text the extension puts in one chunk frame at most (in UTF-16 code
+// units, so at most 3 MiB of UTF-8), and the size above which it splits a message.
+const ChunkSize = 1 << 20
 
 // Error is a CDP-shaped error.
 type Error struct {
