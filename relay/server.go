@@ -436,10 +436,12 @@ func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": Version, "extensionConnected": s.hub.ExtensionConnected()})
 }
 
-// accept upgrades to a WebSocket whose writes can be batched (see corkConn).
+// accept upgrades to a WebSocket whose writes can be batched (see corkConn), with a handshake as
+// lenient as Chrome's (see lenientKey).
 func (s *Server) accept(c echo.Context) (*websocket.Conn, *corkConn, error) {
-	cw := &corkWriter{ResponseWriter: c.Response()}
-	conn, err := websocket.Accept(cw, c.Request(), &websocket.AcceptOptions{InsecureSkipVerify: true})
+	r, acceptKey := lenientKey(c.Request())
+	cw := &corkWriter{ResponseWriter: c.Response(), accept: acceptKey}
+	conn, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return nil, nil, err // Accept already wrote the HTTP error
 	}
