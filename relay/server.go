@@ -117,6 +117,10 @@ func NewServer(opts Options) (*Server, error) {
 	for _, p := range []string{"/json/version", "/json/version/"} {
 		e.GET(p, s.jsonVersion, cdp...)
 	}
+	// /json/protocol: the same middleware as /json/version (nothing in it is secret either)
+	for _, p := range []string{"/json/protocol", "/json/protocol/"} {
+		e.GET(p, s.jsonProtocol, cdp...)
+	}
 	for _, p := range []string{"/json", "/json/", "/json/list", "/json/list/"} {
 		e.GET(p, s.jsonList, cdp...)
 	}
@@ -126,9 +130,6 @@ func NewServer(opts Options) (*Server, error) {
 	}, cdp...)
 	e.Any("/json/activate/:id", s.jsonActivate, cdp...)
 	e.Any("/json/close/:id", s.jsonClose, cdp...)
-	e.GET("/json/protocol", func(c echo.Context) error {
-		return c.String(http.StatusNotFound, "tabrelay does not serve /json/protocol: chrome.debugger gives no access to the browser's protocol description")
-	}, cdp...)
 	e.GET("/cdp", s.cdpSocket, cdp...)
 	e.GET("/devtools/browser", s.cdpSocket, cdp...)
 	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
