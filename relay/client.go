@@ -63,7 +63,12 @@ type session struct {
 	seq      int64
 	open     map[int64]struct{}
 	later    []deferred
-	children map[string]*session // child sessions by session id
+	// emulating counts the session's commands the hub answers after several requests of its
+	// own (see shareDocument): meanwhile the answers Chrome gives to its later commands wait
+	// their turn too. quietDOM holds back the DOM.setChildNodes the hub's binding causes.
+	emulating int
+	quietDOM  int
+	children  map[string]*session // child sessions by session id
 	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
 	bindings []binding           // Runtime.addBinding the client added here
 }
@@ -269,6 +274,9 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 			t.dropCache(s.ext, dom)
 			if dom == "Runtime" {
 				delete(t.runtime, s.ext)
+			}
+			if dom == "DOM" {
+				t.forgetDocument(s.ext)
 			}
 			if cleanup && disableable(dom) {
 				h.internal(t, s.ext, dom+".disable", nil)
@@ -540,6 +548,9 @@ func (h *Hub) forward(r *req, domain string) {
 		r.fail(codeServerError, fmt.Sprintf("tabrelay: too many commands in flight (%d); wait for answers before sending more", h.opts.MaxInFlight))
 		return
 	}
+	if r.method == "DOM.getDocument" && h.shareDocument(r) {
+		return
+	}
 	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
 	replay := ""
 	_, suffix, _ := strings.Cut(r.method, ".")
@@ -720,10 +731,15 @@ func (h *Hub) afterSuccess(p *pending, result []byte) []byte {
 		h.unmarkEnabled(s, domain)
 		if len(t.enabled[s.ext][domain]) == 0 {
 			t.dropCache(s.ext, domain)
+			if domain == "DOM" {
+				t.forgetDocument(s.ext)
+			}
 			if domain == "Runtime" {
 				delete(t.runtime, s.ext)
 			}
 		}
+	case p.method == "DOM.getDocument":
+		t.noteDocument(s.ext, result)
 	case p.method == "Page.addScriptToEvaluateOnNewDocument":
 		var res struct {
 			Identifier string `json:"identifier"`

@@ -1,7 +1,6 @@
 package relay_test
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
@@ -59,24 +58,48 @@ func TestLenientWebSocketKey(t *testing.T) {
 	}
 }
 
-// TestGoRodConnects: go-rod's own WebSocket client (which sends Sec-WebSocket-Key "nil" and
-// checks the accept value) connects and gets answers.
+// TestGoRodConnects: go-rod's own WebSocket client (which sends Sec-WebSocket-Key "nil", checks
+// the accept value and reads every frame as a JSON message, close frames included: one makes its
+// reader panic) connects, gets answers, and sees its connection end without a close frame, when
+// it sends Browser.close and when the server shuts down.
 func TestGoRodConnects(t *testing.T) {
-	e := newEnv(t, relay.HubOptions{})
-	ws := &cdp.WebSocket{}
-	if err := ws.Connect(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil); err != nil {
-		t.Fatalf("go-rod connect: %v", err)
-	}
-	c := cdp.New().Start(ws)
-	defer ws.Close()
-	raw, err := c.Call(context.Background(), "", "Browser.getVersion", nil)
-	if err != nil {
-		t.Fatalf("Browser.getVersion through go-rod: %v", err)
-	}
-	var v struct {
-		Product string `json:"product"`
-	}
-	if err := json.Unmarshal(raw, &v); err != nil || v.Product == "" {
-		t.Fatalf("Browser.getVersion: %s (%v)", raw, err)
+	for _, end := range []string{"Browser.close", "server shutdown"} {
+		t.Run(end, func(t *testing.T) {
+			e := newEnv(t, relay.HubOptions{})
+			ws := &cdp.WebSocket{}
+			if err := ws.Connect(ctx(t), "ws://"+e.srv.Addr()+"/cdp?token="+e.srv.Token(), nil); err != nil {
+				t.Fatalf("go-rod connect: %v", err)
+			}
+			defer ws.Close()
+			c := cdp.New().Start(ws)
+			raw, err := c.Call(ctx(t), "", "Browser.getVersion", nil)
+			if err != nil {
+				t.Fatalf("Browser.getVersion through go-rod: %v", err)
+			}
+			var v struct {
+				Product string `json:"product"`
+			}
+			if err := json.Unmarshal(raw, &v); err != nil || v.Product == "" {
+				t.Fatalf("Browser.getVersion: %s (%v)", raw, err)
+			}
+			if end == "Browser.close" {
+				if _, err := c.Call(ctx(t), "", "Browser.close", nil); err != nil {
+					t.Fatalf("Browser.close: %v", err)
+				}
+			} else {
+				e.srv.Close()
+			}
+			// the reader ends (its event channel closes) instead of panicking on a close frame
+			for {
+				select {
+				case _, ok := <-c.Event():
+					if !ok {
+						return
+					}
+				case <-ctx(t).Done():
+					t.Fatal("go-rod's connection did not end")
+				}
+			}
+		})
 	}
 }

@@ -75,7 +75,7 @@ type Server struct {
 	extra []net.Listener
 
 	mu    sync.Mutex
-	conns map[*websocket.Conn]bool // value: true for the extension
+	conns map[*websocket.Conn]socketKind
 }
 
 // NewServer builds a server; Start makes it listen.
@@ -105,7 +105,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, log: *opts.Logger, hub: NewHub(opts.Hub),
 		origin: originPolicy{extensionIDs: opts.ExtensionIDs}, thr: newThrottle(),
-		conns: map[*websocket.Conn]bool{},
+		conns: map[*websocket.Conn]socketKind{},
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -315,15 +315,19 @@ func (s *Server) shutdown() {
 // closeSockets closes live WebSockets (echo's Shutdown leaves hijacked ones open).
 func (s *Server) closeSockets(code websocket.StatusCode, reason string, rotated bool) {
 	s.mu.Lock()
-	conns := make(map[*websocket.Conn]bool, len(s.conns))
-	for c, ext := range s.conns {
-		conns[c] = ext
+	conns := make(map[*websocket.Conn]socketKind, len(s.conns))
+	for c, k := range s.conns {
+		conns[c] = k
 	}
 	s.mu.Unlock()
-	for c, ext := range conns {
+	for c, k := range conns {
 		cc := code
-		if rotated && ext {
+		if rotated && k.ext {
 			cc = wire.CloseTokenRotated
+		}
+		if k.bare {
+			go c.CloseNow()
+			continue
 		}
 		go c.Close(cc, reason)
 	}
@@ -334,9 +338,18 @@ func (s *Server) secretRotated() {
 	s.closeSockets(websocket.StatusPolicyViolation, "tabrelay pairing secret rotated", true)
 }
 
-func (s *Server) track(c *websocket.Conn, ext bool) func() {
+// socketKind says what a live WebSocket is, for closing it.
+type socketKind struct {
+	ext bool // the extension's
+	// bare: a client that reads every frame as a message (go-rod: it ignores opcodes, and a
+	// close frame's payload makes it panic); it is closed without a close frame, as a browser
+	// that exits closes its connections.
+	bare bool
+}
+
+func (s *Server) track(c *websocket.Conn, k socketKind) func() {
 	s.mu.Lock()
-	s.conns[c] = ext
+	s.conns[c] = k
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
@@ -438,16 +451,18 @@ func (s *Server) health(c echo.Context) error {
 }
 
 // accept upgrades to a WebSocket whose writes can be batched (see corkConn), with a handshake as
-// lenient as Chrome's (see lenientKey).
-func (s *Server) accept(c echo.Context) (*websocket.Conn, *corkConn, error) {
+// lenient as Chrome's (see lenientKey). bare reports a client whose key only Chrome's leniency
+// accepts (go-rod's "nil"): its WebSocket client reads close frames as messages, so its
+// connection is closed without one.
+func (s *Server) accept(c echo.Context) (conn *websocket.Conn, cc *corkConn, bare bool, err error) {
 	r, acceptKey := lenientKey(c.Request())
 	cw := &corkWriter{ResponseWriter: c.Response(), accept: acceptKey}
-	conn, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	conn, err = websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
-		return nil, nil, err // Accept already wrote the HTTP error
+		return nil, nil, false, err // Accept already wrote the HTTP error
 	}
 	conn.SetReadLimit(s.opts.MaxMessageBytes)
-	return conn, cw.cc, nil
+	return conn, cw.cc, acceptKey != "", nil
 }
 
 // closeReason is the close frame a socket ends with when the hub drops its peer.
@@ -458,19 +473,25 @@ type closeReason struct {
 
 // writeLoop writes what the hub queues on out until the outbox closes or a write fails (each
 // batch within timeout). When the outbox closes, the socket ends with the hub's reason from kc,
-// else with fallback (nil: dropped without a close frame); a failed write drops it at once.
-func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration) {
+// else with fallback (nil: dropped without a close frame); a bare socket (see socketKind) is
+// always dropped without one; a failed write drops it at once.
+func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration, bare bool) {
 	for {
 		msgs, err := out.Take(ctx)
 		if err != nil {
-			select {
-			case k := <-kc:
-				conn.Close(k.code, k.reason)
+			switch {
+			case bare:
+				conn.CloseNow()
 			default:
-				if fallback != nil {
-					conn.Close(fallback.code, fallback.reason)
-				} else {
-					conn.CloseNow()
+				select {
+				case k := <-kc:
+					conn.Close(k.code, k.reason)
+				default:
+					if fallback != nil {
+						conn.Close(fallback.code, fallback.reason)
+					} else {
+						conn.CloseNow()
+					}
 				}
 			}
 			return
@@ -524,19 +545,19 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}
-	conn, cc, err := s.accept(c)
+	conn, cc, bare, err := s.accept(c)
 	if err != nil {
 		cl.Leave()
 		return nil
 	}
 	live.Store(conn)
-	defer s.track(conn, false)()
+	defer s.track(conn, socketKind{bare: bare})()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, 30*time.Second)
+		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, 30*time.Second, bare)
 	}()
 	for {
 		_, msg, err := conn.Read(ctx)
@@ -552,11 +573,11 @@ func (s *Server) cdpSocket(c echo.Context) error {
 }
 
 func (s *Server) extensionSocket(c echo.Context) error {
-	conn, cc, err := s.accept(c)
+	conn, cc, _, err := s.accept(c)
 	if err != nil {
 		return nil
 	}
-	defer s.track(conn, true)()
+	defer s.track(conn, socketKind{ext: true})()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	kc := make(chan closeReason, 1)
@@ -564,7 +585,7 @@ func (s *Server) extensionSocket(c echo.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second)
+		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second, false)
 	}()
 	go func() { // the browser answers ping frames by itself; a dead peer is noticed
 		t := time.NewTicker(20 * time.Second)

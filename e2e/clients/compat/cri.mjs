@@ -9,7 +9,9 @@ const u = new URL(env.http);
 const base = () => ({
   host: u.hostname,
   port: Number(u.port),
-  ...(env.token ? { alterPath: (/** @type {string} */ p) => `${p}${p.includes('?') ? '&' : '?'}token=${encodeURIComponent(env.token)}` } : {}),
+  // cri also passes the WebSocket URL's path through alterPath: the URL /json/list gives
+  // already carries the secret in its query, and a "?" in a path would be escaped
+  ...(env.token ? { alterPath: (/** @type {string} */ p) => p.startsWith('/devtools/') ? p : `${p}${p.includes('?') ? '&' : '?'}token=${encodeURIComponent(env.token)}` } : {}),
 });
 
 /** @type {any} */
