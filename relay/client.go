@@ -60,17 +60,17 @@ type session struct {
 	// seq numbers the commands forwarded on this session; open holds those not yet answered.
 	// Answers the hub makes itself wait in later until every earlier command is answered, as
 	// Chrome answers one session's commands in order.
-	seq      int64
-	open     map[int64]struct{}
-	later    []deferred
+	seq   int64
+	open  map[int64]struct{}
+	later []deferred
 	// emulating counts the session's commands the hub answers after several requests of its
 	// own (see shareDocument): meanwhile the answers Chrome gives to its later commands wait
 	// their turn too. quietDOM holds back the DOM.setChildNodes the hub's binding causes.
 	emulating int
 	quietDOM  int
 	children  map[string]*session // child sessions by session id
-	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
-	bindings []binding           // Runtime.addBinding the client added here
+	scripts   []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
+	bindings  []binding           // Runtime.addBinding the client added here
 }
 
 // script is a Page.addScriptToEvaluateOnNewDocument a client added. A re-attached tab has
