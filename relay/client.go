@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // Client is one CDP client connection (WebSocket or in-process). It has its own session ids and
@@ -501,11 +503,23 @@ func (c *Client) Handle(msg []byte) {
 		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found", e.method))
 		return
 	}
-	if e.method == "Page.close" { // closes the tab, as Target.closeTarget does: same policy
+	if e.method == "Page.close" && s.kind == kindPage {
+		// closes the tab, as Target.closeTarget does: the same policy, and the same way (the
+		// extension brings back the tab that was in front when a client opened this one)
 		if msg := h.closeRefusal(s.t); msg != "" {
 			r.fail(codeServerError, msg)
 			return
 		}
+		h.tabRequest(c, wire.TypeCloseTab, s.t, func(errRaw []byte) {
+			s.afterEarlier(func() {
+				if errRaw != nil {
+					c.send(rawErrorMsg(r.id, r.sid, errRaw))
+					return
+				}
+				r.ok([]byte(`{}`))
+			})
+		}, func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })
+		return
 	}
 	h.forward(r, domain)
 }
