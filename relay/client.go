@@ -510,15 +510,19 @@ func (c *Client) Handle(msg []byte) {
 			r.fail(codeServerError, msg)
 			return
 		}
-		h.tabRequest(c, wire.TypeCloseTab, s.t, func(errRaw []byte) {
-			s.afterEarlier(func() {
-				if errRaw != nil {
-					c.send(rawErrorMsg(r.id, r.sid, errRaw))
-					return
-				}
-				r.ok([]byte(`{}`))
-			})
-		}, func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })
+		// Chrome answers at once, before the target is destroyed and the session detached
+		// (go-rod's page.Close() fails if the detach comes first)
+		t := s.t
+		if !t.live || h.ext == nil {
+			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
+			return
+		}
+		s.afterEarlier(func() { r.ok([]byte(`{}`)) })
+		h.tabRequest(nil, wire.TypeCloseTab, t, func(errRaw []byte) {
+			if errRaw != nil {
+				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Page.close: the extension could not close the tab")
+			}
+		}, func() {})
 		return
 	}
 	h.forward(r, domain)
