@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs';
-import { env, S, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, lineWith, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, lineWith, clearForm, visible } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const bin = path.join(path.dirname(require.resolve('agent-browser/package.json')), 'bin', `agent-browser-${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}`);
@@ -101,6 +101,6 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     await selectUserTab();
-    await waitFor(async () => (await evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
 ], reset);

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs';
-import { env, S, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, agentSnapshot, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, agentSnapshot, clearForm, visible } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const cli = path.join(path.dirname(require.resolve('@playwright/mcp/package.json')), 'cli.js');
@@ -95,7 +95,7 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const m = await selectUserTab();
-    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
   { name: S.afterAgent, run: async (step) => {
     step('stop the MCP server');
