@@ -84,6 +84,7 @@ const (
 	scenarioActiveAgain    = "the user's tab is the active tab again after that"
 	scenarioAfterAgent     = "after the agent's snapshot of the tab"
 	scenarioRawBetween     = "second raw client calls DOM.getDocument between queries"
+	scenarioRawLoop        = "raw client calls DOM.getDocument in a loop beside chromedp"
 	scenarioBrowserContext = "separate browser context"
 	scenarioCloseUserTab   = "close the user's tab"
 )

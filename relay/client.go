@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // Client is one CDP client connection (WebSocket or in-process). It has its own session ids and
@@ -61,12 +63,17 @@ type session struct {
 	// seq numbers the commands forwarded on this session; open holds those not yet answered.
 	// Answers the hub makes itself wait in later until every earlier command is answered, as
 	// Chrome answers one session's commands in order.
-	seq      int64
-	open     map[int64]struct{}
-	later    []deferred
-	children map[string]*session // child sessions by session id
-	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
-	bindings []binding           // Runtime.addBinding the client added here
+	seq   int64
+	open  map[int64]struct{}
+	later []deferred
+	// emulating counts the session's commands the hub answers after several requests of its
+	// own (see shareDocument): meanwhile the answers Chrome gives to its later commands wait
+	// their turn too. quietDOM holds back the DOM.setChildNodes the hub's binding causes.
+	emulating int
+	quietDOM  int
+	children  map[string]*session // child sessions by session id
+	scripts   []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
+	bindings  []binding           // Runtime.addBinding the client added here
 }
 
 // script is a Page.addScriptToEvaluateOnNewDocument a client added. A re-attached tab has
@@ -297,6 +304,9 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 			if dom == "Runtime" {
 				delete(t.runtime, s.ext)
 			}
+			if dom == "DOM" {
+				t.forgetDocument(s.ext)
+			}
 			if cleanup && disableable(dom) {
 				h.internal(t, s.ext, dom+".disable", nil)
 			}
@@ -520,11 +530,27 @@ func (c *Client) Handle(msg []byte) {
 		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found", e.method))
 		return
 	}
-	if e.method == "Page.close" { // closes the tab, as Target.closeTarget does: same policy
+	if e.method == "Page.close" && s.kind == kindPage {
+		// closes the tab, as Target.closeTarget does: the same policy, and the same way (the
+		// extension brings back the tab that was in front when a client opened this one)
 		if msg := h.closeRefusal(s.t); msg != "" {
 			r.fail(codeServerError, msg)
 			return
 		}
+		// Chrome answers at once, before the target is destroyed and the session detached
+		// (go-rod's page.Close() fails if the detach comes first)
+		t := s.t
+		if !t.live || h.ext == nil {
+			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
+			return
+		}
+		s.afterEarlier(func() { r.ok([]byte(`{}`)) })
+		h.tabRequest(nil, wire.TypeCloseTab, t, func(errRaw []byte) {
+			if errRaw != nil {
+				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Page.close: the extension could not close the tab")
+			}
+		}, func() {})
+		return
 	}
 	h.forward(r, domain)
 }
@@ -568,6 +594,9 @@ func (h *Hub) forward(r *req, domain string) {
 	}
 	if r.c.inflight >= h.opts.MaxInFlight {
 		r.fail(codeServerError, fmt.Sprintf("tabrelay: too many commands in flight (%d); wait for answers before sending more", h.opts.MaxInFlight))
+		return
+	}
+	if r.method == "DOM.getDocument" && h.shareDocument(r) {
 		return
 	}
 	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
@@ -760,10 +789,15 @@ func (h *Hub) afterSuccess(p *pending, result []byte) []byte {
 		h.unmarkEnabled(s, domain)
 		if len(t.enabled[s.ext][domain]) == 0 {
 			t.dropCache(s.ext, domain)
+			if domain == "DOM" {
+				t.forgetDocument(s.ext)
+			}
 			if domain == "Runtime" {
 				delete(t.runtime, s.ext)
 			}
 		}
+	case p.method == "DOM.getDocument":
+		t.noteDocument(s.ext, result)
 	case p.method == "Page.addScriptToEvaluateOnNewDocument":
 		var res struct {
 			Identifier string `json:"identifier"`

@@ -66,6 +66,16 @@ func (c *corkConn) flushLocked() error {
 type corkWriter struct {
 	http.ResponseWriter
 	cc *corkConn
+	// accept, when set, replaces the library's Sec-WebSocket-Accept in the 101 answer (see
+	// lenientKey).
+	accept string
+}
+
+func (w *corkWriter) WriteHeader(code int) {
+	if code == http.StatusSwitchingProtocols && w.accept != "" {
+		w.Header().Set("Sec-WebSocket-Accept", w.accept)
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {

@@ -308,6 +308,7 @@ func (h *Hub) reattached(t *target) {
 	}
 	old := t.runtime[""]
 	t.runtime = map[string]*runtimeState{}
+	t.docs = map[string]*domDoc{} // a new debugger session: no node id is bound
 	// Chrome's storages were kept, but the hub's re-enables below replay them anew
 	t.caches = map[string]map[string]*eventCache{}
 	for dom, users := range t.enabled[""] {
@@ -506,12 +507,14 @@ func (h *Hub) route(e envelope) {
 		if rs := t.runtime[e.sessionID]; rs != nil {
 			rs.contexts = nil
 		}
+	case "DOM.documentUpdated":
+		t.forgetDocument(e.sessionID) // every node id is gone, for every client
 	}
 	t.recordReplayable(e.sessionID, e.method, e.params)
 	domain, _, _ := strings.Cut(e.method, ".")
 	var plain []byte // the event without sessionId, shared by page-endpoint clients
 	for s := range t.bound[e.sessionID] {
-		if !s.wants(e.method, domain, e.params) {
+		if !s.wants(e.method, domain, e.params) || s.quietEvent(e.method) {
 			continue
 		}
 		if sid := s.sid(); sid != "" {
@@ -561,6 +564,7 @@ func (h *Hub) removeChild(t *target, ext string, ch *child) {
 	delete(t.enabled, ext)
 	delete(t.owners, ext)
 	delete(t.baselines, ext)
+	t.forgetDocument(ext)
 	for s := range t.bound[ext] {
 		if s == s.c.def { // a client of the child's own page endpoint
 			h.detachDefault(s, "the iframe is gone (it navigated, was removed, or its tab was re-attached)")

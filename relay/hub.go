@@ -187,6 +187,9 @@ type target struct {
 	// baselines holds, per extension session and override method, the tab's own value for
 	// overrides without a "clear" command.
 	baselines map[string]map[string]*baseline
+	// docs holds, per extension session, the document whose node ids clients hold (see
+	// shareDocument).
+	docs map[string]*domDoc
 	// childSeq numbers children in the order they were attached.
 	childSeq int64
 }
@@ -227,6 +230,7 @@ func newTarget(tab wire.Tab) *target {
 		caches:    map[string]map[string]*eventCache{},
 		owners:    map[string]map[string]*session{},
 		baselines: map[string]map[string]*baseline{},
+		docs:      map[string]*domDoc{},
 	}
 }
 
@@ -479,11 +483,17 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 	if c.closed {
 		return
 	}
+	send := c.send
+	if s := p.s; s != nil && s.emulating > 0 && p.n > 0 {
+		// an earlier command of the session is being answered by the hub (see shareDocument):
+		// this answer waits its turn, as Chrome answers one session's commands in order
+		send = func(msg []byte) { s.inOrder(p.n, func() { c.send(msg) }) }
+	}
 	if errRaw != nil {
 		if p.s != nil && p.target != nil {
 			h.afterFailure(p)
 		}
-		c.send(rawErrorMsg(p.clientID, p.replySID, errRaw))
+		send(rawErrorMsg(p.clientID, p.replySID, errRaw))
 		return
 	}
 	if p.replay != "" {
@@ -500,7 +510,7 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 	if p.s != nil && p.target != nil {
 		result = h.afterSuccess(p, result)
 	}
-	c.send(resultMsg(p.clientID, p.replySID, result))
+	send(resultMsg(p.clientID, p.replySID, result))
 }
 
 // parkEnable makes a Runtime.enable that Chrome answered while the tab's execution contexts

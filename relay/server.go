@@ -78,7 +78,7 @@ type Server struct {
 	extra []net.Listener
 
 	mu    sync.Mutex
-	conns map[*websocket.Conn]bool // value: true for the extension
+	conns map[*websocket.Conn]socketKind
 }
 
 // NewServer builds a server; Start makes it listen.
@@ -111,7 +111,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, log: *opts.Logger, hub: NewHub(opts.Hub),
 		origin: originPolicy{extensionIDs: opts.ExtensionIDs}, thr: newThrottle(),
-		conns: map[*websocket.Conn]bool{},
+		conns: map[*websocket.Conn]socketKind{},
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -123,6 +123,10 @@ func NewServer(opts Options) (*Server, error) {
 	for _, p := range []string{"/json/version", "/json/version/"} {
 		e.GET(p, s.jsonVersion, cdp...)
 	}
+	// /json/protocol: the same middleware as /json/version (nothing in it is secret either)
+	for _, p := range []string{"/json/protocol", "/json/protocol/"} {
+		e.GET(p, s.jsonProtocol, cdp...)
+	}
 	for _, p := range []string{"/json", "/json/", "/json/list", "/json/list/"} {
 		e.GET(p, s.jsonList, cdp...)
 	}
@@ -132,9 +136,6 @@ func NewServer(opts Options) (*Server, error) {
 	}, cdp...)
 	e.Any("/json/activate/:id", s.jsonActivate, cdp...)
 	e.Any("/json/close/:id", s.jsonClose, cdp...)
-	e.GET("/json/protocol", func(c echo.Context) error {
-		return c.String(http.StatusNotFound, "tabrelay does not serve /json/protocol: chrome.debugger gives no access to the browser's protocol description")
-	}, cdp...)
 	e.GET("/cdp", s.cdpSocket, cdp...)
 	e.GET("/devtools/browser", s.cdpSocket, cdp...)
 	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
@@ -320,15 +321,19 @@ func (s *Server) shutdown() {
 // closeSockets closes live WebSockets (echo's Shutdown leaves hijacked ones open).
 func (s *Server) closeSockets(code websocket.StatusCode, reason string, rotated bool) {
 	s.mu.Lock()
-	conns := make(map[*websocket.Conn]bool, len(s.conns))
-	for c, ext := range s.conns {
-		conns[c] = ext
+	conns := make(map[*websocket.Conn]socketKind, len(s.conns))
+	for c, k := range s.conns {
+		conns[c] = k
 	}
 	s.mu.Unlock()
-	for c, ext := range conns {
+	for c, k := range conns {
 		cc := code
-		if rotated && ext {
+		if rotated && k.ext {
 			cc = wire.CloseTokenRotated
+		}
+		if k.bare {
+			go c.CloseNow()
+			continue
 		}
 		go c.Close(cc, reason)
 	}
@@ -339,9 +344,18 @@ func (s *Server) secretRotated() {
 	s.closeSockets(websocket.StatusPolicyViolation, "tabrelay pairing secret rotated", true)
 }
 
-func (s *Server) track(c *websocket.Conn, ext bool) func() {
+// socketKind says what a live WebSocket is, for closing it.
+type socketKind struct {
+	ext bool // the extension's
+	// bare: a client that reads every frame as a message (go-rod: it ignores opcodes, and a
+	// close frame's payload makes it panic); it is closed without a close frame, as a browser
+	// that exits closes its connections.
+	bare bool
+}
+
+func (s *Server) track(c *websocket.Conn, k socketKind) func() {
 	s.mu.Lock()
-	s.conns[c] = ext
+	s.conns[c] = k
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
@@ -442,15 +456,19 @@ func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": Version, "extensionConnected": s.hub.ExtensionConnected()})
 }
 
-// accept upgrades to a WebSocket whose writes can be batched (see corkConn).
-func (s *Server) accept(c echo.Context) (*websocket.Conn, *corkConn, error) {
-	cw := &corkWriter{ResponseWriter: c.Response()}
-	conn, err := websocket.Accept(cw, c.Request(), &websocket.AcceptOptions{InsecureSkipVerify: true})
+// accept upgrades to a WebSocket whose writes can be batched (see corkConn), with a handshake as
+// lenient as Chrome's (see lenientKey). bare reports a client whose key only Chrome's leniency
+// accepts (go-rod's "nil"): its WebSocket client reads close frames as messages, so its
+// connection is closed without one.
+func (s *Server) accept(c echo.Context) (conn *websocket.Conn, cc *corkConn, bare bool, err error) {
+	r, acceptKey := lenientKey(c.Request())
+	cw := &corkWriter{ResponseWriter: c.Response(), accept: acceptKey}
+	conn, err = websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
-		return nil, nil, err // Accept already wrote the HTTP error
+		return nil, nil, false, err // Accept already wrote the HTTP error
 	}
 	conn.SetReadLimit(s.opts.MaxMessageBytes)
-	return conn, cw.cc, nil
+	return conn, cw.cc, acceptKey != "", nil
 }
 
 // closeReason is the close frame a socket ends with when the hub drops its peer.
@@ -466,15 +484,20 @@ const closeGrace = 5 * time.Second
 
 // writeLoop writes what the hub queues on out until the outbox closes or a write fails. When
 // the outbox closes, the socket ends with the hub's reason from kc, else with fallback (nil:
-// dropped without a close frame); a failed write drops it at once. A write that makes no
-// progress for timeout calls onStall, which is to make the hub drop the connection.
-func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration, onStall func()) {
+// dropped without a close frame); a bare socket (see socketKind) is always dropped without one;
+// a failed write drops it at once. A write that makes no progress for timeout calls onStall,
+// which is to make the hub drop the connection.
+func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Outbox, kc <-chan closeReason, fallback *closeReason, timeout time.Duration, bare bool, onStall func()) {
 	stall := time.AfterFunc(time.Hour, onStall)
 	stall.Stop()
 	defer stall.Stop()
 	for {
 		msgs, err := out.Take(ctx)
 		if err != nil {
+			if bare {
+				conn.CloseNow()
+				return
+			}
 			if out.Dropped() { // cut as too slow: the reason is on its way
 				select {
 				case k := <-kc:
@@ -563,19 +586,19 @@ func (s *Server) cdpSocket(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}
-	conn, cc, err := s.accept(c)
+	conn, cc, bare, err := s.accept(c)
 	if err != nil {
 		cl.Leave()
 		return nil
 	}
 	live.Store(conn)
-	defer s.track(conn, false)()
+	defer s.track(conn, socketKind{bare: bare})()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, s.opts.WriteTimeout, func() {
+		writeLoop(ctx, conn, cc, cl.Outbox(), kc, &closeReason{websocket.StatusNormalClosure, ""}, s.opts.WriteTimeout, bare, func() {
 			cl.TooSlow(fmt.Sprintf("a write to it made no progress for %s", s.opts.WriteTimeout))
 		})
 	}()
@@ -593,11 +616,11 @@ func (s *Server) cdpSocket(c echo.Context) error {
 }
 
 func (s *Server) extensionSocket(c echo.Context) error {
-	conn, cc, err := s.accept(c)
+	conn, cc, _, err := s.accept(c)
 	if err != nil {
 		return nil
 	}
-	defer s.track(conn, true)()
+	defer s.track(conn, socketKind{ext: true})()
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	kc := make(chan closeReason, 1)
@@ -605,7 +628,7 @@ func (s *Server) extensionSocket(c echo.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second, func() {
+		writeLoop(ctx, conn, cc, ext.Outbox(), kc, nil, 60*time.Second, false, func() {
 			s.log.Warn().Msg("a write to the extension made no progress for 60s; dropping the connection")
 			conn.CloseNow()
 		})

@@ -3,7 +3,7 @@
 // (with `--wsHeaders` carrying the secret on tabrelay), driven by an MCP client.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { env, S, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, clearForm, visible } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const bin = path.join(path.dirname(require.resolve('chrome-devtools-mcp/package.json')), 'build', 'src', 'bin', 'chrome-devtools-mcp.js');
@@ -100,6 +100,6 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const m = await selectUserPage();
-    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
 ], reset);

@@ -3,13 +3,15 @@
 // /json/protocol and /json/list) and with `local: true`; on tabrelay the secret rides on every
 // HTTP path through `alterPath` (?token=…), the only place cri lets a caller put it.
 import CDP from 'chrome-remote-interface';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalWant, title, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalWant, title, clearForm, visible } from './harness.mjs';
 
 const u = new URL(env.http);
 const base = () => ({
   host: u.hostname,
   port: Number(u.port),
-  ...(env.token ? { alterPath: (/** @type {string} */ p) => `${p}${p.includes('?') ? '&' : '?'}token=${encodeURIComponent(env.token)}` } : {}),
+  // cri also passes the WebSocket URL's path through alterPath: the URL /json/list gives
+  // already carries the secret in its query, and a "?" in a path would be escaped
+  ...(env.token ? { alterPath: (/** @type {string} */ p) => p.startsWith('/devtools/') ? p : `${p}${p.includes('?') ? '&' : '?'}token=${encodeURIComponent(env.token)}` } : {}),
 });
 
 /** @type {any} */
@@ -102,6 +104,6 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const c = await conn();
-    await waitFor(async () => (await evaluate(c, visible)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await evaluate(c, visible)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
 ], reset);

@@ -3,16 +3,21 @@
 // with ?token= on tabrelay), driven by an MCP client: tabs, snapshot, click and type by ref.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { env, S, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, agentSnapshot, clearForm, visible } from './harness.mjs';
+import os from 'node:os';
+import fs from 'node:fs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, formResult, evalWant, title, mcpClient, lineWith, agentSnapshot, clearForm, visible } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const cli = path.join(path.dirname(require.resolve('@playwright/mcp/package.json')), 'cli.js');
+// its console logs and snapshots go to a temporary folder, not into the repository
+const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'compat-playwright-mcp-'));
+process.on('exit', () => fs.rmSync(outputDir, { recursive: true, force: true }));
 const endpointURL = () => (env.token ? `${env.http}/?token=${encodeURIComponent(env.token)}` : env.http);
 
 /** @type {Awaited<ReturnType<typeof mcpClient>> | null} */
 let mcp = null;
 async function conn() {
-  if (!mcp) mcp = await mcpClient(cli, ['--cdp-endpoint', endpointURL(), '--cdp-timeout', String(env.timeoutMs), '--executable-path', env.chromePath]);
+  if (!mcp) mcp = await mcpClient(cli, ['--cdp-endpoint', endpointURL(), '--cdp-timeout', String(env.timeoutMs), '--executable-path', env.chromePath, '--output-dir', outputDir]);
   return mcp;
 }
 async function reset() {
@@ -90,7 +95,7 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const m = await selectUserTab();
-    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await evaluate(m, `() => ${visible}`)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
   { name: S.afterAgent, run: async (step) => {
     step('stop the MCP server');

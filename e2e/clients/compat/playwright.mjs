@@ -2,7 +2,7 @@
 // Playwright (playwright-core) as its docs show: chromium.connectOverCDP(http URL). On tabrelay
 // the URL carries the secret as the README shows (http://HOST:PORT/?token=…).
 import { chromium } from 'playwright-core';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, agentSnapshot, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, agentSnapshot, clearForm, visible } from './harness.mjs';
 
 /** @type {import('playwright-core').Browser | null} */
 let browser = null;
@@ -73,7 +73,7 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const p = await userPage();
-    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
   { name: S.afterAgent, run: async (step) => {
     step('disconnect');

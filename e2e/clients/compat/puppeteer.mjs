@@ -2,7 +2,7 @@
 // Puppeteer (puppeteer-core) as its docs show: connect({browserURL, headers}) and
 // connect({browserWSEndpoint}), with defaultViewport: null so the user's window keeps its size.
 import puppeteer from 'puppeteer-core';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalExpr, evalWant, title, clearForm, visible } from './harness.mjs';
 
 /** @type {import('puppeteer-core').Browser | null} */
 let browser = null;
@@ -86,7 +86,7 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const p = await userPage();
-    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
   { name: S.browserContext, refused: true, run: async (step) => {
     const b = await conn();

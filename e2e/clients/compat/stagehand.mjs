@@ -4,7 +4,7 @@
 // pages with its deterministic page API (locator fill/click, evaluate, screenshot); act/extract/
 // observe need a model and are not exercised.
 import { Stagehand } from '@browserbasehq/stagehand';
-import { env, S, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalWant, title, clearForm, visible } from './harness.mjs';
+import { env, S, activeWaitMs, runScenarios, expect, expectEq, waitFor, checkPNG, formResult, evalWant, title, clearForm, visible } from './harness.mjs';
 
 /** @type {any} */
 let sh = null;
@@ -80,6 +80,6 @@ await runScenarios([
   } },
   { name: S.activeAgain, run: async () => {
     const p = await userPage();
-    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again");
+    await waitFor(async () => (await p.evaluate(visible)) === 'visible', "the user's tab is the visible (active) tab again", activeWaitMs);
   } },
 ], reset);
