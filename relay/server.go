@@ -102,6 +102,7 @@ func NewServer(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = s.httpError
 	e.Use(s.logRequests, s.checkHost)
 	e.GET("/health", s.health)
+	e.GET("/", s.home)
 
 	cdp := []echo.MiddlewareFunc{s.checkCDPOrigin, s.authenticate}
 	// nothing secret in these answers: every discovery client can read them without the secret
