@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
 		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
+		"extension":  {cmdExtension, "write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"},
 	}
 }
 
