@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,61 @@ func TestPuppeteer(t *testing.T) {
 		t.Errorf("puppeteer: browser.version() = %q, want the real Chromium version", v)
 	}
 	checkScenario(t, e, tab, "puppeteer", out)
+}
+
+// TestDiscoveryClients runs e2e/clients/discovery.mjs (Node's fetch on /json/version without
+// the secret and on /json/list with the Authorization header; Puppeteer's browserURL with the
+// secret in headers, on a small scenario; a per-tab URL given ?token= again) against tabrelay,
+// and the same discovery against Chrome's own endpoint in the same test, where the answers must
+// agree except for the secret.
+func TestDiscoveryClients(t *testing.T) {
+	e := shared(t)
+	tab := e.share(t, e.pageURL("discovery"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := runNode(t, ctx, "discovery.mjs", e.clientEnv("discovery"))
+	t.Logf("Puppeteer's browserURL forwards headers to the socket: %v (else the same two steps by hand)", out["browserURLForwardsHeaders"])
+	want := map[string]any{
+		"versionStatus": 200.0, "versionHasBrowser": true, "versionURLHasToken": false, "versionURLIsBrowser": true,
+		"listStatus": 200.0, "listHasPage": true,
+		"puppeteerTitle": "tabrelay fixture", "puppeteerClicked": "clicked 1", "puppeteerEvaluated": "42 127.0.0.1",
+		"doubledToken": 2.0, "doubledTokenTitle": "tabrelay fixture",
+	}
+	for k, v := range want {
+		if out[k] != v {
+			t.Errorf("tabrelay: %s = %v, want %v (all: %v)", k, out[k], v, out)
+		}
+	}
+
+	// The same calls against the Chrome that runs the extension, on its own DevTools endpoint
+	// (no secret there: no token added; the Authorization header is ignored).
+	chromeHTTP := chromeHTTPURL(t, e)
+	env := e.clientEnv("discovery")
+	env["TABRELAY_HTTP"], env["TABRELAY_TOKEN"] = chromeHTTP, ""
+	ref := runNode(t, ctx, "discovery.mjs", env)
+	for k := range want {
+		switch k {
+		case "doubledToken", "puppeteerClicked": // no token on Chrome; the button was clicked once already
+			continue
+		}
+		if ref[k] != out[k] {
+			t.Errorf("%s: tabrelay %v, Chrome's own endpoint %v", k, out[k], ref[k])
+		}
+	}
+	if ref["puppeteerClicked"] != "clicked 2" {
+		t.Errorf("Chrome's own endpoint: puppeteerClicked = %v, want clicked 2", ref["puppeteerClicked"])
+	}
+	if !e.tabOpen(t, tab) {
+		t.Error("the user's tab was closed")
+	}
+}
+
+// chromeHTTPURL is the HTTP address of the DevTools endpoint of the browser the harness runs.
+func chromeHTTPURL(t *testing.T, e *env) string {
+	t.Helper()
+	u, err := url.Parse(e.b.ControlURL)
+	if err != nil || u.Host == "" {
+		t.Fatalf("the harness's browser has no DevTools HTTP endpoint (ControlURL %q): %v", e.b.ControlURL, err)
+	}
+	return "http://" + u.Host
 }
