@@ -231,7 +231,7 @@ func printBanner(w io.Writer, srv *server) {
 	fmt.Fprintf(w, "tabrelay %s is running at %s\n\n", relay.Version, srv.HTTPURL())
 	fmt.Fprintf(w, "  CDP endpoint (browser-level): ws://%s/cdp\n", addr)
 	fmt.Fprintf(w, "  Discovery:                    %s/json/version\n", srv.HTTPURL())
-	fmt.Fprintf(w, "  Every endpoint needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
+	fmt.Fprintf(w, "  Every endpoint but /json/version needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
 	fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
 	fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed:\n")
 	fmt.Fprintf(w, "  chrome-extension://%s/options.html#addr=%s&token=%s\n", config.DefaultExtensionID, addr, tok)
