@@ -10,6 +10,7 @@
 // chrome.storage.session; settings (relayAddr, token) live in chrome.storage.local.
 
 import * as P from './protocol.js';
+import { authorize, NotProvedError, UnreachableError } from './auth.js';
 
 const DEFAULT_ADDR = '127.0.0.1:18792';
 const PING_MS = 20_000;
@@ -48,11 +49,16 @@ const state = {
   sharing: new Map(),
   /** tabs the relay asked us to create: not shared again as "opener" tabs @type {Set<number>} */
   clientCreated: new Set(),
+  /** client-created tab -> the tab that was in front when it was created (brought back to the
+   * front when a client closes it) @type {Map<number, number>} */
+  returnTo: new Map(),
   /** tabs Chrome replaced (a discard) whose onReplaced is being handled: their debugger detach
    * is not a close @type {Set<number>} */
   replaced: new Set(),
   /** @type {WebSocket|null} */
   ws: null,
+  /** the proof of the server under way (replaced to abandon it) @type {object|null} */
+  proving: null,
   /** true after welcome and after every shared tab was announced on this connection */
   live: false,
   /** @type {Status} */
@@ -529,6 +535,7 @@ async function onTabRemoved(tabId) {
   state.tabErrors.delete(tabId);
   state.titled.delete(tabId);
   state.clientCreated.delete(tabId);
+  state.returnTo.delete(tabId);
   const rec = state.shared.get(tabId);
   if (rec) await unshare(rec, P.Reason.CLOSED, { detach: false });
 }
@@ -610,23 +617,53 @@ function childrenOf(rec) {
 // The relay connection
 
 function connect() {
-  if (state.ws || state.status === 'stopped') return;
+  if (state.ws || state.proving || state.status === 'stopped') return;
   clearTimeout(state.reconnectTimer);
   state.reconnectTimer = undefined;
   if (!state.token) {
     setStatus('unpaired', '');
     return;
   }
+  const attempt = {};
+  state.proving = attempt;
+  if (state.status !== 'error') setStatus('connecting', '');
+  void openSocket(attempt);
+}
+
+/**
+ * Has the server prove it knows the secret (auth.js), then opens the WebSocket with the
+ * short-lived credential; the secret itself never leaves the extension. A server that fails the
+ * proof stops the extension with the reason on the badge.
+ * @param {object} attempt
+ */
+async function openSocket(attempt) {
+  const { addr, token } = state;
+  let cred;
+  try {
+    cred = await authorize(addr, token);
+  } catch (e) {
+    if (state.proving !== attempt) return;
+    state.proving = null;
+    if (e instanceof NotProvedError) {
+      await setStopped(e.message);
+      return;
+    }
+    setStatus('error', e instanceof UnreachableError ? e.message : errorText(e));
+    scheduleReconnect();
+    return;
+  }
+  if (state.proving !== attempt) return; // settings changed or the connection restarted meanwhile
+  state.proving = null;
+  if (state.ws || state.status === 'stopped') return;
   let ws;
   try {
-    ws = new WebSocket(`ws://${state.addr}/extension?token=${encodeURIComponent(state.token)}`);
+    ws = new WebSocket(`ws://${cred.addr}/extension?token=${encodeURIComponent(cred.credential)}`);
   } catch (e) {
     setStatus('error', `tabrelay server address "${state.addr}" is not valid: ${errorText(e)}`);
     return;
   }
   state.ws = ws;
   state.live = false;
-  if (state.status !== 'error') setStatus('connecting', '');
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let welcomeTimer;
   ws.onopen = async () => {
@@ -741,10 +778,18 @@ async function onClosed(ws, code, reason) {
  */
 async function diagnose() {
   const addr = state.addr;
+  let cred;
+  try {
+    cred = await authorize(addr, state.token);
+  } catch (e) {
+    if (e instanceof NotProvedError) return { text: e.message, tokenRejected: true };
+    if (e instanceof UnreachableError) return { text: e.message };
+    return { text: errorText(e), tokenRejected: true };
+  }
   let res;
   try {
-    res = await fetch(`http://${addr}/json/version`, {
-      headers: { Authorization: `Bearer ${state.token}` },
+    res = await fetch(`http://${cred.addr}/json/version`, {
+      headers: { Authorization: `Bearer ${cred.credential}` },
       signal: AbortSignal.timeout(3000),
       cache: 'no-store',
     });
@@ -783,7 +828,7 @@ function scheduleReconnect() {
 
 /** Called by the keepalive alarm: reconnects a worker that lost its timers. */
 function ensureConnected() {
-  if (!state.ws && state.reconnectTimer === undefined && state.status !== 'stopped') connect();
+  if (!state.ws && !state.proving && state.reconnectTimer === undefined && state.status !== 'stopped') connect();
 }
 
 /** Closes the current socket (if any) and connects again now. */
@@ -794,6 +839,7 @@ function restartConnection() {
     try { ws.close(1000, 'tabrelay: settings changed'); } catch { /* ignore */ }
   }
   state.ws = null;
+  state.proving = null;
   state.live = false;
   clearInterval(state.pingTimer);
   clearTimeout(state.reconnectTimer);
@@ -858,12 +904,16 @@ async function dispatch(msg) {
     case P.Type.CREATE_TAB: {
       const url = msg.url || 'about:blank';
       let tab;
+      // The tab in front now: the new tab's opener, so that Chrome returns to it when the new
+      // tab closes (without one it picks a neighbour and the user's tab stays hidden).
+      const [front] = msg.newWindow ? [] : await chrome.tabs.query({ active: true, lastFocusedWindow: true });
       if (msg.newWindow) {
         const win = await chrome.windows.create({ url, focused: !msg.background });
         tab = win?.tabs?.[0];
       } else {
         try {
-          tab = await chrome.tabs.create({ url, active: !msg.background });
+          const opener = front?.id === undefined ? {} : { openerTabId: front.id, windowId: front.windowId };
+          tab = await chrome.tabs.create({ url, active: !msg.background, ...opener });
         } catch {
           const win = await chrome.windows.create({ url, focused: !msg.background });
           tab = win?.tabs?.[0];
@@ -871,12 +921,17 @@ async function dispatch(msg) {
       }
       if (tab?.id === undefined) throw new Error('the browser did not create a tab');
       state.clientCreated.add(tab.id);
+      if (front?.id !== undefined && !msg.background) state.returnTo.set(tab.id, front.id);
       const rec = await shareTab(tab.id, P.Origin.CLIENT);
       return { targetId: rec.targetId };
     }
     case P.Type.CLOSE_TAB: {
       const rec = sharedByTarget(msg.targetId);
+      const back = state.returnTo.get(rec.tabId);
+      const closing = await chrome.tabs.get(rec.tabId).catch(() => undefined);
       await chrome.tabs.remove(rec.tabId);
+      // The tab that was in front when a client opened this one comes back to the front.
+      if (back !== undefined && closing?.active) await chrome.tabs.update(back, { active: true }).catch(() => {});
       return {};
     }
     case P.Type.ACTIVATE_TAB: {

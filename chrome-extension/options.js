@@ -1,6 +1,11 @@
+// @ts-check
 // Options page: server address and pairing token (chrome.storage.local keys relayAddr and
-// token, which the service worker watches), a plain-words connection test, and pairing links of
-// the form options.html#addr=127.0.0.1:18792&token=<token>.
+// token, which the service worker watches), a plain-words connection test, and one-time pairing
+// links of the form options.html#addr=127.0.0.1:18792&code=<code>: the page clears the link from
+// the address bar, accepts only loopback addresses, asks "Pair with ADDR?" and then exchanges the
+// code for the token with a server that proves it knows the code (auth.js).
+
+import { authorize, loopbackAddr, NotProvedError, pair, UnreachableError } from './auth.js';
 
 const DEFAULT_ADDR = '127.0.0.1:18792';
 
@@ -9,6 +14,7 @@ const addrInput = $('addr');
 const tokenInput = $('token');
 const result = $('result');
 const statusLine = $('status');
+const confirmBox = $('confirm');
 
 /**
  * @param {string} text
@@ -19,9 +25,9 @@ function show(text, kind) {
   result.className = kind;
 }
 
-/** @param {string} addr */
-function normalizeAddr(addr) {
-  return addr.trim().replace(/^(https?|wss?):\/\//, '').replace(/\/.*$/, '') || DEFAULT_ADDR;
+/** @param {unknown} e */
+function errText(e) {
+  return e instanceof Error ? e.message : String(e);
 }
 
 async function load() {
@@ -31,25 +37,42 @@ async function load() {
 }
 
 /**
+ * Saves the settings; the address must be a loopback address (loopbackAddr throws otherwise).
  * @param {string} addr
  * @param {string} token
  */
 async function save(addr, token) {
-  await chrome.storage.local.set({ relayAddr: normalizeAddr(addr), token: token.trim() });
+  const a = loopbackAddr(addr || DEFAULT_ADDR);
+  await chrome.storage.local.set({ relayAddr: a, token: token.trim() });
+  return a;
 }
 
 /**
- * Checks the server in plain words: not running, token rejected, or connected with N tabs.
+ * Checks the server in plain words: not running, not knowing the token (an impostor, or another
+ * token), or connected with N tabs. The token itself is never sent.
  * @returns {Promise<{ok: boolean, text: string}>}
  */
 async function testConnection() {
-  const addr = normalizeAddr(addrInput.value);
+  let addr;
+  try {
+    addr = loopbackAddr(addrInput.value || DEFAULT_ADDR);
+  } catch (e) {
+    return { ok: false, text: `${errText(e)}.` };
+  }
   const token = tokenInput.value.trim();
-  if (!token) return { ok: false, text: 'No pairing token yet: paste the token the server printed (or run "tabrelay token").' };
-  const headers = { Authorization: `Bearer ${token}` };
+  if (!token) return { ok: false, text: 'No pairing token yet: open the pairing link the server printed (`tabrelay pair` prints one), or paste the token ("tabrelay token").' };
+  let cred;
+  try {
+    cred = await authorize(addr, token);
+  } catch (e) {
+    if (e instanceof UnreachableError) return { ok: false, text: `tabrelay server not running at ${addr}.` };
+    if (e instanceof NotProvedError) return { ok: false, text: `The server at ${addr} does not know this secret: another program may be using the port, or the pairing token is wrong (pair again: \`tabrelay pair\` prints a link).` };
+    return { ok: false, text: errText(e) };
+  }
+  const headers = { Authorization: `Bearer ${cred.credential}` };
   let res;
   try {
-    res = await fetch(`http://${addr}/json/version`, { headers, cache: 'no-store', signal: AbortSignal.timeout(3000) });
+    res = await fetch(`http://${cred.addr}/json/version`, { headers, cache: 'no-store', signal: AbortSignal.timeout(3000) });
   } catch {
     return { ok: false, text: `tabrelay server not running at ${addr}.` };
   }
@@ -58,10 +81,10 @@ async function testConnection() {
   if (!res.ok) return { ok: false, text: `The server at ${addr} answered HTTP ${res.status}; is it tabrelay?` };
   let n = 0;
   try {
-    const list = await (await fetch(`http://${addr}/json/list`, { headers, cache: 'no-store' })).json();
+    const list = await (await fetch(`http://${cred.addr}/json/list`, { headers, cache: 'no-store' })).json();
     n = Array.isArray(list) ? list.filter((t) => t.type === 'page').length : 0;
   } catch { /* keep 0 */ }
-  return { ok: true, text: `Connected: the tabrelay server at ${addr} accepts the token and sees ${n} shared tab${n === 1 ? '' : 's'}.` };
+  return { ok: true, text: `Connected: the tabrelay server at ${addr} knows the token and sees ${n} shared tab${n === 1 ? '' : 's'}.` };
 }
 
 async function refreshStatus() {
@@ -81,31 +104,87 @@ async function runTest() {
 
 $('form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
-  await save(addrInput.value, tokenInput.value);
-  addrInput.value = normalizeAddr(addrInput.value);
+  try {
+    addrInput.value = await save(addrInput.value, tokenInput.value);
+  } catch (e) {
+    show(`Not saved: ${errText(e)}.`, 'bad');
+    return;
+  }
   show('Saved.', 'ok');
   setTimeout(runTest, 500);
 });
 $('test').addEventListener('click', () => { void runTest(); });
 
-/** Applies a pairing link (#addr=…&token=…) and removes the token from the address bar. */
-async function applyPairingLink() {
+/** @type {{addr: string, code: string}|null} the pairing link waiting for confirmation */
+let pending = null;
+
+/**
+ * Reads a pairing link (#addr=…&code=…), removes it from the address bar and history at once,
+ * and asks "Pair with ADDR?" (nothing is saved before the user confirms). Links that carry the
+ * token itself (#token=…, older servers) are refused.
+ */
+function readPairingLink() {
   const h = new URLSearchParams(location.hash.replace(/^#/, ''));
-  const token = h.get('token');
-  if (!token) return false;
-  addrInput.value = normalizeAddr(h.get('addr') || addrInput.value || DEFAULT_ADDR);
-  tokenInput.value = token;
+  if (!h.has('code') && !h.has('token') && !h.has('addr')) return false;
   history.replaceState(null, '', location.pathname);
-  await save(addrInput.value, token);
-  show(`Paired with the tabrelay server at ${addrInput.value}. Testing…`, 'ok');
-  setTimeout(runTest, 500);
+  confirmBox.hidden = true;
+  pending = null;
+  if (h.has('token')) {
+    show('This pairing link carries the token itself, which tabrelay no longer accepts: run `tabrelay pair` for a one-time link.', 'bad');
+    return true;
+  }
+  const code = (h.get('code') || '').trim();
+  if (!/^[0-9a-f]{32}$/.test(code)) {
+    show('This pairing link has no valid one-time code: run `tabrelay pair` for a new link.', 'bad');
+    return true;
+  }
+  let addr;
+  try {
+    addr = loopbackAddr(h.get('addr') || DEFAULT_ADDR);
+  } catch (e) {
+    show(`Pairing refused: ${errText(e)}.`, 'bad');
+    return true;
+  }
+  pending = { addr, code };
+  $('confirm-text').textContent = `Pair with ${addr}?`;
+  confirmBox.hidden = false;
+  show('', '');
   return true;
 }
+
+/** The user confirmed: exchange the code for the token, then save and test. */
+async function confirmPairing() {
+  const p = pending;
+  pending = null;
+  confirmBox.hidden = true;
+  if (!p) return;
+  show(`Pairing with ${p.addr}…`, '');
+  let token;
+  try {
+    token = await pair(p.addr, p.code);
+  } catch (e) {
+    if (e instanceof UnreachableError) show(`Not paired: tabrelay server not running at ${p.addr}.`, 'bad');
+    else show(`Not paired: ${errText(e)}.`, 'bad');
+    return;
+  }
+  addrInput.value = p.addr;
+  tokenInput.value = token;
+  await save(p.addr, token);
+  show(`Paired with the tabrelay server at ${p.addr}. Testing…`, 'ok');
+  setTimeout(runTest, 500);
+}
+
+$('confirm-pair').addEventListener('click', () => { void confirmPairing(); });
+$('confirm-cancel').addEventListener('click', () => {
+  pending = null;
+  confirmBox.hidden = true;
+  show('Pairing canceled: nothing was saved.', '');
+});
 
 // The page's test hooks: the end-to-end tests read these.
 Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest } });
 
 await load();
-await applyPairingLink();
+readPairingLink();
 await refreshStatus();
-window.addEventListener('hashchange', () => { void applyPairingLink(); });
+window.addEventListener('hashchange', () => { readPairingLink(); });

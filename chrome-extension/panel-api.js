@@ -1,6 +1,10 @@
 // The side panel's client of the tabrelay server: settings from chrome.storage.local, JSON
-// requests with the pairing token as a Bearer header, and Server-Sent Events read through fetch's
-// streaming body (EventSource cannot send headers, and a token in a URL would end up in logs).
+// requests with a short-lived credential as a Bearer header (made after the server proved it
+// knows the pairing token, auth.js; the token itself is never sent), and Server-Sent Events read
+// through fetch's streaming body (EventSource cannot send headers, and a credential in a URL
+// would end up in logs).
+
+import { forgetSessions, NotProvedError, session, UnreachableError } from './auth.js';
 
 export const DEFAULT_ADDR = '127.0.0.1:18792';
 
@@ -25,6 +29,22 @@ export async function settings() {
 }
 
 /**
+ * The literal address and a credential for the paired server; an ApiError (status 0 when not
+ * running, 401 when the server does not prove it knows the token) otherwise.
+ * @param {string} addr
+ * @param {string} token
+ */
+async function credential(addr, token) {
+  try {
+    return await session(addr, token);
+  } catch (e) {
+    if (e instanceof UnreachableError) throw new ApiError(`tabrelay server not running at ${addr}.`, 0);
+    if (e instanceof NotProvedError) throw new ApiError(`${e.message}.`, 401, { notProved: true });
+    throw new ApiError(e instanceof Error ? e.message : String(e), 0);
+  }
+}
+
+/**
  * Calls the server. JSON bodies are sent as JSON; Blob/ArrayBuffer/FormData as they are.
  * @param {string} method
  * @param {string} path e.g. /api/tabs
@@ -35,7 +55,12 @@ export async function api(method, path, opts = {}) {
   const { addr, token } = await settings();
   /** @type {Record<string, string>} */
   const headers = {};
-  if (token) headers.Authorization = `Bearer ${token}`;
+  let target = addr;
+  if (token) {
+    const c = await credential(addr, token);
+    headers.Authorization = `Bearer ${c.credential}`;
+    target = c.addr;
+  }
   let body = opts.body;
   if (body !== undefined && !(body instanceof Blob) && !(body instanceof FormData) && !(body instanceof ArrayBuffer)) {
     body = JSON.stringify(body);
@@ -46,7 +71,7 @@ export async function api(method, path, opts = {}) {
   const signal = opts.signal ?? AbortSignal.timeout(opts.timeout ?? 30000);
   let res;
   try {
-    res = await fetch(`http://${addr}${path}`, { method, headers, body, cache: 'no-store', signal });
+    res = await fetch(`http://${target}${path}`, { method, headers, body, cache: 'no-store', signal });
   } catch (e) {
     if (/** @type {Error} */ (e).name === 'AbortError' || /** @type {Error} */ (e).name === 'TimeoutError') throw e;
     throw new ApiError(`tabrelay server not running at ${addr}.`, 0);
@@ -58,6 +83,7 @@ export async function api(method, path, opts = {}) {
   try { data = text ? JSON.parse(text) : null; } catch { /* plain text */ }
   if (!res.ok) {
     let msg = (data && typeof data === 'object' && (data.error || data.message)) || (typeof data === 'string' && data) || `HTTP ${res.status}`;
+    if (res.status === 401) forgetSessions();
     if (res.status === 401) msg = 'Pairing token rejected: the server does not accept this token. Open the pairing link the server printed (`tabrelay token` prints the token).';
     if (res.status === 404 && !(data && data.error)) msg = `The server at ${addr} has no ${path.split('?')[0]} route (is it an older tabrelay?).`;
     throw new ApiError(String(msg), res.status, data);
@@ -74,8 +100,9 @@ export async function api(method, path, opts = {}) {
  */
 export async function followTask(taskId, onEvent, signal) {
   const { addr, token } = await settings();
-  const res = await fetch(`http://${addr}/api/tasks/${encodeURIComponent(taskId)}/events`, {
-    headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' }, cache: 'no-store', signal,
+  const c = await credential(addr, token);
+  const res = await fetch(`http://${c.addr}/api/tasks/${encodeURIComponent(taskId)}/events`, {
+    headers: { Authorization: `Bearer ${c.credential}`, Accept: 'text/event-stream' }, cache: 'no-store', signal,
   });
   if (!res.ok || !res.body) throw new ApiError(`task events: HTTP ${res.status}`, res.status);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

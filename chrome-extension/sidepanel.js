@@ -137,7 +137,7 @@ async function readState() {
     if (e instanceof ApiError && e.status === 401) {
       state.pairing = 'rejected';
       pill('pair', 'Token rejected', 'bad');
-      showNotice(`Pairing token rejected: the server at ${addr} does not accept this token. Open the pairing link the server printed, or paste the token from "tabrelay token" into the `, 'error', [optionsLink('extension options'), document.createTextNode('.')]);
+      showNotice(`Pairing token rejected: ${e.body?.notProved ? e.message.replace(/\.$/, '') : `the server at ${addr} does not accept this token`}. Open a pairing link (\`tabrelay pair\` prints one), or paste the token from "tabrelay token" into the `, 'error', [optionsLink('extension options'), document.createTextNode('.')]);
       pill('tabstate', 'Tab ?', '');
       $('share').hidden = $('unshare').hidden = true;
       return;

@@ -65,7 +65,7 @@ func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := zerolog.Nop()
-	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log}); err != nil {
+	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.b.Pair(ctx, e.addr, e.store.Token()); err != nil {

@@ -536,6 +536,15 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 	}
 	fails("no tabrelay secret", "tabs", "--home", t.TempDir())
 
+	// run takes the side panel's entry: a simple command needs no model call
+	ae.pageEval(t, controls, "window.log = [], true", nil)
+	calls := model.Calls()
+	out = ok("run", "--tab", controls.TargetID, "click sign in")
+	ae.pageEval(t, controls, "window.log", &log)
+	if !slices.Contains(log, "click:signin") || model.Calls() != calls {
+		t.Errorf("tabrelay run \"click sign in\": the page logged %v, the model was called %d times (want 0); output:\n%s", log, model.Calls()-calls, out)
+	}
+
 	// run: the live plan and steps, --yes approves the purchase, the answer, exit 0
 	ae.resetShop(t, shop)
 	model.Push(

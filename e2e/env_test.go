@@ -165,7 +165,7 @@ func startEnv() (_ *env, err error) {
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
 	}
-	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log}); err != nil {
+	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}); err != nil {
 		return nil, err
 	}
 	if err = e.b.Pair(ctx, e.addr, e.store.Token()); err != nil {

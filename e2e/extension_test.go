@@ -502,3 +502,49 @@ func TestClickOnRestrictedPage(t *testing.T) {
 		t.Fatalf("the global badge after a failed share = %q (%v), want empty", global, err)
 	}
 }
+
+// TestClientClosedTabReturnsFocus: a tab a client opens and closes again leaves the user's tab
+// in front, as it was before (Chrome itself returns to a tab's opener; without one it picks a
+// neighbour, and in headless a hidden tab's screenshots and clicks then stall).
+func TestClientClosedTabReturnsFocus(t *testing.T) {
+	e := shared(t)
+	// The user's tab is not the last one: a new tab without an opener goes to the end, and
+	// closing it would bring its neighbour (not the user's tab) to the front.
+	tab := e.share(t, e.site.URL("/other.html?focus"))
+	e.share(t, e.site.URL("/other.html?neighbour"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.dialCDP(t, ctx)
+	if err := c.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	waitVisible := func(want string) {
+		t.Helper()
+		for {
+			got := evalString(t, ctx, c, sid, "document.visibilityState")
+			if got == want {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the user's tab stayed %q, want %q", got, want)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	waitVisible("visible")
+	for round := range 2 { // twice: the second client tab must return focus as well
+		var created struct {
+			TargetID string `json:"targetId"`
+		}
+		if err := c.Call(ctx, "", "Target.createTarget", map[string]any{"url": e.site.URL(fmt.Sprintf("/other.html?client%d", round))}, &created); err != nil {
+			t.Fatal(err)
+		}
+		waitVisible("hidden")
+		if err := c.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitVisible("visible")
+	}
+}

@@ -130,7 +130,7 @@ func startPanelEnv(t *testing.T, opts api.Options) *panelEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := zerolog.Nop()
-	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, Args: []string{
+	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true, Args: []string{
 		"--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		"--use-file-for-fake-audio-capture=" + wav,
 		"--autoplay-policy=no-user-gesture-required",

@@ -107,6 +107,15 @@ func credential(r *http.Request) (tok string, present bool, err error) {
 	return tok, tok != "", nil
 }
 
+// tokenFrom returns the credential a request carries, "" for none or for conflicting ones.
+func tokenFrom(r *http.Request) string {
+	tok, _, err := credential(r)
+	if err != nil {
+		return ""
+	}
+	return tok
+}
+
 // throttle slows down guessing of the secret without ever slowing the user down. The secret is
 // checked first and the right one never waits; a request without any credential is refused at
 // once and not counted (discovery clients that send none, such as chrome-remote-interface or

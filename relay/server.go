@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
@@ -44,6 +46,8 @@ type Options struct {
 	Logger *zerolog.Logger
 	// MaxMessageBytes is the largest message accepted on any socket (default ReadLimit).
 	MaxMessageBytes int64
+	// Limits bound connections, headers, bodies and idle keep-alive connections.
+	Limits Limits
 }
 
 // Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
@@ -63,6 +67,12 @@ type Server struct {
 	hosts  []string
 	thr    *throttle
 	cancel context.CancelFunc
+	limits Limits // Options.Limits with the defaults, from Start
+	guard  guard
+	// pairing holds the one-time pairing codes given out (NewPairingCode).
+	pairing pairCodes
+	// extra are the listeners besides ln: [::1] when started on localhost.
+	extra []net.Listener
 
 	mu    sync.Mutex
 	conns map[*websocket.Conn]bool // value: true for the extension
@@ -127,6 +137,9 @@ func NewServer(opts Options) (*Server, error) {
 	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
 	e.GET("/devtools/page/:id", s.cdpSocket, cdp...)
 	e.GET("/extension", s.extensionSocket, s.checkExtensionOrigin, s.authenticate)
+	e.POST(proof.ChallengePath, s.authChallenge, s.checkCDPOrigin)
+	e.POST(proof.PairPath, s.authPair, s.checkCDPOrigin)
+	e.POST(proof.PairCodePath, s.authPairCode, s.checkCDPOrigin, s.authenticate)
 	s.api = e.Group("/api", s.checkCDPOrigin, s.authenticate)
 	s.e = e
 	return s, nil
@@ -143,18 +156,35 @@ func (s *Server) Token() string { return s.opts.Secret.Token() }
 
 // Start listens and serves in the background until ctx ends or Close.
 func (s *Server) Start(ctx context.Context) error {
-	network := "tcp"
-	if host, _, _ := net.SplitHostPort(s.opts.Addr); net.ParseIP(host).To4() != nil {
+	network, addr := "tcp", s.opts.Addr
+	host, port, _ := net.SplitHostPort(addr)
+	localhost := strings.EqualFold(host, "localhost")
+	if localhost {
+		// localhost means both loopback addresses: listen on 127.0.0.1 and [::1], so that no
+		// other program can take the one a client happens to resolve first.
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	if h, _, _ := net.SplitHostPort(addr); net.ParseIP(h).To4() != nil {
 		network = "tcp4" // 0.0.0.0 means IPv4 only (Go would open a dual-stack socket)
 	}
-	ln, err := net.Listen(network, s.opts.Addr)
+	ln, err := net.Listen(network, addr)
 	if err != nil {
-		if strings.Contains(err.Error(), "address already in use") {
-			return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", s.opts.Addr, err)
-		}
-		return fmt.Errorf("listen on %s: %w", s.opts.Addr, err)
+		return listenError(addr, err)
 	}
 	s.ln = ln
+	if localhost {
+		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		ln6, err := net.Listen("tcp6", net.JoinHostPort("::1", p))
+		switch {
+		case err == nil:
+			s.extra = append(s.extra, ln6)
+		case ipv6Unavailable(err):
+			s.log.Warn().Err(err).Msg("localhost: this machine has no IPv6 loopback (::1); listening on 127.0.0.1 only")
+		default:
+			ln.Close()
+			return fmt.Errorf("localhost means both loopback addresses, but [::1]:%s cannot be used: %w (another program may hold it; use --addr 127.0.0.1:%s to listen on IPv4 only)", p, err, p)
+		}
+	}
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	if s.opts.AllowNonLoopback {
 		hosts, err := boundHosts(ln.Addr().(*net.TCPAddr).IP)
@@ -168,15 +198,38 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second}
+	s.limits = s.opts.Limits.withDefaults()
+	s.e.Use(s.bound)
+	srv := &http.Server{
+		Handler:           s.e,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		IdleTimeout:       s.limits.IdleTimeout, // keep-alive only: hijacked WebSockets are the handlers' own
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+	}
 	s.e.Server = srv
-	go func() { _ = srv.Serve(ln) }()
-	go s.opts.Secret.Watch(ctx, time.Second, s.secretRotated)
+	for _, l := range append([]net.Listener{ln}, s.extra...) {
+		go func() { _ = srv.Serve(newCapListener(l, s.limits.MaxConns, s.log)) }() // a cap per listen address
+	}
+	go s.opts.Secret.Watch(ctx, time.Second, s.rotated)
 	go func() {
 		<-ctx.Done()
 		s.shutdown()
 	}()
 	return nil
+}
+
+// listenError explains a failed listen.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: %w (is another tabrelay running? `tabrelay serve --addr 127.0.0.1:0` picks a free port)", addr, err)
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
+}
+
+// ipv6Unavailable reports whether a listen on [::1] failed because the machine has no IPv6
+// loopback (as opposed to the port being taken).
+func ipv6Unavailable(err error) bool {
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT) || errors.Is(err, syscall.EPROTONOSUPPORT)
 }
 
 // Addr is the address the server is reached at from this machine, e.g. 127.0.0.1:18792: the
@@ -369,14 +422,14 @@ func (s *Server) checkExtensionOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 // authenticate lets a request through only with the right secret; see throttle for how wrong
 // and missing ones are refused.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.checkSecret(next, false)
+	return s.requireSecret(next, false)
 }
 
 // authenticateIfPresent is authenticate for answers with nothing secret in them (/json/version,
 // /json/protocol): a request without any credential passes too, unauthenticated (see
 // authenticated); a wrong credential is refused as everywhere.
 func (s *Server) authenticateIfPresent(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.checkSecret(next, true)
+	return s.requireSecret(next, true)
 }
 
 // authenticatedKey marks, in the echo context, a request that carried the right secret.
@@ -388,11 +441,12 @@ func authenticated(c echo.Context) bool {
 	return ok
 }
 
-func (s *Server) checkSecret(next echo.HandlerFunc, optional bool) echo.HandlerFunc {
+// requireSecret is authenticate, or with optional authenticateIfPresent.
+func (s *Server) requireSecret(next echo.HandlerFunc, optional bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		tok, present, err := credential(r)
-		if err == nil && present && s.opts.Secret.Check(tok) {
+		if err == nil && present && s.checkSecret(tok) {
 			c.Set(authenticatedKey, true)
 			return next(c)
 		}
@@ -402,28 +456,35 @@ func (s *Server) checkSecret(next echo.HandlerFunc, optional bool) echo.HandlerF
 			}
 			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: this endpoint needs the secret; pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
 		}
-		msg := "tabrelay: wrong secret; pass the current one as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)"
+		msg := "tabrelay: wrong secret (or an expired credential); pass the current one as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)"
 		if errors.Is(err, errConflictingTokens) {
 			msg = "tabrelay: " + err.Error() + "; give ?token= once, or the same secret each time"
 		}
 		s.log.Warn().Str("path", r.URL.Path).Msg("refused a request with a wrong secret")
-		d, ok := s.thr.fail()
-		if !ok {
-			c.Response().Header().Set("Retry-After", fmt.Sprint(int(s.thr.max.Seconds())))
-			return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets at once; wait and retry with the right one")
-		}
-		if d > 0 {
-			defer s.thr.done()
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				return nil // the client gave up: no one to answer
-			}
-		}
-		return echo.NewHTTPError(http.StatusUnauthorized, msg)
+		return s.refuseWrongCredential(c, msg)
 	}
+}
+
+// refuseWrongCredential counts a wrong credential and refuses it with 401 and msg after the
+// throttle's wait (only this request waits), or at once with 429 when too many refusals are
+// waiting already.
+func (s *Server) refuseWrongCredential(c echo.Context, msg string) error {
+	d, ok := s.thr.fail()
+	if !ok {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(s.thr.max.Seconds())))
+		return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets at once; wait and retry with the right one")
+	}
+	if d > 0 {
+		defer s.thr.done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.Request().Context().Done():
+			return nil // the client gave up: no one to answer
+		}
+	}
+	return echo.NewHTTPError(http.StatusUnauthorized, msg)
 }
 
 func (s *Server) health(c echo.Context) error {

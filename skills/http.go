@@ -3,11 +3,13 @@ package skills
 import (
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/tabrelay/tabrelay/internal/reqbody"
 )
 
 // Summary is a skill as listed by GET /api/skills.
@@ -108,7 +110,7 @@ func errorStatus(c echo.Context, err error) error {
 		return jsonError(c, http.StatusUnprocessableEntity, err, map[string]any{"file": pe.File, "line": pe.Line, "reason": pe.Reason})
 	case errors.Is(err, ErrNotFound):
 		return jsonError(c, http.StatusNotFound, err, nil)
-	case errors.Is(err, ErrBundled):
+	case errors.Is(err, ErrBundled), errors.Is(err, ErrSymlink):
 		return jsonError(c, http.StatusForbidden, err, nil)
 	case errors.As(err, &ce):
 		return jsonError(c, http.StatusConflict, err, map[string]any{"confirm": ce.Steps})
@@ -159,9 +161,9 @@ func (s *Service) handleGet(c echo.Context) error {
 }
 
 func (s *Service) handleSave(c echo.Context) error {
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, 1<<20))
+	body, err := reqbody.Read(c.Request(), reqbody.Default)
 	if err != nil {
-		return jsonError(c, http.StatusBadRequest, err, nil)
+		return jsonError(c, reqbody.Status(err), err, nil)
 	}
 	md := body
 	if strings.HasPrefix(c.Request().Header.Get("Content-Type"), "application/json") {
@@ -188,10 +190,8 @@ func (s *Service) handleDelete(c echo.Context) error {
 
 func (s *Service) handleRun(c echo.Context) error {
 	var req RunRequest
-	if c.Request().ContentLength != 0 {
-		if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			return jsonError(c, http.StatusBadRequest, errors.New(`the body must be {"params": {"name": "value"}, "tab": "<targetId>"}: `+err.Error()), nil)
-		}
+	if err := reqbody.JSON(c.Request(), reqbody.Default, &req); err != nil && !errors.Is(err, reqbody.ErrEmpty) {
+		return jsonError(c, reqbody.Status(err), fmt.Errorf(`the body must be {"params": {"name": "value"}, "tab": "<targetId>"}: %w`, err), nil)
 	}
 	res, err := s.Run(c.Request().Context(), c.Param("name"), req)
 	if err != nil {
@@ -202,10 +202,8 @@ func (s *Service) handleRun(c echo.Context) error {
 
 func decodeRecord(c echo.Context) (RecordRequest, error) {
 	var req RecordRequest
-	if c.Request().ContentLength != 0 {
-		if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			return req, errors.New(`the body must be {"tab": "<targetId>"} (optional): ` + err.Error())
-		}
+	if err := reqbody.JSON(c.Request(), reqbody.Default, &req); err != nil && !errors.Is(err, reqbody.ErrEmpty) {
+		return req, fmt.Errorf(`the body must be {"tab": "<targetId>"} (optional): %w`, err)
 	}
 	return req, nil
 }
@@ -213,7 +211,7 @@ func decodeRecord(c echo.Context) (RecordRequest, error) {
 func (s *Service) handleRecordStart(c echo.Context) error {
 	req, err := decodeRecord(c)
 	if err != nil {
-		return jsonError(c, http.StatusBadRequest, err, nil)
+		return jsonError(c, reqbody.Status(err), err, nil)
 	}
 	rec, err := s.StartRecording(c.Request().Context(), req.Tab)
 	if err != nil {
@@ -225,7 +223,7 @@ func (s *Service) handleRecordStart(c echo.Context) error {
 func (s *Service) handleRecordStop(c echo.Context) error {
 	req, err := decodeRecord(c)
 	if err != nil {
-		return jsonError(c, http.StatusBadRequest, err, nil)
+		return jsonError(c, reqbody.Status(err), err, nil)
 	}
 	d, err := s.StopRecording(c.Request().Context(), req.Tab, req.Narration)
 	if err != nil {

@@ -28,6 +28,10 @@ var ErrNotFound = errors.New("skill not found")
 // ErrBundled is wrapped by errors for changes to bundled skills.
 var ErrBundled = errors.New("bundled skills are read-only")
 
+// ErrSymlink is wrapped by errors for saves to a skill whose folder or SKILL.md is a symbolic
+// link: the save would write wherever the link points.
+var ErrSymlink = errors.New("refusing to save through a symbolic link")
+
 // Library is the set of available skills: the bundled ones and the user's under a directory,
 // rescanned on use (only changed files are parsed again) so edits on disk take effect without a
 // restart. It is safe for concurrent use.
@@ -219,8 +223,14 @@ func (l *Library) Save(name string, markdown []byte) (*Skill, error) {
 			return nil, err
 		}
 	}
+	if err := noSymlinks(filepath.Dir(p), p); err != nil {
+		return nil, fmt.Errorf("save skill %s: %w", name, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create the folder of skill %s: %w", name, err)
+	}
+	if err := noSymlinks(filepath.Dir(p)); err != nil { // made a link in the meantime
+		return nil, fmt.Errorf("save skill %s: %w", name, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".SKILL-*.md")
 	if err != nil {
@@ -240,6 +250,23 @@ func (l *Library) Save(name string, markdown []byte) (*Skill, error) {
 	delete(l.user, p) // parse again on next use, whatever the mtime granularity
 	l.mu.Unlock()
 	return s, nil
+}
+
+// noSymlinks refuses paths that are symbolic links (missing ones are fine).
+func noSymlinks(paths ...string) error {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a link; replace it with a real folder or file, or edit the skill where the link points", ErrSymlink, p)
+		}
+	}
+	return nil
 }
 
 // Delete removes the user skill's folder. Bundled skills cannot be deleted.

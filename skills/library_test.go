@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -270,5 +271,57 @@ func TestParamsInText(t *testing.T) {
 				t.Errorf("%q: got %v, want %v", c.req, got, c.want)
 			}
 		}
+	}
+}
+
+// TestLibrarySaveRefusesSymlinks checks that a save refuses a skill folder or SKILL.md that
+// is a symbolic link, with ErrSymlink, and leaves what the link points to untouched.
+func TestLibrarySaveRefusesSymlinks(t *testing.T) {
+	const md = "---\nname: greet\ndescription: Say hello.\n---\nHi\n"
+	for _, tc := range []struct {
+		name string
+		// link makes <dir>/greet (or its SKILL.md) a link into outside; it returns the file
+		// the link leads to, which must not change.
+		link func(t *testing.T, dir, outside string) string
+	}{
+		{"folder", func(t *testing.T, dir, outside string) string {
+			if err := os.Symlink(outside, filepath.Join(dir, "greet")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(outside, FileName)
+		}},
+		{"file", func(t *testing.T, dir, outside string) string {
+			if err := os.MkdirAll(filepath.Join(dir, "greet"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(outside, "notes.md")
+			if err := os.Symlink(target, filepath.Join(dir, "greet", FileName)); err != nil {
+				t.Fatal(err)
+			}
+			return target
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			target := tc.link(t, dir, outside)
+			const before = "not a skill: the user's own file\n"
+			if err := os.WriteFile(target, []byte(before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l := NewLibrary(dir, testLog(t))
+			_, err := l.Save("greet", []byte(md))
+			if !errors.Is(err, ErrSymlink) {
+				t.Fatalf("save through a symlinked %s: %v, want ErrSymlink", tc.name, err)
+			}
+			if got, _ := os.ReadFile(target); string(got) != before {
+				t.Errorf("the link's target was written: %q", got)
+			}
+			entries, _ := os.ReadDir(outside)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), ".SKILL-") {
+					t.Errorf("a temporary file was left where the link points: %s", e.Name())
+				}
+			}
+		})
 	}
 }

@@ -66,7 +66,7 @@ func TestAccuracyThroughExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	b, err := browser.Launch(ctx, browser.Options{Headless: true})
+	b, err := browser.Launch(ctx, browser.Options{Headless: true, ExtensionDebugging: true})
 	if err != nil {
 		t.Fatalf("launch Chromium with the extension: %v", err)
 	}

@@ -392,9 +392,12 @@ func (s *Service) run(ctx context.Context, ts *tabState, a Action) (*Result, err
 }
 
 func (s *Service) openTab(ctx context.Context, a Action) (*Result, error) {
-	u := a.URL
-	if u == "" {
-		u = "about:blank"
+	u := "about:blank"
+	if a.URL != "" {
+		var err error
+		if u, err = s.checkURL(a.URL, ""); err != nil {
+			return nil, err
+		}
 	}
 	var r struct {
 		TargetID string `json:"targetId"`

@@ -38,6 +38,12 @@
 //	{"kind":"console"|"errors"|"network", "limit":50}
 //	{"kind":"tabs"} {"kind":"open", "url":"https://example.com"} {"kind":"focus"} {"kind":"close"}
 //
+// navigate and open load only http, https and about:blank URLs (file: with
+// Options.AllowFileURLs), read the way the browser reads them; anything else fails with an
+// error matching ErrURLNotAllowed and the tab is left as it was. Scheme-less input
+// ("example.com") becomes https, and relative input ("/docs") resolves against the tab's URL.
+// See package urlpolicy.
+//
 // Every action may set "timeout" (seconds). A Result says what happened in "message", with
 // "url"/"title" when they changed, "dialog" when the action opened a JavaScript dialog, and
 // "value", "data" (+"mime"), "snapshot", "console", "errors", "requests" or "tabs" as the kind

@@ -198,13 +198,16 @@ func (s *Service) resize(ctx context.Context, ts *tabState, a Action) (*Result, 
 
 func (s *Service) navigate(ctx context.Context, ts *tabState, a Action) (*Result, error) {
 	session := ts.tab.Session()
+	u := ""
+	if a.Kind == "navigate" {
+		var err error
+		if u, err = s.checkURL(a.URL, s.targetInfo(ctx, ts.id).URL); err != nil {
+			return nil, err
+		}
+	}
 	loaded := s.c.Expect(session, "Page.loadEventFired", nil)
 	switch a.Kind {
 	case "navigate":
-		u := a.URL
-		if !strings.Contains(u, "://") && !strings.HasPrefix(u, "about:") && !strings.HasPrefix(u, "data:") {
-			u = "https://" + u
-		}
 		var r struct {
 			ErrorText string `json:"errorText"`
 			LoaderID  string `json:"loaderId"`

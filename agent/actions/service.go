@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -19,6 +20,10 @@ type Options struct {
 	// History is how many console messages, page errors and network requests are kept per tab
 	// (default 200).
 	History int
+	// AllowFileURLs lets navigate and open load file: URLs (local files of the machine running
+	// the browser). Off by default: only http, https and about:blank are opened (see
+	// [urlpolicy]).
+	AllowFileURLs bool
 }
 
 // Service runs actions on the tabs of one browser connection. Actions on the same tab run one
@@ -346,4 +351,19 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// ErrURLNotAllowed is matched (errors.Is) by the error of a navigate or open whose URL the
+// service refuses to load: any scheme but http, https and about:blank (file: only with
+// Options.AllowFileURLs), however it is spelled. The tab stays where it was.
+var ErrURLNotAllowed = urlpolicy.ErrRefused
+
+// checkURL applies the URL policy to raw (relative input resolves against base, the tab's URL)
+// and returns the URL to load. It is the only gate between an action's URL and the browser.
+func (s *Service) checkURL(raw, base string) (string, error) {
+	u, err := urlpolicy.Policy{AllowFile: s.opts.AllowFileURLs}.Normalize(raw, base)
+	if err != nil {
+		return "", fmt.Errorf("not opening %q: %w", clip(urlpolicy.Clean(raw), 200), err)
+	}
+	return u, nil
 }

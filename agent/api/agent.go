@@ -60,6 +60,8 @@ type Options struct {
 	// AllowedSites, when not empty, limits page-changing actions of tasks to these hosts (and
 	// their subdomains).
 	AllowedSites []string
+	// AllowFileURLs lets navigate and open load file: URLs (actions.Options.AllowFileURLs).
+	AllowFileURLs bool
 	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
 	MaxSteps    int
 	TaskTimeout time.Duration
@@ -108,7 +110,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		return nil, fmt.Errorf("connect the agent to the relay hub: %w", err)
 	}
 	a.client = cdpclient.New(pipe)
-	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout})
+	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs})
 	var st task.Store
 	if opts.Home != "" {
 		if a.store, err = store.OpenHome(ctx, opts.Home); err != nil {

@@ -18,12 +18,10 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/internal/reqbody"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
-
-// maxBody bounds request bodies (actions and goals are small).
-const maxBody = 1 << 20
 
 // ErrorBody is the JSON body of every error answer.
 type ErrorBody struct {
@@ -151,20 +149,17 @@ func actionError(err error, tab string) *httpError {
 	return he
 }
 
-// readJSON decodes the request body into a map of raw fields.
+// readJSON decodes the request body into a map of raw fields (within reqbody.Default: actions
+// and goals are small).
 func readJSON(c echo.Context, example string) (map[string]json.RawMessage, *httpError) {
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
-	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
-	}
-	if len(body) > maxBody {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes", maxBody)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errorf(http.StatusBadRequest, "send a JSON object, e.g. %s", example)
-	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	err := reqbody.JSON(c.Request(), reqbody.Default, &m)
+	switch {
+	case errors.Is(err, reqbody.ErrEmpty):
+		return nil, errorf(http.StatusBadRequest, "send a JSON object, e.g. %s", example)
+	case reqbody.Status(err) == http.StatusRequestEntityTooLarge:
+		return nil, errorf(http.StatusRequestEntityTooLarge, "%v; send e.g. %s", err, example)
+	case err != nil:
 		return nil, errorf(http.StatusBadRequest, "the body is not a JSON object (%v); send e.g. %s", err, example)
 	}
 	return m, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/outline"
 	"github.com/tmc/langchaingo/llms"
@@ -141,7 +142,7 @@ func (l *loop) start() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\n", l.rn.task.Goal)
 	if err := l.refreshTab(); err != nil {
-		fmt.Fprintf(&b, "Listing tabs failed: %v\n", err)
+		fmt.Fprintf(&b, "Listing tabs failed: %s\n", pageErr(err))
 	}
 	full := false
 	if l.tabID == "" {
@@ -149,16 +150,17 @@ func (l *loop) start() {
 	} else {
 		l.update(func(t *Task) { t.TabID = l.tabID })
 		snap, err := l.snapshot()
-		fmt.Fprintf(&b, "Current tab %s: %s — %s\n", l.tabID, l.lastTitle, l.lastURL)
+		fmt.Fprintf(&b, "Current tab %s:\n", l.tabID)
 		if err != nil {
-			fmt.Fprintf(&b, "Reading the page failed: %v", err)
+			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)) + "\nReading the page failed: " + pageErr(err))
 		} else {
-			b.WriteString(pageBlock(snap) + dialogNote(snap))
+			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)+"\n"+snap) + dialogNote(snap))
 			full = true
 		}
 	}
 	l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: b.String(), full: full,
-		summary: fmt.Sprintf("Goal: %s\n\n[initial page %q %s: superseded by later observations]", l.rn.task.Goal, l.lastTitle, l.lastURL)})
+		summary: fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
+			pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120))))})
 }
 
 // stopped ends the task if its context is done and reports whether it is.
@@ -382,6 +384,9 @@ func (l *loop) exec(c llms.ToolCall, thought string) bool {
 		step.Status = StepError
 		step.Error = res.err.Error()
 		content = "error: " + res.err.Error()
+		if res.quotesPage {
+			content = pageErr(res.err)
+		}
 		l.errsRow++
 	default:
 		step.Status = StepOK
@@ -424,14 +429,17 @@ type finish struct {
 }
 
 type result struct {
-	text     string
-	full     bool
-	summary  string
-	image    []byte
-	err      error
-	declined bool
-	blocked  bool
-	finish   *finish
+	text    string
+	full    bool
+	summary string
+	image   []byte
+	err     error
+	// quotesPage marks an err whose text may quote the page (the browser's errors): the model
+	// gets it inside the page block.
+	quotesPage bool
+	declined   bool
+	blocked    bool
+	finish     *finish
 }
 
 func argStr(args map[string]any, key string) string {
@@ -468,13 +476,13 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		}
 		snap, err := l.snapshot()
 		if err != nil {
-			return result{err: err}
+			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
 	case "tabs":
 		tabs, err := l.opts.Browser.Tabs(l.ctx)
 		if err != nil {
-			return result{err: fmt.Errorf("listing tabs: %w", err)}
+			return result{err: fmt.Errorf("listing tabs: %w", err), quotesPage: true}
 		}
 		var b strings.Builder
 		for _, t := range tabs {
@@ -507,7 +515,7 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		_ = l.refreshTab()
 		snap, err := l.snapshot()
 		if err != nil {
-			return result{err: err}
+			return result{err: err, quotesPage: true}
 		}
 		return l.fullPage(snap)
 	case "screenshot":
@@ -572,9 +580,9 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		return result{err: err}
 	}
 	ac := acs[0]
-	if kind == "navigate" || kind == "new_tab" {
-		if u := strings.ToLower(strings.TrimSpace(ac.URL)); strings.HasPrefix(u, "javascript:") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "file:") {
-			return result{blocked: true, err: fmt.Errorf("navigating to %s URLs is not allowed", strings.SplitN(u, ":", 2)[0])}
+	if (kind == "navigate" || kind == "new_tab") && ac.URL != "" {
+		if err := l.navigationAllowed(ac.URL); err != nil {
+			return result{blocked: true, err: err}
 		}
 	}
 	// Dismissing a dialog changes nothing and may be the only way off a page.
@@ -606,10 +614,13 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
 		}
-		if strings.Contains(err.Error(), "accept or dismiss it") {
-			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", kind, err)}
+		if errors.Is(err, urlpolicy.ErrRefused) {
+			return result{blocked: true, err: fmt.Errorf("%s refused: %w", kind, err)}
 		}
-		return result{err: fmt.Errorf("%s failed: %w", kind, err)}
+		if strings.Contains(err.Error(), "accept or dismiss it") {
+			return result{err: fmt.Errorf("%s failed: %w; call the dialog tool first (accept=true for OK, false for Cancel)", kind, err), quotesPage: true}
+		}
+		return result{err: fmt.Errorf("%s failed: %w", kind, err), quotesPage: true}
 	}
 	switch kind {
 	case "new_tab":
@@ -634,6 +645,27 @@ func (l *loop) act(kind string, args map[string]any, step *Step) result {
 		}
 	}
 	return l.observe(out)
+}
+
+// navigationAllowed checks a navigate or new_tab URL before it reaches the browser: the
+// action service's URL policy (the service applies it again, with the server's file: option,
+// for every door) and the site allowlist, which holds for opening pages as for acting on them.
+func (l *loop) navigationAllowed(raw string) error {
+	u, err := urlpolicy.Policy{AllowFile: true}.Normalize(raw, l.lastURL)
+	if errors.Is(err, urlpolicy.ErrRefused) {
+		return fmt.Errorf("not opening that URL: %w", err)
+	}
+	if err != nil || len(l.opts.AllowedSites) == 0 || u == "about:blank" {
+		return nil // an invalid URL gets the browser's own error, which says how to fix it
+	}
+	if !siteAllowed(l.opts.AllowedSites, u) {
+		host := urlpolicy.Host(u)
+		if host == "" {
+			host = u
+		}
+		return fmt.Errorf("opening %s is not allowed (allowed sites: %s); the user can extend the allowlist", host, strings.Join(l.opts.AllowedSites, ", "))
+	}
+	return nil
 }
 
 // actionContexts builds what the safety classifier sees of a browser action: one context,
@@ -794,9 +826,9 @@ func (l *loop) snapshot() (string, error) {
 func (l *loop) fullPage(snap string) result {
 	n := len(outline.Parse(snap))
 	return result{
-		text:    fmt.Sprintf("page: %q %s\n%s%s", truncate(l.lastTitle, 120), l.lastURL, pageBlock(snap), dialogNote(snap)),
+		text:    "page:\n" + pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)+"\n"+snap) + dialogNote(snap),
 		full:    true,
-		summary: fmt.Sprintf("[snapshot of %q %s, %d lines: superseded by a later one]", truncate(l.lastTitle, 80), truncate(l.lastURL, 120), n),
+		summary: fmt.Sprintf("[snapshot of %d lines, superseded by a later one, of:]\n%s", n, pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120)))),
 	}
 }
 
@@ -804,7 +836,7 @@ func (l *loop) fullPage(snap string) result {
 // changed in the outline (or the new page when much changed).
 func (l *loop) observe(actResult string) result {
 	if r := strings.TrimSpace(actResult); r != "" {
-		return l.observeWith(fmt.Sprintf("result: %s\n", truncate(oneLine(r), 500)))
+		return l.observeWith("result:\n" + pageBlock(truncate(oneLine(r), 500)) + "\n")
 	}
 	return l.observeWith("result: ok\n")
 }
@@ -817,20 +849,20 @@ func (l *loop) observeWith(head string) result {
 	b.WriteString(head)
 	snap, err := l.snapshot()
 	if err != nil {
-		fmt.Fprintf(&b, "page: %q %s\nreading the page afterwards failed: %v", truncate(l.lastTitle, 120), l.lastURL, err)
+		fmt.Fprintf(&b, "page:\n%s\nreading the page afterwards failed: %s", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)), pageErr(err))
 		return result{text: b.String()}
 	}
 	added, removed := diffLines(prevSnap, snap)
 	newLines := strings.Count(snap, "\n") + 1
 	if l.lastURL != prevURL || len(added)+len(removed) > max(40, newLines/2) {
 		if l.lastURL != prevURL {
-			fmt.Fprintf(&b, "navigated: %s → %s\n", truncate(prevURL, 150), truncate(l.lastURL, 200))
+			fmt.Fprintf(&b, "navigated:\n%s\n", pageBlock(truncate(prevURL, 150)+" → "+truncate(l.lastURL, 200)))
 		}
 		full := l.fullPage(snap)
 		full.text = b.String() + full.text
 		return full
 	}
-	fmt.Fprintf(&b, "page: %q %s\n", truncate(l.lastTitle, 120), l.lastURL)
+	fmt.Fprintf(&b, "page:\n%s\n", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)))
 	if len(added)+len(removed) == 0 {
 		b.WriteString("no change in the page outline" + dialogNote(snap))
 		return result{text: b.String()}
@@ -844,6 +876,11 @@ func (l *loop) observeWith(head string) result {
 	}
 	fmt.Fprintf(&b, "changes (+%d -%d):\n%s%s", len(added), len(removed), pageBlock(strings.TrimRight(d.String(), "\n")), dialogNote(snap))
 	return result{text: b.String()}
+}
+
+// pageHeader is a tab's title and URL, page text both, for inside a page block.
+func pageHeader(title, url string) string {
+	return fmt.Sprintf("title: %q\nurl: %s", title, url)
 }
 
 // diffLines returns the outline lines (trimmed) added in b and removed from a, as multisets,

@@ -195,7 +195,7 @@ func TestToolErrorRecovered(t *testing.T) {
 				t.Errorf("step 3 %+v", tk.Steps[2])
 			}
 			res := srv.Requests()[1].ToolResults()
-			if len(res) != 1 || !strings.HasPrefix(res[0].Text, "error: click failed: element is covered") {
+			if len(res) != 1 || !strings.HasPrefix(res[0].Text, "error: the browser said (its message may quote the page):\n<page_content>\nclick failed: element is covered") {
 				t.Errorf("error not returned to the model: %+v", res)
 			}
 		})
@@ -349,6 +349,54 @@ func TestAllowlistBlocksActions(t *testing.T) {
 	}
 	if !strings.Contains(srv.Requests()[0].System, "only on these sites: example.com") {
 		t.Error("allowlist not in the prompt")
+	}
+}
+
+// TestNavigationPolicy: the model's navigate and new_tab are held to the URL policy (every
+// spelling of file:, script and internal URLs) and to the site allowlist before the browser
+// sees them; the fast path's "open …" goes the same way.
+func TestNavigationPolicy(t *testing.T) {
+	cases := []struct {
+		name, tool, url string
+		allowed         []string
+		want            string // "" = the browser gets the call
+	}{
+		{"control char data", "navigate", "\x01data:text/html,hi", nil, "data: URLs are not allowed"},
+		{"tab in scheme", "navigate", "vi\tew-source:https://shop.test/", nil, "view-source: URLs are not allowed"},
+		{"upper case", "new_tab", "JAVASCRIPT:alert(1)", nil, "javascript: URLs are not allowed"},
+		// file: is the action service's call (its AllowFileURLs option); an allowlist refuses it
+		{"file outside the allowlist", "navigate", " FILE:///etc/passwd", []string{"shop.test"}, "opening file:///etc/passwd is not allowed"},
+		{"view-source", "navigate", "view-source:file:///etc/passwd", nil, "view-source: URLs are not allowed"},
+		{"newline javascript", "navigate", "jav\nascript:alert(1)", nil, "javascript: URLs are not allowed"},
+		{"outside the allowlist", "navigate", "https://evil.test/?q=secret", []string{"shop.test"}, "opening evil.test is not allowed (allowed sites: shop.test)"},
+		{"new tab outside the allowlist", "new_tab", "evil.test", []string{"shop.test"}, "opening evil.test is not allowed"},
+		{"allowlisted subdomain", "navigate", "https://www.shop.test/x", []string{"shop.test"}, ""},
+		{"relative on the allowlisted site", "navigate", "/search?q=kettle", []string{"shop.test"}, ""},
+		{"no allowlist", "navigate", "https://evil.test/", nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"url": c.url})
+			srv := llmtest.NewOpenAI(t,
+				llmtest.ToolCall(c.tool, string(args)),
+				llmtest.ToolCall("fail", `{"reason":"stop"}`),
+			)
+			b := newShop()
+			tk, err := newRunner(t, srv, b, func(o *task.Options) { o.AllowedSites = c.allowed }).Run(context.Background(), "go there", "tab1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := tk.Steps[0]
+			if c.want == "" {
+				if st.Status != task.StepOK || len(b.actions()) == 0 {
+					t.Fatalf("step %s %q, browser calls %v; want the navigation to run", st.Status, st.Error, b.actions())
+				}
+				return
+			}
+			if st.Status != task.StepBlocked || !strings.Contains(st.Error, c.want) || len(b.actions()) != 0 {
+				t.Fatalf("step %s %q, browser calls %v; want blocked with %q", st.Status, st.Error, b.actions(), c.want)
+			}
+		})
 	}
 }
 

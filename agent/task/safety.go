@@ -54,49 +54,39 @@ type Verdict struct {
 type Classifier func(ActionContext) Verdict
 
 var (
-	// irreversibleRe finds words in an element's name that make a click irreversible.
-	irreversibleRe = regexp.MustCompile(`(?i)\b(buy|purchase|pay|payment|checkout|check out|place (?:your )?order|order now|complete order|confirm (?:order|purchase|payment|transfer)|send|delete|remove|erase|destroy|publish|post|tweet|share|submit|transfer|donate|subscribe|unsubscribe|book now|reserve|sign and|close account|deactivate)\b`)
-	passwordRe     = regexp.MustCompile(`(?i)(password|passcode|passphrase|\bpin\b|one[- ]time|\botp\b|2fa|verification code|security answer)`)
-	paymentRe      = regexp.MustCompile(`(?i)(card ?number|credit card|debit card|\bcvv\b|\bcvc\b|\bcsc\b|security code|expir|\biban\b|account number|routing number|sort code|\bssn\b|social security|tax id)`)
+	passwordRe = regexp.MustCompile(`(?i)(password|passcode|passphrase|\bpin\b|one[- ]time|\botp\b|2fa|verification code|security answer|passwort|kennwort|mot de passe|contraseña|パスワード|暗証番号|密码|密碼)`)
+	paymentRe  = regexp.MustCompile(`(?i)(card ?number|credit card|debit card|\bcvv\b|\bcvc\b|\bcsc\b|security code|expir|\biban\b|account number|routing number|sort code|\bssn\b|social security|tax id|kartennummer|numéro de carte|número de tarjeta|カード番号|卡号)`)
 )
-
-func reasonFor(word string) string {
-	w := strings.ToLower(word)
-	switch {
-	case strings.HasPrefix(w, "buy"), strings.HasPrefix(w, "purchase"), strings.HasPrefix(w, "pay"),
-		strings.Contains(w, "check"), strings.Contains(w, "order"), strings.HasPrefix(w, "book"),
-		strings.HasPrefix(w, "reserve"), strings.HasPrefix(w, "donate"), strings.HasPrefix(w, "subscribe"):
-		return "purchase or payment"
-	case w == "send", w == "transfer", strings.HasPrefix(w, "confirm transfer"):
-		return "sending"
-	case w == "delete", w == "remove", w == "erase", w == "destroy", w == "close account", w == "deactivate", w == "unsubscribe":
-		return "deletion"
-	case w == "publish", w == "post", w == "tweet", w == "share":
-		return "publishing"
-	}
-	return "submitting data"
-}
 
 // DefaultClassifier asks for confirmation before:
 //   - clicking, selecting in or checking elements whose name says buy, pay, checkout, order,
-//     send, delete, remove, publish, post, submit, …, or dropping a dragged element on one;
+//     send, wire, delete, remove, publish, deploy, approve, authorize, confirm, submit, … (also
+//     in German, French, Spanish, Japanese and Chinese: Bestellen, Payer, Eliminar, 購入, 删除…),
+//     or dropping a dragged element on one;
+//   - clicking a generic "go on" button (Continue, OK, Next, Weiter, 次へ…) when the page's own
+//     words around it (its form or dialog, else the nearby lines) speak of paying, amounts
+//     ("$500"), ordering, deleting, sending or publishing, or warn that it cannot be undone;
 //   - pressing Enter (also type with submit) on such an element, or in a field whose form or
 //     dialog has such a button (Enter submits it); see [SubmitRisk];
 //   - typing into password ([password] in the snapshot, or a password-like name) or payment
-//     fields a value the user did not give in the goal;
-//   - accepting a confirm or prompt dialog whose message says so;
+//     fields a value the user did not give, word for word, in the goal;
+//   - accepting a confirm or prompt dialog whose message names such a step or asks "Are you
+//     sure?" / says it cannot be undone;
 //   - uploading a file the goal does not name.
+//
+// Every verdict names its reason, and Detail quotes the page's words when they, not the
+// control's name, made the step risky.
 func DefaultClassifier(a ActionContext) Verdict {
 	name := a.Element.Name
 	switch a.Tool {
 	case "type", "fill":
 		if passwordRe.MatchString(name) || a.Element.Has("password") {
-			if !suppliedByUser(a.Text, a.Goal) {
+			if !suppliedSecret(a.Text, a.Goal) {
 				return Verdict{Confirm: true, Reason: "password field"}
 			}
 		}
 		if paymentRe.MatchString(name) {
-			if !suppliedByUser(a.Text, a.Goal) {
+			if !suppliedSecret(a.Text, a.Goal) {
 				return Verdict{Confirm: true, Reason: "payment or identity field"}
 			}
 		}
@@ -104,12 +94,15 @@ func DefaultClassifier(a ActionContext) Verdict {
 			return SubmitRisk(a.Page, a.Element)
 		}
 	case "click", "select", "check":
-		if m := irreversibleRe.FindString(name); m != "" && isActionable(a.Element.Role) {
-			return Verdict{Confirm: true, Reason: reasonFor(m)}
+		if reason, _ := actionRisk(name); reason != "" && isActionable(a.Element.Role) {
+			return Verdict{Confirm: true, Reason: reason}
+		}
+		if a.Tool == "click" && isProceed(name) && proceedRole(a.Element.Role) {
+			return contextRisk(a.Page, a.Element)
 		}
 	case "drag":
-		if m := irreversibleRe.FindString(a.Target.Name); m != "" {
-			return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("drops it on %s %q", a.Target.Role, a.Target.Name)}
+		if reason, _ := actionRisk(a.Target.Name); reason != "" {
+			return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("drops it on %s %q", a.Target.Role, a.Target.Name)}
 		}
 	case "press":
 		if isEnter(a.Key) {
@@ -123,14 +116,21 @@ func DefaultClassifier(a ActionContext) Verdict {
 		if !a.Accept {
 			return Verdict{}
 		}
-		if a.Text != "" && passwordRe.MatchString(a.DialogMessage) && !suppliedByUser(a.Text, a.Goal) {
+		if a.Text != "" && passwordRe.MatchString(a.DialogMessage) && !suppliedSecret(a.Text, a.Goal) {
 			return Verdict{Confirm: true, Reason: "password field"}
 		}
 		if t := strings.ToLower(a.DialogType); t == "alert" || t == "beforeunload" {
 			return Verdict{} // OK on an alert only closes it; on beforeunload it leaves the page
 		}
-		if m := irreversibleRe.FindString(a.DialogMessage); m != "" {
-			return Verdict{Confirm: true, Reason: reasonFor(m)}
+		if reason, _ := actionRisk(a.DialogMessage); reason != "" {
+			return Verdict{Confirm: true, Reason: reason}
+		}
+		reason, word := textRisk(a.DialogMessage)
+		if w := firstMatch(vocab.confirm, a.DialogMessage); w != "" {
+			reason, word = confirmPhrases.reason, w
+		}
+		if reason != "" {
+			return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("the page asks %q (%q)", truncate(oneLine(a.DialogMessage), 120), word)}
 		}
 	case "upload":
 		for _, f := range a.Files {
@@ -178,8 +178,13 @@ func focused(page []outline.Node) outline.Node {
 // siblings under their nearest kept ancestor.
 func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
 	if el.Ref != "" {
-		if m := irreversibleRe.FindString(el.Name); m != "" {
-			return Verdict{Confirm: true, Reason: reasonFor(m)}
+		if reason, _ := actionRisk(el.Name); reason != "" {
+			return Verdict{Confirm: true, Reason: reason}
+		}
+		if isProceed(el.Name) && proceedRole(el.Role) {
+			if v := contextRisk(page, el); v.Confirm {
+				return v
+			}
 		}
 	}
 	idx := -1
@@ -195,8 +200,8 @@ func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
 		}
 		for i, n := range page {
 			if n.Role == "dialog" || n.Role == "alertdialog" {
-				if b, m := riskyButton(page, i); m != "" {
-					return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("Enter may press button %q of the open dialog", b.Name)}
+				if b, reason := riskyButton(page, i); reason != "" {
+					return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("Enter may press button %q of the open dialog", b.Name)}
 				}
 			}
 		}
@@ -220,12 +225,21 @@ func SubmitRisk(page []outline.Node, el outline.Node) Verdict {
 	if scope < 0 {
 		return Verdict{}
 	}
-	if b, m := riskyButton(page, scope); m != "" {
-		what := "form"
-		if r := page[scope].Role; r == "dialog" || r == "alertdialog" {
-			what = "dialog"
+	what := "form"
+	if r := page[scope].Role; r == "dialog" || r == "alertdialog" {
+		what = "dialog"
+	}
+	if b, reason := riskyButton(page, scope); reason != "" {
+		return Verdict{Confirm: true, Reason: reason, Detail: fmt.Sprintf("Enter submits the %s with button %q", what, b.Name)}
+	}
+	// A generic button (Continue, OK) carries out what the form's words say.
+	for _, n := range subtree(page, scope) {
+		if n.Role == "button" && !n.Has("disabled") && isProceed(n.Name) {
+			if v := contextRisk(page, n); v.Confirm {
+				v.Detail = fmt.Sprintf("Enter submits the %s with button %q; %s", what, n.Name, v.Detail)
+				return v
+			}
 		}
-		return Verdict{Confirm: true, Reason: reasonFor(m), Detail: fmt.Sprintf("Enter submits the %s with button %q", what, b.Name)}
 	}
 	return Verdict{}
 }
@@ -249,16 +263,23 @@ func hasButton(page []outline.Node, i int) bool {
 }
 
 // riskyButton returns the first button under page[i] named like an irreversible action, and
-// the matching words ("" if none).
+// its category ("" if none).
 func riskyButton(page []outline.Node, i int) (outline.Node, string) {
 	for _, n := range subtree(page, i) {
 		if n.Role == "button" && !n.Has("disabled") {
-			if m := irreversibleRe.FindString(n.Name); m != "" {
-				return n, m
+			if reason, _ := actionRisk(n.Name); reason != "" {
+				return n, reason
 			}
 		}
 	}
 	return outline.Node{}, ""
+}
+
+// proceedRole reports whether a generic "go on" label on an element of role carries out the
+// step its surroundings propose: buttons (and menu items), not links (a "Next" link pages
+// through results).
+func proceedRole(role string) bool {
+	return role == "button" || role == "menuitem" || role == ""
 }
 
 func isActionable(role string) bool {

@@ -192,3 +192,97 @@ func TestMemoryIsPageContent(t *testing.T) {
 		t.Fatalf("a closing tag inside an answer was not defused:\n%s", mem)
 	}
 }
+
+var (
+	// payPage says "Pay $500 now" in its own words; the button only says Continue.
+	payPage = outline.Parse(`- heading "Your plan" [level=1] [ref=e1]
+- text: Pay $500 now to Acme Ltd.
+- button "Continue" [ref=e2]
+- link "Next" [ref=e3]`)
+	payForm = outline.Parse(`- form "Payment":
+  - textbox "Name on card" [ref=e1]
+  - text: Total 49,00 €
+  - button "Weiter" [ref=e2]
+- form "Newsletter":
+  - textbox "Email" [ref=e3]
+  - button "Continue" [ref=e4]`)
+	deleteDialog = outline.Parse(`- dialog "Delete repository":
+  - text: This cannot be undone.
+  - button "Cancel" [ref=e1]
+  - button "Confirm" [ref=e2]
+- button "Confirm" [ref=e3]`)
+	plainPage = outline.Parse(`- heading "Welcome" [level=1] [ref=e1]
+- text: Tell us about yourself.
+- textbox "Nickname" [ref=e2]
+- button "Continue" [ref=e3]
+- link "Share on Mastodon" [ref=e4]`)
+	jaPage = outline.Parse(`- heading "ご確認ください" [ref=e1]
+- text: 合計 ¥12,000
+- button "次へ" [ref=e2]`)
+)
+
+// TestRiskFromContext: the issue's examples. Risk is judged from the control's name in six
+// languages and, for generic labels, from the page's own words around it; the verdict says
+// which words.
+func TestRiskFromContext(t *testing.T) {
+	tests := []struct {
+		name   string
+		a      ActionContext
+		reason string // "" means no confirmation
+		detail string // part of Verdict.Detail
+	}{
+		{"continue on a page saying pay $500", ActionContext{Tool: "click", Element: node(payPage, "e2"), Page: payPage}, "purchase or payment", `"Pay $500 now to Acme Ltd."`},
+		{"next link on that page pages on", ActionContext{Tool: "click", Element: node(payPage, "e3"), Page: payPage}, "", ""},
+		{"weiter in a payment form", ActionContext{Tool: "click", Element: node(payForm, "e2"), Page: payForm}, "purchase or payment", "the form around it says"},
+		{"continue in a newsletter form", ActionContext{Tool: "click", Element: node(payForm, "e4"), Page: payForm}, "", ""},
+		{"confirm in a delete dialog", ActionContext{Tool: "click", Element: node(deleteDialog, "e2"), Page: deleteDialog}, "deletion", `the dialog around it says "Delete repository"`},
+		{"cancel in a delete dialog", ActionContext{Tool: "click", Element: node(deleteDialog, "e1"), Page: deleteDialog}, "", ""},
+		{"continue on a plain page", ActionContext{Tool: "click", Element: node(plainPage, "e3"), Page: plainPage}, "", ""},
+		{"次へ after a total", ActionContext{Tool: "click", Element: node(jaPage, "e2"), Page: jaPage}, "purchase or payment", "¥12,000"},
+		{"enter in a payment form", ActionContext{Tool: "type", Text: "Ada", Submit: true, Element: node(payForm, "e1"), Page: payForm}, "purchase or payment", `Enter submits the form with button "Weiter"`},
+		{"enter on a focused continue", ActionContext{Tool: "press", Key: "Enter", Element: node(payPage, "e2"), Page: payPage}, "purchase or payment", "Pay $500"},
+		{"approve", ActionContext{Tool: "click", Element: el("button", "Approve")}, "approval or authorization", ""},
+		{"authorize", ActionContext{Tool: "click", Element: el("button", "Authorize GitHub CLI")}, "approval or authorization", ""},
+		{"wire money", ActionContext{Tool: "click", Element: el("button", "Wire money")}, "sending", ""},
+		{"deploy", ActionContext{Tool: "click", Element: el("button", "Deploy")}, "publishing", ""},
+		{"bestellen", ActionContext{Tool: "click", Element: el("button", "Bestellen")}, "purchase or payment", ""},
+		{"zahlungspflichtig bestellen", ActionContext{Tool: "click", Element: el("button", "Zahlungspflichtig bestellen")}, "purchase or payment", ""},
+		{"kaufen", ActionContext{Tool: "click", Element: el("button", "Jetzt kaufen")}, "purchase or payment", ""},
+		{"acheter", ActionContext{Tool: "click", Element: el("button", "Acheter")}, "purchase or payment", ""},
+		{"payer", ActionContext{Tool: "click", Element: el("button", "Payer 20 €")}, "purchase or payment", ""},
+		{"comprar", ActionContext{Tool: "click", Element: el("button", "Comprar ahora")}, "purchase or payment", ""},
+		{"pagar", ActionContext{Tool: "click", Element: el("button", "Pagar")}, "purchase or payment", ""},
+		{"購入", ActionContext{Tool: "click", Element: el("button", "購入する")}, "purchase or payment", ""},
+		{"注文", ActionContext{Tool: "click", Element: el("button", "注文を確定する")}, "purchase or payment", ""},
+		{"支付", ActionContext{Tool: "click", Element: el("button", "立即支付")}, "purchase or payment", ""},
+		{"删除", ActionContext{Tool: "click", Element: el("button", "删除")}, "deletion", ""},
+		{"löschen", ActionContext{Tool: "click", Element: el("button", "Löschen")}, "deletion", ""},
+		{"supprimer", ActionContext{Tool: "click", Element: el("button", "Supprimer le compte")}, "deletion", ""},
+		{"eliminar", ActionContext{Tool: "click", Element: el("button", "Eliminar")}, "deletion", ""},
+		{"überweisen", ActionContext{Tool: "click", Element: el("button", "Überweisen")}, "sending", ""},
+		{"words inside words do not count", ActionContext{Tool: "click", Element: el("button", "Repayment schedule")}, "", ""},
+		{"löschen inside a word", ActionContext{Tool: "click", Element: el("link", "Löschenfrei")}, "", ""},
+		// confirm(): the page asking "are you sure" is the risk
+		{"are you sure", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Are you sure? This cannot be undone."}, "confirming an irreversible step", `the page asks "Are you sure? This cannot be undone."`},
+		{"sind sie sicher", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Sind Sie sicher?"}, "confirming an irreversible step", ""},
+		{"本当に", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "本当によろしいですか？"}, "confirming an irreversible step", ""},
+		{"confirm an amount", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Charge 500 USD to your card?"}, "purchase or payment", ""},
+		{"leave page confirm stays free", ActionContext{Tool: "dialog", Accept: true, DialogType: "confirm", DialogMessage: "Leave this page?"}, "", ""},
+		// secrets: exact match, not substring
+		{"password substring of the goal", ActionContext{Tool: "type", Text: "a", Element: el("textbox", "Password"), Goal: "log in as ada with password hunter2"}, "password field", ""},
+		{"password part of a word", ActionContext{Tool: "type", Text: "hunter", Element: el("textbox", "Password"), Goal: "log in with hunter2"}, "password field", ""},
+		{"password given exactly", ActionContext{Tool: "type", Text: "hunter2", Element: el("textbox", "Password"), Goal: `log in with password "hunter2".`}, "", ""},
+		{"password given with a colon", ActionContext{Tool: "type", Text: "hunter2", Element: el("textbox", "Passwort"), Goal: "Passwort: hunter2"}, "", ""},
+		{"password in a host name", ActionContext{Tool: "type", Text: "hunter2", Element: el("textbox", "", "password"), Goal: "log in to hunter2.example"}, "password field", ""},
+		{"card number part of a longer one", ActionContext{Tool: "type", Text: "4111", Element: el("textbox", "Card number"), Goal: "pay with 4111111111111111"}, "payment or identity field", ""},
+		{"dialog password substring", ActionContext{Tool: "dialog", Accept: true, Text: "pw", DialogType: "prompt", DialogMessage: "Password?", Goal: "answer with pw123"}, "password field", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := DefaultClassifier(tt.a)
+			if v.Confirm != (tt.reason != "") || v.Reason != tt.reason || !strings.Contains(v.Detail, tt.detail) {
+				t.Fatalf("verdict %+v, want reason %q with detail containing %q", v, tt.reason, tt.detail)
+			}
+		})
+	}
+}

@@ -100,7 +100,7 @@ func TestToolbox(t *testing.T) {
 					t.Errorf("read-only result %q", res)
 				}
 				res := reqs[2].Last().Text
-				for _, want := range []string{"result of search:", `{"status":"succeeded"}`, "navigated: https://shop.test/ → https://shop.test/search?q=kettle", `button "Buy now"`} {
+				for _, want := range []string{"result of search:", `{"status":"succeeded"}`, "navigated:\n<page_content>\nhttps://shop.test/ → https://shop.test/search?q=kettle\n</page_content>", `button "Buy now"`} {
 					if !strings.Contains(res, want) {
 						t.Errorf("search result lacks %q:\n%s", want, res)
 					}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/internal/reqbody"
 )
 
 // Environment variables that configure the engines.
@@ -40,8 +42,12 @@ const (
 	EnvTTSAPIKey  = "TABRELAY_TTS_API_KEY"
 )
 
-// maxAudio bounds an upload (about ten minutes of Opus, or a minute of 48 kHz WAV).
-const maxAudio = 16 << 20
+// MaxAudio bounds an upload to POST /api/transcribe (about ten minutes of Opus, or a minute
+// of 48 kHz WAV): the body limit the server gives that route.
+const MaxAudio = 16 << 20
+
+// maxSpeakBody bounds the body of POST /api/speak.
+const maxSpeakBody = 64 << 10
 
 // maxSpeak bounds the text of one /api/speak request.
 const maxSpeak = 4000
@@ -74,6 +80,9 @@ type Service struct {
 	ctts      *CloudTTS
 	ltts      *LocalTTS
 	lttsErr   error
+	// largeBodies are the routes Register added that take bodies over the server's default
+	// limit, with their limits.
+	largeBodies map[string]int64
 }
 
 // New reads the configuration and finds the installed engines.
@@ -321,13 +330,20 @@ func Register(g *echo.Group, opts Options) *Service {
 	return s
 }
 
-// Register adds the service's routes to g.
+// Register adds the service's routes to g. The transcription route takes up to MaxAudio:
+// give the server's body limit for it from LargeBodies.
 func (s *Service) Register(g *echo.Group) {
-	g.POST("/transcribe", s.handleTranscribe)
+	rt := g.POST("/transcribe", s.handleTranscribe)
+	s.largeBodies = map[string]int64{rt.Path: MaxAudio}
 	g.POST("/transcribe/warm", s.handleWarm)
 	g.GET("/voice/status", func(c echo.Context) error { return c.JSON(http.StatusOK, s.Status()) })
 	g.POST("/speak", s.handleSpeak)
 }
+
+// LargeBodies maps the routes Register added that take bodies larger than the server's
+// default limit (the full path, e.g. /api/transcribe) to their limits, for
+// relay.Server.AllowBody.
+func (s *Service) LargeBodies() map[string]int64 { return s.largeBodies }
 
 // Warm gets the offline engine ready for speech about to be sent (the microphone just
 // opened): its general model loads while the user speaks instead of after. It does nothing
@@ -362,13 +378,20 @@ func jsonError(c echo.Context, code int, msg string) error {
 // fields or query parameters, or one comma-separated value, and the tab as "tab".
 func (s *Service) handleTranscribe(c echo.Context) error {
 	r := c.Request()
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxAudio)
+	if r.ContentLength > MaxAudio {
+		return jsonError(c, http.StatusRequestEntityTooLarge, (&reqbody.TooLargeError{Limit: MaxAudio}).Error())
+	}
+	r.Body = http.MaxBytesReader(c.Response().Writer, r.Body, MaxAudio)
 	req := Request{Tab: c.QueryParam("tab"), NoPage: c.QueryParam("page") == "false"}
 	hints := c.QueryParams()["hints"]
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "multipart/form-data" {
-		if err := r.ParseMultipartForm(maxAudio); err != nil {
-			return jsonError(c, http.StatusBadRequest, "reading the form: "+err.Error()+" (send the audio as a \"file\" part, at most 16 MiB)")
+		if err := r.ParseMultipartForm(MaxAudio); err != nil {
+			code := http.StatusBadRequest
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				code = http.StatusRequestEntityTooLarge
+			}
+			return jsonError(c, code, "reading the form: "+err.Error()+" (send the audio as a \"file\" part, at most 16 MiB)")
 		}
 		var fh []*multipart.FileHeader
 		for _, name := range []string{"file", "audio"} {
@@ -393,9 +416,9 @@ func (s *Service) handleTranscribe(c echo.Context) error {
 		}
 	} else {
 		var err error
-		req.Audio, err = io.ReadAll(r.Body)
+		req.Audio, err = reqbody.Read(r, MaxAudio)
 		if err != nil {
-			return jsonError(c, http.StatusRequestEntityTooLarge, "reading the audio: "+err.Error()+" (at most 16 MiB)")
+			return jsonError(c, reqbody.Status(err), "reading the audio: "+err.Error())
 		}
 		req.MIME = r.Header.Get("Content-Type")
 	}
@@ -434,9 +457,8 @@ func (s *Service) handleSpeak(c echo.Context) error {
 	var req struct {
 		Text string `json:"text"`
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, 64<<10))
-	if err != nil || json.Unmarshal(body, &req) != nil {
-		return jsonError(c, http.StatusBadRequest, `send a JSON object: {"text":"what to say"}`)
+	if err := reqbody.JSON(c.Request(), maxSpeakBody, &req); err != nil {
+		return jsonError(c, reqbody.Status(err), err.Error()+`; send a JSON object: {"text":"what to say"}`)
 	}
 	text := strings.TrimSpace(req.Text)
 	if text == "" {

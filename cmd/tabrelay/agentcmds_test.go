@@ -21,6 +21,13 @@ import (
 // same commands on real Chromium; these check the plain-words errors fast.
 func testServer(t *testing.T) (f *serveFlags, tab string) {
 	t.Helper()
+	f, tab, _ = startTestServer(t)
+	return f, tab
+}
+
+// startTestServer is testServer, also returning the running server.
+func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
+	t.Helper()
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
@@ -53,7 +60,7 @@ func testServer(t *testing.T) (f *serveFlags, tab string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	f.addr = srv.Addr()
-	return f, tab
+	return f, tab, srv
 }
 
 // runCmd runs a client command in-process and returns its output and error.

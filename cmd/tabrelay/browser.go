@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 )
 
@@ -34,8 +35,11 @@ type browserReady struct {
 
 // cmdBrowser implements `tabrelay browser`: an isolated Chromium or Chrome profile with the
 // extension loaded and paired, the given URLs opened and shared through the extension's toolbar
-// click, and a relay started in-process unless one already answers at --addr. It prints one JSON
-// line ({"http","cdp","token","tabs"}) and runs until interrupted or until the browser exits.
+// click code, and a relay started in-process unless one already answers at --addr. It prints one
+// JSON line ({"http","cdp","token","tabs"}) and runs until interrupted or until the browser
+// exits. The browser is controlled over --remote-debugging-pipe only: it opens no debugging port
+// and runs without --enable-unsafe-extension-debugging (browser.Options' test-only fields stay
+// unset here).
 func cmdBrowser(ctx context.Context, args []string) error {
 	return runBrowser(ctx, args, os.Stdout)
 }
@@ -81,8 +85,11 @@ func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	tabs := []browser.Tab{}
 	for _, u := range urls {
-		tab, err := b.ShareURL(lctx, u)
+		tab, err := b.NewTab(lctx, u)
 		if err != nil {
+			return fmt.Errorf("share %s: %w", u, err)
+		}
+		if err := b.ShareFromExtension(lctx, tab); err != nil {
 			return fmt.Errorf("share %s: %w", u, err)
 		}
 		tabs = append(tabs, tab)
@@ -106,23 +113,23 @@ func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// relayFor returns the relay to pair with: the one answering at f.addr (using the secret in
-// f.home), or a new in-process one. stop ends an in-process relay.
+// relayFor returns the relay to pair with: the one answering at f.addr (once it proved it knows
+// the secret in f.home), or a new in-process one. stop ends an in-process relay.
 func relayFor(ctx context.Context, f *serveFlags, log *zerolog.Logger) (httpURL, token string, stop func(), err error) {
 	if !strings.HasSuffix(f.addr, ":0") {
-		if ext, ok := probeRelay(ctx, f.addr); ok {
+		if addr, ext, ok := probeRelay(ctx, f.addr); ok {
 			tok, err := secret.LoadOrCreate(f.home)
 			if err != nil {
 				return "", "", nil, err
 			}
-			if err := checkToken(ctx, f.addr, tok); err != nil {
+			if err := checkToken(ctx, addr, tok); err != nil {
 				return "", "", nil, err
 			}
 			if ext {
-				log.Warn().Str("addr", f.addr).Msg("the running tabrelay already has a browser connected; this browser's extension replaces that connection (the other browser shows \"replaced by another browser's connection\")")
+				log.Warn().Str("addr", addr).Msg("the running tabrelay already has a browser connected; this browser's extension replaces that connection (the other browser shows \"replaced by another browser's connection\")")
 			}
-			log.Info().Str("addr", f.addr).Msg("using the tabrelay server already running")
-			return "http://" + f.addr, tok, func() {}, nil
+			log.Info().Str("addr", addr).Msg("using the tabrelay server already running")
+			return "http://" + addr, tok, func() {}, nil
 		}
 	}
 	srv, err := f.startServer(ctx, log)
@@ -133,18 +140,22 @@ func relayFor(ctx context.Context, f *serveFlags, log *zerolog.Logger) (httpURL,
 	return srv.HTTPURL(), srv.Token(), func() { _ = srv.Close() }, nil
 }
 
-// probeRelay reports whether a tabrelay server answers /health at addr, and whether it has an
-// extension connected.
-func probeRelay(ctx context.Context, addr string) (extensionConnected, ok bool) {
+// probeRelay reports whether a server answers /health like tabrelay at addr (sending nothing
+// secret), the literal address it answered at, and whether it says an extension is connected.
+func probeRelay(ctx context.Context, addr string) (lit string, extensionConnected, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+	lit, err := proof.DialAddr(ctx, addr)
 	if err != nil {
-		return false, false
+		return "", false, false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+lit+"/health", nil)
+	if err != nil {
+		return "", false, false
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false, false
+		return "", false, false
 	}
 	defer resp.Body.Close()
 	var h struct {
@@ -152,20 +163,25 @@ func probeRelay(ctx context.Context, addr string) (extensionConnected, ok bool) 
 		ExtensionConnected bool   `json:"extensionConnected"`
 	}
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&h) != nil || h.Status != "ok" {
-		return false, false
+		return "", false, false
 	}
-	return h.ExtensionConnected, true
+	return lit, h.ExtensionConnected, true
 }
 
-// checkToken makes sure the running server accepts tok.
+// checkToken makes sure the running server at addr knows tok (the mutual proof: a server that
+// does not gets no secret and is reported as a possible impostor) and accepts the credential.
 func checkToken(ctx context.Context, addr, tok string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/json/version", nil)
+	sess, err := proof.Authorize(ctx, http.DefaultClient, addr, tok)
+	if err != nil {
+		return fmt.Errorf("check the running server: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+sess.Addr+"/json/version", nil)
 	if err != nil {
 		return fmt.Errorf("check the running server's secret: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Authorization", "Bearer "+sess.Credential)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("check the running server's secret: %w", err)

@@ -8,14 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 )
 
@@ -48,10 +51,15 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tab, "tab", "", "the shared tab's `targetId` (default: the tab most recently shared or focused; tabrelay tabs lists them)")
 }
 
-// apiClient calls a running tabrelay server's /api.
+// apiClient calls a running tabrelay server's /api. It never sends the secret: the server first
+// proves it knows the secret (internal/proof), then each request carries a short-lived
+// credential, sent only to the literal address the proof was made for.
 type apiClient struct {
 	addr, home string
 	http       *http.Client
+	mu         sync.Mutex
+	// sess is the current credential (renewed shortly before it expires).
+	sess proof.Session
 }
 
 func (f *clientFlags) client() *apiClient {
@@ -79,6 +87,26 @@ func (c *apiClient) token() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// session returns a credential for the server, running the mutual proof when there is none
+// or it expires within a minute.
+func (c *apiClient) session(ctx context.Context, tok string) (proof.Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess.Credential != "" && time.Until(c.sess.Expiry) > time.Minute {
+		return c.sess, nil
+	}
+	s, err := proof.Authorize(ctx, c.http, c.addr, tok)
+	if err != nil {
+		var ue *proof.UnreachableError
+		if errors.As(err, &ue) {
+			return s, c.notRunning(ue.Err)
+		}
+		return s, err
+	}
+	c.sess = s
+	return s, nil
+}
+
 // apiError is a non-2xx answer of the server.
 type apiError struct {
 	Status int
@@ -94,6 +122,20 @@ func (e *apiError) Error() string {
 		msg += " (kinds: " + strings.Join(e.Body.Kinds, ", ") + ")"
 	}
 	return msg
+}
+
+// post POSTs body to path (outside /api, e.g. /auth/pair-code) with a credential and decodes
+// the JSON answer into v.
+func (c *apiClient) post(ctx context.Context, path string, body, v any) error {
+	resp, err := c.request(ctx, http.MethodPost, path, nil, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v); err != nil {
+		return fmt.Errorf("the server's answer to %s is not the expected JSON: %w", path, err)
+	}
+	return nil
 }
 
 // do sends a request to /api<path> and returns the answer's body and header; a non-2xx answer
@@ -117,7 +159,22 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 // open sends the request and returns the response with its body unread (for streams); a
 // non-2xx answer is an *apiError.
 func (c *apiClient) open(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
-	tok, terr := c.token()
+	return c.request(ctx, method, "/api"+path, query, body)
+}
+
+// request is open for any path.
+func (c *apiClient) request(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	tok, err := c.token()
+	if err != nil {
+		if _, herr := proof.DialAddr(ctx, c.addr); herr == nil && !c.answers(ctx) {
+			return nil, c.notRunning(errors.New("connection refused"))
+		}
+		return nil, err
+	}
+	sess, err := c.session(ctx, tok)
+	if err != nil {
+		return nil, err
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -126,7 +183,7 @@ func (c *apiClient) open(ctx context.Context, method, path string, query url.Val
 		}
 		rd = bytes.NewReader(b)
 	}
-	u := "http://" + c.addr + "/api" + path
+	u := "http://" + sess.Addr + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
@@ -137,19 +194,13 @@ func (c *apiClient) open(ctx context.Context, method, path string, query url.Val
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if terr == nil {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
+	req.Header.Set("Authorization", "Bearer "+sess.Credential)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, c.notRunning(err)
-	}
-	if terr != nil {
-		resp.Body.Close()
-		return nil, terr
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
@@ -159,9 +210,30 @@ func (c *apiClient) open(ctx context.Context, method, path string, query url.Val
 	return resp, nil
 }
 
+// answers reports whether anything accepts connections at the server address (for the error
+// of a client without a secret: "not running" says more than "no secret").
+func (c *apiClient) answers(ctx context.Context) bool {
+	lit, err := proof.DialAddr(ctx, c.addr)
+	if err != nil {
+		return false
+	}
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(dctx, "tcp", lit)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
 func (c *apiClient) answerError(status int, b []byte) error {
 	switch status {
 	case http.StatusUnauthorized:
+		c.mu.Lock()
+		c.sess = proof.Session{} // the secret was rotated meanwhile, say: prove it again next time
+		c.mu.Unlock()
 		return fmt.Errorf("the tabrelay server at %s does not accept the secret in %s: pass the --home (or TABRELAY_HOME) it runs with", c.addr, filepath.Join(c.home, secret.FileName))
 	case http.StatusTooManyRequests:
 		return fmt.Errorf("the tabrelay server at %s refuses requests after too many wrong secrets: wait a few seconds and retry", c.addr)

@@ -20,6 +20,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	tserver "github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
@@ -34,6 +35,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"serve":      {cmdServe, "run the relay and agent server (the default)"},
 		"token":      {cmdToken, "print the pairing secret (--rotate makes a new one)"},
+		"pair":       {cmdPair, "print a one-time link that pairs the extension with the running server (valid 10 minutes)"},
 		"browser":    {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
 		"tabs":       {cmdTabs, "list the shared tabs (most recently shared or focused first)"},
 		"snapshot":   {cmdSnapshot, "print a tab's role outline with refs (--interactive, --max-chars N)"},
@@ -144,6 +146,7 @@ type serveFlags struct {
 	allowCloseUserTabs bool
 	extensionIDs       string
 	allowedSites       string
+	allowFileURLs      bool
 	vision             bool
 }
 
@@ -153,7 +156,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
 	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
-	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may change pages (default: every shared tab's site); reading and navigating stay free")
+	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
+	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
 }
 
 // server is a running tabrelay with the model's description for the banner.
@@ -180,7 +184,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			AllowNonLoopback: f.allowNonLoopback,
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs},
 		},
-		Agent: api.Options{Home: f.home, Stream: true},
+		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
 		Log:   *log,
 	}
 	for _, h := range strings.Split(f.allowedSites, ",") {
@@ -220,21 +224,44 @@ func cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer srv.Close()
-	printBanner(os.Stdout, srv)
+	printBanner(os.Stdout, srv, isTerminal(os.Stdout))
 	<-ctx.Done()
 	log.Info().Msg("shutting down")
 	return nil
 }
 
-func printBanner(w io.Writer, srv *server) {
+// isTerminal reports whether f is an interactive terminal.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// pairingLink is the options-page link that pairs the extension with the server at addr using
+// a one-time code (the options page asks before pairing, and exchanges the code for the secret
+// only with a server that proves it knows the code).
+func pairingLink(addr, code string) string {
+	return fmt.Sprintf("chrome-extension://%s/options.html#addr=%s&code=%s", config.DefaultExtensionID, addr, code)
+}
+
+// printBanner prints where the server runs and how to pair. The secret, the client lines that
+// contain it and the one-time pairing link are printed only when terminal is true (stdout is a
+// terminal): a log file or a pipe may be read by others.
+func printBanner(w io.Writer, srv *server, terminal bool) {
 	addr, tok := srv.Addr(), srv.Token()
 	fmt.Fprintf(w, "tabrelay %s is running at %s\n\n", relay.Version, srv.HTTPURL())
 	fmt.Fprintf(w, "  CDP endpoint (browser-level): ws://%s/cdp\n", addr)
 	fmt.Fprintf(w, "  Discovery:                    %s/json/version\n", srv.HTTPURL())
 	fmt.Fprintf(w, "  Every endpoint but /json/version needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
-	fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
-	fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed:\n")
-	fmt.Fprintf(w, "  chrome-extension://%s/options.html#addr=%s&token=%s\n", config.DefaultExtensionID, addr, tok)
+	if terminal {
+		fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
+		code, _ := srv.NewPairingCode()
+		fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed\n")
+		fmt.Fprintf(w, "(it works once, within %d minutes; `tabrelay pair` prints a new one):\n", int(proof.PairCodeTTL.Minutes()))
+		fmt.Fprintf(w, "  %s\n", pairingLink(addr, code))
+	} else {
+		fmt.Fprintf(w, "  The secret is not shown because stdout is not a terminal: `tabrelay token` prints it.\n\n")
+		fmt.Fprintf(w, "Pair the extension (once): `tabrelay pair` prints a one-time pairing link to open in the browser.\n")
+	}
 	fmt.Fprintf(w, "Then click the tabrelay icon on a tab to share it (the badge shows ON).\n\n")
 	if srv.model != "" {
 		fmt.Fprintf(w, "Agent: %s. Try `tabrelay run \"…\"` or `tabrelay snapshot`.\n", srv.model)
@@ -242,4 +269,28 @@ func printBanner(w io.Writer, srv *server) {
 		fmt.Fprintf(w, "Agent: no language model configured: simple commands work (POST /api/command, `tabrelay act`);\n")
 		fmt.Fprintf(w, "  for tasks set %s and %s (and the provider's key), e.g. %s=openai OPENAI_API_KEY=….\n", llm.EnvProvider, llm.EnvModel, llm.EnvProvider)
 	}
+}
+
+func cmdPair(ctx context.Context, args []string) error { return runPair(ctx, args, osStdio()) }
+
+// runPair implements `tabrelay pair`: it asks the running server (after it proved it knows the
+// secret) for a one-time pairing code and prints the link on stdout.
+func runPair(ctx context.Context, args []string, io stdio) error {
+	fs := flag.NewFlagSet("pair", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	var f clientFlags
+	f.common.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := f.client()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var ans proof.PairCodeAnswer
+	if err := c.post(ctx, proof.PairCodePath, struct{}{}, &ans); err != nil {
+		return err
+	}
+	fmt.Fprintf(io.out, "%s\n", pairingLink(c.sess.Addr, ans.Code))
+	fmt.Fprintf(io.err, "Open this link in the browser where tabrelay is installed; it works once, until %s.\n", ans.Expires.Local().Format(time.TimeOnly))
+	return nil
 }

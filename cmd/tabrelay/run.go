@@ -70,11 +70,13 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	c := f.client()
 	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	// The same entry as the side panel: a skill the request names, then a simple command
+	// through the fast path (no model needed), then a task of the model.
 	var started struct {
 		ID     string      `json:"id"`
 		Status task.Status `json:"status"`
 	}
-	err = c.postJSON(sctx, "/tasks", map[string]any{"goal": goal, "tab": f.tab}, &started)
+	err = c.postJSON(sctx, "/command", map[string]any{"text": goal, "tab": f.tab, "approve": yes, "wait": false}, &started)
 	cancel()
 	if err != nil {
 		return err

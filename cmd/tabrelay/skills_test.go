@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/skills"
 )
@@ -49,12 +53,24 @@ func (g *greeter) Tabs(ctx context.Context) ([]task.Tab, error) { return nil, ni
 
 func TestSkillsCommand(t *testing.T) {
 	home := t.TempDir()
-	if _, err := secret.LoadOrCreate(home); err != nil {
+	tok, err := secret.LoadOrCreate(home)
+	if err != nil {
 		t.Fatal(err)
 	}
 	page := &greeter{}
 	svc := skills.New(skills.Options{Dir: filepath.Join(home, "skills"), Browser: page})
 	e := echo.New()
+	// The CLI sends nothing before the server proves the secret: this bare server proves it
+	// as the relay does (relay/auth.go).
+	e.POST(proof.ChallengePath, func(c echo.Context) error {
+		var req proof.ChallengeRequest
+		if err := c.Bind(&req); err != nil {
+			return err
+		}
+		a := c.Request().Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+		ns := proof.NewServerNonce(time.Now())
+		return c.JSON(http.StatusOK, proof.ChallengeAnswer{ServerNonce: ns, Proof: proof.Secret(tok).ServerProof(req.ClientNonce, ns, proof.Addr(a.IP, a.Port))})
+	})
 	skills.Register(e.Group("/api"), svc)
 	ts := httptest.NewServer(e)
 	defer ts.Close()

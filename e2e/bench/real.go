@@ -40,7 +40,7 @@ func startReal(ctx context.Context, path string) (*realSetup, error) {
 		rp.stop()
 		return nil, fmt.Errorf("start the fixture site: %w", err)
 	}
-	b, err := browser.Launch(ctx, browser.Options{Headless: true})
+	b, err := browser.Launch(ctx, browser.Options{Headless: true, ExtensionDebugging: true, DebuggingPort: true})
 	if err != nil {
 		rp.stop()
 		site.Close()

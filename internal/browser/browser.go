@@ -1,12 +1,23 @@
 // Package browser finds and launches Chrome or Chromium with an isolated profile and the tabrelay
 // extension loaded, pairs the extension with a relay, and shares tabs through the extension's
-// own toolbar-click path (Extensions.triggerAction). It backs `tabrelay browser` and the
-// end-to-end tests.
+// own toolbar-click code. It backs `tabrelay browser` and the end-to-end tests.
 //
-// The launched browser also listens on its own DevTools port (--remote-debugging-port=0, read
-// back from the profile's DevToolsActivePort file). That control channel is used only to drive
-// what a person would do (open a tab, click the toolbar button, read the badge); every CDP client
-// of tabrelay goes through the relay and the extension.
+// The launched browser is controlled over --remote-debugging-pipe: Chrome reads DevTools
+// protocol commands on its file descriptor 3 and writes replies and events on its descriptor 4,
+// both inherited from this process only, so no other program (nor another local user) can reach
+// that channel, and the browser opens no debugging port. The channel drives only what a person
+// would do (open a tab, share it, read the badge); every CDP client of tabrelay goes through the
+// relay and the extension.
+//
+// What the product path (`tabrelay browser`) uses needs no unsafe flag: page and service-worker
+// targets, Runtime.evaluate in them, and the extension's own pages opened as tabs. Pair writes
+// the settings from the extension's options page (chrome.storage.local, as a person saving the
+// form does) and ShareFromExtension sends, from that page, the message the side panel's share
+// button sends, which runs the toolbar click's code. Two options exist for tests only and are
+// never set by cmd/tabrelay: ExtensionDebugging adds --enable-unsafe-extension-debugging, which
+// Chrome documents as the condition for the Extensions.* domain, so that Click can fire a real
+// toolbar click (Extensions.triggerAction); DebuggingPort also opens Chrome's own DevTools port,
+// for tests and benchmarks that compare tabrelay with Chrome's own endpoint.
 package browser
 
 import (
@@ -52,15 +63,26 @@ type Options struct {
 	Output io.Writer
 	// Logger receives structured logs (default: none).
 	Logger *zerolog.Logger
+
+	// ExtensionDebugging (tests only) adds --enable-unsafe-extension-debugging, so that Click
+	// can fire a real toolbar click with Extensions.triggerAction. A browser a person keeps
+	// running must not have it: cmd/tabrelay never sets it.
+	ExtensionDebugging bool
+	// DebuggingPort (tests only) also opens the browser's own DevTools port
+	// (--remote-debugging-port=0; ControlURL is then its WebSocket URL), for tests and benchmarks
+	// that compare tabrelay with Chrome's own endpoint. Any local user can control a browser
+	// through that port: cmd/tabrelay never sets it.
+	DebuggingPort bool
 }
 
 // Browser is a running browser with the extension loaded.
 type Browser struct {
-	// CDP is the browser-level control connection (the browser's own DevTools endpoint).
+	// CDP is the browser-level control connection, over --remote-debugging-pipe.
 	CDP *cdpclient.Client
 	// ExtensionID is the loaded extension's id.
 	ExtensionID string
-	// ControlURL is the browser's own DevTools WebSocket URL.
+	// ControlURL is the browser's own DevTools WebSocket URL when Options.DebuggingPort was set,
+	// else "" (the browser then has no debugging port).
 	ControlURL string
 	// ExtensionDir is the directory the extension was loaded from.
 	ExtensionDir string
@@ -74,6 +96,8 @@ type Browser struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	extensionDebugging bool
 
 	// the relay the extension was last paired with (Pair), where Share checks the tab arrived
 	relayMu    sync.Mutex
@@ -152,7 +176,14 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 		"--disable-features=Translate,MediaRouter,OptimizationHints",
 		"--user-data-dir=" + profile,
 		"--disable-extensions-except=" + extDir, "--load-extension=" + extDir,
-		"--remote-debugging-port=0", "--enable-unsafe-extension-debugging",
+		"--remote-debugging-pipe",
+	}
+	if opts.ExtensionDebugging {
+		args = append(args, "--enable-unsafe-extension-debugging")
+		b.extensionDebugging = true
+	}
+	if opts.DebuggingPort {
+		args = append(args, "--remote-debugging-port=0")
 	}
 	if opts.Headless {
 		args = append(args, "--headless=new", "--disable-gpu", "--window-size=1280,900")
@@ -171,12 +202,30 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 	if opts.Output != nil {
 		out = io.MultiWriter(b.tail, opts.Output)
 	}
+	// The control pipe: the browser reads commands on its fd 3 and writes on its fd 4. os.Pipe
+	// opens close-on-exec descriptors, so only the browser inherits its two ends.
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("launch browser: control pipe: %w", err)
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		cmdR.Close()
+		cmdW.Close()
+		return nil, fmt.Errorf("launch browser: control pipe: %w", err)
+	}
+	b.CDP = cdpclient.New(cdpclient.NewPipe(evR, cmdW)) // Close closes our two ends
+
 	// The browser must outlive ctx (which bounds only the launch): Close stops it.
 	b.cmd = exec.Command(chrome, args...) //nolint:gosec // the browser the user chose
 	b.cmd.Stdout, b.cmd.Stderr = out, out
+	b.cmd.ExtraFiles = []*os.File{cmdR, evW} // fd 3, fd 4
 	setProcAttr(b.cmd)
 	log.Debug().Str("chrome", chrome).Strs("args", args).Msg("launching browser")
-	if err := b.cmd.Start(); err != nil {
+	err = b.cmd.Start()
+	cmdR.Close() // the browser's ends: ours must go, or we would never see it close the pipe
+	evW.Close()
+	if err != nil {
 		return nil, fmt.Errorf("launch browser %s: %w", chrome, err)
 	}
 	go func() {
@@ -184,19 +233,37 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 		close(b.exited)
 	}()
 
-	wsPath, port, err := b.waitDevToolsPort(ctx, profile)
-	if err != nil {
+	if err := b.waitControl(ctx); err != nil {
 		return nil, err
 	}
-	b.ControlURL = fmt.Sprintf("ws://127.0.0.1:%d%s", port, wsPath)
-	if b.CDP, err = cdpclient.Dial(ctx, b.ControlURL, nil); err != nil {
-		return nil, fmt.Errorf("launch browser: connect to its DevTools endpoint: %w", err)
+	if opts.DebuggingPort {
+		wsPath, port, err := b.waitDevToolsPort(ctx, profile)
+		if err != nil {
+			return nil, err
+		}
+		b.ControlURL = fmt.Sprintf("ws://127.0.0.1:%d%s", port, wsPath)
 	}
 	if err := b.waitWorkerReady(ctx); err != nil {
 		return nil, fmt.Errorf("launch browser: the tabrelay extension did not start (is %s a valid extension?): %w", extDir, err)
 	}
 	log.Info().Int("pid", b.cmd.Process.Pid).Str("extension", b.ExtensionID).Msg("browser running")
 	return b, nil
+}
+
+// waitControl waits until the browser answers on the control pipe.
+func (b *Browser) waitControl(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := b.CDP.Call(ctx, "", "Browser.getVersion", nil, nil)
+	if err == nil {
+		return nil
+	}
+	select {
+	case <-b.exited:
+		return fmt.Errorf("launch browser: it exited at once (%v); its last output:\n%s", b.waitErr, b.tail.String())
+	case <-time.After(time.Second): // the pipe may close a moment before the process is reaped
+	}
+	return fmt.Errorf("launch browser: no answer on its --remote-debugging-pipe (%w); its last output:\n%s", err, b.tail.String())
 }
 
 func (b *Browser) waitDevToolsPort(ctx context.Context, profile string) (string, int, error) {
@@ -429,19 +496,52 @@ func evaluate(ctx context.Context, c *cdpclient.Client, sid, expression string, 
 	return nil
 }
 
+// withExtensionPage opens the extension's options page in a background tab, waits until its
+// scripts can use the extension's APIs, runs fn with a session attached to it, and closes the tab
+// again. An extension page is an ordinary page target: it needs neither the Extensions.* domain
+// nor any unsafe flag.
+func (b *Browser) withExtensionPage(ctx context.Context, fn func(sessionID string) error) error {
+	origin := "chrome-extension://" + b.ExtensionID
+	var r struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": origin + "/options.html", "background": true}, &r); err != nil {
+		return fmt.Errorf("open the extension's options page: %w", err)
+	}
+	defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": r.TargetID}, nil) //nolint:errcheck // best effort
+	return b.withSession(ctx, r.TargetID, func(sid string) error {
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		readyJS := fmt.Sprintf(`location.origin === %q && document.readyState === 'complete' && typeof chrome?.storage?.local === 'object'`, origin)
+		var lastErr error
+		for {
+			var ok bool
+			// errors are expected while the page replaces its first about:blank document
+			if lastErr = evaluate(wctx, b.CDP, sid, readyJS, &ok); lastErr == nil && ok {
+				break
+			}
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("the extension's options page did not load (last error: %v): %w", lastErr, wctx.Err())
+			case <-b.exited:
+				return errors.New("the browser exited")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		return fn(sid)
+	})
+}
+
 // Pair stores the relay address and pairing token in the extension's settings
-// (chrome.storage.local relayAddr and token, set with Extensions.setStorageItems) exactly as the
-// options page does; the extension reconnects on the change.
+// (chrome.storage.local relayAddr and token), written from the extension's own options page as
+// saving its form does; the extension reconnects on the change.
 func (b *Browser) Pair(ctx context.Context, addr, token string) error {
-	sw, err := b.serviceWorker(ctx)
+	values, err := json.Marshal(map[string]string{"relayAddr": addr, "token": token})
 	if err != nil {
 		return fmt.Errorf("pair extension: %w", err)
 	}
-	err = b.withSession(ctx, sw, func(sid string) error {
-		return b.CDP.Call(ctx, sid, "Extensions.setStorageItems", map[string]any{
-			"id": b.ExtensionID, "storageArea": "local",
-			"values": map[string]any{"relayAddr": addr, "token": token},
-		}, nil)
+	err = b.withExtensionPage(ctx, func(sid string) error {
+		return evaluate(ctx, b.CDP, sid, "chrome.storage.local.set("+string(values)+")", nil)
 	})
 	if err != nil {
 		return fmt.Errorf("pair extension: %w", err)
@@ -617,11 +717,19 @@ func (b *Browser) waitLoaded(ctx context.Context, tab Tab) (string, error) {
 	}
 }
 
+// ErrNoExtensionDebugging is returned by Click (and Share, Unshare, ShareURL) on a browser
+// launched without Options.ExtensionDebugging.
+var ErrNoExtensionDebugging = errors.New("a real toolbar click needs Extensions.triggerAction, which this browser was not launched for (Options.ExtensionDebugging is for tests; use ShareFromExtension)")
+
 // Click brings tab to the front and clicks the extension's toolbar button on it
 // (Extensions.triggerAction, which fires chrome.action.onClicked as a real click does). The
 // front step matters: Chromium 156 hands onClicked the window's active tab, whichever tab
 // target triggerAction names, just as a person can only click the button of the visible tab.
+// It needs Options.ExtensionDebugging (tests only).
 func (b *Browser) Click(ctx context.Context, tab Tab) error {
+	if !b.extensionDebugging {
+		return fmt.Errorf("click the tabrelay button on tab %d: %w", tab.TabID, ErrNoExtensionDebugging)
+	}
 	if err := b.CDP.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
 		return fmt.Errorf("bring tab %d to the front: %w", tab.TabID, err)
 	}
@@ -677,11 +785,37 @@ func (b *Browser) WaitBadge(ctx context.Context, tab Tab, want string) error {
 	}
 }
 
-// Share clicks the toolbar button on an unshared tab and waits for the badge to read "ON".
+// Share clicks the toolbar button on an unshared tab (Click: tests only) and waits for the badge
+// to read "ON" and for the paired relay to list the tab.
 func (b *Browser) Share(ctx context.Context, tab Tab) error {
 	if err := b.Click(ctx, tab); err != nil {
 		return err
 	}
+	return b.waitShared(ctx, tab)
+}
+
+// ShareFromExtension shares tab from inside the extension, with no Extensions.* domain and no
+// unsafe flag: the extension's options page, opened for the purpose and closed again, sends the
+// message the side panel's share button sends ({type: "share", tabId}), which runs the toolbar
+// click's code on that tab. It then waits as Share does. This is how `tabrelay browser` shares.
+func (b *Browser) ShareFromExtension(ctx context.Context, tab Tab) error {
+	var reply struct {
+		Error string `json:"error"`
+	}
+	err := b.withExtensionPage(ctx, func(sid string) error {
+		return evaluate(ctx, b.CDP, sid, fmt.Sprintf(`chrome.runtime.sendMessage({type: 'share', tabId: %d})`, tab.TabID), &reply)
+	})
+	if err != nil {
+		return fmt.Errorf("share tab %d: %w", tab.TabID, err)
+	}
+	if reply.Error != "" {
+		return fmt.Errorf("share tab %d: the extension says: %s", tab.TabID, reply.Error)
+	}
+	return b.waitShared(ctx, tab)
+}
+
+// waitShared waits for tab's badge to read "ON" and for the paired relay to list it.
+func (b *Browser) waitShared(ctx context.Context, tab Tab) error {
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if err := b.WaitBadge(wctx, tab, "ON"); err != nil {
@@ -743,7 +877,7 @@ func (b *Browser) Unshare(ctx context.Context, tab Tab) error {
 	return nil
 }
 
-// ShareURL opens url in a new tab and shares it through the toolbar button.
+// ShareURL opens url in a new tab and shares it through the toolbar button (Share: tests only).
 func (b *Browser) ShareURL(ctx context.Context, url string) (Tab, error) {
 	tab, err := b.NewTab(ctx, url)
 	if err != nil {

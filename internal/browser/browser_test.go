@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,8 +38,15 @@ func TestFindOverride(t *testing.T) {
 	}
 }
 
-// launch starts a headless browser for a test; without Chromium the test fails (skips under -short).
+// launch starts a headless browser for a test, with the real toolbar click available (test
+// option ExtensionDebugging); without Chromium the test fails (skips under -short).
 func launch(t *testing.T) *Browser {
+	t.Helper()
+	return launchWith(t, Options{Headless: true, ExtensionDebugging: true})
+}
+
+// launchWith is launch with opts.
+func launchWith(t *testing.T, opts Options) *Browser {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Chromium (skipped with -short)")
@@ -48,7 +56,7 @@ func launch(t *testing.T) *Browser {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := Launch(ctx, Options{Headless: true})
+	b, err := Launch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +217,57 @@ func (c *fakeConn) request(t *testing.T, ctx context.Context, msg map[string]any
 		e := c.next(t, ctx, wire.TypeResponse)
 		if e.ID == c.nextID {
 			return e
+		}
+	}
+}
+
+// The product path (`tabrelay browser`): a browser launched without the test options pairs and
+// shares from the extension's own page over the pipe; the real click is refused in words; the
+// helper page is closed again.
+func TestShareFromExtensionWithoutTestOptions(t *testing.T) {
+	b := launchWith(t, Options{Headless: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if b.ControlURL != "" {
+		t.Fatalf("ControlURL = %q without DebuggingPort", b.ControlURL)
+	}
+	relay := newFakeRelay(t, "secret-2")
+	if err := b.Pair(ctx, relay.addr, relay.token); err != nil {
+		t.Fatal(err)
+	}
+	conn := relay.accept(ctx)
+	if err := b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fix := serveFixture(t)
+	tab, err := b.NewTab(ctx, fix+"/page.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Click(ctx, tab); !errors.Is(err, ErrNoExtensionDebugging) {
+		t.Fatalf("Click without ExtensionDebugging: %v, want ErrNoExtensionDebugging", err)
+	}
+	if err := b.ShareFromExtension(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	shared := conn.next(t, ctx, wire.TypeTabShared)
+	if shared.Tab == nil || shared.Tab.TargetID != tab.TargetID || shared.Tab.Origin != wire.OriginUser {
+		t.Fatalf("tabShared = %+v, want target %s shared by the user", shared.Tab, tab.TargetID)
+	}
+	// sharing twice leaves it shared (the side panel's message is not a toggle)
+	if err := b.ShareFromExtension(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	if badge, err := b.Badge(ctx, tab); err != nil || badge != "ON" {
+		t.Fatalf("badge after a second share = %q, %v; want ON", badge, err)
+	}
+	ts, err := b.targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range ts {
+		if strings.HasSuffix(ti.URL, "/options.html") {
+			t.Errorf("the helper options page is still open: %+v", ti)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package cdpclient is a small Chrome DevTools Protocol client: commands with replies, flat
 // sessions and event subscriptions over any message transport. The relay's in-process agent and
-// the tests use it, over a WebSocket or over the hub's in-process pipe alike.
+// the tests use it, over a WebSocket or over the hub's in-process pipe alike; internal/browser
+// uses it over Chrome's --remote-debugging-pipe (Pipe).
 package cdpclient
 
 import (

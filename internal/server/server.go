@@ -84,7 +84,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		opts.Voice.Snapshot = InteractiveText(ag)
 	}
 	opts.Voice.Log = opts.Log.With().Str("part", "voice").Logger()
-	voice.Register(srv.API(), opts.Voice)
+	vs := voice.Register(srv.API(), opts.Voice)
+	for route, n := range vs.LargeBodies() { // audio uploads: every other route keeps the default
+		srv.AllowBody(route, n)
+	}
 
 	s := &Server{Server: srv, Agent: ag, Skills: sk}
 	if err := srv.Start(ctx); err != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,6 +92,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: creating the directory for %s: %w", path, err)
 	}
+	// SQLite creates the -wal and -shm files with the database file's mode: make that 0600
+	// before it opens (whatever the umask; a database from an older version may be 0644).
+	if err := makePrivate(path, true); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -112,8 +118,29 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	_ = os.Chmod(path, 0o600)
+	for _, companion := range []string{path + "-wal", path + "-shm"} { // left 0644 by an older version
+		if err := makePrivate(companion, false); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// makePrivate gives the file at path mode 0600, creating it empty first when create is set
+// (an empty file is a new SQLite database); a missing file is left missing otherwise.
+func makePrivate(path string, create bool) error {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("store: creating %s: %w", path, err)
+		}
+		_ = f.Close()
+	}
+	if err := os.Chmod(path, 0o600); err != nil && !(errors.Is(err, fs.ErrNotExist) && !create) {
+		return fmt.Errorf("store: making %s readable by its owner only (0600): %w", path, err)
+	}
+	return nil
 }
 
 // InterruptedError is the error recorded on tasks that were still in progress when the

@@ -2,7 +2,8 @@
 // the wire protocol (relay/wire) and answers CDP commands the way Chrome does where it matters to
 // the relay (Runtime.enable announces contexts once, domains stay enabled until disabled,
 // overrides stay until cleared). It makes relay tests and benchmarks fast and deterministic; it
-// never replaces the end-to-end tests against real Chromium and the real extension.
+// never replaces the end-to-end tests against real Chromium and the real extension. Impostor is
+// a fake server on a tabrelay port that records what clients send it, for the impostor tests.
 package relaytest
 
 import (

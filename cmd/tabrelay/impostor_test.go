@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/internal/proof"
+	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/relay/relaytest"
+)
+
+// assertNothingUsable fails the test if the impostor received the secret, or anything the real
+// server accepts (each candidate is tried on the real server: it must answer 401, or 429 once
+// the wrong tries throttle it, and Accepts must say no).
+func assertNothingUsable(t *testing.T, im *relaytest.Impostor, real *relay.Server) {
+	t.Helper()
+	if im.Requests() == 0 {
+		t.Fatal("the impostor received no request: the client did not go through it")
+	}
+	for _, s := range im.Received() {
+		if strings.Contains(s, real.Token()) {
+			t.Errorf("the impostor received the secret: %q", s)
+		}
+	}
+	cands := im.Candidates()
+	if len(cands) == 0 {
+		t.Fatal("the impostor recorded no values to try")
+	}
+	for _, c := range cands {
+		if real.Accepts(c) {
+			t.Errorf("the impostor received %q, which the real server accepts", c)
+		}
+		req, _ := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
+		req.Header.Set("Authorization", "Bearer "+c)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
+		}
+	}
+}
+
+// TestCLIRefusesImpostor: with a fake server on the port, `tabrelay tabs` (the real client code
+// path) reports the impostor in words, and the impostor receives nothing usable.
+func TestCLIRefusesImpostor(t *testing.T) {
+	f, _, srv := startTestServer(t)
+	real := srv.Server.Server
+	im, err := relaytest.StartImpostor("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	g := *f
+	g.addr = im.Addr
+	_, _, err = runCmd(t, runTabs, &g)
+	var np *proof.NotProvedError
+	if !errors.As(err, &np) || !strings.HasPrefix(err.Error(), "the server at "+im.Addr+" does not know this secret: another program may be using the port") {
+		t.Fatalf("tabs against an impostor: %v", err)
+	}
+	// the same command against the real server works (before the candidates are tried: the
+	// wrong tries throttle the server)
+	if _, _, err := runCmd(t, runTabs, f); err != nil {
+		t.Fatalf("tabs against the real server: %v", err)
+	}
+	assertNothingUsable(t, im, real)
+}
+
+// TestBrowserCheckRefusesImpostor: `tabrelay browser`'s "is a server already running at
+// --addr?" check does not trust a fake server that says ok on /health: it reports it in words
+// and sends it nothing usable (no browser is started).
+func TestBrowserCheckRefusesImpostor(t *testing.T) {
+	f, _, srv := startTestServer(t)
+	real := srv.Server.Server
+	im, err := relaytest.StartImpostor("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	g := *f
+	g.addr = im.Addr
+	log := zerolog.Nop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, _, _, err = relayFor(ctx, &g, &log)
+	var np *proof.NotProvedError
+	if !errors.As(err, &np) || !strings.Contains(err.Error(), "the server at "+im.Addr+" does not know this secret: another program may be using the port") {
+		t.Fatalf("relayFor against an impostor: %v", err)
+	}
+	// against the real server the check passes and pairs with its literal address
+	httpURL, tok, stop, err := relayFor(ctx, f, &log)
+	if err != nil || httpURL != real.HTTPURL() || tok != real.Token() {
+		t.Fatalf("relayFor against the real server: %q %v", httpURL, err)
+	}
+	stop()
+	assertNothingUsable(t, im, real)
+}
+
+// TestCLIRefusesImpostorRelayingFromIPv6: the real server holds 127.0.0.1:PORT, an impostor
+// holds [::1]:PORT and relays everything to the real one; `tabrelay tabs --addr [::1]:PORT`
+// and `tabrelay browser`'s check refuse it, and it receives nothing usable.
+func TestCLIRefusesImpostorRelayingFromIPv6(t *testing.T) {
+	f, _, srv := startTestServer(t)
+	real := srv.Server.Server
+	_, port, _ := net.SplitHostPort(real.Addr())
+	im, err := relaytest.StartImpostor("[::1]:"+port, real.Addr())
+	if err != nil {
+		t.Skipf("this machine has no IPv6 loopback to run the impostor on ([::1]:%s: %v); the proof's address binding is covered by internal/proof TestServerProof", port, err)
+	}
+	defer im.Close()
+	g := *f
+	g.addr = im.Addr
+	_, _, err = runCmd(t, runTabs, &g)
+	var np *proof.NotProvedError
+	if !errors.As(err, &np) || np.Addr != "[::1]:"+port {
+		t.Fatalf("tabs through the relaying impostor: %v", err)
+	}
+	log := zerolog.Nop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, _, _, err := relayFor(ctx, &g, &log); !errors.As(err, &np) {
+		t.Fatalf("relayFor through the relaying impostor: %v", err)
+	}
+	assertNothingUsable(t, im, real)
+}
+
+// TestBannerShowsSecretOnlyOnTerminal: the startup banner shows the secret, the client lines
+// with it and a one-time pairing link (whose code pairs once) only on a terminal.
+func TestBannerShowsSecretOnlyOnTerminal(t *testing.T) {
+	_, _, srv := startTestServer(t)
+	var piped, term strings.Builder
+	printBanner(&piped, srv, false)
+	printBanner(&term, srv, true)
+	if strings.Contains(piped.String(), srv.Token()) || strings.Contains(piped.String(), "code=") || !strings.Contains(piped.String(), "`tabrelay token` prints it") {
+		t.Errorf("banner on a pipe:\n%s", piped.String())
+	}
+	if !strings.Contains(term.String(), "?token="+srv.Token()) || strings.Contains(term.String(), "token="+srv.Token()+"\n") {
+		t.Errorf("banner on a terminal:\n%s", term.String())
+	}
+	_, link, ok := strings.Cut(term.String(), "options.html#addr="+srv.Addr()+"&code=")
+	if !ok {
+		t.Fatalf("no pairing link on a terminal:\n%s", term.String())
+	}
+	code := strings.Fields(link)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := proof.Pair(ctx, http.DefaultClient, srv.Addr(), code); err != nil || got != srv.Token() {
+		t.Fatalf("pairing with the banner's code: %q %v", got, err)
+	}
+	if _, err := proof.Pair(ctx, http.DefaultClient, srv.Addr(), code); err == nil {
+		t.Fatal("the banner's code paired twice")
+	}
+}
+
+// TestPairCommand: `tabrelay pair` prints a one-time link for the running server.
+func TestPairCommand(t *testing.T) {
+	f, _, srv := startTestServer(t)
+	out, _, err := runCmd(t, runPair, f)
+	_, code, ok := strings.Cut(strings.TrimSpace(out), "options.html#addr="+srv.Addr()+"&code=")
+	if err != nil || !ok {
+		t.Fatalf("pair: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := proof.Pair(ctx, http.DefaultClient, srv.Addr(), code); err != nil || got != srv.Token() {
+		t.Fatalf("pairing with the printed code: %q %v", got, err)
+	}
+}
