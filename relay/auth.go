@@ -83,15 +83,6 @@ func (s *Server) NewPairingCode() (code string, expires time.Time) {
 	return s.pairing.add(time.Now())
 }
 
-// localAddr is this server's own address of the request's connection, in proof.Addr form.
-func localAddr(r *http.Request) (string, bool) {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
-	if !ok {
-		return "", false
-	}
-	return proof.Addr(a.IP, a.Port), true
-}
-
 // decodeAuthBody decodes a small JSON body, refusing anything larger than authBodyLimit.
 func decodeAuthBody(c echo.Context, v any) error {
 	r := c.Request()
@@ -117,10 +108,6 @@ func (s *Server) authChallenge(c echo.Context) error {
 	if err := proof.CheckClientNonce(req.ClientNonce); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "tabrelay: "+err.Error())
 	}
-	addr, ok := localAddr(c.Request())
-	if !ok {
-		return echo.NewHTTPError(http.StatusInternalServerError, "tabrelay: the connection's local address is unknown")
-	}
 	now := time.Now()
 	key := proof.Secret(s.Token())
 	if req.Pairing != "" {
@@ -130,8 +117,12 @@ func (s *Server) authChallenge(c echo.Context) error {
 		}
 		key = proof.Pairing(code)
 	}
-	ns := proof.NewServerNonce(now)
-	return c.JSON(http.StatusOK, proof.ChallengeAnswer{ServerNonce: ns, Proof: key.ServerProof(req.ClientNonce, ns, addr)})
+	local, _ := c.Request().Context().Value(http.LocalAddrContextKey).(net.Addr)
+	ans, err := key.Answer(req.ClientNonce, local, now)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusInternalServerError, "tabrelay: "+err.Error())
+	}
+	return c.JSON(http.StatusOK, ans)
 }
 
 // authPair answers POST /auth/pair: the secret, for a credential made with a live pairing code

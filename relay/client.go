@@ -50,8 +50,19 @@ type session struct {
 	aFilter    []filterEntry
 	announced  map[string]bool // targets this session auto-attached, by target id
 
-	touched  map[string]bool     // domains the client used here: their events are delivered
-	enabled  map[string]bool     // domains the client enabled here
+	enabled map[string]bool // domains the client enabled here: their events are delivered
+	// replaying holds the domains whose enable waits for its answer to replay what Chrome
+	// replays on enable (contexts, console messages, log entries): their events wait too.
+	replaying map[string]bool
+	// subs holds the events the client asked for with a command rather than a domain's enable
+	// (lifecycle events, screencast frames, intercepted drags …), see eventSwitches.
+	subs map[string]bool
+	// seq numbers the commands forwarded on this session; open holds those not yet answered.
+	// Answers the hub makes itself wait in later until every earlier command is answered, as
+	// Chrome answers one session's commands in order.
+	seq      int64
+	open     map[int64]struct{}
+	later    []deferred
 	children map[string]*session // child sessions by session id
 	scripts  []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
 	bindings []binding           // Runtime.addBinding the client added here
@@ -103,7 +114,8 @@ func (s *session) dropBinding(name string) {
 func (c *Client) newSession(kind sessionKind, t *target, ext string, parent *session) *session {
 	s := &session{
 		id: randomID(), c: c, kind: kind, t: t, ext: ext, parent: parent,
-		announced: map[string]bool{}, touched: map[string]bool{}, enabled: map[string]bool{}, children: map[string]*session{},
+		announced: map[string]bool{}, enabled: map[string]bool{}, replaying: map[string]bool{}, subs: map[string]bool{},
+		open: map[int64]struct{}{}, children: map[string]*session{},
 	}
 	c.sessions[s.id] = s
 	if t != nil && (kind == kindPage || kind == kindChild) {
@@ -254,6 +266,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 		delete(users, s)
 		if len(users) == 0 {
 			delete(t.enabled[s.ext], dom)
+			t.dropCache(s.ext, dom)
 			if dom == "Runtime" {
 				delete(t.runtime, s.ext)
 			}
@@ -427,22 +440,31 @@ var undoTable = map[string]undo{
 func (c *Client) Handle(msg []byte) {
 	h := c.h
 	e, err := parseEnvelope(msg)
+	if err == nil && !json.Valid(msg) {
+		// parseEnvelope checks only what routing reads; Chrome refuses any invalid JSON, and
+		// the extension would fail on it later with a less useful error
+		err = errInvalidJSON
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c.closed {
 		return
 	}
 	if err != nil {
-		id, ok := recoverID(msg)
-		c.send(errorMsg(ok, id, "", codeParseError, "Message must be a valid JSON object: "+err.Error()))
+		c.send(malformedReply(msg, err))
 		return
 	}
+	// checked in Chrome's order, answered as Chrome answers (no sessionId on these)
 	if !e.hasID {
-		c.send(errorMsg(false, 0, e.sessionID, codeInvalidRequest, "Message must have integer 'id' property"))
+		c.send(errorMsg(false, 0, "", codeInvalidRequest, msgNoID))
 		return
 	}
 	if e.method == "" {
-		c.send(errorMsg(true, e.id, e.sessionID, codeInvalidRequest, "Message must have string 'method' property"))
+		c.send(errorMsg(true, e.id, "", codeInvalidRequest, msgNoMethod))
+		return
+	}
+	if len(e.params) > 0 && e.params[0] != '{' {
+		c.send(errorMsg(true, e.id, "", codeInvalidRequest, msgBadParams))
 		return
 	}
 	s := c.def
@@ -518,39 +540,43 @@ func (h *Hub) forward(r *req, domain string) {
 		r.fail(codeServerError, fmt.Sprintf("tabrelay: too many commands in flight (%d); wait for answers before sending more", h.opts.MaxInFlight))
 		return
 	}
-	s.touched[domain] = true
 	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
+	replay := ""
 	_, suffix, _ := strings.Cut(r.method, ".")
+	if implicitEnable[r.method] && !s.enabled[domain] {
+		suffix = "enable" // counted as the domain's enable: its last user's leaving disables it
+	}
 	switch suffix {
 	case "enable":
 		users := t.enabled[s.ext][domain]
 		others := len(users) - btoi(users != nil && hasSession(users, s))
+		already := s.enabled[domain]
 		h.markEnabled(s, domain)
+		if others == 0 {
+			t.cacheFor(s.ext, domain, true)
+		} else if !already && replayable[domain] != nil {
+			// Chrome has it on for another client and will not replay: the hub does, when
+			// the enable is answered, in the session's order
+			replay = domain
+			s.replaying[domain] = true
+		}
 		if domain == "Runtime" {
 			rs := t.runtime[s.ext]
 			if rs == nil {
 				rs = &runtimeState{}
 				t.runtime[s.ext] = rs
 			}
-			if others > 0 {
-				if rs.enabler != nil {
-					r.c.inflight++
-					rs.waiters = append(rs.waiters, &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t})
-					return
-				}
-				h.replayContexts(s, rs)
-				r.ok(nil)
-				return
+			if others == 0 {
+				runtimeRS = rs
 			}
-			runtimeRS = rs
 		}
 	case "disable":
 		users := t.enabled[s.ext][domain]
 		if users != nil && len(users)-btoi(hasSession(users, s)) > 0 {
 			// another client still uses the domain: keep it on for them
 			delete(users, s)
-			delete(s.enabled, domain)
-			r.ok(nil)
+			delete(s.enabled, domain) // a replay still due goes out first, as in Chrome
+			s.afterEarlier(func() { r.ok(nil) })
 			return
 		}
 	}
@@ -567,7 +593,7 @@ func (h *Hub) forward(r *req, domain string) {
 			s.dropBinding(par.Name) // not to be added again in a re-attached tab
 		}
 	}
-	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS, ext: s.ext}
+	p := &pending{c: r.c, clientID: r.id, replySID: r.sid, s: s, method: r.method, target: t, rs: runtimeRS, ext: s.ext, replay: replay}
 	if _, ok := undoTable[r.method]; ok || r.method == "Runtime.addBinding" || r.method == "Page.addScriptToEvaluateOnNewDocument" {
 		p.params = r.params
 		h.readBaseline(t, s.ext, r.method)
@@ -576,9 +602,11 @@ func (h *Hub) forward(r *req, domain string) {
 	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }, h.opts.CommandTimeout) {
 		r.c.inflight--
 		h.afterFailure(p)
-		r.fail(codeServerError, "tabrelay: the browser extension is not connected")
+		s.afterEarlier(func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })
 		return
 	}
+	p.n = s.opened()
+	s.switchEvents(r.method, r.params)
 	if runtimeRS != nil {
 		runtimeRS.enabler = p
 	}
@@ -642,7 +670,7 @@ func (h *Hub) translateRemoveScript(r *req) bool {
 		// being added again in a re-attached tab (its answer removes it), or that failed:
 		// either way the tab does not run it once this is answered
 		sc.dropped = sc.readd != nil
-		r.ok(nil)
+		r.s.afterEarlier(func() { r.ok(nil) })
 		return false
 	}
 	par["identifier"] = mustJSON(sc.cur)
@@ -690,8 +718,11 @@ func (h *Hub) afterSuccess(p *pending, result []byte) []byte {
 	switch {
 	case suffix == "disable":
 		h.unmarkEnabled(s, domain)
-		if domain == "Runtime" {
-			delete(t.runtime, s.ext)
+		if len(t.enabled[s.ext][domain]) == 0 {
+			t.dropCache(s.ext, domain)
+			if domain == "Runtime" {
+				delete(t.runtime, s.ext)
+			}
 		}
 	case p.method == "Page.addScriptToEvaluateOnNewDocument":
 		var res struct {
@@ -744,13 +775,14 @@ func replaceIdentifier(result []byte, id string) []byte {
 // afterFailure undoes optimistic bookkeeping of a failed command. Call with h.mu held.
 func (h *Hub) afterFailure(p *pending) {
 	domain, suffix, _ := strings.Cut(p.method, ".")
-	if suffix == "enable" {
+	if suffix == "enable" || implicitEnable[p.method] {
 		h.unmarkEnabled(p.s, domain)
+		delete(p.s.replaying, domain)
 	}
 }
 
-// settleRuntime answers the Runtime.enable commands that waited for p, the forwarded one:
-// with the cached contexts and success, or with p's error. It runs whether or not p's own
+// settleRuntime answers the Runtime.enable commands that waited for p, the forwarded one,
+// with the replay and success. It runs whether or not p's own
 // client is still there, so no waiter is stranded. Call with h.mu held.
 func (h *Hub) settleRuntime(p *pending, errRaw []byte) {
 	rs := p.rs
@@ -766,13 +798,14 @@ func (h *Hub) settleRuntime(p *pending, errRaw []byte) {
 			w.c.send(errorMsg(true, w.clientID, w.replySID, codeNoSession, "tabrelay: the session was detached before Runtime.enable completed"))
 			continue
 		}
-		if errRaw != nil {
-			h.unmarkEnabled(w.s, "Runtime")
-			w.c.send(rawErrorMsg(w.clientID, w.replySID, errRaw))
-			continue
-		}
-		h.replayContexts(w.s, rs)
-		w.c.send(resultMsg(w.clientID, w.replySID, nil))
+		// the waiter's own enable succeeded (that is when it waits): if the one it waited for
+		// failed, its own switched Runtime on, and the contexts Chrome announced for it are
+		// in the cache all the same
+		w.s.inOrder(w.n, func() {
+			h.replay(w.s, "Runtime")
+			w.c.send(resultMsg(w.clientID, w.replySID, nil))
+		})
+		w.s.answered(w.n)
 	}
 }
 

@@ -68,7 +68,8 @@ func (h *Hub) emulate(r *req) {
 	case "Target.getTargetInfo":
 		h.getTargetInfo(r)
 	case "Target.getBrowserContexts":
-		r.ok([]byte(`{"browserContextIds":[]}`))
+		// as Chrome: the default context is named apart, browserContextIds lists the others
+		r.ok(mustJSON(map[string]any{"browserContextIds": []string{}, "defaultBrowserContextId": h.contextID}))
 	case "Target.createTarget":
 		h.createTarget(r)
 	case "Target.closeTarget", "Target.activateTarget":

@@ -29,7 +29,10 @@ type envelope struct {
 	extVer    string
 }
 
-var errNotObject = errors.New("message must be a JSON object")
+var (
+	errNotObject   = errors.New("message must be a JSON object")
+	errInvalidJSON = errors.New("invalid JSON")
+)
 
 // parseEnvelope reads the top-level keys of a JSON object. Values of keys it needs as strings
 // or numbers are decoded; object values are kept as sub-slices of b. Unknown keys are skipped.
@@ -238,22 +241,40 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	}
 }
 
-// recoverID finds a plausible integer "id" in a message that failed to parse, so the error reply
-// can carry it. It returns false when none is found.
-func recoverID(b []byte) (int64, bool) {
-	k := bytes.Index(b, []byte(`"id"`))
-	if k < 0 {
-		return 0, false
+// The errors Chrome answers malformed client messages with, in its words.
+const (
+	msgNotObject = "Message must be an object"
+	msgNoID      = "Message must have integer 'id' property"
+	msgNoMethod  = "Message must have string 'method' property"
+	msgBadParams = "Message may have object 'params' property"
+	msgBadSID    = "Message may have string 'sessionId' property"
+)
+
+// malformedReply is the answer to a client message parseEnvelope refused (err), as Chrome
+// answers it: not JSON, -32700; not an object or no integer id, -32600 without id (a message
+// whose id cannot be read must not be taken for the command with a similar id); a bad method,
+// params or sessionId, -32600 with the id. The connection stays open.
+func malformedReply(msg []byte, err error) []byte {
+	if !json.Valid(msg) {
+		return errorMsg(false, 0, "", codeParseError, "Message must be valid JSON: "+err.Error())
 	}
-	i := skipWS(b, k+4)
-	if i >= len(b) || b[i] != ':' {
-		return 0, false
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return errorMsg(false, 0, "", codeInvalidRequest, msgNotObject)
 	}
-	i = skipWS(b, i+1)
-	j := i
-	for j < len(b) && (b[j] == '-' || (b[j] >= '0' && b[j] <= '9')) {
-		j++
+	id, perr := strconv.ParseInt(string(m["id"]), 10, 64)
+	if perr != nil {
+		return errorMsg(false, 0, "", codeInvalidRequest, msgNoID)
 	}
-	n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
-	return n, err == nil
+	var method string
+	if json.Unmarshal(m["method"], &method) != nil || method == "" {
+		return errorMsg(true, id, "", codeInvalidRequest, msgNoMethod)
+	}
+	if p := m["params"]; len(p) > 0 && p[0] != '{' {
+		return errorMsg(true, id, "", codeInvalidRequest, msgBadParams)
+	}
+	if sid, ok := m["sessionId"]; ok && (len(sid) == 0 || sid[0] != '"') {
+		return errorMsg(true, id, "", codeInvalidRequest, msgBadSID)
+	}
+	return errorMsg(true, id, "", codeInvalidRequest, "Message is malformed: "+err.Error())
 }

@@ -246,6 +246,13 @@ func (h *Hub) reattached(t *target) {
 	}
 	old := t.runtime[""]
 	t.runtime = map[string]*runtimeState{}
+	// Chrome's storages were kept, but the hub's re-enables below replay them anew
+	t.caches = map[string]map[string]*eventCache{}
+	for dom, users := range t.enabled[""] {
+		if len(users) > 0 {
+			t.cacheFor("", dom, true)
+		}
+	}
 	runtimeOn := len(t.enabled[""]["Runtime"]) > 0
 	if runtimeOn {
 		// as Chrome would on navigation: the contexts clients know of are gone
@@ -438,18 +445,11 @@ func (h *Hub) route(e envelope) {
 			rs.contexts = nil
 		}
 	}
+	t.recordReplayable(e.sessionID, e.method, e.params)
 	domain, _, _ := strings.Cut(e.method, ".")
-	always := domain == "Inspector"
-	var parked map[*session]bool // sessions whose Runtime.enable waits: the replay tells them
-	if rs := t.runtime[e.sessionID]; rs != nil && len(rs.waiters) > 0 && strings.HasPrefix(e.method, "Runtime.executionContext") {
-		parked = map[*session]bool{}
-		for _, w := range rs.waiters {
-			parked[w.s] = true
-		}
-	}
 	var plain []byte // the event without sessionId, shared by page-endpoint clients
 	for s := range t.bound[e.sessionID] {
-		if !always && !s.touched[domain] || parked[s] {
+		if !s.wants(e.method, domain, e.params) {
 			continue
 		}
 		if sid := s.sid(); sid != "" {
@@ -470,6 +470,7 @@ func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
 		Type     string `json:"type"`
 	}
 	_ = json.Unmarshal(info, &ti)
+	info = h.inContext(info)
 	t.childSeq++
 	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info, order: t.childSeq}
 	t.children[ext] = ch
@@ -478,10 +479,23 @@ func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
 	}
 }
 
+// inContext returns a child's TargetInfo with the browserContextId of the tabs that hold it
+// (the relay's own id for the user's profile), as Chrome reports one context for a page and
+// its iframes and workers.
+func (h *Hub) inContext(info json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(info, &m) != nil {
+		return info
+	}
+	m["browserContextId"] = mustJSON(h.contextID)
+	return mustJSON(m)
+}
+
 // removeChild forgets a child target and tells the sessions attached to it.
 func (h *Hub) removeChild(t *target, ext string, ch *child) {
 	delete(t.children, ext)
 	delete(t.runtime, ext)
+	delete(t.caches, ext)
 	delete(t.enabled, ext)
 	delete(t.owners, ext)
 	delete(t.baselines, ext)

@@ -175,3 +175,72 @@ func FuzzRouter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMalformed feeds one arbitrary message from a client and checks the answer is Chrome's:
+// a message that is not a JSON object with an integer id gets one error without id (-32700
+// when it is not JSON, -32600 otherwise), so it can never be taken for the answer to a command
+// in flight; any answer with an id carries the message's own integer id.
+func FuzzMalformed(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1.5,"method":"Browser.getVersion"}`, `{"id": 1, "method": "Browser.getVers`, `[1,2]`, `"x"`, `hello`,
+		`{"id":2,"method":"Target.getTargets","params":"x"}`, `{"id":4}`, `{"id":5,"method":7}`, `{"method":"Browser.getVersion"}`,
+		`{"id":"6","method":"Browser.getVersion"}`, `{"id":1e3,"method":"x"}`, `{"id":7,"method":"Browser.getVersion"}`,
+		`{"id":8,"method":"Runtime.evaluate","sessionId":5}`, `{"id":9,"method":"Target.getTargets","params":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		h := NewHub(HubOptions{CommandTimeout: time.Second})
+		defer h.Close()
+		c, err := h.NewClient("fuzz", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Handle(msg)
+		c.out.close()
+		var answers [][]byte
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for {
+			batch, err := c.out.take(ctx)
+			if err != nil {
+				break
+			}
+			answers = append(answers, batch...)
+			c.out.release()
+		}
+		var obj map[string]json.RawMessage
+		isObject := json.Unmarshal(msg, &obj) == nil
+		id, idErr := int64(0), error(nil)
+		if isObject {
+			id, idErr = strconv.ParseInt(string(obj["id"]), 10, 64)
+		}
+		for _, a := range answers {
+			var m struct {
+				ID    *int64 `json:"id"`
+				Error *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(a, &m); err != nil {
+				t.Fatalf("answer %q is not JSON: %v", a, err)
+			}
+			if !isObject || idErr != nil {
+				if len(answers) != 1 || m.ID != nil || m.Error == nil {
+					t.Fatalf("%q answered %q, want one error without id", msg, answers)
+				}
+				want := codeInvalidRequest
+				if !json.Valid(msg) {
+					want = codeParseError
+				}
+				if m.Error.Code != want {
+					t.Fatalf("%q answered with code %d, want %d", msg, m.Error.Code, want)
+				}
+				continue
+			}
+			if m.ID != nil && *m.ID != id {
+				t.Fatalf("%q answered with id %d", msg, *m.ID)
+			}
+		}
+	})
+}

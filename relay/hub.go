@@ -159,6 +159,9 @@ type target struct {
 	// runtime caches execution contexts per extension session, to replay them to a client that
 	// enables Runtime after another client did (Chrome does not repeat them).
 	runtime map[string]*runtimeState
+	// caches holds, per extension session and domain, the events Chrome replays on enable
+	// (see replayable), while a client has the domain on.
+	caches map[string]map[string]*eventCache
 	// owners holds the client session that last set each override, per extension session.
 	owners map[string]map[string]*session
 	// baselines holds, per extension session and override method, the tab's own value for
@@ -201,6 +204,7 @@ func newTarget(tab wire.Tab) *target {
 		bound:     map[string]map[*session]struct{}{},
 		enabled:   map[string]map[string]map[*session]struct{}{},
 		runtime:   map[string]*runtimeState{},
+		caches:    map[string]map[string]*eventCache{},
 		owners:    map[string]map[string]*session{},
 		baselines: map[string]map[string]*baseline{},
 	}
@@ -383,6 +387,11 @@ type pending struct {
 	// try of one that found Runtime already on (see rerunEnable).
 	ext   string
 	rerun bool
+	// n is the command's number on its session (see session.opened); 0 for the hub's own.
+	n int64
+	// replay names the domain whose enable replays, before its answer, what Chrome replays
+	// (another client had the domain on, so Chrome does not).
+	replay string
 }
 
 // sweep fails requests whose deadline passed.
@@ -436,6 +445,13 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 		return
 	}
 	c := p.c
+	if errRaw == nil && p.replay == "Runtime" && !c.closed && h.parkEnable(p) {
+		return // settleRuntime replays and answers it
+	}
+	if p.s != nil {
+		// the hub's own answers that waited for this one go after it
+		defer p.s.answered(p.n)
+	}
 	c.inflight--
 	if c.closed {
 		return
@@ -447,10 +463,37 @@ func (h *Hub) complete(p *pending, result, errRaw []byte) {
 		c.send(rawErrorMsg(p.clientID, p.replySID, errRaw))
 		return
 	}
+	if p.replay != "" {
+		// the replay and the answer go out in the session's order, after its earlier commands'
+		s := p.s
+		s.inOrder(p.n, func() {
+			if _, ok := c.sessions[s.id]; ok && s.replaying[p.replay] {
+				h.replay(s, p.replay)
+			}
+			c.send(resultMsg(p.clientID, p.replySID, h.afterSuccess(p, result)))
+		})
+		return
+	}
 	if p.s != nil && p.target != nil {
 		result = h.afterSuccess(p, result)
 	}
 	c.send(resultMsg(p.clientID, p.replySID, result))
+}
+
+// parkEnable makes a Runtime.enable that Chrome answered while the tab's execution contexts
+// are still to come (the enable that announces them, forwarded earlier or by the hub after a
+// re-attach, is not answered yet) wait for that enable, whose answer replays the contexts to
+// it. It reports whether it did. Call with h.mu held.
+func (h *Hub) parkEnable(p *pending) bool {
+	rs := p.target.runtime[p.ext]
+	if rs == nil || rs.enabler == nil || rs.enabler == p || !p.s.replaying["Runtime"] {
+		return false
+	}
+	if _, ok := p.c.sessions[p.s.id]; !ok {
+		return false
+	}
+	rs.waiters = append(rs.waiters, p)
+	return true
 }
 
 // rerunEnable handles a forwarded Runtime.enable that Chrome answered without announcing any

@@ -342,10 +342,6 @@ func TestSecondRuntimeEnableGetsContexts(t *testing.T) {
 			t.Errorf("client %d: context event %s", i+1, ev.Params)
 		}
 	}
-	n := countMethod(e.ext, "Runtime.enable")
-	if n != 1 {
-		t.Errorf("Runtime.enable reached the tab %d times; the second client should be served from the relay's cache", n)
-	}
 }
 
 func TestCleanupWhenClientLeaves(t *testing.T) {
@@ -775,7 +771,11 @@ func TestMalformedMessagesAndErrors(t *testing.T) {
 	e.share(tabA, "https://a.example/")
 	conn := e.rawClient()
 	cases := []struct{ in, want string }{
-		{`{"id":7,"method":`, `"id":7,"error":{"code":-32700`},
+		// as Chrome answers them: a message whose integer id cannot be read gets no id
+		{`{"id":7,"method":`, `{"error":{"code":-32700`},
+		{`{"id":7.5,"method":"Browser.getVersion"}`, `{"error":{"code":-32600,"message":"Message must have integer 'id' property"}}`},
+		{`[1,2]`, `{"error":{"code":-32600,"message":"Message must be an object"}}`},
+		{`{"id":13,"method":"Target.getTargets","params":"x"}`, `{"id":13,"error":{"code":-32600,"message":"Message may have object 'params' property"}}`},
 		{`not json`, `"error":{"code":-32700`},
 		{`{"id":8}`, `"id":8,"error":{"code":-32600`},
 		{`{"method":"Browser.getVersion"}`, `"error":{"code":-32600`},

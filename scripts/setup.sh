@@ -65,5 +65,6 @@ lock=e2e/clients/package-lock.json
 installed=e2e/clients/node_modules/.package-lock.json
 if [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; then
   echo "setup: npm ci in e2e/clients"
-  (cd e2e/clients && npm ci --no-audit --no-fund --loglevel=error)
+  # never a browser download: the tests use the installed Chromium
+  (cd e2e/clients && PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi

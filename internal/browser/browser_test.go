@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/tabrelay/tabrelay/internal/config"
+	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
@@ -93,15 +94,33 @@ func newFakeRelay(t *testing.T, token string) *fakeRelay {
 	}
 	r := &fakeRelay{t: t, addr: ln.Addr().String(), token: token, listed: map[string]bool{}, connCh: make(chan *fakeConn, 8)}
 	mux := http.NewServeMux()
+	// the extension proves the secret first (internal/proof) and then sends a credential
+	// derived from it, never the secret itself
+	key := proof.Secret(token)
+	authorized := func(tok string) bool { return tok == r.token || key.Verify(tok, time.Now()) == nil }
+	mux.HandleFunc("/auth/challenge", func(w http.ResponseWriter, req *http.Request) {
+		var cr proof.ChallengeRequest
+		if json.NewDecoder(req.Body).Decode(&cr) != nil {
+			http.Error(w, "bad challenge", http.StatusBadRequest)
+			return
+		}
+		local, _ := req.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		ans, err := key.Answer(cr.ClientNonce, local, time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(ans)
+	})
 	mux.HandleFunc("/json/version", func(w http.ResponseWriter, req *http.Request) {
-		if req.Header.Get("Authorization") != "Bearer "+r.token {
+		if !authorized(strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		fmt.Fprint(w, `{"Browser":"tabrelay"}`)
 	})
 	mux.HandleFunc("/json/list", func(w http.ResponseWriter, req *http.Request) { // what Browser.Share waits for
-		if req.Header.Get("Authorization") != "Bearer "+r.token {
+		if !authorized(strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -114,7 +133,7 @@ func newFakeRelay(t *testing.T, token string) *fakeRelay {
 		_ = json.NewEncoder(w).Encode(list)
 	})
 	mux.HandleFunc("/extension", func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Query().Get("token") != r.token {
+		if !authorized(req.URL.Query().Get("token")) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

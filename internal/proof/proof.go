@@ -221,3 +221,18 @@ func isLowerHex(s string) bool {
 	}
 	return true
 }
+
+// Answer is the server's side of the challenge: a fresh server nonce and k's proof for the
+// client's nonce, bound to local, the server's own address of the connection the challenge
+// came on (http.LocalAddrContextKey). The relay and the tests' fake servers both answer with it.
+func (k Key) Answer(clientNonce string, local net.Addr, now time.Time) (ChallengeAnswer, error) {
+	if err := CheckClientNonce(clientNonce); err != nil {
+		return ChallengeAnswer{}, err
+	}
+	a, ok := local.(*net.TCPAddr)
+	if !ok {
+		return ChallengeAnswer{}, fmt.Errorf("the connection's local address %v is not TCP", local)
+	}
+	ns := NewServerNonce(now)
+	return ChallengeAnswer{ServerNonce: ns, Proof: k.ServerProof(clientNonce, ns, Addr(a.IP, a.Port))}, nil
+}
