@@ -304,7 +304,7 @@ func clientsDir(t *testing.T) string {
 	_, self, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(self), "clients")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("the Node clients are not installed: run `npm ci` in %s (or `go tool task deps`): %v", dir, err)
+		t.Fatalf("the Node clients are not installed: `go tool task setup` installs them (npm ci in %s): %v", dir, err)
 	}
 	return dir
 }
