@@ -3,11 +3,15 @@
 package chromeextension
 
 import (
+	"archive/zip"
 	"embed"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 //go:embed manifest.json *.js *.html *.css icons/*.png
@@ -37,4 +41,52 @@ func WriteTo(dir string) error {
 		return fmt.Errorf("write extension to %s: %w", dir, err)
 	}
 	return nil
+}
+
+// WriteZip writes the extension as the zip a Chrome Web Store listing takes: its files with
+// manifest.json at the root. The manifest's "key" (which pins the unpacked extension's id) is
+// left out, as the store refuses it and assigns its own id.
+func WriteZip(w io.Writer) error {
+	zw := zip.NewWriter(w)
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if path == "manifest.json" {
+			if b, err = withoutKey(b); err != nil {
+				return err
+			}
+		}
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: path, Method: zip.Deflate, Modified: time.Now()})
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(b)
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("zip the extension: %w", err)
+	}
+	return nil
+}
+
+// withoutKey returns the manifest without its "key" field.
+func withoutKey(manifest []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, fmt.Errorf("read manifest.json: %w", err)
+	}
+	delete(m, "key")
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }

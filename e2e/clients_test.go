@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/snapshot/snapshottest"
 )
 
 // checkScenario asserts the common client scenario's results (see e2e/clients/*.mjs) and that the
@@ -83,4 +85,58 @@ func TestPuppeteer(t *testing.T) {
 		t.Errorf("puppeteer: browser.version() = %q, want the real Chromium version", v)
 	}
 	checkScenario(t, e, tab, "puppeteer", out)
+}
+
+// TestDiscoveryClients runs e2e/clients/discovery.mjs (Node's fetch on /json/version without
+// the secret and on /json/list with the Authorization header; Puppeteer's browserURL with the
+// secret in headers, on a small scenario; a per-tab URL given ?token= again) against tabrelay,
+// and the same discovery against Chrome's own endpoint in the same test, where the answers must
+// agree except for the secret.
+func TestDiscoveryClients(t *testing.T) {
+	e := shared(t)
+	tab := e.share(t, e.pageURL("discovery"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := runNode(t, ctx, "discovery.mjs", e.clientEnv("discovery"))
+	t.Logf("Puppeteer's browserURL forwards headers to the socket: %v (else the same two steps by hand)", out["browserURLForwardsHeaders"])
+	want := map[string]any{
+		"versionStatus": 200.0, "versionHasBrowser": true, "versionURLHasToken": false, "versionURLIsBrowser": true,
+		"listStatus": 200.0, "listHasPage": true,
+		"puppeteerTitle": "tabrelay fixture", "puppeteerClicked": "clicked 1", "puppeteerEvaluated": "42 127.0.0.1",
+		"doubledToken": 2.0, "doubledTokenTitle": "tabrelay fixture",
+	}
+	for k, v := range want {
+		if out[k] != v {
+			t.Errorf("tabrelay: %s = %v, want %v (all: %v)", k, out[k], v, out)
+		}
+	}
+
+	// The same calls against Chrome's own endpoint (a plain headless Chromium with its DevTools
+	// port, the same page open; no secret there: no token added, the header is ignored).
+	chrome, err := snapshottest.Launch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chrome.Close()
+	if _, err := chrome.NewTab(ctx, e.pageURL("discovery")); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(chrome.WSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := e.clientEnv("discovery")
+	env["TABRELAY_HTTP"], env["TABRELAY_TOKEN"] = "http://"+u.Host, ""
+	ref := runNode(t, ctx, "discovery.mjs", env)
+	for k := range want {
+		if k == "doubledToken" { // no token on Chrome
+			continue
+		}
+		if ref[k] != out[k] {
+			t.Errorf("%s: tabrelay %v, Chrome's own endpoint %v", k, out[k], ref[k])
+		}
+	}
+	if !e.tabOpen(t, tab) {
+		t.Error("the user's tab was closed")
+	}
 }

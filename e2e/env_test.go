@@ -110,7 +110,7 @@ func requireChromium(t *testing.T) {
 		t.Skip("end-to-end test: needs Chromium (skipped with -short)")
 	}
 	if _, err := browser.Find(""); err != nil {
-		t.Fatalf("end-to-end tests need Chromium or Chrome: %v", err)
+		t.Fatal(err)
 	}
 }
 
@@ -137,8 +137,10 @@ func private(t *testing.T) *env {
 	return e
 }
 
-func startEnv() (e *env, err error) {
-	e = &env{relayLog: &logBuffer{}}
+// startEnv starts an environment; on failure it stops what it had started (e is its own
+// variable, not the result, which is nil then).
+func startEnv() (_ *env, err error) {
+	e := &env{relayLog: &logBuffer{}}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -192,7 +194,11 @@ func (e *env) startRelay(addr string) error {
 	return nil
 }
 
+// close stops what startEnv started; nil (an environment that never started) is nothing to close.
 func (e *env) close() {
+	if e == nil {
+		return
+	}
 	if e.b != nil {
 		_ = e.b.Close()
 	}
@@ -298,7 +304,7 @@ func clientsDir(t *testing.T) string {
 	_, self, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(self), "clients")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("the Node clients are not installed: run `npm ci` in %s (or `go tool task deps`): %v", dir, err)
+		t.Fatalf("the Node clients are not installed: `go tool task setup` installs them (npm ci in %s): %v", dir, err)
 	}
 	return dir
 }

@@ -132,17 +132,13 @@ func (s *Server) authPair(c echo.Context) error {
 	if err := decodeAuthBody(c, &req); err != nil {
 		return err
 	}
-	if d := s.thr.blocked(); d > 0 {
-		return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong pairing attempts; wait and retry")
-	}
 	code, ok := s.pairing.get(req.Pairing, time.Now())
 	if !ok {
 		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: this pairing code is unknown, used or expired; run `tabrelay pair` for a new pairing link")
 	}
 	if err := proof.Pairing(code).Verify(req.Credential, time.Now()); err != nil {
-		s.thr.fail()
 		s.log.Warn().Err(err).Msg("refused a pairing attempt with a wrong credential")
-		return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: the pairing credential is not valid: "+err.Error())
+		return s.refuseWrongCredential(c, "tabrelay: the pairing credential is not valid: "+err.Error())
 	}
 	if !s.pairing.take(req.Pairing) {
 		return echo.NewHTTPError(http.StatusNotFound, "tabrelay: this pairing code was used meanwhile; run `tabrelay pair` for a new pairing link")

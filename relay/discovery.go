@@ -17,11 +17,17 @@ import (
 // ErrNotShared is returned for a target id that is not a shared tab.
 var ErrNotShared = errors.New("not a tab shared with tabrelay")
 
-// wsURL is the WebSocket URL of path on this server, carrying the secret for clients that only
-// take a URL. It is built from the server's own addresses (see addrFor), never copied from the
+// wsURL is the WebSocket URL of path on this server. For a request that carried the secret it
+// carries it too, for clients that only take a URL; for one that did not (token-less discovery on
+// /json/version) it carries none, and the client's own headers or ?token= authenticate the
+// socket. It is built from the server's own addresses (see addrFor), never copied from the
 // request's Host header.
 func (s *Server) wsURL(c echo.Context, path string) string {
-	return "ws://" + s.addrFor(c.Request()) + path + "?token=" + url.QueryEscape(s.Token())
+	u := "ws://" + s.addrFor(c.Request()) + path
+	if authenticated(c) {
+		u += "?token=" + url.QueryEscape(s.Token())
+	}
+	return u
 }
 
 func (s *Server) jsonVersion(c echo.Context) error {

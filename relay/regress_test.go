@@ -86,9 +86,11 @@ func fetchRequest(t *testing.T, e *env, method, path string, ws bool, sec http.H
 }
 
 // TestBrowserRequestsWithoutOriginRefused: a page's <img src="http://127.0.0.1:PORT/json/version">
-// carries no Origin but Sec-Fetch-* headers; it is refused with 403 before the secret is checked,
-// so such requests can neither use the relay nor lock everyone out through the throttle. The
-// extension, whose requests carry both its Origin and Sec-Fetch-*, is not affected.
+// carries no Origin but Sec-Fetch-Site (with the other Sec-Fetch-* headers); it is refused with
+// 403 before the secret is checked, so such requests can neither use the relay nor count as
+// guesses. The extension, whose requests carry both its Origin and Sec-Fetch-*, is not affected,
+// nor are clients that send a Sec-Fetch header without Sec-Fetch-Site (Node's fetch sends
+// "Sec-Fetch-Mode: cors" alone): browsers always send Sec-Fetch-Site.
 func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://a.example/")
@@ -97,10 +99,10 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	headers := map[string]http.Header{
 		"img":              img,
 		"site only":        {"Sec-Fetch-Site": {"cross-site"}},
-		"mode only":        {"Sec-Fetch-Mode": {"navigate"}},
-		"dest only":        {"Sec-Fetch-Dest": {"document"}},
+		"same-site":        {"Sec-Fetch-Site": {"same-site"}, "Sec-Fetch-Mode": {"navigate"}},
 		"same-origin":      {"Sec-Fetch-Site": {"same-origin"}}, // DNS rebinding aside, still a browser
-		"lower-case k":     {"sec-fetch-dest": {"image"}},
+		"lower-case k":     {"sec-fetch-site": {"cross-site"}},
+		"upper-case value": {"Sec-Fetch-Site": {"CROSS-SITE"}},
 		"site none, twice": {"Sec-Fetch-Site": {"none", "cross-site"}},
 	}
 	for _, r := range routes {
@@ -118,6 +120,19 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 	// none of those wrong guesses counted: the right secret still works at once
 	if code := fetchRequest(t, e, "GET", "/json/version", false, nil, "", tok); code != http.StatusOK {
 		t.Fatalf("/json/version from a CDP client after the browser requests: %d, want 200 (throttled by requests that were never authenticated?)", code)
+	}
+	// Node's fetch (undici) sends Sec-Fetch-Mode: cors and no Origin nor Sec-Fetch-Site; other
+	// non-browser clients may send a lone Sec-Fetch-Mode or -Dest: all pass
+	for name, h := range map[string]http.Header{
+		"undici":    {"Sec-Fetch-Mode": {"cors"}},
+		"mode only": {"Sec-Fetch-Mode": {"navigate"}},
+		"dest only": {"sec-fetch-dest": {"empty"}},
+	} {
+		for _, path := range []string{"/json/version", "/json/list"} {
+			if code := fetchRequest(t, e, "GET", path, false, h, "", tok); code != http.StatusOK {
+				t.Errorf("%s from a non-browser client sending %s: %d, want 200", path, name, code)
+			}
+		}
 	}
 	// the extension's own requests still pass: with its Origin and Sec-Fetch-*, or (a GET of
 	// an extension with host permissions) with Sec-Fetch-Site: none and no Origin; the latter

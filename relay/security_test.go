@@ -1,6 +1,8 @@
 package relay_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
@@ -110,6 +113,9 @@ func TestOriginPolicy(t *testing.T) {
 	}
 }
 
+// publicRoutes answer without the secret: nothing in their answers is secret.
+var publicRoutes = map[string]bool{"/health": true, "/json/version": true, "/json/protocol": true}
+
 func TestSecretRequired(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://secret-tab.example/")
@@ -130,25 +136,94 @@ func TestSecretRequired(t *testing.T) {
 			if origin != "" {
 				req.Header.Set("Origin", origin)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			code, body := do(t, req)
+			switch {
+			case tok == "" && publicRoutes[r.path]:
+				if code == http.StatusUnauthorized || code == http.StatusTooManyRequests {
+					t.Errorf("%s %s without a secret: %d, want an answer (nothing secret in it)", r.method, r.path, code)
+				}
+				if strings.Contains(body, e.srv.Token()) {
+					t.Errorf("%s %s without a secret answered the secret: %s", r.method, r.path, body)
+				}
+			case code != http.StatusUnauthorized:
+				t.Errorf("%s %s with secret %q: %d, want 401", r.method, r.path, tok, code)
 			}
-			buf := make([]byte, 4096)
-			n, _ := resp.Body.Read(buf)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-				t.Errorf("%s %s with secret %q: %d, want 401", r.method, r.path, tok, resp.StatusCode)
-			}
-			if body := string(buf[:n]); strings.Contains(body, tabA) || strings.Contains(body, "secret-tab") {
+			if strings.Contains(body, tabA) || strings.Contains(body, "secret-tab") {
 				t.Errorf("%s %s leaked tab data without the secret: %s", r.method, r.path, body)
 			}
 		}
-		// let the throttle calm down between routes
-		time.Sleep(10 * time.Millisecond)
+		// a fresh server per route: the wrong secrets above count, and would slow the next
+		// route's refusals down (see TestThrottleBackoff)
 		e.srv.Close()
 		e = newEnv(t, relay.HubOptions{})
 		e.share(tabA, "https://secret-tab.example/")
+	}
+}
+
+// TestTokenlessDiscoveryNeverLocksOut: agent-browser (--cdp PORT), chrome-remote-interface
+// (default options) and chromedp (dial headers are not sent to /json/version) ask discovery
+// without the secret. /json/version answers them with a URL that carries no secret, /json/list
+// refuses them, and none of it counts as a wrong guess: the throttle stays at zero and the
+// right secret works at once.
+func TestTokenlessDiscoveryNeverLocksOut(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://secret-tab.example/")
+	styles := []struct {
+		name, path string
+		want       int
+	}{
+		{"agent-browser --cdp PORT", "/json/version", http.StatusOK},
+		{"chromedp without dial headers", "/json/version/", http.StatusOK},
+		{"chrome-remote-interface defaults: protocol", "/json/protocol", http.StatusNotFound},
+		{"chrome-remote-interface defaults: list", "/json/list", http.StatusUnauthorized},
+		{"empty ?token=", "/json/list?token=", http.StatusUnauthorized},
+		{"empty bearer", "/json/list", http.StatusUnauthorized},
+	}
+	for round := 0; round < 20; round++ {
+		for _, st := range styles {
+			var h http.Header
+			if st.name == "empty bearer" {
+				h = http.Header{"Authorization": {"Bearer "}}
+			}
+			code, body := e.get(st.path, h)
+			if code != st.want && !(st.path == "/json/protocol" && code == http.StatusOK) {
+				t.Fatalf("%s: GET %s = %d %s, want %d", st.name, st.path, code, body, st.want)
+			}
+			if strings.Contains(body, e.srv.Token()) || strings.Contains(body, "secret-tab") {
+				t.Fatalf("%s: GET %s without the secret answered secret data: %s", st.name, st.path, body)
+			}
+			if st.path == "/json/version" {
+				var v map[string]string
+				if err := json.Unmarshal([]byte(body), &v); err != nil {
+					t.Fatal(err)
+				}
+				want := "ws://" + e.srv.Addr() + "/devtools/browser/" + e.srv.Hub().BrowserID()
+				if v["webSocketDebuggerUrl"] != want {
+					t.Fatalf("token-less /json/version webSocketDebuggerUrl = %q, want %q", v["webSocketDebuggerUrl"], want)
+				}
+			}
+		}
+	}
+	if n := relay.ThrottleFailures(e.srv); n != 0 {
+		t.Errorf("%d requests without any credential were counted as wrong guesses", n)
+	}
+	if code, body := e.get("/json/list", bearer(e.srv.Token())); code != http.StatusOK {
+		t.Fatalf("/json/list with the secret after token-less discovery: %d %s", code, body)
+	}
+	// the URL from token-less discovery, authenticated by the client's header, opens the socket
+	_, v := e.get("/json/version", nil)
+	var ver map[string]string
+	_ = json.Unmarshal([]byte(v), &ver)
+	c, err := cdpclient.Dial(ctx(t), ver["webSocketDebuggerUrl"], bearer(e.srv.Token()))
+	if err != nil {
+		t.Fatalf("socket at the token-less URL with the Authorization header: %v", err)
+	}
+	defer c.Close()
+	if err := c.Call(ctx(t), "", "Browser.getVersion", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := websocket.Dial(ctx(t), ver["webSocketDebuggerUrl"], nil); err == nil {
+		t.Error("the token-less URL opened a socket without any credential")
 	}
 }
 
@@ -170,24 +245,104 @@ func TestSecretNeverLogged(t *testing.T) {
 	}
 }
 
-func TestThrottlesWrongSecrets(t *testing.T) {
+// TestWrongSecretNeverLocksOutUser is issue 12's 54-of-56 scenario: another process keeps
+// sending a wrong secret (here 40 of them, fired without waiting for the answers, as a client
+// retrying every 0.5 s for a while would have piled up) while the user works. Every one of the
+// user's requests with the right secret passes, on discovery, /api and the sockets; the wrong
+// ones are all refused and counted.
+func TestWrongSecretNeverLocksOutUser(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
-	codes := map[int]int{}
-	start := time.Now()
-	for time.Since(start) < time.Second {
-		codes[request(t, e, "GET", "/json/version", false, "", "", "guess")]++
+	e.share(tabA, "https://a.example/")
+	tok := e.srv.Token()
+	const wrong = 40
+	guessCtx, stopGuessing := context.WithCancel(context.Background())
+	defer stopGuessing()
+	results := make(chan int, wrong)
+	for i := 0; i < wrong; i++ {
+		go func() {
+			req := newRequest(e, "GET", "/json/list", false, "", "wrong-"+tok[:8])
+			resp, err := http.DefaultClient.Do(req.WithContext(guessCtx))
+			if err != nil {
+				results <- 0 // given up by stopGuessing
+				return
+			}
+			resp.Body.Close()
+			results <- resp.StatusCode
+		}()
 	}
-	if codes[http.StatusUnauthorized] > 10 {
-		t.Errorf("%d wrong secrets were checked in one second; the throttle should allow only a handful", codes[http.StatusUnauthorized])
+	e.waitFor("every wrong secret to be counted", func() bool { return relay.ThrottleFailures(e.srv) == wrong })
+	// the user: 56 requests through the doors the panel, CLI, clients and extension use
+	for i := 0; i < 56; i++ {
+		path := []string{"/json/version", "/json/list", "/api/anything"}[i%3]
+		if code := request(t, e, "GET", path, false, "", "", tok); code == http.StatusUnauthorized || code == http.StatusTooManyRequests {
+			t.Fatalf("request %d (%s) with the right secret while another process guesses: %d", i, path, code)
+		}
 	}
-	if codes[http.StatusTooManyRequests] == 0 {
-		t.Errorf("no 429 while guessing: %v", codes)
+	c := e.client("/cdp")
+	if err := c.Call(ctx(t), attach(t, c, tabA), "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
+		t.Fatalf("CDP with the right secret while another process guesses: %v", err)
 	}
-	// while blocked, even the right secret waits
-	if code := request(t, e, "GET", "/json/version", false, "", "", e.srv.Token()); code != http.StatusTooManyRequests {
-		t.Errorf("right secret during the block: %d, want 429", code)
+	if _, err := relaytest.Dial(ctx(t), e.srv.Addr(), tok, nil); err != nil {
+		t.Fatalf("extension with the right secret while another process guesses: %v", err)
 	}
-	t.Logf("guessing for 1s: %v", codes)
+	stopGuessing()
+	for i := 0; i < wrong; i++ {
+		if code := <-results; code != 0 && code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+			t.Errorf("a wrong secret got %d", code)
+		}
+	}
+}
+
+// TestRepeatedTokenParameter: a client that adds ?token= to a per-tab webSocketDebuggerUrl that
+// already holds it sends the secret twice; the same value twice is accepted, differing values
+// are refused.
+func TestRepeatedTokenParameter(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	tok := e.srv.Token()
+	_, body := e.get("/json/list?token="+tok, nil)
+	var list []map[string]string
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list) != 1 {
+		t.Fatalf("/json/list: %s", body)
+	}
+	perTab := list[0]["webSocketDebuggerUrl"]
+	cases := []struct {
+		name, url string
+		ok        bool
+	}{
+		{"appended with &", perTab + "&token=" + tok, true},
+		{"appended with ? again", perTab + "?token=" + tok, true},
+		{"once", perTab, true},
+		{"a different second value", perTab + "&token=other", false},
+		{"a different value appended with ?", perTab + "?token=other", false},
+	}
+	for _, c := range cases {
+		if c.ok {
+			cl, err := cdpclient.Dial(ctx(t), c.url, nil)
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			if err := cl.Call(ctx(t), "", "Runtime.evaluate", map[string]string{"expression": "1"}, nil); err != nil {
+				t.Errorf("%s: Runtime.evaluate: %v", c.name, err)
+			}
+			cl.Close()
+			continue
+		}
+		conn, resp, err := websocket.Dial(ctx(t), c.url, nil)
+		if err == nil {
+			conn.CloseNow()
+			t.Errorf("%s: accepted", c.name)
+		} else if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %v, want 401", c.name, err)
+		}
+	}
+	for _, q := range []string{"?token=" + tok + "&token=" + tok, "?token=" + tok + "&token=x"} {
+		code, _ := e.get("/json/list"+q, nil)
+		if want := map[bool]int{true: 200, false: 401}[strings.Count(q, tok) == 2]; code != want {
+			t.Errorf("/json/list%s: %d, want %d", strings.ReplaceAll(q, tok, "<secret>"), code, want)
+		}
+	}
 }
 
 func TestSecondExtensionReplacesFirst(t *testing.T) {

@@ -118,14 +118,17 @@ func NewServer(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = s.httpError
 	e.Use(s.logRequests, s.checkHost)
 	e.GET("/health", s.health)
+	e.GET("/", s.home)
 
 	cdp := []echo.MiddlewareFunc{s.checkCDPOrigin, s.authenticate}
+	// nothing secret in these answers: every discovery client can read them without the secret
+	public := []echo.MiddlewareFunc{s.checkCDPOrigin, s.authenticateIfPresent}
 	for _, p := range []string{"/json/version", "/json/version/"} {
-		e.GET(p, s.jsonVersion, cdp...)
+		e.GET(p, s.jsonVersion, public...)
 	}
 	// /json/protocol: the same middleware as /json/version (nothing in it is secret either)
 	for _, p := range []string{"/json/protocol", "/json/protocol/"} {
-		e.GET(p, s.jsonProtocol, cdp...)
+		e.GET(p, s.jsonProtocol, public...)
 	}
 	for _, p := range []string{"/json", "/json/", "/json/list", "/json/list/"} {
 		e.GET(p, s.jsonList, cdp...)
@@ -417,10 +420,10 @@ func (s *Server) checkCDPOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (Origin refused)")
 		}
 		// Browsers send no Origin on no-cors GETs (<img src>, <script src>, navigations) but
-		// always send Sec-Fetch-*; CDP clients never do. An allowed Origin vouches for itself.
+		// always send Sec-Fetch-Site; CDP clients never do. An allowed Origin vouches for itself.
 		if o == "" && pageFetch(r.Header) {
 			s.log.Warn().Str("path", r.URL.Path).Str("sec-fetch-site", r.Header.Get("Sec-Fetch-Site")).Msg("refused a browser request without Origin")
-			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (a request from a web page: Sec-Fetch-* headers present; CDP clients send none)")
+			return echo.NewHTTPError(http.StatusForbidden, "tabrelay: web pages may not use this endpoint (a request from a web page: Sec-Fetch-Site is "+r.Header.Get("Sec-Fetch-Site")+" and no allowed Origin)")
 		}
 		return next(c)
 	}
@@ -436,20 +439,72 @@ func (s *Server) checkExtensionOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// authenticate lets a request through only with the right secret; see throttle for how wrong
+// and missing ones are refused.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireSecret(next, false)
+}
+
+// authenticateIfPresent is authenticate for answers with nothing secret in them (/json/version,
+// /json/protocol): a request without any credential passes too, unauthenticated (see
+// authenticated); a wrong credential is refused as everywhere.
+func (s *Server) authenticateIfPresent(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireSecret(next, true)
+}
+
+// authenticatedKey marks, in the echo context, a request that carried the right secret.
+const authenticatedKey = "tabrelay.authenticated"
+
+// authenticated reports whether the request carried the right secret.
+func authenticated(c echo.Context) bool {
+	ok, _ := c.Get(authenticatedKey).(bool)
+	return ok
+}
+
+// requireSecret is authenticate, or with optional authenticateIfPresent.
+func (s *Server) requireSecret(next echo.HandlerFunc, optional bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if d := s.thr.blocked(); d > 0 {
-			c.Response().Header().Set("Retry-After", fmt.Sprint(int(d.Seconds())+1))
-			return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets; wait and retry")
+		r := c.Request()
+		tok, present, err := credential(r)
+		if err == nil && present && s.checkSecret(tok) {
+			c.Set(authenticatedKey, true)
+			return next(c)
 		}
-		if !s.checkSecret(tokenFrom(c.Request())) {
-			s.thr.fail()
-			s.log.Warn().Str("path", c.Request().URL.Path).Msg("refused a request without the right secret")
-			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: missing or wrong secret (or an expired credential); pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
+		if err == nil && !present {
+			if optional {
+				return next(c)
+			}
+			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: this endpoint needs the secret; pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
 		}
-		s.thr.succeed()
-		return next(c)
+		msg := "tabrelay: wrong secret (or an expired credential); pass the current one as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)"
+		if errors.Is(err, errConflictingTokens) {
+			msg = "tabrelay: " + err.Error() + "; give ?token= once, or the same secret each time"
+		}
+		s.log.Warn().Str("path", r.URL.Path).Msg("refused a request with a wrong secret")
+		return s.refuseWrongCredential(c, msg)
 	}
+}
+
+// refuseWrongCredential counts a wrong credential and refuses it with 401 and msg after the
+// throttle's wait (only this request waits), or at once with 429 when too many refusals are
+// waiting already.
+func (s *Server) refuseWrongCredential(c echo.Context, msg string) error {
+	d, ok := s.thr.fail()
+	if !ok {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(s.thr.max.Seconds())))
+		return echo.NewHTTPError(http.StatusTooManyRequests, "tabrelay: too many wrong secrets at once; wait and retry with the right one")
+	}
+	if d > 0 {
+		defer s.thr.done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.Request().Context().Done():
+			return nil // the client gave up: no one to answer
+		}
+	}
+	return echo.NewHTTPError(http.StatusUnauthorized, msg)
 }
 
 func (s *Server) health(c echo.Context) error {

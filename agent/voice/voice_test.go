@@ -28,7 +28,7 @@ func requireTools(t *testing.T, names ...string) {
 	}
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
-			t.Fatalf("this test needs %s: on Debian apt-get install flite pocketsphinx pocketsphinx-en-us ffmpeg (%v)", n, err)
+			t.Fatalf("this test needs %s: `go tool task setup` installs it (Debian: apt-get install flite pocketsphinx pocketsphinx-en-us ffmpeg) (%v)", n, err)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestBrowserCommand(t *testing.T) {
 		t.Skip("needs Chromium (skipped with -short)")
 	}
 	if _, err := browser.Find(""); err != nil {
-		t.Fatalf("this test needs Chrome or Chromium: %v", err)
+		t.Fatal(err)
 	}
 	site, err := fixtures.Start()
 	if err != nil {

@@ -43,6 +43,7 @@ func commands() map[string]command {
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
 		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
+		"extension":  {cmdExtension, "write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"},
 	}
 }
 
@@ -252,7 +253,7 @@ func printBanner(w io.Writer, srv *server, terminal bool) {
 	fmt.Fprintf(w, "tabrelay %s is running at %s\n\n", relay.Version, srv.HTTPURL())
 	fmt.Fprintf(w, "  CDP endpoint (browser-level): ws://%s/cdp\n", addr)
 	fmt.Fprintf(w, "  Discovery:                    %s/json/version\n", srv.HTTPURL())
-	fmt.Fprintf(w, "  Every endpoint needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
+	fmt.Fprintf(w, "  Every endpoint but /json/version needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
 	if terminal {
 		fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
 		code, _ := srv.NewPairingCode()

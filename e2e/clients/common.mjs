@@ -1,4 +1,5 @@
 // Shared bits of the client scripts: the environment the Go tests pass and one JSON result line.
+import { inspect } from 'node:util';
 
 /** The relay and fixture pages, from the environment the Go test sets. */
 export const env = {
@@ -28,7 +29,7 @@ export async function run(body) {
     process.exit(0);
   } catch (e) {
     clearTimeout(timer);
-    console.log(JSON.stringify({ ...out, error: `${current}: ${e?.stack ?? e}` }));
+    console.log(JSON.stringify({ ...out, error: `${current}: ${e?.stack ?? inspect(e, { depth: 2 })}` }));
     process.exit(1);
   }
 }

@@ -119,7 +119,9 @@ type Tab struct {
 
 // Launch starts a browser as described by opts and waits until its control channel answers and
 // the extension's service worker runs.
-func Launch(ctx context.Context, opts Options) (b *Browser, err error) {
+//
+// On failure it stops what it had started (b is its own variable: the result is nil then).
+func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 	log := zerolog.Nop()
 	if opts.Logger != nil {
 		log = *opts.Logger
@@ -130,7 +132,7 @@ func Launch(ctx context.Context, opts Options) (b *Browser, err error) {
 			return nil, err
 		}
 	}
-	b = &Browser{log: log, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
+	b := &Browser{log: log, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			_ = b.Close()

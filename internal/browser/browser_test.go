@@ -53,7 +53,7 @@ func launchWith(t *testing.T, opts Options) *Browser {
 		t.Skip("needs Chromium (skipped with -short)")
 	}
 	if _, err := Find(""); err != nil {
-		t.Fatalf("these tests need Chrome or Chromium: %v", err)
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -82,5 +82,5 @@ func Find(override string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: looked for %v on PATH and in the usual install locations; install Chromium (Debian/Ubuntu: apt-get install chromium) or set %s or --chrome", ErrNotFound, pathNames, EnvChrome)
+	return "", fmt.Errorf("%w: looked for %v on PATH and in the usual install locations; install Chromium (Debian/Ubuntu: apt-get install chromium; in a checkout, `go tool task setup` installs everything the tests need) or set %s or --chrome", ErrNotFound, pathNames, EnvChrome)
 }

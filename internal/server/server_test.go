@@ -71,7 +71,7 @@ func TestStartWiresEveryPart(t *testing.T) {
 		return res.StatusCode, body
 	}
 
-	for _, path := range []string{"/api/tabs", "/api/skills", "/api/voice/status", "/api/tasks", "/json/version"} {
+	for _, path := range []string{"/api/tabs", "/api/skills", "/api/voice/status", "/api/tasks", "/json/list"} {
 		if code, _ := get(path, ""); code != http.StatusUnauthorized {
 			t.Errorf("GET %s without the secret: status %d, want 401", path, code)
 		}

@@ -6,7 +6,6 @@ package snapshottest
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
@@ -28,24 +28,9 @@ type Browser struct {
 	dir string
 }
 
-// ChromePath returns the Chromium binary to use: $TABRELAY_CHROME, else /usr/bin/chromium,
-// else chromium or google-chrome on PATH.
-func ChromePath() (string, error) {
-	if p := os.Getenv("TABRELAY_CHROME"); p != "" {
-		return p, nil
-	}
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no Chromium found: install it (apt-get install -y chromium) or set TABRELAY_CHROME; use go test -short to skip browser tests")
-}
+// ChromePath returns the Chromium binary to use, found as tabrelay finds it (browser.Find:
+// $TABRELAY_CHROME, else PATH, else the usual install locations), with its error when none is.
+func ChromePath() (string, error) { return browser.Find("") }
 
 // Launch starts a fresh headless Chromium with its own temporary profile and connects to it.
 func Launch(ctx context.Context) (*Browser, error) {
