@@ -252,8 +252,10 @@ func TestOpenedTabIsShared(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := e.dialCDP(t, ctx)
+	// the popup's URL exactly: other tests' tabs on /other.html?… attach too
+	popupURL, _ := json.Marshal(e.site.URL("/other.html"))
 	attached := c.Expect("", "Target.attachedToTarget", func(ev cdpclient.Event) bool {
-		return strings.Contains(string(ev.Params), "/other.html")
+		return strings.Contains(string(ev.Params), `"url":`+string(popupURL))
 	})
 	if err := c.Call(ctx, "", "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
 		t.Fatal(err)
@@ -511,9 +513,11 @@ func TestClientClosedTabReturnsFocus(t *testing.T) {
 	// The user's tab is not the last one: a new tab without an opener goes to the end, and
 	// closing it would bring its neighbour (not the user's tab) to the front.
 	tab := e.share(t, e.site.URL("/other.html?focus"))
-	e.share(t, e.site.URL("/other.html?neighbour"))
+	neighbour := e.share(t, e.site.URL("/other.html?neighbour"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	defer e.b.CloseTab(ctx, neighbour) //nolint:errcheck // other tests look for tabs by URL
+	defer e.b.CloseTab(ctx, tab)       //nolint:errcheck
 	c := e.dialCDP(t, ctx)
 	if err := c.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,10 @@ type Options struct {
 	// WriteTimeout is how long a write to a CDP client may make no progress before the client
 	// is disconnected as too slow, with 1008 (default 30 s).
 	WriteTimeout time.Duration
+	// CutGrace is how long a client cut as too slow has, from the cut, to take the message that
+	// was being written to it (a frame cannot be interrupted) before the close frame goes out
+	// with the reason; past it the socket is dropped without a close frame (default 5 s).
+	CutGrace time.Duration
 }
 
 // Server is the relay's HTTP and WebSocket front: discovery, CDP endpoints, the extension link
@@ -97,6 +101,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = ReadLimit
+	}
+	if opts.CutGrace <= 0 {
+		opts.CutGrace = 5 * time.Second
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 30 * time.Second
@@ -532,11 +539,6 @@ type closeReason struct {
 	reason string
 }
 
-// closeGrace is how long a client cut as too slow has, from the cut, to take the message that
-// was being written to it (a frame cannot be interrupted) before the close frame goes out with
-// the reason; past it the socket is dropped without a close frame.
-const closeGrace = 5 * time.Second
-
 // writeLoop writes what the hub queues on out until the outbox closes or a write fails. When
 // the outbox closes, the socket ends with the hub's reason from kc, else with fallback (nil:
 // dropped without a close frame); a bare socket (see socketKind) is always dropped without one;
@@ -631,7 +633,7 @@ func (s *Server) cdpSocket(c echo.Context) error {
 		kc <- closeReason{websocket.StatusCode(code), reason}
 		if code == int(websocket.StatusPolicyViolation) {
 			// too slow: the message being written may never be taken; do not wait on it for long
-			time.AfterFunc(closeGrace, func() {
+			time.AfterFunc(s.opts.CutGrace, func() {
 				if conn := live.Load(); conn != nil {
 					conn.CloseNow()
 				}
