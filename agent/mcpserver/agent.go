@@ -60,6 +60,9 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 	if err := json.Unmarshal(c.args, &a); err != nil || strings.TrimSpace(a.Goal) == "" {
 		return nil, fmt.Errorf(`run_task needs a goal, e.g. {"goal":"find the cheapest kettle"}`)
 	}
+	if s.opts.NoModel != nil {
+		return nil, fmt.Errorf("run_task: %w", s.opts.NoModel)
+	}
 	tab, err := s.resolve(c)
 	if err != nil {
 		return nil, err
@@ -182,6 +185,9 @@ func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
 	var a skillArgs
 	if err := json.Unmarshal(c.args, &a); err != nil || a.Name == "" {
 		return nil, fmt.Errorf(`run_skill needs a name, e.g. {"name":"site-search","params":{"query":"mugs"}} (skills lists them)`)
+	}
+	if _, err := s.opts.Skills.Library().Get(a.Name); err != nil {
+		return nil, err
 	}
 	tab, err := s.resolve(c)
 	if err != nil {

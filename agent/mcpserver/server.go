@@ -42,6 +42,9 @@ type Options struct {
 	Runner *task.Runner
 	// Skills lists and runs skills (skills, run_skill); nil leaves those tools out.
 	Skills *skills.Service
+	// NoModel is why no language model is configured (nil when one is): run_task answers
+	// with it and the variables to set, before looking for a tab.
+	NoModel error
 	// AllowEvaluate offers the evaluate tool (JavaScript in the page), which is otherwise not
 	// offered: `tabrelay serve --mcp-allow-evaluate`.
 	AllowEvaluate bool

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/mcpserver"
 	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/relay"
@@ -96,6 +97,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 	mo := opts.MCP
 	mo.Actions, mo.Runner, mo.Skills, mo.Log = ag.Actions(), ag.Runner(), sk, opts.Log.With().Str("part", "mcp").Logger()
+	if opts.Agent.Model == nil {
+		mo.NoModel = opts.Agent.ModelError
+		if mo.NoModel == nil {
+			mo.NoModel = &llm.NotConfiguredError{Reason: "the server was started without a model"}
+		}
+	}
 	ms, err := mcpserver.New(mo)
 	if err != nil {
 		_ = ag.Close()
