@@ -62,17 +62,29 @@ func (o originPolicy) cdpOrigin(origin string) bool {
 // add to every request (and CDP clients never send), for a request a web page could have caused.
 // "Sec-Fetch-Site: none" is left alone: Chrome sends it only for requests no page initiated (an
 // address typed by the user, and requests of extensions with host permissions, such as
-// tabrelay's own fetches, which carry no Origin on GET).
+// tabrelay's own fetches, which carry no Origin on GET). A lone "Sec-Fetch-Mode: cors" is left
+// alone too: it is what Node's fetch (undici) sends on every request — the MCP clients of Claude
+// Code, Cursor and VS Code among them —, while a browser always sends Sec-Fetch-Site with it
+// (and an Origin with every cors request).
 func pageFetch(h http.Header) bool {
 	if v := h.Values("Sec-Fetch-Site"); len(v) == 1 && strings.EqualFold(v[0], "none") {
 		return false
 	}
+	if v := h.Values("Sec-Fetch-Mode"); len(v) == 1 && strings.EqualFold(v[0], "cors") && len(secFetch(h)) == 1 {
+		return false
+	}
+	return len(secFetch(h)) > 0
+}
+
+// secFetch returns the names of h's Sec-Fetch-* headers.
+func secFetch(h http.Header) []string {
+	var out []string
 	for k := range h {
 		if len(k) > len("Sec-Fetch-") && strings.EqualFold(k[:len("Sec-Fetch-")], "Sec-Fetch-") {
-			return true
+			out = append(out, k)
 		}
 	}
-	return false
+	return out
 }
 
 // tokenFrom returns the secret a request carries, from the Authorization header or ?token=.
