@@ -41,13 +41,13 @@ func changes(before, after string) string {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
 			i++
 			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintf(&out, "+ %s\n", b[j])
-			j++
-			n++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			fmt.Fprintf(&out, "- %s\n", a[i])
 			i++
+			n++
+		default:
+			fmt.Fprintf(&out, "+ %s\n", b[j])
+			j++
 			n++
 		}
 	}
