@@ -100,6 +100,7 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 		"img":              img,
 		"site only":        {"Sec-Fetch-Site": {"cross-site"}},
 		"same-site":        {"Sec-Fetch-Site": {"same-site"}, "Sec-Fetch-Mode": {"navigate"}},
+		"cors mode, site":  {"Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Site": {"cross-site"}},
 		"same-origin":      {"Sec-Fetch-Site": {"same-origin"}}, // DNS rebinding aside, still a browser
 		"lower-case k":     {"sec-fetch-site": {"cross-site"}},
 		"upper-case value": {"Sec-Fetch-Site": {"CROSS-SITE"}},
@@ -144,6 +145,11 @@ func TestBrowserRequestsWithoutOriginRefused(t *testing.T) {
 				t.Errorf("%s from the extension (Origin %q) with Sec-Fetch-Site: none: %d, want 200", path, origin, code)
 			}
 		}
+	}
+	// Node's fetch (undici), which MCP and CDP clients in Node use, sends "Sec-Fetch-Mode: cors"
+	// alone on every request, which no browser does
+	if code := fetchRequest(t, e, "GET", "/json/version", false, http.Header{"Sec-Fetch-Mode": {"cors"}}, "", tok); code != http.StatusOK {
+		t.Errorf("/json/version from Node's fetch (Sec-Fetch-Mode: cors alone): %d, want 200", code)
 	}
 	if code := fetchRequest(t, e, "GET", "/json/version", false, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"cors"}}, relaytest.ExtensionOrigin, tok); code != http.StatusOK {
 		t.Errorf("/json/version from the extension's origin with Sec-Fetch-Site: cross-site: %d, want 200", code)

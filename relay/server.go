@@ -165,6 +165,12 @@ func (s *Server) Hub() *Hub { return s.hub }
 // API is the authenticated /api route group, for the agent's handlers.
 func (s *Server) API() *echo.Group { return s.api }
 
+// Mount serves h at path (every method) behind the same Host, Origin and secret checks as /api
+// and the CDP endpoints (the MCP server's /mcp). Call it before Start.
+func (s *Server) Mount(path string, h http.Handler) {
+	s.e.Any(path, echo.WrapHandler(h), s.checkCDPOrigin, s.authenticate)
+}
+
 // Token returns the current secret.
 func (s *Server) Token() string { return s.opts.Secret.Token() }
 

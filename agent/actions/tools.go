@@ -37,16 +37,21 @@ func (r *Registry) Tools() ([]ToolDef, error) {
 	return out, nil
 }
 
+// Schema is the JSON Schema of the kind's tool arguments (as in [Registry.Tools]) with the
+// parameters named in extra added although they are tagged tool:"-" (a door that offers more
+// options than the model's tools, such as the MCP server's screenshot labels).
+func (k *Kind) Schema(extra ...string) (map[string]any, error) { return k.toolSchema(extra...) }
+
 // toolSchema is the JSON Schema of the kind's parameters offered to the model (fields tagged
-// tool:"-" left out), compacted: no "additionalProperties", and a nullable type (a pointer
-// or slice field) written as its plain type.
-func (k *Kind) toolSchema() (map[string]any, error) {
+// tool:"-" left out unless named in extra), compacted: no "additionalProperties", and a
+// nullable type (a pointer or slice field) written as its plain type.
+func (k *Kind) toolSchema(extra ...string) (map[string]any, error) {
 	s, err := jsonschema.ForType(k.typ, &jsonschema.ForOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("actions: schema of %s: %w", k.Name, err)
 	}
 	for _, f := range k.fields {
-		if !f.tool {
+		if !f.tool && !slices.Contains(extra, f.name) {
 			delete(s.Properties, f.name)
 			s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return n == f.name })
 		}

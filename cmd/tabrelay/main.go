@@ -19,6 +19,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/agent/mcpserver"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
@@ -42,6 +43,7 @@ func commands() map[string]command {
 		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
+		"mcp":        {cmdMCP, "an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"},
 		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
 		"extension":  {cmdExtension, "write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"},
 	}
@@ -149,6 +151,7 @@ type serveFlags struct {
 	allowFileURLs      bool
 	vision             bool
 	clientQueueMB      int
+	mcpAllowEvaluate   bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -159,6 +162,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
 	fs.IntVar(&f.clientQueueMB, "client-queue-budget-mb", 512, "memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008")
 	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
+	fs.BoolVar(&f.mcpAllowEvaluate, "mcp-allow-evaluate", config.EnvBool("TABRELAY_MCP_ALLOW_EVALUATE"), "offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default")
 	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
 }
 
@@ -187,6 +191,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
 		},
 		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
+		MCP:   mcpserver.Options{AllowEvaluate: f.mcpAllowEvaluate},
 		Log:   *log,
 	}
 	for _, h := range strings.Split(f.allowedSites, ",") {

@@ -1,5 +1,5 @@
 // Package server assembles a running tabrelay: the relay with the agent, skills and voice
-// served on its /api routes by the API package (agent/api). The tabrelay command and the end-to-end tests start it the same way, so
+// served on its /api routes, and the MCP server at /mcp by the API package (agent/api). The tabrelay command and the end-to-end tests start it the same way, so
 // what the tests drive is what users run.
 package server
 
@@ -15,6 +15,8 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/agent/mcpserver"
 	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/skills"
@@ -32,6 +34,8 @@ type Options struct {
 	// Voice configures speech; Snapshot defaults to the tab's interactive snapshot through the
 	// agent, and Log is set from Log.
 	Voice voice.Options
+	// MCP configures the MCP server at /mcp (its services are the agent's and the skills').
+	MCP mcpserver.Options
 	// Log is the base logger; each part logs with a "part" field (relay, agent, skills, voice).
 	Log zerolog.Logger
 }
@@ -44,6 +48,8 @@ type Server struct {
 	Agent *api.Agent
 	// Skills finds, runs and records skills.
 	Skills *skills.Service
+	// MCP is the MCP server (served at /mcp; `tabrelay mcp` serves it on stdio).
+	MCP *mcpserver.Server
 
 	closeOnce sync.Once
 	closeErr  error
@@ -89,7 +95,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		srv.AllowBody(route, n)
 	}
 
-	s := &Server{Server: srv, Agent: ag, Skills: sk}
+	mo := opts.MCP
+	mo.Actions, mo.Runner, mo.Skills, mo.Log = ag.Actions(), ag.Runner(), sk, opts.Log.With().Str("part", "mcp").Logger()
+	if opts.Agent.Model == nil {
+		mo.NoModel = opts.Agent.ModelError
+		if mo.NoModel == nil {
+			mo.NoModel = &llm.NotConfiguredError{Reason: "the server was started without a model"}
+		}
+	}
+	ms, err := mcpserver.New(mo)
+	if err != nil {
+		_ = ag.Close()
+		_ = srv.Close()
+		return nil, fmt.Errorf("start the MCP server: %w", err)
+	}
+	srv.Mount("/mcp", ms.Handler())
+
+	s := &Server{Server: srv, Agent: ag, Skills: sk, MCP: ms}
 	if err := srv.Start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -1,0 +1,246 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/skills"
+)
+
+// taskArgs are run_task's arguments.
+type taskArgs struct {
+	Goal    string `json:"goal" jsonschema:"what to do, in plain words"`
+	Approve bool   `json:"approve,omitempty" jsonschema:"allow steps that need confirmation (buying, sending, deleting)"`
+}
+
+// skillArgs are run_skill's arguments.
+type skillArgs struct {
+	Name    string            `json:"name" jsonschema:"skill name"`
+	Params  map[string]string `json:"params,omitempty" jsonschema:"parameter values by name"`
+	Approve bool              `json:"approve,omitempty" jsonschema:"allow steps that need confirmation"`
+}
+
+// mustSchema is the compact JSON Schema of an argument struct (a programming error panics,
+// caught by the tests).
+func mustSchema[T any]() map[string]any {
+	sc, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	sc.AdditionalProperties = nil
+	for _, p := range sc.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
+	b, _ := json.Marshal(sc)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// taskTool runs a task with the in-process agent; progress notifications carry its plan and
+// steps.
+func (s *Server) taskTool() *tool {
+	return &tool{
+		def: &mcp.Tool{Name: "run_task", InputSchema: mustSchema[taskArgs](),
+			Description: "Hand a whole task to tabrelay's own agent on the current tab (needs a model configured on the server); progress notifications show its plan and steps."},
+		run: (*Server).runTask,
+	}
+}
+
+func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
+	var a taskArgs
+	if err := json.Unmarshal(c.args, &a); err != nil || strings.TrimSpace(a.Goal) == "" {
+		return nil, fmt.Errorf(`run_task needs a goal, e.g. {"goal":"find the cheapest kettle"}`)
+	}
+	if s.opts.NoModel != nil {
+		return nil, fmt.Errorf("run_task: %w", s.opts.NoModel)
+	}
+	tab, err := s.resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	events, unsub := s.opts.Runner.Subscribe("", 256) // before Start: no event is missed
+	defer unsub()
+	t, err := s.opts.Runner.Start(context.WithoutCancel(c.ctx), a.Goal, tab)
+	if err != nil {
+		return nil, fmt.Errorf("run_task: %w", err)
+	}
+	token := c.req.Params.GetProgressToken()
+	progress := 0.0
+	notify := func(msg string) {
+		progress++
+		if token == nil || c.req.Session == nil {
+			return
+		}
+		_ = c.req.Session.NotifyProgress(c.ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: msg})
+	}
+	notify("task " + t.ID + " started: " + a.Goal)
+	var declined []string
+	for {
+		select {
+		case <-c.ctx.Done():
+			_ = s.opts.Runner.Cancel(t.ID)
+			return nil, fmt.Errorf("run_task cancelled: %w", c.ctx.Err())
+		case ev, ok := <-events:
+			if !ok {
+				return nil, fmt.Errorf("run_task: the agent stopped (task %s)", t.ID)
+			}
+			if ev.TaskID != t.ID {
+				continue
+			}
+			switch ev.Type {
+			case task.EventPlan:
+				notify("plan: " + planText(ev.Plan))
+			case task.EventStepStarted:
+				if ev.Step != nil {
+					notify(fmt.Sprintf("step %d: %s %s", ev.Step.Index, ev.Step.Tool, compactJSON(ev.Step.Args)))
+				}
+			case task.EventStepFinished:
+				if ev.Step != nil {
+					notify(fmt.Sprintf("step %d %s: %s", ev.Step.Index, ev.Step.Status, clip(firstNonEmpty(ev.Step.Error, ev.Step.Result), 200)))
+				}
+			case task.EventConfirmation:
+				if ev.Step != nil {
+					if !a.Approve {
+						declined = append(declined, fmt.Sprintf("step %d %s %s", ev.Step.Index, ev.Step.Tool, compactJSON(ev.Step.Args)))
+					}
+					_ = s.opts.Runner.Confirm(t.ID, ev.Step.ID, a.Approve)
+				}
+			}
+			if ev.Type != task.EventAnswer && !(ev.Type == task.EventStatus && ev.Status.Done()) {
+				continue
+			}
+			done, err := s.opts.Runner.Wait(c.ctx, t.ID)
+			if err != nil {
+				return nil, err
+			}
+			return taskResult(done, declined), nil
+		}
+	}
+}
+
+// taskResult reports an ended task: its answer or error, and its steps.
+func taskResult(t *task.Task, declined []string) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s %s.", t.ID, t.Status)
+	if t.Answer != "" {
+		fmt.Fprintf(&b, "\nAnswer: %s", t.Answer)
+	}
+	if t.Error != "" {
+		fmt.Fprintf(&b, "\nError: %s", t.Error)
+	}
+	for _, st := range t.Steps {
+		fmt.Fprintf(&b, "\n%d. %s %s: %s", st.Index, st.Tool, compactJSON(st.Args), st.Status)
+	}
+	if len(declined) > 0 {
+		fmt.Fprintf(&b, "\nDeclined (needed confirmation): %s. Ask the user, then call run_task again with \"approve\": true.", strings.Join(declined, "; "))
+	}
+	res := text("%s", b.String())
+	res.IsError = t.Status != task.StatusSucceeded
+	return res
+}
+
+// skillTools list and run skills (replayable procedures, no model needed for their steps).
+func (s *Server) skillTools() []*tool {
+	return []*tool{
+		{def: &mcp.Tool{Name: "skills", InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+			Description: "List the skills: saved procedures run_skill replays on the page without a model."},
+			run: (*Server).listSkills},
+		{def: &mcp.Tool{Name: "run_skill", InputSchema: mustSchema[skillArgs](),
+			Description: "Run a skill on the current tab."},
+			run: (*Server).runSkill},
+	}
+}
+
+func (s *Server) listSkills(*call) (*mcp.CallToolResult, error) {
+	var b strings.Builder
+	list := s.opts.Skills.Library().List()
+	fmt.Fprintf(&b, "%d skills", len(list))
+	for _, sk := range list {
+		fmt.Fprintf(&b, "\n%s: %s", sk.Name, sk.Description)
+		var ps []string
+		for _, p := range sk.Parameters {
+			n := p.Name
+			if p.Required {
+				n += "*"
+			}
+			ps = append(ps, n)
+		}
+		if len(ps) > 0 {
+			fmt.Fprintf(&b, " (params: %s; * required)", strings.Join(ps, ", "))
+		}
+	}
+	return text("%s", b.String()), nil
+}
+
+func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
+	var a skillArgs
+	if err := json.Unmarshal(c.args, &a); err != nil || a.Name == "" {
+		return nil, fmt.Errorf(`run_skill needs a name, e.g. {"name":"site-search","params":{"query":"mugs"}} (skills lists them)`)
+	}
+	if _, err := s.opts.Skills.Library().Get(a.Name); err != nil {
+		return nil, err
+	}
+	tab, err := s.resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab, Approve: a.Approve})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Skill %s %s (%d model calls).", r.Skill, r.Status, r.ModelCalls)
+	if r.Output != "" {
+		fmt.Fprintf(&b, "\nOutput: %s", r.Output)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "\nError: %s", r.Error)
+	}
+	for _, st := range r.Steps {
+		fmt.Fprintf(&b, "\n%d. %s %s: %s %s", st.Index, st.Do, st.Target, st.Status, st.Message)
+	}
+	res := text("%s", b.String())
+	res.IsError = r.Status != task.StatusSucceeded
+	return res, nil
+}
+
+func planText(plan []task.PlanItem) string {
+	parts := make([]string, len(plan))
+	for i, p := range plan {
+		parts[i] = fmt.Sprintf("%d. [%s] %s", i+1, p.Status, p.Text)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return ""
+	}
+	return string(b)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

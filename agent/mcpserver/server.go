@@ -1,0 +1,264 @@
+// Package mcpserver is tabrelay's Model Context Protocol server: the user's shared tabs, the
+// agent and the skills as MCP tools, for agents that speak MCP (Claude Code, Cursor, VS Code,
+// …). It is one more door to the action registry (agent/actions): every browser tool is
+// derived from a registered action kind — its name, description and JSON Schema — and runs
+// through the same action service as /api, the CLI and the model's own tools.
+//
+// The server is transport-agnostic ([Server.MCP] returns an *mcp.Server of the official Go SDK,
+// github.com/modelcontextprotocol/go-sdk); [Server.Handler] serves it over the streamable HTTP
+// transport (mounted at /mcp behind the relay's Host, Origin and secret checks), and
+// `tabrelay mcp` serves it over stdio.
+//
+// Small by default: the core tool set ([Core]) keeps tools/list under 2,000 tokens; the
+// option Tools ("all", or names) offers more. After an action, the result carries what changed
+// in the page's outline (a line diff of the snapshot before and after), not a whole snapshot,
+// unless the call asks for one ("snapshot": true). Page-level failures are tool errors (isError
+// with text saying what to do), never protocol errors.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/skills"
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// Actions runs the browser tools (required).
+	Actions *actions.Service
+	// Runner runs agent tasks (run_task); nil leaves the tool out.
+	Runner *task.Runner
+	// Skills lists and runs skills (skills, run_skill); nil leaves those tools out.
+	Skills *skills.Service
+	// NoModel is why no language model is configured (nil when one is): run_task answers
+	// with it and the variables to set, before looking for a tab.
+	NoModel error
+	// AllowEvaluate offers the evaluate tool (JavaScript in the page), which is otherwise not
+	// offered: `tabrelay serve --mcp-allow-evaluate`.
+	AllowEvaluate bool
+	// Log receives the server's logs (never page contents at info).
+	Log zerolog.Logger
+}
+
+// Core names the tools offered by default: enough to read and drive a page, see it, run the
+// agent and skills, in under 2,000 tokens of tools/list.
+var Core = []string{"tabs", "switch_tab", "new_tab", "snapshot", "click", "type", "fill", "select", "press",
+	"navigate", "back", "wait", "dialog", "screenshot", "console", "run_task", "skills", "run_skill"}
+
+// Server builds MCP servers (one per tool selection) over the agent's services, and keeps each
+// MCP session's current tab and last outline.
+type Server struct {
+	opts  Options
+	tools []*tool // every tool this server can offer, sorted by name
+
+	mu       sync.Mutex
+	servers  map[string]*mcp.Server // by canonical selection
+	sessions map[*mcp.ServerSession]*session
+}
+
+// New returns the MCP server over opts' services.
+func New(opts Options) (*Server, error) {
+	if opts.Actions == nil {
+		return nil, fmt.Errorf("mcpserver: the action service is required")
+	}
+	s := &Server{opts: opts, servers: map[string]*mcp.Server{}, sessions: map[*mcp.ServerSession]*session{}}
+	ts, err := s.catalogue()
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].def.Name < ts[j].def.Name })
+	s.tools = ts
+	return s, nil
+}
+
+// Names returns the names of every tool the server can offer.
+func (s *Server) Names() []string {
+	out := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.def.Name
+	}
+	return out
+}
+
+// Select resolves a tool selection: empty or "core" for [Core], "all" for every tool, or a
+// comma-separated list of names added to the core set ("core" may be left out: "hover,drag"
+// is the core set plus hover and drag; "only:" before the list offers just those). An unknown
+// name is an error listing the known ones.
+func (s *Server) Select(spec string) ([]string, error) {
+	spec = strings.TrimSpace(spec)
+	known := s.Names()
+	if spec == "all" {
+		return known, nil
+	}
+	var out []string
+	list, only := strings.CutPrefix(spec, "only:")
+	if !only {
+		for _, n := range Core {
+			if slices.Contains(known, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || n == "core" {
+			continue
+		}
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("unknown MCP tool %q: use \"all\" or names among %s", n, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// MCP returns the MCP server offering the tools named by spec (see [Server.Select]); servers
+// are built once per selection.
+func (s *Server) MCP(spec string) (*mcp.Server, error) {
+	names, err := s.Select(spec)
+	if err != nil {
+		return nil, err
+	}
+	key := strings.Join(names, ",")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if srv := s.servers[key]; srv != nil {
+		return srv, nil
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tabrelay", Title: "tabrelay: your own browser tabs", Version: relay.Version},
+		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
+	for _, t := range s.tools {
+		if slices.Contains(names, t.def.Name) {
+			srv.AddTool(t.def, s.handler(t))
+		}
+	}
+	s.servers[key] = srv
+	return srv, nil
+}
+
+// instructions tell the client's model how the tools fit together.
+const instructions = `tabrelay drives the browser tabs the user shared (their own logged-in browser). ` +
+	`Call snapshot to read the page as an outline with element refs (e12), then act with those refs. ` +
+	`After an action the result lists what changed in the outline; pass "snapshot": true for the whole new outline. ` +
+	`A ref from an older page fails: take a new snapshot. Tabs are listed by tabs and chosen with switch_tab.`
+
+// Handler serves the MCP server over the streamable HTTP transport. The query parameter
+// tools selects the tool set as [Server.Select] does (default: the core set). Mount it behind
+// the relay's Host, Origin and secret checks (relay.Server.Mount).
+func (s *Server) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, err := s.MCP(r.URL.Query().Get("tools"))
+		if err != nil {
+			return nil
+		}
+		return srv
+	}, &mcp.StreamableHTTPOptions{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.Select(r.URL.Query().Get("tools")); err != nil {
+			http.Error(w, "tabrelay: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// session is one MCP session's state: the tab it works on and the outline it last saw of each
+// tab (the "before" of the next action's diff).
+type session struct {
+	mu      sync.Mutex
+	tab     string
+	outline map[string]string
+}
+
+// session returns ss's state, made on first use and dropped when the session ends.
+func (s *Server) session(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.sessions[ss]; st != nil {
+		return st
+	}
+	st := &session{outline: map[string]string{}}
+	s.sessions[ss] = st
+	if ss != nil {
+		go func() {
+			_ = ss.Wait()
+			s.mu.Lock()
+			delete(s.sessions, ss)
+			s.mu.Unlock()
+		}()
+	}
+	return st
+}
+
+func (st *session) currentTab() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.tab
+}
+
+func (st *session) setTab(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.tab = id
+}
+
+func (st *session) lastOutline(tab string) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	o, ok := st.outline[tab]
+	return o, ok
+}
+
+func (st *session) saw(tab, outline string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.outline[tab] = outline
+}
+
+// call is one tool call: its context, session state and arguments.
+type call struct {
+	srv  *Server
+	ctx  context.Context
+	req  *mcp.CallToolRequest
+	st   *session
+	args []byte
+}
+
+// tool is one offered tool: its definition and how it runs.
+type tool struct {
+	def *mcp.Tool
+	run func(s *Server, c *call) (*mcp.CallToolResult, error)
+}
+
+// handler wraps a tool's run: its errors become tool errors a model can act on.
+func (s *Server) handler(t *tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := &call{srv: s, ctx: ctx, req: req, st: s.session(req.Session), args: req.Params.Arguments}
+		res, err := t.run(s, c)
+		if err != nil {
+			s.opts.Log.Debug().Str("tool", t.def.Name).Err(err).Msg("mcp tool error")
+			return toolError(err), nil
+		}
+		return res, nil
+	}
+}
+
+// text is a result of one text block.
+func text(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}

@@ -1,0 +1,327 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// wantSnapshot is the argument every page-changing tool takes to return the whole new outline
+// instead of what changed.
+const wantSnapshot = "snapshot"
+
+// catalogue derives every tool from the action registry (browser tools) and adds the agent's
+// and the skills' tools.
+func (s *Server) catalogue() ([]*tool, error) {
+	reg := s.opts.Actions.Registry()
+	var out []*tool
+	for _, k := range reg.All() {
+		name := k.ToolName()
+		if k.Name == "evaluate" && s.opts.AllowEvaluate {
+			name = k.Name
+		}
+		if name == "" {
+			continue // not offered (pdf, resize; evaluate without the option)
+		}
+		var extra []string
+		switch k.Params() {
+		case reflect.TypeFor[actions.Screenshot]():
+			extra = []string{"labels", "format", "fullPage", "ref"}
+		case reflect.TypeFor[actions.Click]():
+			extra = []string{"double"}
+		}
+		schema, err := k.Schema(extra...)
+		if err != nil {
+			return nil, err
+		}
+		t := &tool{def: &mcp.Tool{Name: name, Description: k.Doc, InputSchema: schema}}
+		switch k.Params() {
+		case reflect.TypeFor[actions.Snapshot]():
+			if t.def.InputSchema, err = snapshotSchema(); err != nil {
+				return nil, err
+			}
+			t.run = (*Server).snapshot
+		case reflect.TypeFor[actions.Screenshot]():
+			props := schema["properties"].(map[string]any)
+			props["maxWidth"] = map[string]any{"type": "integer", "description": "scale down to at most this many pixels wide"}
+			t.run = (*Server).screenshot
+		case reflect.TypeFor[actions.Tabs](), reflect.TypeFor[actions.Console](), reflect.TypeFor[actions.Errors](),
+			reflect.TypeFor[actions.Network](), reflect.TypeFor[actions.Focus](), reflect.TypeFor[actions.Open](),
+			reflect.TypeFor[actions.Close]():
+			t.run = reads(k)
+		default:
+			if k.Risk != actions.Reads {
+				props := schema["properties"].(map[string]any)
+				props[wantSnapshot] = map[string]any{"type": "boolean", "description": "return the whole new outline, not the changes"}
+			}
+			t.run = acts(k)
+		}
+		out = append(out, t)
+	}
+	if s.opts.Runner != nil {
+		out = append(out, s.taskTool())
+	}
+	if s.opts.Skills != nil {
+		out = append(out, s.skillTools()...)
+	}
+	return out, nil
+}
+
+// snapshotSchema is the snapshot tool's arguments: the snapshot options (snapshot.Options).
+func snapshotSchema() (map[string]any, error) {
+	sc, err := jsonschema.For[snapshot.Options](&jsonschema.ForOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: the snapshot options' schema: %w", err)
+	}
+	sc.AdditionalProperties = nil
+	desc := map[string]string{
+		"interactive": "only elements with refs, one per line",
+		"full":        "keep unnamed containers",
+		"maxDepth":    "limit nesting",
+		"maxChars":    "truncate to this many characters",
+		"scope":       "only the subtree of this ref",
+		"frame":       "only this frame (iframe ref or URL part)",
+	}
+	for n, p := range sc.Properties {
+		p.Description = desc[n]
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+// action reads the call's arguments into an action of kind k's tool, leaving out the MCP-only
+// ones (snapshot, maxWidth).
+func (c *call) action(k *actions.Kind, drop ...string) (actions.Action, error) {
+	reg := c.srv.opts.Actions.Registry()
+	var m map[string]json.RawMessage
+	if len(c.args) > 0 && string(c.args) != "null" {
+		if err := json.Unmarshal(c.args, &m); err != nil {
+			return actions.Action{}, fmt.Errorf("%s: the arguments must be a JSON object: %w", k.Name, err)
+		}
+	}
+	for _, d := range drop {
+		delete(m, d)
+	}
+	b, _ := json.Marshal(m)
+	if k.ToolName() == "" {
+		return decodeHidden(k, b)
+	}
+	return reg.FromTool(k.ToolName(), b)
+}
+
+// decodeHidden reads arguments of a kind the model is not offered (evaluate) strictly.
+func decodeHidden(k *actions.Kind, args []byte) (actions.Action, error) {
+	var m map[string]any
+	_ = json.Unmarshal(args, &m)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["kind"] = k.Name
+	b, _ := json.Marshal(m)
+	var a actions.Action
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a, err
+	}
+	return a, a.Validate()
+}
+
+// acts runs an action kind and reports what it changed in the outline.
+func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
+	return func(s *Server, c *call) (*mcp.CallToolResult, error) {
+		var opt struct {
+			Snapshot bool `json:"snapshot"`
+		}
+		_ = json.Unmarshal(c.args, &opt)
+		a, err := c.action(k, wantSnapshot)
+		if err != nil {
+			return nil, err
+		}
+		tab := c.st.currentTab()
+		var before string
+		var had bool
+		if k.Risk != actions.Reads {
+			if tab, err = s.resolve(c); err != nil {
+				return nil, err
+			}
+			if before, had = c.st.lastOutline(tab); !had && !opt.Snapshot {
+				if snap, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{}); err == nil {
+					before, had = snap.Text, true
+				}
+			}
+		}
+		res, err := s.opts.Actions.Act(c.ctx, tab, a)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.WriteString(res.Message)
+		if res.Title != "" || res.URL != "" {
+			fmt.Fprintf(&b, "\nPage: %s %s", res.Title, res.URL)
+		}
+		if len(res.Value) > 0 {
+			fmt.Fprintf(&b, "\nValue: %s", res.Value)
+		}
+		if k.Risk == actions.Reads {
+			return text("%s", b.String()), nil
+		}
+		if res.TargetID != "" {
+			tab = res.TargetID
+		}
+		after, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{})
+		if err != nil {
+			fmt.Fprintf(&b, "\n(no snapshot after the action: %v)", err)
+			return text("%s", b.String()), nil
+		}
+		c.st.saw(tab, after.Text)
+		switch {
+		case opt.Snapshot:
+			b.WriteString("\n\n" + after.Text)
+		case !had:
+			b.WriteString("\n\nThe page now:\n" + after.Text)
+		default:
+			b.WriteString("\n\n" + changes(before, after.Text))
+		}
+		return text("%s", b.String()), nil
+	}
+}
+
+// resolve returns the session's tab, or the first shared tab when it has none.
+func (s *Server) resolve(c *call) (string, error) {
+	if t := c.st.currentTab(); t != "" {
+		return t, nil
+	}
+	tabs, err := s.opts.Actions.Tabs(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(tabs) == 0 {
+		return "", fmt.Errorf("%w: no tab is shared", actions.ErrNoTab)
+	}
+	return tabs[0].TargetID, nil
+}
+
+// reads runs the kinds whose results are lists or tab changes, written out compactly.
+func reads(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
+	return func(s *Server, c *call) (*mcp.CallToolResult, error) {
+		a, err := c.action(k)
+		if err != nil {
+			return nil, err
+		}
+		tab := ""
+		if !k.Browser && a.Tab() == "" {
+			tab = c.st.currentTab()
+		}
+		res, err := s.opts.Actions.Act(c.ctx, tab, a)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.WriteString(res.Message)
+		switch p := a.Params.(type) {
+		case *actions.Tabs:
+			cur := c.st.currentTab()
+			if cur == "" && len(res.Tabs) > 0 {
+				cur = res.Tabs[0].TargetID
+			}
+			for _, t := range res.Tabs {
+				mark := " "
+				if t.TargetID == cur {
+					mark = "*"
+				}
+				fmt.Fprintf(&b, "\n%s %s %q %s", mark, t.TargetID, t.Title, t.URL)
+			}
+			if len(res.Tabs) == 0 {
+				b.WriteString("\n" + adviceShare)
+			} else {
+				b.WriteString("\n(* is the tab the tools act on; switch_tab chooses another)")
+			}
+		case *actions.Focus:
+			c.st.setTab(res.TargetID)
+		case *actions.Open:
+			c.st.setTab(res.TargetID)
+			fmt.Fprintf(&b, ": %s (now the current tab)", res.TargetID)
+		case *actions.Close:
+			if c.st.currentTab() == res.TargetID || p.Tab == "" {
+				c.st.setTab("")
+			}
+		}
+		for _, m := range res.Console {
+			fmt.Fprintf(&b, "\n[%s] %s", m.Type, m.Text)
+		}
+		for _, e := range res.Errors {
+			fmt.Fprintf(&b, "\n%s", e.Text)
+		}
+		for _, r := range res.Requests {
+			st := fmt.Sprint(r.Status)
+			if r.Failed != "" {
+				st = "failed: " + r.Failed
+			} else if !r.Done {
+				st = "pending"
+			}
+			fmt.Fprintf(&b, "\n%s %s %s %s", r.Method, r.URL, r.Type, st)
+		}
+		return text("%s", b.String()), nil
+	}
+}
+
+// snapshot reads the tab's outline with the options given.
+func (s *Server) snapshot(c *call) (*mcp.CallToolResult, error) {
+	var o snapshot.Options
+	if len(c.args) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(c.args)))
+		if err := dec.Decode(&o); err != nil {
+			return nil, fmt.Errorf("snapshot: bad options: %w", err)
+		}
+	}
+	tab, err := s.resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.opts.Actions.Act(c.ctx, tab, actions.Do(actions.Snapshot{Options: &o}))
+	if err != nil {
+		return nil, err
+	}
+	if o == (snapshot.Options{}) {
+		c.st.saw(tab, res.Snapshot.Text)
+	}
+	return text("%s", res.Snapshot.Text), nil
+}
+
+// screenshot captures the tab as MCP image content.
+func (s *Server) screenshot(c *call) (*mcp.CallToolResult, error) {
+	var opt struct {
+		MaxWidth int `json:"maxWidth"`
+	}
+	_ = json.Unmarshal(c.args, &opt)
+	k := s.opts.Actions.Registry().Kind("screenshot")
+	a, err := c.action(k, "maxWidth")
+	if err != nil {
+		return nil, err
+	}
+	tab, err := s.resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.opts.Actions.Act(c.ctx, tab, a)
+	if err != nil {
+		return nil, err
+	}
+	data, mime := res.Data, res.MIME
+	if opt.MaxWidth > 0 {
+		if data, mime, err = shrink(data, mime, opt.MaxWidth); err != nil {
+			return nil, err
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: data, MIMEType: mime}}}, nil
+}
