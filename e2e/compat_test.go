@@ -66,6 +66,9 @@ const (
 var refusedOnPurpose = map[string]string{
 	scenarioBrowserContext: "tabrelay shares tabs of the user's own profile: no separate browser contexts",
 	scenarioCloseUserTab:   "tabrelay never closes a tab the user shared (unless started with --allow-close-user-tabs)",
+	// Every socket needs the secret (SECURITY.md); these ways of connecting cannot send it.
+	"connect: browserURL + headers": "every socket needs the secret and Puppeteer 24 (the last for Node 20) sends no headers on the browserURL socket (fixed in Puppeteer 25); use browserWSEndpoint with headers",
+	"connect: --cdp PORT":           "every socket needs the secret and --cdp PORT cannot send one; use --cdp \"ws://127.0.0.1:PORT/cdp?token=…\"",
 }
 
 // beyondChrome lists what tabrelay must do although Chrome's own endpoint does not (Chrome's

@@ -42,7 +42,7 @@ if (!fs.existsSync(bin)) {
 }
 
 await runScenarios([
-  { name: 'connect: --cdp PORT', run: async (step) => {
+  { refused: true, name: 'connect: --cdp PORT', run: async (step) => {
     step('tab list');
     lineWith(await ab(['--session', `${session}-port`, 'tab', 'list'], env.port), [env.marker]);
     await ab(['--session', `${session}-port`, 'close'], env.port).catch(() => {});
