@@ -1,3 +1,4 @@
+// @ts-check
 // The JavaScript twin of relay/wire (wire.go and PROTOCOL.md, which is authoritative): message
 // types, close codes, reasons and builders for the extension <-> relay protocol, version 1.
 // Change all three together.
@@ -88,7 +89,7 @@ export const Origin = Object.freeze({
  * @property {string} [targetId]
  * @property {string} [sessionId]
  * @property {string} [method]
- * @property {object} [params]
+ * @property {Record<string, unknown>} [params]
  * @property {string} [url]
  * @property {boolean} [background]
  * @property {boolean} [newWindow]
