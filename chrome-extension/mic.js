@@ -1,3 +1,4 @@
+// @ts-check
 // One-time microphone grant: asks for the microphone in a normal tab (where Chrome shows its
 // prompt), then releases it at once. The permission then holds for the whole extension,
 // side panel included.

@@ -31,7 +31,8 @@ function errText(e) {
 }
 
 async function load() {
-  const s = await chrome.storage.local.get(['relayAddr', 'token']);
+  // chrome.storage's types say unknown: the options page stores strings.
+  const s = /** @type {{relayAddr?: string, token?: string}} */ (await chrome.storage.local.get(['relayAddr', 'token']));
   addrInput.value = s.relayAddr || DEFAULT_ADDR;
   tokenInput.value = s.token || '';
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The side panel's client of the tabrelay server: settings from chrome.storage.local, JSON
 // requests with a short-lived credential as a Bearer header (made after the server proved it
 // knows the pairing token, auth.js; the token itself is never sent), and Server-Sent Events read
@@ -24,7 +25,8 @@ export class ApiError extends Error {
 
 /** @returns {Promise<{addr: string, token: string}>} */
 export async function settings() {
-  const s = await chrome.storage.local.get(['relayAddr', 'token']);
+  // chrome.storage's types say unknown: the options page stores strings.
+  const s = /** @type {{relayAddr?: string, token?: string}} */ (await chrome.storage.local.get(['relayAddr', 'token']));
   return { addr: s.relayAddr || DEFAULT_ADDR, token: s.token || '' };
 }
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Voice for the side panel: push-to-talk capture (Chrome's SpeechRecognition when it runs on the
 // device, otherwise the microphone recorded and sent to the server's /api/transcribe), and
 // speaking answers (the browser's voices when it has any, otherwise audio from /api/speak).

@@ -1,6 +1,7 @@
+// @ts-check
 // The JavaScript twin of relay/wire (wire.go and PROTOCOL.md, which is authoritative): message
 // types, close codes, reasons and builders for the extension <-> relay protocol, version 1.
-// Change all three together.
+// Change all three together (relay/wire TestProtocolJSMatchesWire fails when the constants differ).
 
 /** Protocol version this extension speaks. */
 export const VERSION = 1;
@@ -88,7 +89,7 @@ export const Origin = Object.freeze({
  * @property {string} [targetId]
  * @property {string} [sessionId]
  * @property {string} [method]
- * @property {object} [params]
+ * @property {Record<string, unknown>} [params]
  * @property {string} [url]
  * @property {boolean} [background]
  * @property {boolean} [newWindow]

@@ -638,6 +638,8 @@ func (s *compatScenarios) run(name string, fn func(ctx context.Context, step fun
 	return err == nil
 }
 
+//lint:ignore U1000 the scenarios in refusedOnPurpose are run through it (the compatibility suite is still being filled in).
+
 // refused runs a scenario tabrelay refuses on purpose: on Chrome fn must succeed; on tabrelay it
 // must fail with an error (recorded as the refusal), not hang.
 func (s *compatScenarios) refused(name string, fn func(ctx context.Context, step func(string)) error) {

@@ -243,17 +243,15 @@ func TestImpostorRelayingFromIPv6(t *testing.T) {
 	target, _ := url.Parse("http://" + e.srv.Addr())
 	var mu sync.Mutex
 	var seen []string
-	rp := httputil.NewSingleHostReverseProxy(target)
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(b))
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		b, _ := io.ReadAll(pr.In.Body)
+		pr.Out.Body = io.NopCloser(bytes.NewReader(b))
 		mu.Lock()
-		seen = append(seen, r.Header.Get("Authorization"), r.URL.RawQuery, string(b))
+		seen = append(seen, pr.In.Header.Get("Authorization"), pr.In.URL.RawQuery, string(b))
 		mu.Unlock()
-		inner(r)
-		r.Host = e.srv.Addr()
-	}
+		pr.SetURL(target) // also sets Host to the real server's address
+		pr.SetXForwarded()
+	}}
 	srv := &http.Server{Handler: rp}
 	go srv.Serve(ln)
 	defer srv.Close()

@@ -390,9 +390,6 @@ func countMethod(x *relaytest.Extension, method string) int {
 	return n
 }
 
-// clientsGone reports whether the hub dropped the stalled client (the log says so).
-func clientsGone(e *env) bool { return strings.Contains(e.logs.String(), "not reading its messages") }
-
 func TestSecretRotationClosesSessions(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
 	e.share(tabA, "https://a.example/")

@@ -448,7 +448,7 @@ func validateStep(st *Step) error {
 		}
 	case "navigate":
 		if st.URL == "" {
-			return errors.New("a navigate step needs url:")
+			return errors.New("a navigate step needs url: (the address to open)")
 		}
 	case "evaluate":
 		if strings.TrimSpace(st.Script) == "" {
@@ -460,7 +460,7 @@ func validateStep(st *Step) error {
 		}
 		for i, f := range st.Fields {
 			if f.Target == nil {
-				return fmt.Errorf("field %d of the fill step needs target:", i+1)
+				return fmt.Errorf("field %d of the fill step needs target: (what to fill)", i+1)
 			}
 			if err := validateTarget(*f.Target); err != nil {
 				return fmt.Errorf("field %d: %w", i+1, err)
@@ -477,7 +477,7 @@ func validateStep(st *Step) error {
 		}
 	case "scroll":
 		if st.Direction == "" && st.Target == nil {
-			return errors.New("a scroll step needs direction: (up or down) or target:")
+			return errors.New("a scroll step needs direction: (up or down) or target: (an element to scroll into view)")
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -641,5 +640,3 @@ func numberNth(root *node) {
 		n.count = counts[key{n.frame.ID, n.axRole, n.name, n.ctx}]
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -855,7 +855,7 @@ func (s *Service) fill(ctx context.Context, ts *tabState, a Fill) (string, error
 				return "", fillErr(done, fmt.Errorf("%s is a %s: fill it with true or false, not %q", el.Describe(), role, f.Value))
 			}
 			if (state == "true") != want {
-				if want == false && role == "radio" {
+				if !want && role == "radio" {
 					return "", fillErr(done, fmt.Errorf("%s: a radio button cannot be unchecked; check another one", el.Describe()))
 				}
 				if _, err := s.click(ctx, ts, Click{Ref: f.Ref}); err != nil {

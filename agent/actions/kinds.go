@@ -86,9 +86,6 @@ func observed[P any](fn func(s *Service, ctx context.Context, ts *tabState, p P)
 	}
 }
 
-// refDesc describes a ref parameter.
-const refDesc = "element ref, e.g. e12"
-
 // Snapshot reads the tab as a role outline.
 type Snapshot struct {
 	Options *snapshot.Options `json:"snapshot,omitempty" tool:"-" jsonschema:"snapshot options"`

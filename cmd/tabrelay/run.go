@@ -95,8 +95,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	p := &runPrinter{w: io.out}
 	var final *task.Task
-	var streamErr error
-	streamErr = readSSE(resp.Body, func(ev sseEvent) bool {
+	streamErr := readSSE(resp.Body, func(ev sseEvent) bool {
 		switch ev.typ {
 		case "task":
 			var t task.Task

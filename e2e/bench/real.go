@@ -163,11 +163,11 @@ func runReal(cfg config, r *Results) error {
 	ownHTTP := "http://" + hostOf(s.b.ControlURL)
 	relayMS, err := playwrightScenario(ctx, "http://"+s.rp.addr+"/?token="+s.rp.token, s.tab.URL, runs)
 	if err != nil {
-		return fmt.Errorf("Playwright through tabrelay: %w", err)
+		return fmt.Errorf("the Playwright scenario through tabrelay: %w", err)
 	}
 	ownMS, err := playwrightScenario(ctx, ownHTTP, s.tab.URL, runs)
 	if err != nil {
-		return fmt.Errorf("Playwright on Chrome's own endpoint: %w", err)
+		return fmt.Errorf("the Playwright scenario on Chrome's own endpoint: %w", err)
 	}
 	r.add(Figure{Group: "real", Name: "Playwright scenario wall time (connect, click, type, eval, screenshot), median", Unit: "ms", Value: median(relayMS), Reference: median(ownMS), RefName: "Chrome's own endpoint"})
 	return nil

@@ -111,7 +111,7 @@ func runSnapshot(cfg config, r *Results) error {
 		_ = st.Close(ctx)
 		pwMS, pwText, err := ariaSnapshot(ctx, endpoint, tab.URL, runs+1)
 		if err != nil {
-			return fmt.Errorf("Playwright ariaSnapshot of %s: %w", p, err)
+			return fmt.Errorf("the Playwright ariaSnapshot of %s: %w", p, err)
 		}
 		oursTok, pwTok := float64(len(text))/4, float64(len(pwText))/4
 		oursRefs, pwRefs := modelRefs(last), pwInteractiveRefs(pwText)

@@ -40,13 +40,11 @@ func StartImpostor(addr, target string) (*Impostor, error) {
 	im := &Impostor{Addr: ln.Addr().String()}
 	var h http.Handler = http.HandlerFunc(im.answer)
 	if target != "" {
-		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target})
-		inner := rp.Director
-		rp.Director = func(r *http.Request) {
-			inner(r)
-			r.Host = target
-		}
-		h = rp
+		to := &url.URL{Scheme: "http", Host: target}
+		h = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(to)      // also sets Host to target
+			pr.SetXForwarded() // as the Director-based proxy did, say who the client is
+		}}
 	}
 	im.srv = &http.Server{Handler: im.record(h), ReadHeaderTimeout: 10 * time.Second}
 	go im.srv.Serve(ln) //nolint:errcheck

@@ -1,0 +1,40 @@
+// @ts-check
+// The side panel's state, in one place: what it knows of the server, pairing and this tab, the
+// live task, voice, skills and recording. Every panel-*.js module reads and changes this one
+// object; the end-to-end tests read it too (globalThis.tabrelayPanel.state).
+
+import { Speaker } from './panel-voice.js';
+
+/** @typedef {import('./panel-voice.js').Capture} Capture */
+
+/** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
+/** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
+/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean}} Task */
+export const state = {
+  /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
+  /** @type {'unknown'|'unpaired'|'rejected'|'ok'} */ pairing: 'unknown',
+  /** @type {number|undefined} */ tabId: undefined,
+  /** the shared tab's target id, '' when this tab is not shared */ targetId: '',
+  addr: '',
+  /** @type {Task|null} */ task: null,
+  /** @type {AbortController|null} */ follow: null,
+  /** @type {import('./panel-voice.js').VoiceStatus|null} */ voice: null,
+  /** @type {Capture|null} */ capture: null,
+  /** @type {any[]} */ skills: [],
+  /** @type {any} */ selectedSkill: null,
+  /** the task whose healed skill draft was last offered */ draftFor: '',
+  recording: false,
+  /** @type {any[]} */ voiceLog: [],
+  /** @type {any[]} */ downloads: [],
+  /** @type {string} */ notice: '',
+  /** when things first showed (Date.now()), for latency measurements: confirmShown */
+  /** @type {Record<string, number>} */ marks: {},
+  /** @type {Promise<void> | null} the reading under way (see refresh) */ reading: null,
+  /** @type {Promise<void> | null} the reading that starts when it ends, shared by all who asked meanwhile */ nextReading: null,
+  /** how the panel listens (see loadVoice) @type {'browser'|'server'|'browser-cloud'|'none'} */ listenMode: 'none',
+  /** when the mic button was pressed (Date.now()); 0 for the keyboard */ pressStarted: 0,
+  /** a short click on the mic: keep listening until the next click */ toggleMode: false,
+  /** the skills search's debounce @type {ReturnType<typeof setTimeout>|undefined} */ skillTimer: undefined,
+};
+
+export const speaker = new Speaker();

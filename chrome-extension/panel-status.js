@@ -1,0 +1,151 @@
+// @ts-check
+// Status at a glance: the server, pairing and whether this tab is shared (re-read without
+// overlapping readings), and the Share / Stop sharing buttons.
+
+import { api, ApiError, settings } from './panel-api.js';
+import { $, optionsLink, pill, showNotice } from './panel-dom.js';
+import { state } from './panel-state.js';
+
+/** The browser tab this panel is about. */
+async function currentTabId() {
+  const q = new URLSearchParams(location.search).get('tabId');
+  if (q) return Number(q);
+  const [active] = await chrome.tabs.query({ active: true, currentWindow: true });
+  const self = chrome.runtime.getURL('');
+  if (active && !(active.url || '').startsWith(self)) return active.id;
+  // opened as a tab: the most recently used web tab
+  const tabs = (await chrome.tabs.query({})).filter((t) => !(t.url || '').startsWith(self) && /^(https?|file):/.test(t.url || ''));
+  tabs.sort((a, b) => (b.lastAccessed || 0) - (a.lastAccessed || 0));
+  return tabs[0]?.id;
+}
+
+/**
+ * Re-reads the server, pairing and sharing state and shows it. Readings never overlap (an
+ * older one finishing late used to paint "Server running" over a newer "not running"), and
+ * whoever asks while one is under way gets the next one, started after it: never a reading
+ * older than the question, and never a growing queue.
+ * @returns {Promise<void>}
+ */
+export function refresh() {
+  if (!state.reading) {
+    state.reading = readState().finally(() => { state.reading = null; });
+    return state.reading;
+  }
+  state.nextReading ||= state.reading.catch(() => {}).then(() => { state.nextReading = null; return refresh(); });
+  return state.nextReading;
+}
+
+/** One reading of the server, pairing and sharing state; only refresh calls it. */
+async function readState() {
+  const { addr, token } = await settings();
+  state.addr = addr;
+  state.tabId = await currentTabId();
+  let health = null;
+  try {
+    const r = await fetch(`http://${addr}/health`, { cache: 'no-store', signal: AbortSignal.timeout(3000) });
+    health = r.ok ? await r.json() : null;
+  } catch { /* not running */ }
+  if (!health) {
+    showServerDown(addr);
+    return;
+  }
+  state.server = 'up';
+  pill('srv', 'Server running', 'ok');
+  if (!token) {
+    state.pairing = 'unpaired';
+    pill('pair', 'Not paired', 'bad');
+    showNotice('Not paired with the server yet: open the pairing link the server printed, or paste the token in the ', 'error', [optionsLink('extension options'), document.createTextNode('.')]);
+    pill('tabstate', 'Tab ?', '');
+    $('share').hidden = $('unshare').hidden = true;
+    return;
+  }
+  /** @type {{targetId: string, tabId?: number}[]} */
+  let tabs = [];
+  try {
+    tabs = (await api('GET', '/api/tabs', { timeout: 5000 })).tabs || [];
+    state.pairing = 'ok';
+    pill('pair', 'Paired', 'ok');
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      state.pairing = 'rejected';
+      pill('pair', 'Token rejected', 'bad');
+      showNotice(`Pairing token rejected: ${e.body?.notProved ? e.message.replace(/\.$/, '') : `the server at ${addr} does not accept this token`}. Open a pairing link (\`tabrelay pair\` prints one), or paste the token from "tabrelay token" into the `, 'error', [optionsLink('extension options'), document.createTextNode('.')]);
+      pill('tabstate', 'Tab ?', '');
+      $('share').hidden = $('unshare').hidden = true;
+      return;
+    }
+    if (e instanceof ApiError && e.status === 0) { // it stopped since /health answered
+      showServerDown(addr);
+      return;
+    }
+    pill('pair', 'Pairing ?', 'warn');
+    showNotice(e instanceof Error ? e.message : String(e));
+    return;
+  }
+  /** @type {any} */
+  let ext = null;
+  try {
+    ext = await Promise.race([chrome.runtime.sendMessage({ type: 'status' }), new Promise((r) => setTimeout(r, 2000, null))]);
+  } catch { /* worker asleep */ }
+  const mine = ext?.sharedTabs?.find((/** @type {any} */ t) => t.tabId === state.tabId);
+  const listed = mine && tabs.some((t) => t.targetId === mine.targetId);
+  state.targetId = mine && (listed || !tabs.length) ? mine.targetId : (mine?.targetId || '');
+  if (state.targetId) {
+    pill('tabstate', 'This tab is shared', 'ok');
+    $('share').hidden = true;
+    $('unshare').hidden = false;
+    showNotice('');
+  } else {
+    pill('tabstate', 'This tab is not shared', 'warn');
+    $('share').hidden = state.tabId === undefined;
+    $('unshare').hidden = true;
+    showNotice(state.tabId === undefined
+      ? 'No tab to work on: open a web page next to this panel.'
+      : 'This tab is not shared with tabrelay: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.', 'info');
+  }
+}
+
+/**
+ * Shows that the server does not answer at addr.
+ * @param {string} addr
+ */
+function showServerDown(addr) {
+  state.server = 'down';
+  state.pairing = 'unknown';
+  state.targetId = '';
+  pill('srv', 'Server not running', 'bad');
+  pill('pair', 'Pairing ?', '');
+  pill('tabstate', 'Tab ?', '');
+  $('share').hidden = $('unshare').hidden = true;
+  showNotice(`tabrelay server not running at ${addr}. Start it with "tabrelay" (or "go run ./cmd/tabrelay") and this panel reconnects by itself.`);
+}
+
+export async function share(on = true) {
+  if (state.tabId === undefined) return;
+  const btn = /** @type {HTMLButtonElement} */ ($(on ? 'share' : 'unshare'));
+  btn.disabled = true;
+  try {
+    const r = await chrome.runtime.sendMessage({ type: on ? 'share' : 'unshare', tabId: state.tabId });
+    if (r?.error) showNotice(`Could not ${on ? 'share' : 'stop sharing'} this tab: ${r.error}`);
+  } catch (e) {
+    showNotice(`Could not reach the extension: ${e}. Click the tabrelay icon on the tab instead.`);
+  } finally {
+    btn.disabled = false;
+  }
+  for (let i = 0; i < 20; i++) {
+    await refresh();
+    if (!!state.targetId === on) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Makes sure the tab is shared before sending; says what to do otherwise. */
+export async function ready() {
+  await refresh();
+  if (state.server !== 'up' || state.pairing !== 'ok') return false;
+  if (!state.targetId) {
+    showNotice('This tab is not shared with tabrelay: share it first ("Share this tab" above), then send your request again.');
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,121 @@
+// @ts-check
+// Answering the relay's requests: CDP commands to a shared tab or its child sessions, and
+// creating, closing, activating and unsharing tabs.
+
+import * as P from './protocol.js';
+import { transmit } from './worker-send.js';
+import { cdp, shareTab, unshare } from './worker-sharing.js';
+import { state } from './worker-state.js';
+import { errorText } from './worker-util.js';
+
+/** @typedef {import('./worker-state.js').SharedTab} SharedTab */
+
+/**
+ * Answers one relay request on the socket it came from.
+ * @param {WebSocket} ws
+ * @param {P.RelayMessage} msg
+ */
+export async function handleRequest(ws, msg) {
+  const id = /** @type {number} */ (msg.id);
+  /** @type {object} */
+  let out;
+  try {
+    out = P.response(id, await dispatch(msg));
+  } catch (e) {
+    out = P.errorResponse(id, toWireError(e));
+  }
+  if (ws.readyState === WebSocket.OPEN) transmit(ws, JSON.stringify(out), msg.targetId ?? '');
+}
+
+/**
+ * @param {P.RelayMessage} msg
+ * @returns {Promise<object>}
+ */
+async function dispatch(msg) {
+  switch (msg.type) {
+    case P.Type.CDP: {
+      const rec = sharedByTarget(msg.targetId);
+      return (await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params)) ?? {};
+    }
+    case P.Type.CREATE_TAB: {
+      const url = msg.url || 'about:blank';
+      let tab;
+      // The tab in front now: the new tab's opener, so that Chrome returns to it when the new
+      // tab closes (without one it picks a neighbour and the user's tab stays hidden).
+      const [front] = msg.newWindow ? [] : await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+      if (msg.newWindow) {
+        const win = await chrome.windows.create({ url, focused: !msg.background });
+        tab = win?.tabs?.[0];
+      } else {
+        try {
+          const opener = front?.id === undefined ? {} : { openerTabId: front.id, windowId: front.windowId };
+          tab = await chrome.tabs.create({ url, active: !msg.background, ...opener });
+        } catch {
+          const win = await chrome.windows.create({ url, focused: !msg.background });
+          tab = win?.tabs?.[0];
+        }
+      }
+      if (tab?.id === undefined) throw new Error('the browser did not create a tab');
+      state.clientCreated.add(tab.id);
+      if (front?.id !== undefined && !msg.background) state.returnTo.set(tab.id, front.id);
+      const rec = await shareTab(tab.id, P.Origin.CLIENT);
+      return { targetId: rec.targetId };
+    }
+    case P.Type.CLOSE_TAB: {
+      const rec = sharedByTarget(msg.targetId);
+      const back = state.returnTo.get(rec.tabId);
+      const closing = await chrome.tabs.get(rec.tabId).catch(() => undefined);
+      await chrome.tabs.remove(rec.tabId);
+      // The tab that was in front when a client opened this one comes back to the front.
+      if (back !== undefined && closing?.active) await chrome.tabs.update(back, { active: true }).catch(() => {});
+      return {};
+    }
+    case P.Type.ACTIVATE_TAB: {
+      const rec = sharedByTarget(msg.targetId);
+      const tab = await chrome.tabs.update(rec.tabId, { active: true });
+      if (tab?.windowId !== undefined) await chrome.windows.update(tab.windowId, { focused: true });
+      return {};
+    }
+    case P.Type.UNSHARE_TAB: {
+      const rec = sharedByTarget(msg.targetId);
+      await unshare(rec, P.Reason.USER);
+      return {};
+    }
+    default:
+      throw Object.assign(new Error(`tabrelay extension: unknown request type "${msg.type}"`), { code: -32601 });
+  }
+}
+
+/**
+ * @param {string|undefined} targetId
+ * @returns {SharedTab}
+ */
+function sharedByTarget(targetId) {
+  for (const rec of state.shared.values()) {
+    if (rec.ready && rec.targetId === targetId) return rec;
+  }
+  throw new Error(`tabrelay: target ${targetId} is not a shared tab (it was closed or is no longer shared)`);
+}
+
+/**
+ * Turns a chrome.debugger failure into a CDP-shaped error. Protocol errors arrive as the JSON
+ * text of the CDP error object.
+ * @param {unknown} e
+ * @returns {P.WireError}
+ */
+function toWireError(e) {
+  const text = errorText(e);
+  if (text.startsWith('{')) {
+    try {
+      const o = JSON.parse(text);
+      if (typeof o.message === 'string') {
+        /** @type {P.WireError} */
+        const err = { code: typeof o.code === 'number' ? o.code : -32000, message: o.message };
+        if (typeof o.data === 'string') err.data = o.data;
+        return err;
+      }
+    } catch { /* not JSON after all */ }
+  }
+  const code = /** @type {any} */ (e)?.code;
+  return { code: typeof code === 'number' ? code : -32000, message: text };
+}

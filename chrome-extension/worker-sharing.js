@@ -1,0 +1,265 @@
+// @ts-check
+// Sharing a tab: attaching chrome.debugger with flat auto-attach, announcing the tab to the
+// relay, stopping (unshare), and re-attaching when the debugger session ends but the tab lives on.
+
+import * as P from './protocol.js';
+import { refreshBadge, refreshBadges } from './worker-badge.js';
+import { send } from './worker-send.js';
+import { connect, restartConnection, setStopped } from './worker-socket.js';
+import { persist, state } from './worker-state.js';
+import { errorText, sleep } from './worker-util.js';
+
+/** @typedef {import('./worker-state.js').SharedTab} SharedTab */
+
+/**
+ * Shares the tab, or stops sharing it. After a stop (replaced, token rejected) a click first
+ * reconnects; on a shared tab it does nothing else.
+ * @param {chrome.tabs.Tab} tab
+ */
+export async function toggle(tab) {
+  if (tab.id === undefined) return;
+  const tabId = tab.id;
+  const wasStopped = state.status === 'stopped';
+  if (state.notice) {
+    state.notice = '';
+    void persist();
+  }
+  if (wasStopped) {
+    await setStopped('');
+    restartConnection();
+  }
+  const rec = state.shared.get(tabId);
+  if (rec) {
+    if (!wasStopped) await unshare(rec, P.Reason.USER);
+    await refreshBadges();
+    return;
+  }
+  if (state.sharing.has(tabId)) return;
+  state.tabErrors.delete(tabId);
+  try {
+    await shareTab(tabId, P.Origin.USER);
+  } catch (e) {
+    state.tabErrors.set(tabId, `cannot share this tab: ${errorText(e)}`);
+  }
+  await refreshBadges();
+  if (!state.ws && state.status !== 'stopped') connect();
+}
+
+/**
+ * Attaches the debugger to a tab and shares it.
+ * @param {number} tabId
+ * @param {'user'|'opener'|'client'} origin
+ * @param {{openerTargetId?: string}} [opts]
+ * @returns {Promise<SharedTab>}
+ */
+export function shareTab(tabId, origin, opts = {}) {
+  const existing = state.shared.get(tabId);
+  if (existing?.ready) return Promise.resolve(existing);
+  const inflight = state.sharing.get(tabId);
+  if (inflight) return inflight;
+  const p = (async () => {
+    /** @type {SharedTab} */
+    const rec = {
+      tabId, targetId: '', origin, openerTargetId: opts.openerTargetId,
+      ready: false, reattached: false, detaching: false, children: new Map(),
+    };
+    state.shared.set(tabId, rec); // collects child attach events from here on
+    try {
+      await attach(tabId, origin !== P.Origin.USER);
+      const info = await cdp(tabId, undefined, 'Target.getTargetInfo');
+      rec.targetId = info.targetInfo.targetId;
+      await cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+      const tab = await chrome.tabs.get(tabId);
+      if (state.shared.get(tabId) !== rec) throw new Error('the tab went away while it was being shared');
+      rec.ready = true;
+      if (state.live) send(P.tabShared(wireTab(rec, tab), childrenOf(rec)));
+      void persist();
+      void refreshBadge(tabId);
+      return rec;
+    } catch (e) {
+      if (state.shared.get(tabId) === rec) state.shared.delete(tabId);
+      rec.detaching = true;
+      await chrome.debugger.detach({ tabId }).catch(() => {});
+      throw e;
+    } finally {
+      state.sharing.delete(tabId);
+    }
+  })();
+  state.sharing.set(tabId, p);
+  return p;
+}
+
+/**
+ * Attaches chrome.debugger, retrying briefly for tabs that are still being created.
+ * @param {number} tabId
+ * @param {boolean} [patient]
+ */
+export async function attach(tabId, patient = false) {
+  let last;
+  for (let i = 0; i < (patient ? 10 : 2); i++) {
+    try {
+      await chrome.debugger.attach({ tabId }, '1.3');
+      return;
+    } catch (e) {
+      last = e;
+      const msg = errorText(e);
+      if (/already attached/i.test(msg)) {
+        // Possibly our own session from before a worker restart: drop it and try once more.
+        await chrome.debugger.detach({ tabId }).catch(() => {});
+        continue;
+      }
+      if (/cannot access|cannot attach|chrome:\/\/|chrome-extension:\/\//i.test(msg) && !patient) break;
+      await sleep(100);
+    }
+  }
+  const msg = errorText(last);
+  if (/already attached/i.test(msg)) {
+    throw new Error('another debugger (DevTools or another extension) is attached to this tab');
+  }
+  throw new Error(msg);
+}
+
+/**
+ * Shares a tab opened by a shared tab.
+ * @param {number} tabId
+ * @param {number} openerTabId
+ */
+export async function shareOpened(tabId, openerTabId) {
+  const opener = state.shared.get(openerTabId);
+  if (!opener?.ready || state.clientCreated.has(tabId) || state.shared.get(tabId)?.ready) return;
+  try {
+    await shareTab(tabId, P.Origin.OPENER, { openerTargetId: opener.targetId });
+  } catch (e) {
+    console.warn('tabrelay: could not share opened tab', tabId, e);
+  }
+}
+
+/**
+ * Stops sharing a tab and tells the relay.
+ * @param {SharedTab} rec
+ * @param {string} reason
+ * @param {{detach?: boolean}} [opts]
+ */
+export async function unshare(rec, reason, opts = {}) {
+  if (state.shared.get(rec.tabId) !== rec) return;
+  state.shared.delete(rec.tabId);
+  if (rec.ready && state.live) send(P.tabUnshared(rec.targetId, rec.tabId, reason));
+  if (opts.detach !== false) {
+    rec.detaching = true;
+    await chrome.debugger.detach({ tabId: rec.tabId }).catch(() => {});
+  }
+  void persist();
+  await refreshBadge(rec.tabId);
+}
+
+/**
+ * @param {string} reason
+ */
+async function unshareAll(reason) {
+  for (const rec of [...state.shared.values()]) await unshare(rec, reason);
+}
+
+/**
+ * chrome.debugger.onDetach: re-attach when the tab lives on after target_closed; stop
+ * everything when the user canceled the debugging bar.
+ * @param {chrome.debugger.Debuggee} source
+ * @param {string} reason
+ */
+export async function handleDetach(source, reason) {
+  const tabId = source.tabId;
+  if (tabId === undefined) return;
+  const rec = state.shared.get(tabId);
+  if (!rec || rec.detaching) return;
+  if (reason === 'canceled_by_user') {
+    await unshareAll(P.Reason.CANCELED_BY_USER);
+    state.notice = 'sharing stopped: the "tabrelay started debugging this browser" bar was canceled; click the tabrelay button to share a tab again';
+    void persist();
+    await refreshBadges();
+    return;
+  }
+  if (reason === 'target_closed') {
+    // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
+    await sleep(100);
+    if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (tab && state.shared.get(tabId) === rec) {
+      try {
+        await reattach(rec);
+        return;
+      } catch (e) {
+        // The tab went where the debugger may not follow (a chrome:// page, another
+        // extension's page): say so on the tab until it navigates again.
+        console.warn('tabrelay: re-attach failed', tabId, e);
+        if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
+      }
+    }
+    await unshare(rec, tab ? P.Reason.DETACHED : P.Reason.CLOSED, { detach: false });
+    return;
+  }
+  await unshare(rec, P.Reason.DETACHED, { detach: false });
+}
+
+/**
+ * Attaches the debugger again to a shared tab whose session ended while the tab lives on.
+ * @param {SharedTab} rec
+ */
+async function reattach(rec) {
+  rec.children = new Map();
+  await attach(rec.tabId, true);
+  const info = await cdp(rec.tabId, undefined, 'Target.getTargetInfo');
+  const targetId = info.targetInfo.targetId;
+  if (targetId !== rec.targetId) {
+    if (state.live) send(P.tabUnshared(rec.targetId, rec.tabId, P.Reason.DETACHED));
+    rec.targetId = targetId;
+  }
+  await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+  const tab = await chrome.tabs.get(rec.tabId);
+  rec.ready = true;
+  rec.reattached = true;
+  if (state.live) {
+    send(P.tabShared(wireTab(rec, tab), childrenOf(rec)));
+    rec.reattached = false;
+  }
+  void persist();
+  await refreshBadge(rec.tabId);
+}
+
+/**
+ * @param {SharedTab} rec
+ * @param {chrome.tabs.Tab} tab
+ * @returns {P.WireTab}
+ */
+export function wireTab(rec, tab) {
+  /** @type {P.WireTab} */
+  const t = {
+    tabId: rec.tabId,
+    targetId: rec.targetId,
+    url: tab.url || tab.pendingUrl || '',
+    title: tab.title || '',
+    windowId: tab.windowId,
+    active: !!tab.active,
+    origin: rec.origin,
+  };
+  if (rec.openerTargetId) t.openerTargetId = rec.openerTargetId;
+  if (rec.reattached) t.reattached = true;
+  return t;
+}
+
+/** @param {SharedTab} rec @returns {P.WireChild[]} */
+export function childrenOf(rec) {
+  return [...rec.children].map(([sessionId, targetInfo]) => ({ sessionId, targetInfo }));
+}
+
+/**
+ * chrome.debugger.sendCommand as a promise.
+ * @param {number} tabId
+ * @param {string|undefined} sessionId
+ * @param {string} method
+ * @param {Record<string, unknown>} [params]
+ * @returns {Promise<any>}
+ */
+export function cdp(tabId, sessionId, method, params) {
+  /** @type {chrome.debugger.DebuggerSession} */
+  const target = sessionId ? { tabId, sessionId } : { tabId };
+  return chrome.debugger.sendCommand(target, method, params ?? {});
+}

@@ -1,0 +1,138 @@
+// @ts-check
+// The service worker's state, in one place: the shared tabs, the connection, the badge's words
+// and the large messages being sent. Every worker-*.js module reads and changes it through the
+// one `state` (and `outgoing`) object exported here; nothing else holds state.
+//
+// What must survive a service-worker restart (shared tabs, a stop reason, a notice) is saved to
+// chrome.storage.session by persist; settings (relayAddr, token) come from chrome.storage.local.
+
+const DEFAULT_ADDR = '127.0.0.1:18792';
+
+export const SESSION_KEY = 'tabrelayState';
+
+/**
+ * One shared tab.
+ * @typedef {object} SharedTab
+ * @property {number} tabId
+ * @property {string} targetId
+ * @property {'user'|'opener'|'client'} origin
+ * @property {string} [openerTargetId]
+ * @property {boolean} ready true once attached, auto-attach is on and the tab may be announced
+ * @property {boolean} reattached the next announcement says the debugger was attached anew
+ * @property {boolean} detaching we are detaching it ourselves (ignore the onDetach)
+ * @property {Map<string, object>} children child sessions of the tab: sessionId -> targetInfo
+ */
+
+/**
+ * @typedef {'unpaired'|'connecting'|'connected'|'error'|'stopped'} Status
+ */
+export const state = {
+  /** init's work (settings, restored tabs): every listener waits for it (see withReady) @type {Promise<void>} */
+  ready: Promise.resolve(),
+  addr: DEFAULT_ADDR,
+  token: '',
+  /** @type {Map<number, SharedTab>} */
+  shared: new Map(),
+  /** tabs being attached right now (dedupes onCreated vs onCreatedNavigationTarget) @type {Map<number, Promise<SharedTab>>} */
+  sharing: new Map(),
+  /** tabs the relay asked us to create: not shared again as "opener" tabs @type {Set<number>} */
+  clientCreated: new Set(),
+  /** client-created tab -> the tab that was in front when it was created (brought back to the
+   * front when a client closes it) @type {Map<number, number>} */
+  returnTo: new Map(),
+  /** tabs Chrome replaced (a discard) whose onReplaced is being handled: their debugger detach
+   * is not a close @type {Set<number>} */
+  replaced: new Set(),
+  /** @type {WebSocket|null} */
+  ws: null,
+  /** the proof of the server under way (replaced to abandon it) @type {object|null} */
+  proving: null,
+  /** true after welcome and after every shared tab was announced on this connection */
+  live: false,
+  /** @type {Status} */
+  status: 'connecting',
+  /** plain words for the tooltip when status is error or stopped */
+  reason: '',
+  /** a one-off notice shown until the next click (e.g. sharing canceled by the user) */
+  notice: '',
+  attempts: 0,
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  reconnectTimer: undefined,
+  /** @type {ReturnType<typeof setInterval>|undefined} */
+  pingTimer: undefined,
+  lastHeard: 0,
+  /** tabs with a tab-specific title (a title cannot be reset to the default) @type {Set<number>} */
+  titled: new Set(),
+  /** per-tab error text when sharing that tab failed @type {Map<number, string>} */
+  tabErrors: new Map(),
+  /** @type {{product: string, userAgent: string}|null} */
+  product: null,
+  /** how many times this worker got a welcome (a restarted worker starts again at 0) */
+  connects: 0,
+  /** the relay's welcome said it takes chunk frames (see transmit) */
+  chunks: false,
+};
+
+/**
+ * A large outgoing message being sent in chunk frames.
+ * @typedef {object} ChunkJob
+ * @property {WebSocket} ws
+ * @property {string} key the tab it is about ('' for none): later messages of that tab wait for it
+ * @property {string} text
+ * @property {number} pos how much of text was sent
+ * @property {number} stream
+ * @property {string[]} after messages of the same tab sent meanwhile, to send once it is done
+ */
+
+/** Large messages in flight, taking turns one chunk each (see transmit). */
+export const outgoing = {
+  /** @type {ChunkJob[]} */
+  jobs: [],
+  stream: 0,
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  timer: undefined,
+};
+
+/**
+ * Runs fn after initialisation, logging (never throwing) failures.
+ * @param {() => Promise<unknown>} fn
+ */
+export async function withReady(fn) {
+  try {
+    await state.ready;
+    await fn();
+  } catch (e) {
+    console.warn('tabrelay:', e);
+  }
+}
+
+export async function loadSettings() {
+  const s = await chrome.storage.local.get(['relayAddr', 'token']);
+  state.addr = (typeof s.relayAddr === 'string' && s.relayAddr.trim()) || DEFAULT_ADDR;
+  state.token = (typeof s.token === 'string' && s.token.trim()) || '';
+}
+
+/**
+ * What persist saves in chrome.storage.session (and init reads back after a worker restart).
+ * @typedef {object} SavedState
+ * @property {Array<{tabId: number, targetId: string, origin: SharedTab['origin'], openerTargetId?: string, children?: Array<[string, object]>}>} [shared]
+ * @property {string} [stoppedReason]
+ * @property {string} [notice]
+ */
+
+let persistQueued = false;
+
+/** Saves shared tabs and the stop reason to chrome.storage.session (coalesced). */
+export async function persist() {
+  if (persistQueued) return;
+  persistQueued = true;
+  await Promise.resolve();
+  persistQueued = false;
+  const shared = [...state.shared.values()].filter((r) => r.ready).map((r) => ({
+    tabId: r.tabId, targetId: r.targetId, origin: r.origin, openerTargetId: r.openerTargetId,
+    children: [...r.children],
+  }));
+  /** @type {SavedState} */
+  const saved = { shared, stoppedReason: state.status === 'stopped' ? state.reason : '', notice: state.notice };
+  await chrome.storage.session.set({ [SESSION_KEY]: saved });
+}

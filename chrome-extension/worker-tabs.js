@@ -1,0 +1,91 @@
+// @ts-check
+// Tab lifecycle: what happens to a shared tab when it navigates, closes, is discarded or replaced,
+// and the debugger events it produces (forwarded to the relay, child sessions tracked).
+
+import * as P from './protocol.js';
+import { refreshBadge } from './worker-badge.js';
+import { send } from './worker-send.js';
+import { shareTab, unshare, wireTab } from './worker-sharing.js';
+import { persist, state, withReady } from './worker-state.js';
+
+/**
+ * @param {number} tabId
+ * @param {chrome.tabs.OnUpdatedInfo} change
+ * @param {chrome.tabs.Tab} tab
+ */
+export async function onTabUpdated(tabId, change, tab) {
+  const rec = state.shared.get(tabId);
+  if (!rec) {
+    if (change.status === 'loading' && state.tabErrors.has(tabId)) {
+      state.tabErrors.delete(tabId);
+      await refreshBadge(tabId);
+    }
+    return;
+  }
+  if (!rec.ready) return;
+  if (change.discarded) {
+    await unshare(rec, P.Reason.DISCARDED, { detach: true });
+    return;
+  }
+  if ('url' in change || 'title' in change || 'status' in change) {
+    if (state.live) send(P.tabUpdated(wireTab(rec, tab)));
+  }
+  if ('status' in change || 'url' in change) await refreshBadge(tabId);
+}
+
+/** @param {number} tabId */
+export async function onTabRemoved(tabId) {
+  state.tabErrors.delete(tabId);
+  state.titled.delete(tabId);
+  state.clientCreated.delete(tabId);
+  state.returnTo.delete(tabId);
+  const rec = state.shared.get(tabId);
+  if (rec) await unshare(rec, P.Reason.CLOSED, { detach: false });
+}
+
+/**
+ * @param {number} addedTabId
+ * @param {number} removedTabId
+ */
+export async function onTabReplaced(addedTabId, removedTabId) {
+  const rec = state.shared.get(removedTabId);
+  if (!rec) return;
+  // Discarding a tab replaces it with a discarded one under a new id (Chromium 156): report the
+  // discard, and do not attach to the discarded tab (that fails, or would reload it).
+  const added = await chrome.tabs.get(addedTabId).catch(() => null);
+  if (added?.discarded) {
+    await unshare(rec, P.Reason.DISCARDED, { detach: false });
+    return;
+  }
+  await unshare(rec, P.Reason.REPLACED, { detach: false });
+  try {
+    await shareTab(addedTabId, rec.origin, { openerTargetId: rec.openerTargetId });
+  } catch (e) {
+    console.warn('tabrelay: could not share the replacing tab', addedTabId, e);
+  }
+}
+
+/**
+ * chrome.debugger.onEvent: keep the child-session registry and forward the event.
+ * @param {chrome.debugger.DebuggerSession} source
+ * @param {string} method
+ * @param {any} params
+ */
+export function onDebuggerEvent(source, method, params) {
+  const rec = source.tabId === undefined ? undefined : state.shared.get(source.tabId);
+  if (!rec) return;
+  if (!source.sessionId) {
+    if (method === 'Target.attachedToTarget' && params?.sessionId) {
+      rec.children.set(params.sessionId, params.targetInfo);
+      if (rec.ready) void persist();
+    } else if (method === 'Target.detachedFromTarget' && params?.sessionId) {
+      rec.children.delete(params.sessionId);
+      if (rec.ready) void persist();
+    }
+  }
+  if (!rec.ready || !state.live) return;
+  send(P.event(rec.targetId, source.sessionId, method, params));
+  if (method === 'Inspector.targetCrashed' && !source.sessionId) {
+    void withReady(() => unshare(rec, P.Reason.CRASHED));
+  }
+}
