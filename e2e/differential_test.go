@@ -296,6 +296,7 @@ func TestDifferentialEventIsolation(t *testing.T) {
 	want := runDiff(t, ctx, chrome.WSURL, nil, chromeTarget, 3, steps)
 
 	tab := e.share(t, start)
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck // other tests look for their tabs by URL
 	auth := http.Header{"Authorization": {"Bearer " + e.token()}}
 	waitLoaded(t, ctx, e.cdpURL(), auth, tab.TargetID, start)
 	got := runDiff(t, ctx, e.cdpURL(), auth, tab.TargetID, 3, steps)

@@ -429,14 +429,17 @@ func TestExtensionAgainstFakeRelay(t *testing.T) {
 		return strings.Contains(title, "pairing token rejected"), title
 	})
 
-	// Wrong token on connect: the extension finds out and says "pairing token rejected".
+	// Wrong token on connect: the server's proof does not match the extension's secret, which
+	// the extension cannot tell from an impostor on the port; it says both, sends nothing usable
+	// and stays stopped. (The tooltip before this said "pairing token rejected" too, so the
+	// wait is for the new words.)
 	if err := b.Pair(ctx, relay.addr, "wrong"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, func() (bool, string) {
 		title, _ := b.Tooltip(ctx, tab)
 		badge, _ := b.Badge(ctx, tab)
-		return badge == "!" && strings.Contains(title, "pairing token rejected"), badge + " / " + title
+		return badge == "!" && strings.Contains(title, "does not know this secret") && strings.Contains(title, "pair again"), badge + " / " + title
 	})
 
 	// Nothing listening: "tabrelay server not running at …".
