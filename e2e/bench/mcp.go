@@ -24,6 +24,7 @@ type mcpFlow struct {
 			Step   string `json:"step"`
 			Tool   string `json:"tool"`
 			Tokens int    `json:"tokens"`
+			Text   string `json:"text"` // with BENCH_DUMP set
 		} `json:"steps"`
 	} `json:"runs"`
 }
@@ -89,7 +90,7 @@ func runMCPGroup(cfg config, r *Results) error {
 		got[m.dialect] = f
 		if os.Getenv("BENCH_DUMP") != "" {
 			for _, st := range f.Runs[0].Steps {
-				fmt.Fprintf(os.Stderr, "    %s: %-28s %-20s %6d tokens\n", m.name, st.Step, st.Tool, st.Tokens)
+				fmt.Fprintf(os.Stderr, "    %s: %-28s %-20s %6d tokens\n%s\n", m.name, st.Step, st.Tool, st.Tokens, st.Text)
 			}
 		}
 	}

@@ -15,6 +15,8 @@ const flowURL = /** @type {string} */ (env.FLOW_URL);
 const origin = new URL(flowURL).origin; // the shared tab may be on any page of the site
 const runs = Number(env.RUNS ?? 1);
 const who = 'Ada Lovelace';
+/** chrome-devtools-mcp's id of the shared page. */
+let pageId = 0;
 
 /** The characters of a tool result a model reads: text as it is, anything else as JSON. @param {any} res */
 const size = (res) => (res.content ?? []).reduce((/** @type {number} */ n, /** @type {any} */ c) => n + (c.type === 'text' ? c.text.length : JSON.stringify(c).length), 0);
@@ -65,18 +67,18 @@ const dialects = {
     wait: (_, t) => ['browser_wait_for', { text: t }],
     type: (s, [role, name, t]) => ['browser_type', { element: name, target: ref(s, role, name), text: t }],
   },
-  devtools: {
-    open: () => ['navigate_page', { type: 'url', url: flowURL }],
-    snapshot: () => ['take_snapshot', {}],
-    fill: (s) => ['fill_form', { elements: [
+  devtools: { // this version's page tools take the page's id
+    open: () => ['navigate_page', { pageId, type: 'url', url: flowURL }],
+    snapshot: () => ['take_snapshot', { pageId }],
+    fill: (s) => ['fill_form', { pageId, elements: [
       { uid: ref(s, 'textbox', 'Full name'), value: who },
       { uid: ref(s, 'textbox', 'Email'), value: 'ada@example.com' },
       { uid: ref(s, 'combobox', 'Plan'), value: 'Member' },
       { uid: ref(s, 'checkbox', 'Send me'), value: 'true' },
     ] }],
-    click: (s, [role, name]) => ['click', { uid: ref(s, role, name) }],
-    wait: (_, t) => ['wait_for', { text: [t] }],
-    type: (s, [role, name, t]) => ['fill', { uid: ref(s, role, name), value: t }],
+    click: (s, [role, name]) => ['click', { pageId, uid: ref(s, role, name) }],
+    wait: (_, t) => ['wait_for', { pageId, text: [t] }],
+    type: (s, [role, name, t]) => ['fill', { pageId, uid: ref(s, role, name), value: t }],
   },
 };
 
@@ -125,7 +127,8 @@ async function main() {
       const pages = text(await call('list_pages', {}));
       const id = /(\d+):/.exec(pages.split('\n').find((l) => l.includes(origin)) ?? '')?.[1];
       if (id === undefined) throw new Error(`no page on ${origin} in:\n${pages}`);
-      await call('select_page', { pageId: Number(id) });
+      pageId = Number(id);
+      await call('select_page', { pageId });
     }
 
     const d = dialects[server];
@@ -137,7 +140,7 @@ async function main() {
         const [tool, a] = d[kind](snap, extra);
         const res = await call(tool, a);
         if (kind === 'snapshot') snap = text(res);
-        steps.push({ step: label, tool, tokens: Math.round(size(res) / 4) });
+        steps.push({ step: label, tool, tokens: Math.round(size(res) / 4), ...(env.BENCH_DUMP ? { text: text(res) } : {}) });
       }
       const ms = performance.now() - t0;
       out.runs.push({ ms, tokens: steps.reduce((n, s) => n + s.tokens, 0), steps });
