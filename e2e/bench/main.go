@@ -4,7 +4,8 @@
 // (Chromium through the real extension vs the browser's own endpoint), snapshot (our snapshots
 // vs Playwright's AI snapshot), fastpath (text command to action, no model) and load (many
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
-// another, both next to Chrome's own endpoint).
+// another, both next to Chrome's own endpoint) and mcp (tabrelay's MCP server next to Playwright
+// MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time).
 //
 //	go run ./e2e/bench            # full run
 //	go run ./e2e/bench -short     # a few repetitions, as CI runs it
@@ -76,7 +77,7 @@ type group struct {
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
-	only := flag.String("groups", "relay,real,snapshot,fastpath,load", "comma-separated groups to run")
+	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp", "comma-separated groups to run")
 	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
 	if *serveDirect {
@@ -92,7 +93,7 @@ func main() {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {
