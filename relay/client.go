@@ -57,7 +57,7 @@ type session struct {
 	// target paused (the extension attaches without waiting), so the client's
 	// Runtime.runIfWaitingForDebugger that follows finds nothing to resume and is answered {}.
 	waitOnStart bool
-	announced  map[string]bool // targets this session auto-attached, by target id
+	announced   map[string]bool // targets this session auto-attached, by target id
 
 	enabled map[string]bool // domains the client enabled here: their events are delivered
 	// replaying holds the domains whose enable waits for its answer to replay what Chrome
