@@ -246,7 +246,9 @@ func TestWaitingForDebuggerLikeChrome(t *testing.T) {
 				if err := c.Call(ctx, "", "Target.createTarget", map[string]any{"url": newURL}, &created); err != nil {
 					t.Fatal(err)
 				}
-				defer func() { _ = c.Call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil) }()
+				defer func() {
+					_ = c.Call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
+				}()
 				a := rec.wait(t, ctx, n, "", "the created target", func(a attachEvent) bool {
 					return a.TargetInfo.Type == "tab" || a.TargetInfo.TargetID == created.TargetID
 				})
