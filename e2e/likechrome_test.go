@@ -247,7 +247,9 @@ func TestWaitingForDebuggerLikeChrome(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer func() {
-					_ = c.Call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
+					cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = c.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
 				}()
 				a := rec.wait(t, ctx, n, "", "the created target", func(a attachEvent) bool {
 					return a.TargetInfo.Type == "tab" || a.TargetInfo.TargetID == created.TargetID
