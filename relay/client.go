@@ -51,7 +51,13 @@ type session struct {
 
 	autoAttach bool
 	aFilter    []filterEntry
-	announced  map[string]bool // targets this session auto-attached, by target id
+	// waitOnStart is the waitForDebuggerOnStart of the session's Target.setAutoAttach: targets
+	// that appear later are announced with waitingForDebugger set to it, as Chrome does (those
+	// announced by setAutoAttach itself, already running, with false). tabrelay never holds a
+	// target paused (the extension attaches without waiting), so the client's
+	// Runtime.runIfWaitingForDebugger that follows finds nothing to resume and is answered {}.
+	waitOnStart bool
+	announced   map[string]bool // targets this session auto-attached, by target id
 
 	enabled map[string]bool // domains the client enabled here: their events are delivered
 	// replaying holds the domains whose enable waits for its answer to replay what Chrome
@@ -514,13 +520,21 @@ func (c *Client) Handle(msg []byte) {
 	}
 	r := &req{c: c, s: s, id: e.id, sid: e.sessionID, method: e.method, params: e.params}
 	domain, _, _ := strings.Cut(e.method, ".")
-	if domain == "Target" || domain == "Browser" {
+	switch domain {
+	case "Target", "Browser":
 		h.emulate(r)
+		return
+	case "SystemInfo":
+		h.systemInfo(r)
 		return
 	}
 	switch s.kind {
 	case kindBrowser:
-		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (on the browser session tabrelay offers only the Target and Browser methods it emulates; attach to a page first)", e.method))
+		if e.method == "Runtime.runIfWaitingForDebugger" {
+			r.ok(nil) // as Chrome: the browser target never waits
+			return
+		}
+		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (on the browser session tabrelay offers only the Target, Browser and SystemInfo methods it emulates; attach to a page first)", e.method))
 		return
 	case kindTab:
 		if e.method == "Runtime.runIfWaitingForDebugger" {

@@ -30,7 +30,8 @@ func matches(f []filterEntry, typ string) bool {
 	return false
 }
 
-// emulate answers the Target and Browser methods chrome.debugger refuses, on any session.
+// emulate answers the Target and Browser methods chrome.debugger refuses, on any session
+// (SystemInfo: see systemInfo).
 // Call with h.mu held.
 func (h *Hub) emulate(r *req) {
 	switch r.method {
@@ -143,9 +144,10 @@ func (h *Hub) getTargets(r *req) {
 
 func (h *Hub) setAutoAttach(r *req) {
 	var p struct {
-		AutoAttach bool          `json:"autoAttach"`
-		Flatten    bool          `json:"flatten"`
-		Filter     []filterEntry `json:"filter"`
+		AutoAttach  bool          `json:"autoAttach"`
+		WaitOnStart bool          `json:"waitForDebuggerOnStart"`
+		Flatten     bool          `json:"flatten"`
+		Filter      []filterEntry `json:"filter"`
 	}
 	if !r.decode(&p) {
 		return
@@ -155,22 +157,23 @@ func (h *Hub) setAutoAttach(r *req) {
 		return
 	}
 	s := r.s
-	s.autoAttach, s.aFilter = p.AutoAttach, p.Filter
+	s.autoAttach, s.aFilter, s.waitOnStart = p.AutoAttach, p.Filter, p.WaitOnStart
 	if p.AutoAttach {
+		// the targets there already are running: Chrome announces them not waiting
 		switch s.kind {
 		case kindBrowser:
 			for _, t := range h.liveTargets() {
-				h.autoAttachTarget(s, t)
+				h.autoAttachTarget(s, t, false)
 			}
 		case kindTab:
 			if matches(p.Filter, "page") && !s.announced[s.t.id] {
 				s.announced[s.t.id] = true
-				h.attachPage(r.c, s.t, s)
+				h.attachPage(r.c, s.t, s, false)
 			}
 		case kindPage, kindChild:
 			for _, ch := range s.t.children {
 				if ch.parentExt == s.ext {
-					h.autoAttachChild(s, ch)
+					h.autoAttachChild(s, ch, false)
 				}
 			}
 		}
@@ -178,22 +181,25 @@ func (h *Hub) setAutoAttach(r *req) {
 	r.ok(nil)
 }
 
-// autoAttachTarget announces a shared tab to a browser session with auto-attach on.
-func (h *Hub) autoAttachTarget(s *session, t *target) {
+// autoAttachTarget announces a shared tab to a browser session with auto-attach on; isNew
+// says it appeared after the session's setAutoAttach (see session.waitOnStart).
+func (h *Hub) autoAttachTarget(s *session, t *target, isNew bool) {
 	if !s.autoAttach || s.announced[t.id] {
 		return
 	}
 	switch {
 	case matches(s.aFilter, "page"):
 		s.announced[t.id] = true
-		h.attachPage(s.c, t, s)
+		h.attachPage(s.c, t, s, isNew && s.waitOnStart)
 	case matches(s.aFilter, "tab"):
 		s.announced[t.id] = true
-		h.attachTab(s.c, t, s)
+		h.attachTab(s.c, t, s, isNew && s.waitOnStart)
 	}
 }
 
-func (h *Hub) autoAttachChild(s *session, ch *child) {
+// autoAttachChild announces a child target (an out-of-process iframe or a worker) to a
+// session with auto-attach on; isNew as for autoAttachTarget.
+func (h *Hub) autoAttachChild(s *session, ch *child, isNew bool) {
 	if !s.autoAttach || s.announced[ch.ext] || !matches(s.aFilter, ch.typ) {
 		return
 	}
@@ -201,18 +207,21 @@ func (h *Hub) autoAttachChild(s *session, ch *child) {
 	cs := s.c.newSession(kindChild, s.t, ch.ext, s)
 	cs.childTID = ch.targetID
 	s.children[cs.id] = cs
-	s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": cs.id, "targetInfo": ch.info, "waitingForDebugger": false}))
+	s.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": cs.id, "targetInfo": ch.info, "waitingForDebugger": isNew && s.waitOnStart}))
 }
 
-func (h *Hub) attachPage(c *Client, t *target, parent *session) *session {
+// attachPage opens a session on t's page for parent and announces it; waiting is the
+// announcement's waitingForDebugger.
+func (h *Hub) attachPage(c *Client, t *target, parent *session, waiting bool) *session {
 	s := c.newSession(kindPage, t, "", parent)
-	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.pageInfo(t)), "waitingForDebugger": false}))
+	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.pageInfo(t)), "waitingForDebugger": waiting}))
 	return s
 }
 
-func (h *Hub) attachTab(c *Client, t *target, parent *session) *session {
+// attachTab opens a session on t's tab target for parent and announces it, as attachPage.
+func (h *Hub) attachTab(c *Client, t *target, parent *session, waiting bool) *session {
 	s := c.newSession(kindTab, t, "", parent)
-	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.tabInfo(t)), "waitingForDebugger": false}))
+	parent.emit("Target.attachedToTarget", mustJSON(map[string]any{"sessionId": s.id, "targetInfo": json.RawMessage(h.tabInfo(t)), "waitingForDebugger": waiting}))
 	return s
 }
 
@@ -278,9 +287,9 @@ func (h *Hub) attachToTarget(r *req) {
 	}
 	var s *session
 	if isTab {
-		s = h.attachTab(r.c, t, r.s)
+		s = h.attachTab(r.c, t, r.s, false)
 	} else {
-		s = h.attachPage(r.c, t, r.s)
+		s = h.attachPage(r.c, t, r.s, false)
 	}
 	r.ok(mustJSON(map[string]string{"sessionId": s.id}))
 }

@@ -252,7 +252,7 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 			}
 			for _, s := range c.sessions {
 				if s.kind == kindBrowser {
-					h.autoAttachTarget(s, t)
+					h.autoAttachTarget(s, t, true)
 				}
 			}
 		}
@@ -540,7 +540,7 @@ func (h *Hub) addChild(t *target, parentExt, ext string, info json.RawMessage) {
 	ch := &child{ext: ext, parentExt: parentExt, targetID: ti.TargetID, typ: ti.Type, info: info, order: t.childSeq}
 	t.children[ext] = ch
 	for s := range t.bound[parentExt] {
-		h.autoAttachChild(s, ch)
+		h.autoAttachChild(s, ch, true)
 	}
 }
 

@@ -30,6 +30,9 @@ const bindingName = "__tabrelayRecord"
 // ErrRecording is wrapped when a tab is already being recorded, or is not.
 var ErrRecording = errors.New("recording state")
 
+// ErrNothingRecorded is wrapped when a recording stops with no step captured.
+var ErrNothingRecorded = errors.New("nothing was recorded")
+
 // Recording describes a recording in progress.
 type Recording struct {
 	Tab       string    `json:"tab"`
@@ -582,7 +585,7 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 		sk.Steps = append(sk.Steps, st)
 	}
 	if len(sk.Steps) == 0 {
-		return nil, errors.New("nothing was recorded: click, type or choose on the shared tab between start and stop (actions in other tabs or in cross-origin frames are not captured yet)")
+		return nil, fmt.Errorf("%w: click, type or choose on the shared tab between start and stop (actions in other tabs or in cross-origin frames are not captured yet)", ErrNothingRecorded)
 	}
 	named, calls := false, 0
 	if s.opts.Model != nil && strings.TrimSpace(narration) != "" {

@@ -334,6 +334,8 @@ type run struct {
 	diff   bool
 	// paramCalls counts the model calls that found parameter values in the request.
 	paramCalls int
+	// failErr is the error the run failed with, which finish checks for the stop's cause.
+	failErr error
 }
 
 func (r *run) secretValues() []string {
@@ -435,7 +437,9 @@ func capText(s string, n int) string {
 	return s
 }
 
-func (r *run) fail(msg string) {
+// fail ends the run as failed because of err, with msg (which tells err) for the user.
+func (r *run) fail(err error, msg string) {
+	r.failErr = err
 	r.res.Status = task.StatusFailed
 	r.res.Error = r.mask(msg)
 }
@@ -447,14 +451,15 @@ func (r *run) exec(ctx context.Context) {
 		err := r.handover(ctx, -1, "the skill has no structured steps", &rep)
 		if err != nil {
 			rep.Status, rep.Message = "failed", err.Error()
-			r.fail(err.Error())
+			r.fail(err, err.Error())
 		}
 		r.res.Steps = append(r.res.Steps, rep)
 		return
 	}
 	for i, st := range r.sk.Steps {
 		if ctx.Err() != nil {
-			r.fail(fmt.Sprintf("the run was stopped before step %d: %v", i+1, context.Cause(ctx)))
+			err := fmt.Errorf("the run was stopped before step %d: %w", i+1, context.Cause(ctx))
+			r.fail(err, err.Error())
 			return
 		}
 		r.setPlan(ctx, i, task.PlanActive)
@@ -483,7 +488,7 @@ func (r *run) exec(ctx context.Context) {
 				rep.Status = "failed"
 				rep.Message = r.mask(fmt.Sprintf("%s; %s", soft.Error(), herr.Error()))
 				r.setPlan(ctx, i, task.PlanFailed)
-				r.fail(fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), rep.Message))
+				r.fail(errors.Join(soft, herr), fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), rep.Message))
 			} else {
 				rep.Status = "model"
 				r.setPlan(ctx, i, task.PlanDone)
@@ -491,7 +496,7 @@ func (r *run) exec(ctx context.Context) {
 		default:
 			rep.Status, rep.Message = "failed", r.mask(err.Error())
 			r.setPlan(ctx, i, task.PlanFailed)
-			r.fail(fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), err.Error()))
+			r.fail(err, fmt.Sprintf("step %d (%s) failed: %s", i+1, describe(st, r.params), err.Error()))
 		}
 		rep.DurationMS = time.Since(started).Milliseconds()
 		r.res.Steps = append(r.res.Steps, rep)
@@ -507,8 +512,8 @@ func (r *run) finish(ctx context.Context) *RunResult {
 	switch {
 	case ctx.Err() != nil && r.res.Status == task.StatusFailed:
 		r.res.Status = task.StatusCancelled
-		if why := context.Cause(ctx).Error(); !strings.Contains(r.res.Error, why) {
-			r.res.Error = why + "; " + r.res.Error
+		if cause := context.Cause(ctx); !errors.Is(r.failErr, cause) { // else the message tells it
+			r.res.Error = cause.Error() + "; " + r.res.Error
 		}
 	case r.res.Status == "":
 		r.res.Status = task.StatusSucceeded

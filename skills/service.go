@@ -109,7 +109,7 @@ func (s *Service) tabLock(tab string) *sync.Mutex {
 func (s *Service) Close(ctx context.Context) error {
 	var errs []error
 	for _, r := range s.Recordings() {
-		if _, err := s.StopRecording(ctx, r.Tab, ""); err != nil && !strings.Contains(err.Error(), "nothing was recorded") {
+		if _, err := s.StopRecording(ctx, r.Tab, ""); err != nil && !errors.Is(err, ErrNothingRecorded) {
 			errs = append(errs, err)
 		}
 	}

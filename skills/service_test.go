@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestDraftNamedFromNarrationByModel(t *testing.T) {
 	if err != nil || !strings.HasPrefix(d.Skill.Name, "recorded-app-test-") || !strings.Contains(d.Skill.Description, "Recorded on app.test") {
 		t.Fatalf("default name: %v %+v", err, d.Skill)
 	}
-	if _, err := s2.draft(context.Background(), Recording{}, nil, ""); err == nil || !strings.Contains(err.Error(), "nothing was recorded") {
+	if _, err := s2.draft(context.Background(), Recording{}, nil, ""); !errors.Is(err, ErrNothingRecorded) {
 		t.Fatalf("empty recording: %v", err)
 	}
 }

@@ -142,11 +142,22 @@ type Target struct {
 
 var shortTarget = regexp.MustCompile(`^\s*([A-Za-z][\w-]*)(?:\s+"((?:[^"\\]|\\.)*)")?(?:\s+nth=(\d+))?\s*$`)
 
-// ParseTarget reads the short form `role "name" nth=N` (name and nth optional).
+// TargetSyntaxError says that a target is neither the short form nor a mapping.
+type TargetSyntaxError struct {
+	// Text is the target as written.
+	Text string
+}
+
+func (e *TargetSyntaxError) Error() string {
+	return fmt.Sprintf("target %q is not `role \"name\"` (e.g. button \"Save\") nor a mapping with role and name", e.Text)
+}
+
+// ParseTarget reads the short form `role "name" nth=N` (name and nth optional); a
+// *TargetSyntaxError says why s is not one.
 func ParseTarget(s string) (Target, error) {
 	m := shortTarget.FindStringSubmatch(s)
 	if m == nil {
-		return Target{}, fmt.Errorf("target %q is not `role \"name\"` (e.g. button \"Save\") nor a mapping with role and name", s)
+		return Target{}, &TargetSyntaxError{Text: s}
 	}
 	t := Target{Role: m[1]}
 	if m[2] != "" {
@@ -376,9 +387,8 @@ func Parse(file string, data []byte) (*Skill, error) {
 			}
 			var st Step
 			if err := item.Decode(&st); err != nil {
-				var te *yaml.TypeError
-				if !errors.As(err, &te) && !yamlLineRE.MatchString(err.Error()) {
-					// An error of Target.UnmarshalYAML: point at the target.
+				if bad := (*TargetSyntaxError)(nil); errors.As(err, &bad) {
+					// Target.UnmarshalYAML's: point at the target.
 					l := line
 					if k := findKey(item, "target"); k > 0 {
 						l = start + 1 + k
@@ -585,7 +595,9 @@ func findValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // yamlError turns a yaml.v3 error into a ParseError with the file's line (offset is the file
-// line just before the YAML text).
+// line just before the YAML text). yaml.v3 gives the line only in its messages ("yaml: line
+// N: …", and TypeError's "line N: …" strings), so this reads it from there: the one place
+// that reads an error's text, for a number to show, never to decide what the error means.
 func yamlError(file string, offset int, err error) error {
 	msg := err.Error()
 	if te := (*yaml.TypeError)(nil); errors.As(err, &te) && len(te.Errors) > 0 {

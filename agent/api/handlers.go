@@ -229,7 +229,7 @@ func (a *Agent) getScreenshot(c echo.Context) *httpError {
 // needsModel turns a "no model configured" error into a 503 that says how to configure one.
 func (a *Agent) needsModel(err error) *httpError {
 	msg := err.Error()
-	if a.opts.ModelError != nil && !strings.Contains(msg, a.opts.ModelError.Error()) {
+	if a.opts.ModelError != nil && !errors.Is(err, a.opts.ModelError) { // the reason is not in msg yet
 		var nc *llm.NotConfiguredError
 		if errors.As(a.opts.ModelError, &nc) {
 			msg += "\n(current configuration: " + nc.Reason + ")"

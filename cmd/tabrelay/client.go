@@ -241,7 +241,7 @@ func (c *apiClient) answerError(status int, b []byte) error {
 	e := &apiError{Status: status}
 	if json.Unmarshal(b, &e.Body) != nil || e.Body.Error == "" {
 		e.Body.Error = strings.TrimSpace(string(b))
-		if status == http.StatusNotFound && (e.Body.Error == "" || strings.Contains(e.Body.Error, "Not Found")) {
+		if status == http.StatusNotFound { // not the agent API's error shape: a route it lacks
 			e.Body.Error = fmt.Sprintf("the server at %s has no agent API (is it an older tabrelay?): HTTP %d", c.addr, status)
 		}
 	}
