@@ -65,24 +65,28 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir := ""
+	if opts.Agent.Home != "" {
+		dir = filepath.Join(opts.Agent.Home, "skills")
+	}
+	// The skills service and the agent's task runner need each other (skills run as tasks;
+	// tasks offer the skill tools), so the agent builds the service with its runner.
+	var sk *skills.Service
 	opts.Agent.Log = opts.Log.With().Str("part", "agent").Logger()
+	opts.Agent.Skills = func(p api.SkillParts) api.Skills {
+		sk = skills.New(skills.Options{
+			Dir:     dir,
+			Browser: adapter.New(p.Actions), Actions: p.Actions,
+			Runner: p.Runner, Store: p.Store, Model: opts.Agent.Model,
+			Log: opts.Log.With().Str("part", "skills").Logger(),
+		})
+		return sk
+	}
 	ag, err := api.New(ctx, srv.Hub(), opts.Agent)
 	if err != nil {
 		_ = srv.Close()
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
-
-	dir := ""
-	if opts.Agent.Home != "" {
-		dir = filepath.Join(opts.Agent.Home, "skills")
-	}
-	sk := skills.New(skills.Options{
-		Dir:     dir,
-		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
-		Runner: ag.Runner(), Store: ag.Store(), Model: opts.Agent.Model,
-		Log: opts.Log.With().Str("part", "skills").Logger(),
-	})
-	ag.UseSkills(sk) // skill tools in tasks; a request naming a skill runs it
 
 	if opts.Voice.Snapshot == nil {
 		opts.Voice.Snapshot = InteractiveSnapshot(ag)
