@@ -46,8 +46,8 @@ import (
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
-	"github.com/tabrelay/tabrelay/internal/store"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -98,7 +98,7 @@ type Agent struct {
 	client *cdpclient.Client
 	svc    *actions.Service
 	runner *task.Runner
-	store  *store.Store
+	store  *taskstore.Store
 	opts   Options
 	log    zerolog.Logger
 
@@ -133,7 +133,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs})
 	var st task.Store
 	if opts.Home != "" {
-		if a.store, err = store.OpenHome(ctx, opts.Home); err != nil {
+		if a.store, err = taskstore.OpenHome(ctx, opts.Home); err != nil {
 			return nil, fmt.Errorf("open the task database in %s: %w", opts.Home, err)
 		}
 		st = a.store
@@ -204,7 +204,7 @@ func (a *Agent) Runner() *task.Runner { return a.runner }
 func (a *Agent) Actions() *actions.Service { return a.svc }
 
 // Store is the task database (nil without a home).
-func (a *Agent) Store() *store.Store { return a.store }
+func (a *Agent) Store() *taskstore.Store { return a.store }
 
 // Done is closed when the agent's connection to the hub has ended (the relay closed).
 func (a *Agent) Done() <-chan struct{} { return a.client.Done() }

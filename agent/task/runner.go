@@ -13,7 +13,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Store persists tasks (implemented by internal/store).
+// Store persists tasks (implemented by agent/task/taskstore).
 type Store interface {
 	// SaveTask inserts or replaces the task with its plan and steps.
 	SaveTask(ctx context.Context, t *Task) error
