@@ -20,6 +20,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/mcpserver"
+	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/internal/app"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
@@ -191,6 +192,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
 		},
 		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
+		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment
 		MCP:   mcpserver.Options{AllowEvaluate: f.mcpAllowEvaluate},
 		Log:   *log,
 	}
