@@ -21,9 +21,9 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/internal/app"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/secret"
-	tserver "github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -31,7 +31,7 @@ import (
 // wired as `tabrelay serve` wires it (agent/api over a hub pipe, tasks in SQLite under home).
 type agentEnv struct {
 	*env
-	app   *tserver.Server
+	app   *app.App
 	agent *api.Agent
 }
 
@@ -77,7 +77,7 @@ func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	return ae
 }
 
-// startAgentRelay starts the server (internal/server: relay, agent, skills, voice) on addr,
+// startAgentRelay starts the server (internal/app: relay, agent, skills, voice) on addr,
 // using the environment's home, exactly as `tabrelay serve` starts it; voice ignores the
 // process environment (no cloud engines in tests).
 func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
@@ -86,7 +86,7 @@ func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("side", "relay").Logger()
 	}
 	opts.Home = ae.home
-	app, err := tserver.Start(context.Background(), tserver.Options{
+	running, err := app.Start(context.Background(), app.Config{
 		Relay: relay.Options{Addr: addr, Secret: ae.store},
 		Agent: opts,
 		Voice: voice.Options{Getenv: func(string) string { return "" }},
@@ -95,7 +95,7 @@ func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 	if err != nil {
 		return err
 	}
-	ae.app, ae.srv, ae.addr, ae.agent = app, app.Server, app.Addr(), app.Agent
+	ae.app, ae.srv, ae.addr, ae.agent = running, running.Server, running.Addr(), running.Agent
 	return nil
 }
 

@@ -53,7 +53,7 @@ func answerOf(t *testing.T, ae *agentEnv, id string) task.Event {
 func TestAgentSkills(t *testing.T) {
 	model := llmtest.NewOpenAI(t)
 	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "scripted"})
-	// the environment starts internal/server as `tabrelay serve` does: skills are wired there
+	// the environment starts internal/app as `tabrelay serve` does: skills are wired there
 	page := ae.site.URL("/skills/contacts.html")
 	tab := ae.share(t, page)
 	u := user{t: t, svc: ae.agent.Actions(), tab: tab.TargetID}

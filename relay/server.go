@@ -36,7 +36,9 @@ type Options struct {
 	Addr string
 	// Secret holds the pairing secret (required).
 	Secret *secret.Store
-	// ExtensionIDs are the extension ids allowed on /extension and as CDP origins.
+	// ExtensionIDs are the extension ids allowed on /extension and as CDP origins (default: the
+	// bundled extension's only; cmd/tabrelay adds TABRELAY_EXTENSION_IDS and --extension-ids
+	// through config.ExtensionIDs).
 	ExtensionIDs []string
 	// AllowNonLoopback permits a non-loopback listen address.
 	AllowNonLoopback bool
@@ -97,7 +99,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if len(opts.ExtensionIDs) == 0 {
-		opts.ExtensionIDs = config.ExtensionIDs()
+		opts.ExtensionIDs = []string{config.DefaultExtensionID}
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = ReadLimit

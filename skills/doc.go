@@ -79,15 +79,20 @@
 //
 // # Wiring
 //
-// The service uses the agent's own pieces, so skill runs are tasks like any other:
+// The service uses the agent's own pieces, so skill runs are tasks like any other. The agent's
+// task runner and the service need each other (skills run as the runner's tasks; the runner's
+// tasks offer the skill tools), so the agent builds the service with its runner, once:
 //
-//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model})
-//	sk := skills.New(skills.Options{
-//		Dir:     filepath.Join(home, "skills"),
-//		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
-//		Runner:  ag.Runner(), Store: ag.Store(), Model: model, Log: log,
-//	})
-//	ag.UseSkills(sk) // tasks offer the skill tools; /api/command runs a named skill directly
+//	var sk *skills.Service
+//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model,
+//		Skills: func(p api.SkillParts) api.Skills {
+//			sk = skills.New(skills.Options{
+//				Dir:     filepath.Join(home, "skills"),
+//				Browser: adapter.New(p.Actions), Actions: p.Actions,
+//				Runner:  p.Runner, Store: p.Store, Model: model, Log: log,
+//			})
+//			return sk // tasks offer the skill tools; /api/command runs a named skill directly
+//		}})
 //	api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: vs}) // the HTTP routes
 //	defer sk.Close(context.Background()) // before ag.Close: removes capture scripts from tabs
 package skills

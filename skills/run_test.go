@@ -201,12 +201,20 @@ func newTestService(t *testing.T, page task.Browser, srv *llmtest.Server) (*Serv
 	t.Helper()
 	st := &memStore{}
 	opts := Options{Dir: t.TempDir(), Browser: page, Store: st, Log: testLog(t), ResolveTimeout: 200 * time.Millisecond, ExpectTimeout: time.Second}
-	if srv != nil {
-		r := task.NewRunner(task.Options{Model: srv.Model(t), ModelName: "test", Browser: page, Store: st, Timeout: 20 * time.Second, Memory: -1})
+	var s *Service
+	if srv == nil {
+		s = New(opts)
+	} else {
+		// The service is built with the runner it serves, as the server builds them: the
+		// runner's tasks offer its tools.
+		r := task.NewRunner(task.Options{Model: srv.Model(t), ModelName: "test", Browser: page, Store: st, Timeout: 20 * time.Second, Memory: -1,
+			Toolbox: func(r *task.Runner) task.Toolbox {
+				opts.Runner = r
+				s = New(opts)
+				return s
+			}})
 		t.Cleanup(r.Close)
-		opts.Runner = r
 	}
-	s := New(opts)
 	if _, err := s.Library().Save("add-contact", []byte(addContact)); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -184,6 +186,9 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	type plain Target
+	if err := knownKeys(n, reflect.TypeFor[plain]()); err != nil {
+		return err // Node.Decode below is not strict: check the keys here
+	}
 	var p plain
 	if err := n.Decode(&p); err != nil {
 		return err
@@ -299,13 +304,12 @@ func Parse(file string, data []byte) (*Skill, error) {
 		return nil, perr(2, "the front matter must be a YAML mapping with name: and description:")
 	}
 	root := node.Content[0]
-	if err := checkKeys(file, 1, root, []string{"name", "description", "kind", "sites", "parameters", "license", "metadata", "allowed-tools", "compatibility"}); err != nil {
-		return nil, err
-	}
-	s := &Skill{Source: file, Raw: string(data)}
-	if err := root.Decode(s); err != nil {
+	var fm frontMatter
+	if err := decodeStrict(front, &fm); err != nil {
 		return nil, yamlError(file, 1, err)
 	}
+	s := &fm.Skill
+	s.Source, s.Raw = file, string(data)
 	s.Body = strings.Join(lines[end+1:], "\n")
 	s.Body = strings.TrimLeft(s.Body, "\n")
 	bodyStart := end + 2 // 1-based line of the first body line
@@ -377,13 +381,21 @@ func Parse(file string, data []byte) (*Skill, error) {
 		if seq.Kind != yaml.SequenceNode {
 			return nil, perr(start+1+seq.Line, "the ```steps block must be a YAML list of steps (lines starting with \"- do:\")")
 		}
+		// Strictly, once for the whole block: a misspelled key at any depth (a step's, its
+		// expect:'s, a field's, a target's) is an error with its line.
+		var strict []Step
+		if err := decodeStrict(block, &strict); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) || yamlLineRE.MatchString(err.Error()) {
+				return nil, yamlError(file, start+1, err)
+			}
+			// A target that does not parse carries no line: the step-by-step decoding below
+			// points at it.
+		}
 		for _, item := range seq.Content {
 			line := start + 1 + item.Line
 			if item.Kind != yaml.MappingNode {
 				return nil, perr(line, "a step must be a mapping with do: and its fields")
-			}
-			if err := checkKeys(file, start+1, item, []string{"do", "target", "text", "submit", "key", "values", "url", "script", "fields", "from", "direction", "optional", "if", "hint", "expect"}); err != nil {
-				return nil, err
 			}
 			var st Step
 			if err := item.Decode(&st); err != nil {
@@ -566,14 +578,83 @@ func (st *Step) templateNames() []string {
 }
 
 // checkKeys rejects keys outside known, naming the line and the valid keys.
-func checkKeys(file string, offset int, m *yaml.Node, known []string) error {
+// frontMatter is the front matter of a SKILL.md: the skill's own fields, and the other fields
+// of the Agent Skills format, which tabrelay accepts and leaves alone.
+type frontMatter struct {
+	Skill         `yaml:",inline"`
+	License       yaml.Node `yaml:"license"`
+	Metadata      yaml.Node `yaml:"metadata"`
+	AllowedTools  yaml.Node `yaml:"allowed-tools"`
+	Compatibility yaml.Node `yaml:"compatibility"`
+}
+
+// decodeStrict decodes YAML text into v, refusing keys v's type does not declare
+// (yaml.v3's Decoder.KnownFields), at every depth.
+func decodeStrict(text string, v any) error {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// yamlKeys are the YAML keys of struct type t (inline structs included), in order.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case name == "-":
+		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+			keys = append(keys, yamlKeys(f.Type)...)
+		case name != "":
+			keys = append(keys, name)
+		case f.IsExported():
+			keys = append(keys, strings.ToLower(f.Name))
+		}
+	}
+	return keys
+}
+
+// knownKeys refuses a key of mapping m that struct type t does not declare, with its line.
+func knownKeys(m *yaml.Node, t reflect.Type) error {
+	known := yamlKeys(t)
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if !slices.Contains(known, k.Value) {
-			return &ParseError{File: file, Line: offset + k.Line, Reason: fmt.Sprintf("unknown key %q: valid keys here are %s", k.Value, strings.Join(known, ", "))}
+		if k := m.Content[i]; !slices.Contains(known, k.Value) {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t)}}
 		}
 	}
 	return nil
+}
+
+// keysOf maps the Go types a SKILL.md decodes into to their YAML keys, to turn the decoder's
+// "field x not found in type skills.Step" into "unknown key "x": valid keys here are …".
+var keysOf = func() map[string][]string {
+	type plain Target // as in Target.UnmarshalYAML
+	m := map[string][]string{}
+	for _, t := range []reflect.Type{reflect.TypeFor[frontMatter](), reflect.TypeFor[Param](), reflect.TypeFor[Step](),
+		reflect.TypeFor[FieldStep](), reflect.TypeFor[Expect](), reflect.TypeFor[plain]()} {
+		m[t.String()] = yamlKeys(t)
+	}
+	return m
+}()
+
+var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+
+// unknownKey rewrites the decoder's unknown-field message for a person.
+func unknownKey(reason string) string {
+	m := unknownFieldRE.FindStringSubmatch(reason)
+	if m == nil {
+		return reason
+	}
+	keys, ok := keysOf[m[2]]
+	if !ok {
+		return fmt.Sprintf("unknown key %q", m[1])
+	}
+	return fmt.Sprintf("unknown key %q: valid keys here are %s", m[1], strings.Join(keys, ", "))
 }
 
 func findKey(m *yaml.Node, key string) int {
@@ -604,7 +685,7 @@ func yamlError(file string, offset int, err error) error {
 		msg = te.Errors[0]
 		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			return &ParseError{File: file, Line: offset + n, Reason: m[2]}
+			return &ParseError{File: file, Line: offset + n, Reason: unknownKey(m[2])}
 		}
 	}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {

@@ -101,7 +101,13 @@ func TestParseErrors(t *testing.T) {
 		{"missing target", steps("- do: click"), 9, "needs target"},
 		{"bad target", steps("- do: click\n  target: '!!'"), 10, "target"},
 		{"undeclared template", steps("- do: type\n  target: textbox \"A\"\n  text: \"{{nope}}\""), 9, "{{nope}}"},
-		{"unknown step key", steps("- do: click\n  target: button \"A\"\n  colour: red"), 11, `unknown key "colour"`},
+		{"unknown step key", steps("- do: click\n  target: button \"A\"\n  colour: red"), 11, `unknown key "colour": valid keys here are do, target, text`},
+		// strict decoding (yaml.v3 KnownFields) at every depth, with the line
+		{"misspelled parameter field", "---\nname: x\ndescription: d\nparameters:\n  - name: a\n    requird: true\n---\n", 6, `unknown key "requird": valid keys here are name, description, required`},
+		{"misspelled front matter field", "---\nname: x\ndescripton: d\n---\n", 3, `unknown key "descripton": valid keys here are name, description, kind, sites, parameters, license`},
+		{"misspelled expect field", steps("- do: click\n  target: button \"A\"\n  expect:\n    txt: done"), 12, `unknown key "txt": valid keys here are text, gone, url, timeout`},
+		{"misspelled target field", steps("- do: click\n  target:\n    role: button\n    nmae: A"), 12, `unknown key "nmae": valid keys here are role, name, nth, within, any`},
+		{"misspelled fill field", steps("- do: fill\n  fields:\n    - target: textbox \"A\"\n      vaule: x"), 12, `unknown key "vaule": valid keys here are target, value`},
 		{"select without values", steps("- do: select\n  target: combobox \"A\""), 9, "values"},
 		{"bad regex", steps("- do: click\n  target: {role: button, name: \"/(/\"}"), 9, "regular expression"},
 		{"steps not a list", steps("do: click"), 9, "list"},
@@ -196,4 +202,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the skill:\n%s", md)
 		}
 	})
+}
+
+// TestParseKeepsAgentSkillsFields: the strict front matter still accepts the Agent Skills
+// format's fields tabrelay does not use.
+func TestParseKeepsAgentSkillsFields(t *testing.T) {
+	in := "---\nname: x\ndescription: d\nlicense: MIT\nmetadata:\n  author: ada\nallowed-tools: Bash\ncompatibility: any\n---\nbody\n"
+	s, err := Parse("x/SKILL.md", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "x" || s.Description != "d" || s.Body != "body\n" {
+		t.Fatalf("parsed %+v", s)
+	}
 }

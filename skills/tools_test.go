@@ -137,7 +137,6 @@ func TestAgentLoopRunsSkills(t *testing.T) {
 			}
 			srv := llmtest.NewOpenAI(t, c.replies...)
 			s, st := newTestService(t, page, srv)
-			s.opts.Runner.UseToolbox(s)
 			tk, err := s.opts.Runner.Run(context.Background(), "Add Ada to the contacts", "")
 			if err != nil {
 				t.Fatal(err)

@@ -13,9 +13,12 @@
 // their Go methods.
 //
 //	srv, _ := relay.NewServer(opts)
-//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model})
-//	sk := skills.New(skills.Options{Runner: ag.Runner(), …})
-//	ag.UseSkills(sk)
+//	var sk *skills.Service
+//	ag, _ := api.New(ctx, srv.Hub(), api.Options{Home: home, Model: model,
+//		Skills: func(p api.SkillParts) api.Skills {
+//			sk = skills.New(skills.Options{Runner: p.Runner, Actions: p.Actions, Store: p.Store, …})
+//			return sk
+//		}})
 //	for route, n := range api.Register(srv.API(), api.Services{Agent: ag, Skills: sk, Voice: voice.New(vopts)}) {
 //		srv.AllowBody(route, n)
 //	}
@@ -43,8 +46,8 @@ import (
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
-	"github.com/tabrelay/tabrelay/internal/store"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -76,6 +79,12 @@ type Options struct {
 	TaskTimeout time.Duration
 	// ActionTimeout bounds one browser action (actions.Options default when zero).
 	ActionTimeout time.Duration
+	// Skills, when not nil, builds the skills service from the agent's parts (New calls it
+	// once, while it builds the task runner, which needs the service as its toolbox while the
+	// service needs the runner): tasks offer its tools to the model, and POST /api/command and
+	// POST /api/tasks run a skill the request plainly names ("run site-search for blue mugs")
+	// at once, with no model call when the page is as the skill expects. It may return nil.
+	Skills func(SkillParts) Skills
 	// CommandWait is how long POST /api/command waits for the command to end before answering
 	// 202 with the task id (default 10 s; ?wait=0 answers at once).
 	CommandWait time.Duration
@@ -89,7 +98,7 @@ type Agent struct {
 	client *cdpclient.Client
 	svc    *actions.Service
 	runner *task.Runner
-	store  *store.Store
+	store  *taskstore.Store
 	opts   Options
 	log    zerolog.Logger
 
@@ -97,8 +106,7 @@ type Agent struct {
 	// back, and reports whether it did.
 	waitTarget func(ctx context.Context, targetID string) bool
 
-	mu     sync.Mutex
-	skills Skills // nil until UseSkills
+	skills Skills // nil when Options.Skills is nil
 
 	closeOnce sync.Once
 	closeErr  error
@@ -125,7 +133,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs})
 	var st task.Store
 	if opts.Home != "" {
-		if a.store, err = store.OpenHome(ctx, opts.Home); err != nil {
+		if a.store, err = taskstore.OpenHome(ctx, opts.Home); err != nil {
 			return nil, fmt.Errorf("open the task database in %s: %w", opts.Home, err)
 		}
 		st = a.store
@@ -142,6 +150,13 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		Timeout:      opts.TaskTimeout,
 		Stream:       opts.Stream,
 		AllowedSites: opts.AllowedSites,
+		Toolbox: func(r *task.Runner) task.Toolbox {
+			if opts.Skills == nil {
+				return nil
+			}
+			a.skills = opts.Skills(SkillParts{Actions: a.svc, Runner: r, Store: st})
+			return a.skills // a nil Skills is a nil Toolbox
+		},
 	})
 	if opts.Model == nil {
 		why := "no language model configured"
@@ -168,25 +183,19 @@ type Skills interface {
 	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
 }
 
-// UseSkills hooks the skills service into the agent: tasks offer its tools to the model, and
-// POST /api/command and POST /api/tasks run a skill the request plainly names ("run
-// site-search for blue mugs") at once, with no model call when the page is as the skill
-// expects. The service must run skills through this agent's runner (skills.Options.Runner =
-// a.Runner()). Call it once the service exists; it is safe to call while the server runs, and
-// nil unhooks the service.
-func (a *Agent) UseSkills(s Skills) {
-	a.mu.Lock()
-	a.skills = s
-	a.mu.Unlock()
-	a.runner.UseToolbox(s) // a nil Skills is a nil Toolbox
+// SkillParts are the agent's parts the skills service is built from ([Options.Skills]).
+type SkillParts struct {
+	// Actions is the agent's action service (skills read pages and record demonstrations
+	// through it).
+	Actions *actions.Service
+	// Runner is the agent's task runner: skills run as its tasks and hand steps to it.
+	Runner *task.Runner
+	// Store is the task database (nil without a home).
+	Store task.Store
 }
 
-// skillsService returns the hooked skills service (nil when none).
-func (a *Agent) skillsService() Skills {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.skills
-}
+// skillsService returns the skills service (nil when none).
+func (a *Agent) skillsService() Skills { return a.skills }
 
 // Runner is the agent's task runner.
 func (a *Agent) Runner() *task.Runner { return a.runner }
@@ -195,7 +204,7 @@ func (a *Agent) Runner() *task.Runner { return a.runner }
 func (a *Agent) Actions() *actions.Service { return a.svc }
 
 // Store is the task database (nil without a home).
-func (a *Agent) Store() *store.Store { return a.store }
+func (a *Agent) Store() *taskstore.Store { return a.store }
 
 // Done is closed when the agent's connection to the hub has ended (the relay closed).
 func (a *Agent) Done() <-chan struct{} { return a.client.Done() }

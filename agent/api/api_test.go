@@ -24,8 +24,8 @@ import (
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/agent/voice"
+	"github.com/tabrelay/tabrelay/internal/app"
 	"github.com/tabrelay/tabrelay/internal/secret"
-	"github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 	"github.com/tabrelay/tabrelay/skills"
@@ -98,7 +98,7 @@ func TestAPIDocumentsEveryRoute(t *testing.T) {
 
 // start runs a whole server (relay, agent, skills, voice with env as its configuration) with a
 // simulated extension connected, and returns it, its token and the extension.
-func start(t *testing.T, env map[string]string) (*server.Server, string, *relaytest.Extension) {
+func start(t *testing.T, env map[string]string) (*app.App, string, *relaytest.Extension) {
 	t.Helper()
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	home := t.TempDir()
@@ -108,7 +108,7 @@ func start(t *testing.T, env map[string]string) (*server.Server, string, *relayt
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := server.Start(ctx, server.Options{
+	srv, err := app.Start(ctx, app.Config{
 		Relay: relay.Options{Addr: "127.0.0.1:0", Secret: store},
 		Agent: api.Options{Home: home},
 		Voice: voice.Options{Getenv: func(k string) string { return env[k] }},

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
-	"github.com/tabrelay/tabrelay/internal/store"
+	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 	"github.com/tmc/langchaingo/llms"
@@ -406,7 +406,7 @@ func TestNavigationPolicy(t *testing.T) {
 func TestPersistedAndReadableAfterReopen(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	st, err := store.OpenHome(ctx, home)
+	st, err := taskstore.OpenHome(ctx, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestPersistedAndReadableAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st2, err := store.Open(ctx, filepath.Join(home, store.FileName))
+	st2, err := taskstore.Open(ctx, filepath.Join(home, taskstore.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Store persists tasks (implemented by internal/store).
+// Store persists tasks (implemented by agent/task/taskstore).
 type Store interface {
 	// SaveTask inserts or replaces the task with its plan and steps.
 	SaveTask(ctx context.Context, t *Task) error
@@ -60,6 +60,12 @@ type Options struct {
 	Memory int
 	// Stream streams the model's prose as EventText events.
 	Stream bool
+	// Toolbox, when not nil, builds the toolbox whose tools the runner's tasks offer the model
+	// next to the browser tools. NewRunner calls it once, with the runner itself: the toolbox
+	// (the skills service) runs its skills as this runner's tasks and hands steps to it, so
+	// the two are made together here rather than joined by a setter afterwards. It may
+	// return nil (no toolbox).
+	Toolbox func(*Runner) Toolbox
 }
 
 // Runner starts, tracks, confirms and cancels tasks.
@@ -74,8 +80,9 @@ type Runner struct {
 	runs         map[string]*run
 	memory       []*Task
 	memoryLoaded bool
-	box          Toolbox
 	wg           sync.WaitGroup
+
+	box Toolbox // set once by NewRunner (Options.Toolbox), never changed
 }
 
 type run struct {
@@ -113,7 +120,11 @@ func NewRunner(opts Options) *Runner {
 		opts.Memory = 5
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}}
+	r := &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}}
+	if opts.Toolbox != nil {
+		r.box = opts.Toolbox(r)
+	}
+	return r
 }
 
 // Events returns the runner's event bus.

@@ -11,7 +11,7 @@ import (
 
 // Toolbox is a set of tools the task loop offers the model next to its browser tools: the
 // skills service's list_skills, read_skill and run_skill (package skills implements it; this
-// package cannot import skills, which needs the Runner). Set it with [Runner.UseToolbox].
+// package cannot import skills, which needs the Runner). The runner builds it at construction with [Options.Toolbox].
 //
 // Each call is recorded as a step like any browser action. A tool that is not read-only is
 // held to the site allowlist of page-changing actions (checked on the current page) and is
@@ -41,21 +41,8 @@ func toolboxOff(ctx context.Context) bool {
 	return off
 }
 
-// UseToolbox makes the tasks started from now on offer tb's tools next to the browser tools,
-// and mention them in the system prompt; nil removes the toolbox. Running tasks keep the tools
-// they started with. It is safe to call at any time.
-func (r *Runner) UseToolbox(tb Toolbox) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.box = tb
-}
-
-// toolbox returns the current toolbox (nil when none).
-func (r *Runner) toolbox() Toolbox {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.box
-}
+// toolbox returns the runner's toolbox (nil when none).
+func (r *Runner) toolbox() Toolbox { return r.box }
 
 // useToolbox gives the loop the runner's toolbox unless ctx says otherwise, leaving out tools
 // whose names clash with the browser tools.

@@ -151,8 +151,10 @@ func TestToolbox(t *testing.T) {
 			srv := llmtest.NewOpenAI(t, c.replies...)
 			s := newShop()
 			b := &box{shop: s}
-			r := newRunner(t, srv, s, func(o *task.Options) { o.AllowedSites = c.allowed })
-			r.UseToolbox(b)
+			r := newRunner(t, srv, s, func(o *task.Options) {
+				o.AllowedSites = c.allowed
+				o.Toolbox = func(*task.Runner) task.Toolbox { return b }
+			})
 			ctx := context.Background()
 			if c.noBox {
 				ctx = task.WithoutToolbox(ctx)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -53,7 +52,9 @@ type Options struct {
 	// Snapshot reads a tab's role snapshot, for the control names of the command grammar (nil:
 	// only the request's hints are used).
 	Snapshot SnapshotFunc
-	// Getenv reads the configuration (default os.Getenv).
+	// Getenv reads the configuration: the TABRELAY_STT_*, TABRELAY_TTS_* and OPENAI_API_KEY
+	// variables (cmd/tabrelay passes os.Getenv; nil: nothing is configured, so only the
+	// engines found installed are used). The package never reads the environment itself.
 	Getenv func(string) string
 	// Client is the HTTP client for cloud endpoints (default: 60 s timeout).
 	Client *http.Client
@@ -78,7 +79,7 @@ type Service struct {
 // New reads the configuration and finds the installed engines.
 func New(opts Options) *Service {
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = func(string) string { return "" }
 	}
 	env := opts.Getenv
 	s := &Service{opts: opts, log: opts.Log, forced: strings.ToLower(strings.TrimSpace(env(EnvSTTEngine)))}

@@ -306,3 +306,18 @@ func TestSpeak(t *testing.T) {
 		t.Fatalf("spoken answer re-heard as %+v %v", r, err)
 	}
 }
+
+// TestNewReadsNoEnvironment: without Options.Getenv the service is configured by nothing, not
+// by the process environment (cmd/tabrelay passes os.Getenv; other callers choose).
+func TestNewReadsNoEnvironment(t *testing.T) {
+	t.Setenv(EnvSTTBaseURL, "http://127.0.0.1:1/v1")
+	t.Setenv(EnvTTSBaseURL, "http://127.0.0.1:1/v1")
+	st := New(Options{}).Status()
+	if st.STT.Engine == "openai-compatible" || st.TTS.Engine == "openai-compatible" {
+		t.Fatalf("the process environment configured the service: %+v", st)
+	}
+	st = New(Options{Getenv: env(map[string]string{EnvSTTBaseURL: "http://127.0.0.1:1/v1"})}).Status()
+	if st.STT.Engine != "openai-compatible" {
+		t.Fatalf("Getenv did not configure the cloud engine: %+v", st)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 )
@@ -72,7 +73,7 @@ func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
 
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	b, err := browser.Launch(lctx, browser.Options{ChromePath: chromePath, Headless: *headless, Logger: &log})
+	b, err := browser.Launch(lctx, browser.Options{ChromePath: chromePath, Headless: *headless, Logger: &log, NoSandbox: noSandboxFromEnv()})
 	if err != nil {
 		return err
 	}
@@ -195,3 +196,16 @@ func checkToken(ctx context.Context, addr, tok string) error {
 	}
 	return nil
 }
+
+// noSandboxFromEnv reads TABRELAY_CHROME_NO_SANDBOX ("1", "true" or "yes": pass --no-sandbox;
+// another value: do not); unset leaves the choice to the browser package (root on Linux only).
+func noSandboxFromEnv() *bool {
+	if os.Getenv(envChromeNoSandbox) == "" {
+		return nil
+	}
+	v := config.EnvBool(envChromeNoSandbox)
+	return &v
+}
+
+// envChromeNoSandbox forces --no-sandbox on (or off) for the browser `tabrelay browser` starts.
+const envChromeNoSandbox = "TABRELAY_CHROME_NO_SANDBOX"

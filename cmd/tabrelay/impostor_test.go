@@ -54,7 +54,7 @@ func assertNothingUsable(t *testing.T, im *relaytest.Impostor, real *relay.Serve
 // path) reports the impostor in words, and the impostor receives nothing usable.
 func TestCLIRefusesImpostor(t *testing.T) {
 	f, _, srv := startTestServer(t)
-	real := srv.Server.Server
+	real := srv.App.Server
 	im, err := relaytest.StartImpostor("127.0.0.1:0", "")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestCLIRefusesImpostor(t *testing.T) {
 // and sends it nothing usable (no browser is started).
 func TestBrowserCheckRefusesImpostor(t *testing.T) {
 	f, _, srv := startTestServer(t)
-	real := srv.Server.Server
+	real := srv.App.Server
 	im, err := relaytest.StartImpostor("127.0.0.1:0", "")
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestBrowserCheckRefusesImpostor(t *testing.T) {
 // and `tabrelay browser`'s check refuse it, and it receives nothing usable.
 func TestCLIRefusesImpostorRelayingFromIPv6(t *testing.T) {
 	f, _, srv := startTestServer(t)
-	real := srv.Server.Server
+	real := srv.App.Server
 	_, port, _ := net.SplitHostPort(real.Addr())
 	im, err := relaytest.StartImpostor("[::1]:"+port, real.Addr())
 	if err != nil {

@@ -20,10 +20,11 @@ import (
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/mcpserver"
+	"github.com/tabrelay/tabrelay/agent/voice"
+	"github.com/tabrelay/tabrelay/internal/app"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
-	tserver "github.com/tabrelay/tabrelay/internal/server"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -168,12 +169,12 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 
 // server is a running tabrelay with the model's description for the banner.
 type server struct {
-	*tserver.Server
+	*app.App
 	// model describes the language model ("" when none is configured).
 	model string
 }
 
-// startServer builds and starts the server described by f (internal/server: the relay, the
+// startServer builds and starts the server described by f (internal/app: the relay, the
 // task database under --home, the agent with the model configured in the environment — none:
 // the fast path still works —, skills and voice on /api). serve and browser (when it starts a
 // server in-process) both use it. The server also closes when ctx ends.
@@ -182,7 +183,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 	if err != nil {
 		return nil, err
 	}
-	opts := tserver.Options{
+	opts := app.Config{
 		Relay: relay.Options{
 			Addr:             f.addr,
 			Secret:           store,
@@ -191,6 +192,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
 		},
 		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
+		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment
 		MCP:   mcpserver.Options{AllowEvaluate: f.mcpAllowEvaluate},
 		Log:   *log,
 	}
@@ -211,11 +213,11 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 		opts.Agent.ModelError = merr
 		log.Warn().Err(merr).Msg("the language model could not be set up; running without one (simple commands still work)")
 	}
-	srv, err := tserver.Start(ctx, opts)
+	srv, err := app.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &server{Server: srv, model: opts.Agent.ModelName}, nil
+	return &server{App: srv, model: opts.Agent.ModelName}, nil
 }
 
 func cmdServe(ctx context.Context, args []string) error {

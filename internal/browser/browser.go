@@ -63,6 +63,10 @@ type Options struct {
 	Output io.Writer
 	// Logger receives structured logs (default: none).
 	Logger *zerolog.Logger
+	// NoSandbox, when not nil, says whether to pass --no-sandbox; nil decides by itself: only
+	// when running as root on Linux, where Chrome refuses to start sandboxed. cmd/tabrelay sets
+	// it from TABRELAY_CHROME_NO_SANDBOX (this package reads no environment for it).
+	NoSandbox *bool
 
 	// ExtensionDebugging (tests only) adds --enable-unsafe-extension-debugging, so that Click
 	// can fire a real toolbar click with Extensions.triggerAction. A browser a person keeps
@@ -188,7 +192,7 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 	if opts.Headless {
 		args = append(args, "--headless=new", "--disable-gpu", "--window-size=1280,900")
 	}
-	if needNoSandbox() {
+	if needNoSandbox(opts.NoSandbox) {
 		args = append(args, "--no-sandbox")
 	}
 	args = append(args, opts.Args...)
@@ -920,9 +924,10 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-func needNoSandbox() bool {
-	if v := os.Getenv("TABRELAY_CHROME_NO_SANDBOX"); v != "" {
-		return v == "1" || strings.EqualFold(v, "true")
+// needNoSandbox is set when given, else true only for root on Linux.
+func needNoSandbox(set *bool) bool {
+	if set != nil {
+		return *set
 	}
 	return runtime.GOOS == "linux" && os.Geteuid() == 0
 }

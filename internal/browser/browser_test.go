@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -511,4 +513,22 @@ func serveFixture(t *testing.T) string {
 	go srv.Serve(ln) //nolint:errcheck
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// TestNeedNoSandbox: Options.NoSandbox decides when set, whatever the environment says;
+// unset, only root on Linux runs without the sandbox.
+func TestNeedNoSandbox(t *testing.T) {
+	t.Setenv("TABRELAY_CHROME_NO_SANDBOX", "1") // no longer read here: cmd/tabrelay reads it
+	yes, no := true, false
+	auto := runtime.GOOS == "linux" && os.Geteuid() == 0
+	cases := []struct {
+		name string
+		set  *bool
+		want bool
+	}{{"forced on", &yes, true}, {"forced off", &no, false}, {"unset", nil, auto}}
+	for _, c := range cases {
+		if got := needNoSandbox(c.set); got != c.want {
+			t.Errorf("%s: needNoSandbox = %v, want %v", c.name, got, c.want)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package app
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ import (
 
 // startFull starts the whole server (relay, agent, skills, voice) on a free port with its
 // home in a temporary folder.
-func startFull(t *testing.T) (*Server, string) {
+func startFull(t *testing.T) (*App, string) {
 	t.Helper()
 	home := t.TempDir()
 	store, err := secret.NewStore(home)
@@ -33,7 +33,7 @@ func startFull(t *testing.T) (*Server, string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := Start(ctx, Options{
+	srv, err := Start(ctx, Config{
 		Relay: relay.Options{Addr: "127.0.0.1:0", Secret: store},
 		Agent: api.Options{Home: home},
 		Voice: voice.Options{Getenv: func(string) string { return "" }},
@@ -51,7 +51,7 @@ const hugeBody = 300 << 20
 // sendHuge sends method path with a 300 MB body, declared in Content-Length or chunked, from
 // its own goroutine, and reads the answer as it comes. It returns the answer's status and
 // body, and how many body bytes the client had written when the answer arrived.
-func sendHuge(t *testing.T, srv *Server, method, path string, chunked bool) (int, string, int64) {
+func sendHuge(t *testing.T, srv *App, method, path string, chunked bool) (int, string, int64) {
 	t.Helper()
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {

@@ -1,8 +1,8 @@
-// Package store keeps tabrelay's tasks, their plans and steps in an embedded SQLite database
+// Package taskstore keeps tabrelay's tasks, their plans and steps in an embedded SQLite database
 // (modernc.org/sqlite, pure Go) under the tabrelay home, so history survives restarts and can be
 // exported. The schema is versioned: migrations run in order on Open and are recorded in
 // schema_migrations.
-package store
+package taskstore
 
 import (
 	"context"

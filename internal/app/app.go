@@ -1,7 +1,8 @@
-// Package server assembles a running tabrelay: the relay with the agent, skills and voice
-// served on its /api routes, and the MCP server at /mcp by the API package (agent/api). The tabrelay command and the end-to-end tests start it the same way, so
-// what the tests drive is what users run.
-package server
+// Package app is tabrelay's composition root: from one [Config] it builds a running tabrelay,
+// the relay with the agent, skills and voice served on its /api routes by the API package
+// (agent/api), and the MCP server at /mcp. The tabrelay command and the end-to-end tests start
+// it the same way, so what the tests drive is what users run.
+package app
 
 import (
 	"context"
@@ -23,8 +24,9 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// Options configure Start.
-type Options struct {
+// Config is the one typed configuration of a running tabrelay (cmd/tabrelay fills it from its
+// flags and environment).
+type Config struct {
 	// Relay configures the relay (address, secret, extension ids, hub policy). Its Logger is
 	// set from Log.
 	Relay relay.Options
@@ -40,9 +42,9 @@ type Options struct {
 	Log zerolog.Logger
 }
 
-// Server is a running tabrelay: the relay, with the agent, the skills service and voice on
-// its /api routes.
-type Server struct {
+// App is a running tabrelay: the relay, with the agent, the skills service and voice on its
+// /api routes, and the MCP server.
+type App struct {
 	*relay.Server
 	// Agent is the in-process agent (actions, task runner, task store).
 	Agent *api.Agent
@@ -58,31 +60,35 @@ type Server struct {
 // Start builds and starts the server: the relay, the agent over an in-process hub
 // connection, the skills service over the agent's actions and runner, and voice. The server
 // also closes itself when ctx ends or the agent's hub connection ends.
-func Start(ctx context.Context, opts Options) (*Server, error) {
+func Start(ctx context.Context, opts Config) (*App, error) {
 	rlog := opts.Log.With().Str("part", "relay").Logger()
 	opts.Relay.Logger = &rlog
 	srv, err := relay.NewServer(opts.Relay)
 	if err != nil {
 		return nil, err
 	}
+	dir := ""
+	if opts.Agent.Home != "" {
+		dir = filepath.Join(opts.Agent.Home, "skills")
+	}
+	// The skills service and the agent's task runner need each other (skills run as tasks;
+	// tasks offer the skill tools), so the agent builds the service with its runner.
+	var sk *skills.Service
 	opts.Agent.Log = opts.Log.With().Str("part", "agent").Logger()
+	opts.Agent.Skills = func(p api.SkillParts) api.Skills {
+		sk = skills.New(skills.Options{
+			Dir:     dir,
+			Browser: adapter.New(p.Actions), Actions: p.Actions,
+			Runner: p.Runner, Store: p.Store, Model: opts.Agent.Model,
+			Log: opts.Log.With().Str("part", "skills").Logger(),
+		})
+		return sk
+	}
 	ag, err := api.New(ctx, srv.Hub(), opts.Agent)
 	if err != nil {
 		_ = srv.Close()
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
-
-	dir := ""
-	if opts.Agent.Home != "" {
-		dir = filepath.Join(opts.Agent.Home, "skills")
-	}
-	sk := skills.New(skills.Options{
-		Dir:     dir,
-		Browser: adapter.New(ag.Actions()), Actions: ag.Actions(),
-		Runner: ag.Runner(), Store: ag.Store(), Model: opts.Agent.Model,
-		Log: opts.Log.With().Str("part", "skills").Logger(),
-	})
-	ag.UseSkills(sk) // skill tools in tasks; a request naming a skill runs it
 
 	if opts.Voice.Snapshot == nil {
 		opts.Voice.Snapshot = InteractiveSnapshot(ag)
@@ -111,7 +117,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	srv.Mount("/mcp", ms.Handler())
 
-	s := &Server{Server: srv, Agent: ag, Skills: sk, MCP: ms}
+	s := &App{Server: srv, Agent: ag, Skills: sk, MCP: ms}
 	if err := srv.Start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -128,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 // closeParts stops skill recordings (their capture scripts leave the tabs) and the agent
 // (running tasks end as cancelled and are saved), once.
-func (s *Server) closeParts() error {
+func (s *App) closeParts() error {
 	s.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -138,7 +144,7 @@ func (s *Server) closeParts() error {
 }
 
 // Close stops skill recordings, the agent, then the relay.
-func (s *Server) Close() error {
+func (s *App) Close() error {
 	perr := s.closeParts()
 	return errors.Join(perr, s.Server.Close())
 }

@@ -1,4 +1,4 @@
-package server
+package app
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 )
 
 // startMCP starts a server (no extension, no model) for the /mcp tests.
-func startMCP(t *testing.T, ctx context.Context, mo mcpserver.Options) (*Server, string) {
+func startMCP(t *testing.T, ctx context.Context, mo mcpserver.Options) (*App, string) {
 	t.Helper()
 	home := t.TempDir()
 	store, err := secret.NewStore(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := Start(ctx, Options{
+	srv, err := Start(ctx, Config{
 		Relay: relay.Options{Addr: "127.0.0.1:0", Secret: store},
 		Agent: api.Options{Home: home},
 		Voice: voice.Options{Getenv: func(string) string { return "" }},

@@ -1,4 +1,4 @@
-package server
+package app
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestStartWiresEveryPart(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := Start(ctx, Options{
+	srv, err := Start(ctx, Config{
 		Relay: relay.Options{Addr: "127.0.0.1:0", Secret: store},
 		Agent: api.Options{Home: home},
 		Voice: voice.Options{Getenv: func(string) string { return "" }},
