@@ -385,12 +385,12 @@ func Parse(file string, data []byte) (*Skill, error) {
 		// expect:'s, a field's, a target's) is an error with its line.
 		var strict []Step
 		if err := decodeStrict(block, &strict); err != nil {
-			var te *yaml.TypeError
-			if errors.As(err, &te) || yamlLineRE.MatchString(err.Error()) {
+			// A target that does not parse carries no line: the step-by-step decoding below
+			// points at it. Anything else (a misspelled key, a wrong type) has its line.
+			var tse *TargetSyntaxError
+			if !errors.As(err, &tse) {
 				return nil, yamlError(file, start+1, err)
 			}
-			// A target that does not parse carries no line: the step-by-step decoding below
-			// points at it.
 		}
 		for _, item := range seq.Content {
 			line := start + 1 + item.Line
