@@ -145,3 +145,29 @@ func TestReportMarkdownAndCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedSuite loads the suite shipped in e2e/evalsuite: every file is a valid task, there
+// are at least 25, and every kind the issue names is covered.
+func TestShippedSuite(t *testing.T) {
+	tasks, err := LoadSuite("../../e2e/evalsuite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]int{}
+	for _, tk := range tasks {
+		for _, g := range tk.Tags {
+			tags[g]++
+		}
+		if _, err := ResolveStart("http://127.0.0.1:1", tk.Start); err != nil {
+			t.Errorf("%s: %v", tk.Name, err)
+		}
+	}
+	if len(tasks) < 25 {
+		t.Errorf("%d tasks, want at least 25", len(tasks))
+	}
+	for _, g := range []string{"fastpath", "forms", "search", "multipage", "frames", "dialogs", "extraction", "confirmation"} {
+		if tags[g] == 0 {
+			t.Errorf("no task tagged %s (tags: %v)", g, tags)
+		}
+	}
+}
