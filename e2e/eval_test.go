@@ -154,6 +154,16 @@ func TestEval(t *testing.T) {
 		t.Errorf("eval --compare: exit %d\n%s\n%s", ccode, cmp, cerrOut)
 	}
 	t.Logf("tabrelay eval printed:\n%s", out)
+
+	// the shipped suite's fast-path tasks, checked against the real pages: all solved with no
+	// model call (the scripted server has no replies left, so a call would fail the task)
+	calls := model.Calls()
+	fpReport := filepath.Join(t.TempDir(), "fastpath.json")
+	out, errOut, code = tr("eval", "--tab", tab.TargetID, "--site", ae.site.URL("/"), "--tag", "fastpath", "--json", fpReport, "evalsuite")
+	fp, err := eval.ReadReport(fpReport)
+	if code != 0 || err != nil || fp.Summary.Tasks < 5 || fp.Summary.NoModel != fp.Summary.Tasks || model.Calls() != calls {
+		t.Errorf("eval --tag fastpath: exit %d, report %v, %d model calls\nstdout: %s\nstderr: %s", code, err, model.Calls()-calls, out, errOut)
+	}
 }
 
 func sumSteps(r *eval.Report) int {
