@@ -31,6 +31,8 @@ func synopsis(name string) string {
 		return "[--tab ID] [-o file.png] [--full-page] [--labels] [--ref e7]"
 	case "run":
 		return "[--tab ID] [--yes] \"goal\""
+	case "eval":
+		return "[--tab ID] [--site URL] [--json FILE] [--approve] [--tag T] SUITE\n       tabrelay eval --compare A.json B.json"
 	}
 	return "[flags]"
 }

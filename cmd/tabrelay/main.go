@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
+		"eval":       {cmdEval, "run a suite of tasks (YAML) against the agent and report success, steps, model calls, tokens, time (--json, --compare)"},
 		"mcp":        {cmdMCP, "an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"},
 		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
 		"extension":  {cmdExtension, "write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"},

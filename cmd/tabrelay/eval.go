@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/eval"
+	"github.com/tabrelay/tabrelay/agent/task"
+)
+
+func cmdEval(ctx context.Context, args []string) error { return runEval(ctx, args, osStdio()) }
+
+// runEval implements `tabrelay eval SUITE`: it runs a suite of tasks against the running
+// server and prints a Markdown table (and writes JSON with --json); `--compare A.json B.json`
+// prints the difference of two reports instead. It fails (exit 1) when a task failed.
+func runEval(ctx context.Context, args []string, io stdio) error {
+	var site, jsonFile, tag string
+	var approve, compare bool
+	var timeout time.Duration
+	f, fs, err := parseClient("eval", args, io, func(fs *flag.FlagSet) {
+		fs.StringVar(&site, "site", "", "base `URL` of the tasks' relative start pages (e.g. http://127.0.0.1:8000)")
+		fs.StringVar(&jsonFile, "json", "", "write the report as JSON to `FILE` (for --compare)")
+		fs.BoolVar(&approve, "approve", false, "approve the steps the agent asks to confirm (default: decline them; tasks marked confirm: expect the question either way)")
+		fs.BoolVar(&compare, "compare", false, "print the difference of two reports: tabrelay eval --compare A.json B.json")
+		fs.StringVar(&tag, "tag", "", "run only the tasks with this `tag`")
+		fs.DurationVar(&timeout, "timeout", 3*time.Minute, "stop a task that runs longer")
+	})
+	if err != nil {
+		return err
+	}
+	if compare {
+		if fs.NArg() != 2 {
+			return errors.New("--compare takes two report files: tabrelay eval --compare before.json after.json")
+		}
+		a, err := eval.ReadReport(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		b, err := eval.ReadReport(fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		eval.Compare(io.out, a, b)
+		return nil
+	}
+	if fs.NArg() != 1 {
+		return errors.New("eval takes one suite (a folder of task files, or one file): tabrelay eval --site http://127.0.0.1:8000 e2e/evalsuite")
+	}
+	tasks, err := eval.LoadSuite(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if tag != "" {
+		var keep []eval.Task
+		for _, t := range tasks {
+			for _, g := range t.Tags {
+				if g == tag {
+					keep = append(keep, t)
+					break
+				}
+			}
+		}
+		if len(keep) == 0 {
+			return fmt.Errorf("no task in %s has the tag %q", fs.Arg(0), tag)
+		}
+		tasks = keep
+	}
+	rep, err := eval.Run(ctx, &evalClient{c: f.client()}, fs.Arg(0), tasks, eval.Options{
+		Site: site, Tab: f.tab, Approve: approve, Timeout: timeout,
+		Progress: func(r eval.Result) {
+			mark := "✓"
+			if !r.Success {
+				mark = "✗ " + r.Reason
+			}
+			fmt.Fprintf(io.err, "%s: %s\n", r.Name, mark)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if jsonFile != "" {
+		if err := rep.WriteJSON(jsonFile); err != nil {
+			return err
+		}
+	}
+	rep.Markdown(io.out)
+	if failed := rep.Summary.Tasks - rep.Summary.Succeeded; failed > 0 {
+		return fmt.Errorf("%d of %d tasks failed", failed, rep.Summary.Tasks)
+	}
+	return nil
+}
+
+// evalClient is eval.Client over the authenticated /api.
+type evalClient struct{ c *apiClient }
+
+func (e *evalClient) Navigate(ctx context.Context, tab, url string) error {
+	return e.c.postJSON(ctx, "/act", map[string]any{"tab": tab, "action": map[string]any{"kind": "navigate", "url": url}}, nil)
+}
+
+func (e *evalClient) Command(ctx context.Context, tab, text string) (string, error) {
+	var started struct {
+		ID string `json:"id"`
+	}
+	if err := e.c.postJSON(ctx, "/command", map[string]any{"text": text, "tab": tab, "wait": false}, &started); err != nil {
+		return "", err
+	}
+	if started.ID == "" {
+		return "", errors.New("the server started no task for the request")
+	}
+	return started.ID, nil
+}
+
+func (e *evalClient) Task(ctx context.Context, id string) (*task.Task, error) {
+	var t task.Task
+	if err := e.c.getJSON(ctx, "/tasks/"+id, nil, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func (e *evalClient) Confirm(ctx context.Context, id, stepID string, approve bool) error {
+	return e.c.postJSON(ctx, "/tasks/"+id+"/confirm", map[string]any{"stepId": stepID, "approve": approve}, nil)
+}
+
+func (e *evalClient) Cancel(ctx context.Context, id string) error {
+	return e.c.postJSON(ctx, "/tasks/"+id+"/cancel", struct{}{}, nil)
+}
+
+func (e *evalClient) Evaluate(ctx context.Context, tab, expression string) (json.RawMessage, error) {
+	var res actions.Result
+	if err := e.c.postJSON(ctx, "/act", map[string]any{"tab": tab, "action": map[string]any{"kind": "evaluate", "expression": expression}}, &res); err != nil {
+		return nil, err
+	}
+	return res.Value, nil
+}
