@@ -61,14 +61,18 @@ func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			// The document is being replaced (its world went with it) or the tab closed:
-			// retry a few times, then stop waiting on a tab that does not answer.
-			if fails++; fails > 5 {
-				return true
+			// The document is being replaced (its world went with it): try again shortly. A
+			// tab that keeps refusing the probe (closed, or the DOM cannot be watched) is
+			// settled on its network alone.
+			if fails++; fails <= 5 {
+				select {
+				case <-time.After(50 * time.Millisecond):
+					continue
+				case <-ctx.Done():
+					return false
+				}
 			}
-			since = 0
-		} else {
-			fails = 0
+			since = quiet
 		}
 		wait := max(quiet-since, ts.networkBusy(quiet))
 		if wait <= 0 {
