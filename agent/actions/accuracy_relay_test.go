@@ -46,6 +46,13 @@ func (o *extensionOpener) CloseTab(ctx context.Context, id string) error {
 // real extension and every action going through the relay, over the hub's in-process
 // connection: the path the agent takes.
 func TestAccuracyThroughExtension(t *testing.T) {
+	throughExtension(t, func() { accuracy(t) })
+}
+
+// throughExtension runs fn with the package's shared environment switched to tabs shared
+// through the real extension and a service over the relay's hub.
+func throughExtension(t *testing.T, fn func()) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Chromium (skipped with -short)")
 	}
@@ -87,5 +94,5 @@ func TestAccuracyThroughExtension(t *testing.T) {
 	direct := shared
 	shared = env{b: &extensionOpener{b: b, tabs: map[string]browser.Tab{}}, srv: direct.srv, svc: svc}
 	defer func() { shared = direct }()
-	accuracy(t)
+	fn()
 }

@@ -88,6 +88,9 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		}
 		return nil, err
 	}
+	if s.opts.SettleTimeout > 0 && settles(k) && r.Dialog == nil && !s.settlePage(ctx, ts) {
+		r.Message += fmt.Sprintf("; the page was still changing after %v (a clock, an animation or a stream?): take a snapshot to see where it is", s.opts.SettleTimeout)
+	}
 	r.Kind = k.Name
 	if r.TargetID == "" {
 		r.TargetID = ts.id

@@ -26,6 +26,11 @@ type Options struct {
 	AllowFileURLs bool
 	// Registry holds the action kinds the service runs (default: [Default]).
 	Registry *Registry
+	// SettleQuiet is how long the page must go without a DOM mutation or a network request
+	// to count as settled after an action that may change it (default 400ms).
+	SettleQuiet time.Duration
+	// SettleTimeout bounds that wait (default 3s); a negative value turns settling off.
+	SettleTimeout time.Duration
 }
 
 // Service runs actions on the tabs of one browser connection. Actions on the same tab run one
@@ -49,6 +54,12 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	}
 	if opts.Registry == nil {
 		opts.Registry = Default()
+	}
+	if opts.SettleQuiet <= 0 {
+		opts.SettleQuiet = defaultSettleQuiet
+	}
+	if opts.SettleTimeout == 0 {
+		opts.SettleTimeout = defaultSettleTimeout
 	}
 	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
 }
@@ -98,9 +109,11 @@ type tabState struct {
 	console  []ConsoleMessage
 	errs     []PageError
 	requests []Request
-	inflight map[string]bool
+	inflight map[string]time.Time // requests in flight, by id: when they started
 	lastNet  time.Time
 	history  int
+	// settleWorld is the execution context of the settle probe's isolated world (0: none yet)
+	settleWorld int
 }
 
 func appendBounded[T any](s []T, v T, n int) []T {
@@ -169,8 +182,8 @@ func (ts *tabState) onEvent(e cdpclient.Event) {
 		}
 		if json.Unmarshal(e.Params, &p) == nil {
 			ts.requests = appendBounded(ts.requests, Request{ID: p.RequestID, Method: p.Request.Method, URL: clip(p.Request.URL, 500), Type: p.Type}, ts.history)
-			ts.inflight[p.RequestID] = true
 			ts.lastNet = time.Now()
+			ts.inflight[p.RequestID] = ts.lastNet
 		}
 	case "Network.responseReceived":
 		var p struct {
@@ -288,7 +301,7 @@ func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error
 		}
 		return nil, err
 	}
-	ts := &tabState{id: targetID, tab: tab, sem: make(chan struct{}, 1), inflight: map[string]bool{}, history: s.opts.History}
+	ts := &tabState{id: targetID, tab: tab, sem: make(chan struct{}, 1), inflight: map[string]time.Time{}, history: s.opts.History}
 	tab.OnEvent(ts.onEvent)
 	sess := tab.Session()
 	// History is best effort: a tab where these fail still snapshots and acts.

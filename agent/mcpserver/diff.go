@@ -1,58 +1,20 @@
 package mcpserver
 
 import (
-	"fmt"
-	"strings"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// maxDiffLines bounds the outlines compared line by line (the table is their product).
-const maxDiffLines = 3000
-
-// changes says what changed from outline before to after: the removed lines ("- ") and the
-// added ones ("+ "), in order, without the unchanged ones. When the changes would be longer
-// than the new outline (a new page, say), it returns the new outline instead.
-// TODO(issue 17): a structured diff of the page model replaces this line diff.
-func changes(before, after string) string {
-	if before == after {
-		return "No change in the outline."
+// changes says what changed from page model before to after (see [snapshot.Compare]): added,
+// removed and changed elements, refs as they are. When the page is another one, or the changes
+// would be longer than the new outline, it returns the new outline instead.
+func changes(before, after *snapshot.Snapshot) string {
+	d := snapshot.Compare(before, after)
+	if d.Empty() && before.URL == after.URL {
+		return "No change in the page."
 	}
-	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
-	if len(a) > maxDiffLines || len(b) > maxDiffLines {
-		return "The page now:\n" + after
+	out := d.Render(0)
+	if before.URL != after.URL || len(out) >= len(after.Text) {
+		return "The page now:\n" + after.Text
 	}
-	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
-	lcs := make([][]int32, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	n := 0
-	for i, j := 0, 0; i < len(a) || j < len(b); {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			i++
-			j++
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			fmt.Fprintf(&out, "- %s\n", a[i])
-			i++
-			n++
-		default:
-			fmt.Fprintf(&out, "+ %s\n", b[j])
-			j++
-			n++
-		}
-	}
-	if out.Len() >= len(after) {
-		return "The page now:\n" + after
-	}
-	return fmt.Sprintf("Changes in the outline (%d lines; - removed, + added):\n%s", n, strings.TrimRight(out.String(), "\n"))
+	return "Changes since the last snapshot (+ added, - removed, ~ changed):\n" + out
 }

@@ -3,19 +3,34 @@ package mcpserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
 func TestChanges(t *testing.T) {
-	page := "- heading \"Sign up\"\n- textbox \"Name\" [ref=e1]\n- button \"Send\" [ref=e2]\n- status\n- link \"Other page\" [ref=e3]"
+	el, txt := pagetest.El, pagetest.Text
+	type R = pagetest.Ref
+	page := func(status string) *snapshot.Snapshot {
+		return pagetest.Page("https://a.test/signup", "Sign up",
+			el("heading", "Sign up", "level=1"),
+			el("textbox", "Name", R("e1")),
+			el("button", "Send", R("e2")),
+			el("status", "", txt(status)),
+			el("link", "Other page", R("e3"), pagetest.URL("https://a.test/other")))
+	}
+	other := pagetest.Page("https://a.test/other", "Other", el("heading", "Other", "level=1"))
 	for _, tc := range []struct {
-		name, before, after string
-		want                []string
-		not                 []string
+		name          string
+		before, after *snapshot.Snapshot
+		want          []string
+		not           []string
 	}{
-		{name: "same", before: page, after: page, want: []string{"No change"}},
-		{name: "added line", before: page, after: strings.Replace(page, "- status", "- status: Hello, Ada", 1),
-			want: []string{"- - status\n+ - status: Hello, Ada"}, not: []string{"Sign up", "Other page"}},
-		{name: "new page", before: page, after: "- heading \"Other\"", want: []string{"The page now:\n- heading \"Other\""}},
+		{name: "same", before: page("Ready"), after: page("Ready"), want: []string{"No change in the page."}},
+		{name: "status reworded", before: page("Ready"), after: page("Hello, Ada"),
+			want: []string{"Changes since the last snapshot", `~ text: Hello, Ada (was: "Ready")`},
+			not:  []string{"Sign up", "Other page", "[ref=e2]"}},
+		{name: "new page", before: page("Ready"), after: other, want: []string{"The page now:\n" + other.Text}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := changes(tc.before, tc.after)

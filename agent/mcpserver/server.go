@@ -11,7 +11,8 @@
 //
 // Small by default: the core tool set ([Core]) keeps tools/list under 2,000 tokens; the
 // option Tools ("all", or names) offers more. After an action, the result carries what changed
-// in the page's outline (a line diff of the snapshot before and after), not a whole snapshot,
+// in the page (added, removed and changed elements of the page model since the session last saw
+// it: [snapshot.Compare]), not a whole snapshot,
 // unless the call asks for one ("snapshot": true). Page-level failures are tool errors (isError
 // with text saying what to do), never protocol errors.
 package mcpserver
@@ -32,6 +33,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/skills"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Options configure the MCP server.
@@ -177,12 +179,12 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// session is one MCP session's state: the tab it works on and the outline it last saw of each
-// tab (the "before" of the next action's diff).
+// session is one MCP session's state: the tab it works on and the page model it last saw of
+// each tab (the "before" of the next action's diff).
 type session struct {
-	mu      sync.Mutex
-	tab     string
-	outline map[string]string
+	mu   sync.Mutex
+	tab  string
+	seen map[string]*snapshot.Snapshot
 }
 
 // session returns ss's state, made on first use and dropped when the session ends.
@@ -192,7 +194,7 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	if st := s.sessions[ss]; st != nil {
 		return st
 	}
-	st := &session{outline: map[string]string{}}
+	st := &session{seen: map[string]*snapshot.Snapshot{}}
 	s.sessions[ss] = st
 	if ss != nil {
 		go func() {
@@ -217,17 +219,18 @@ func (st *session) setTab(id string) {
 	st.tab = id
 }
 
-func (st *session) lastOutline(tab string) (string, bool) {
+// lastSeen is the page model of tab the session last saw (nil if none).
+func (st *session) lastSeen(tab string) *snapshot.Snapshot {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	o, ok := st.outline[tab]
-	return o, ok
+	return st.seen[tab]
 }
 
-func (st *session) saw(tab, outline string) {
+// saw records snap as what the session last saw of tab.
+func (st *session) saw(tab string, snap *snapshot.Snapshot) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.outline[tab] = outline
+	st.seen[tab] = snap
 }
 
 // call is one tool call: its context, session state and arguments.

@@ -148,15 +148,14 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 		tab := c.st.currentTab()
-		var before string
-		var had bool
+		var before *snapshot.Snapshot
 		if k.Risk != actions.Reads {
 			if tab, err = s.resolve(c); err != nil {
 				return nil, err
 			}
-			if before, had = c.st.lastOutline(tab); !had && !opt.Snapshot {
+			if before = c.st.lastSeen(tab); before == nil && !opt.Snapshot {
 				if snap, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{}); err == nil {
-					before, had = snap.Text, true
+					before = snap
 				}
 			}
 		}
@@ -183,14 +182,14 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			fmt.Fprintf(&b, "\n(no snapshot after the action: %v)", err)
 			return text("%s", b.String()), nil
 		}
-		c.st.saw(tab, after.Text)
+		c.st.saw(tab, after)
 		switch {
 		case opt.Snapshot:
 			b.WriteString("\n\n" + after.Text)
-		case !had:
+		case before == nil:
 			b.WriteString("\n\nThe page now:\n" + after.Text)
 		default:
-			b.WriteString("\n\n" + changes(before, after.Text))
+			b.WriteString("\n\n" + changes(before, after))
 		}
 		return text("%s", b.String()), nil
 	}
@@ -293,7 +292,7 @@ func (s *Server) snapshot(c *call) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if o == (snapshot.Options{}) {
-		c.st.saw(tab, res.Snapshot.Text)
+		c.st.saw(tab, res.Snapshot)
 	}
 	return text("%s", res.Snapshot.Text), nil
 }

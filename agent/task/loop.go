@@ -890,7 +890,7 @@ func (l *loop) observe(actResult string) result {
 
 // observeWith is observe with the observation's first lines given (head ends in a newline).
 func (l *loop) observeWith(head string) result {
-	prevText, prevURL := l.lastText, l.lastURL
+	prevSnap, prevURL := l.lastSnap, l.lastURL
 	_ = l.refreshTab()
 	var b strings.Builder
 	b.WriteString(head)
@@ -899,9 +899,9 @@ func (l *loop) observeWith(head string) result {
 		fmt.Fprintf(&b, "page:\n%s\nreading the page afterwards failed: %s", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)), pageErr(err))
 		return result{text: b.String()}
 	}
-	added, removed := diffLines(prevText, l.lastText)
+	d := snapshot.Compare(prevSnap, snap)
 	newLines := strings.Count(l.lastText, "\n") + 1
-	if l.lastURL != prevURL || len(added)+len(removed) > max(40, newLines/2) {
+	if prevSnap == nil || l.lastURL != prevURL || len(d.Changes) > max(40, newLines/2) {
 		if l.lastURL != prevURL {
 			fmt.Fprintf(&b, "navigated:\n%s\n", pageBlock(truncate(prevURL, 150)+" → "+truncate(l.lastURL, 200)))
 		}
@@ -910,54 +910,17 @@ func (l *loop) observeWith(head string) result {
 		return full
 	}
 	fmt.Fprintf(&b, "page:\n%s\n", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)))
-	if len(added)+len(removed) == 0 {
+	if d.Empty() {
 		b.WriteString("no change in the page outline" + dialogNote(snap))
 		return result{text: b.String()}
 	}
-	var d strings.Builder
-	for _, a := range added {
-		d.WriteString("+ " + a + "\n")
-	}
-	for _, r := range removed {
-		d.WriteString("- " + r + "\n")
-	}
-	fmt.Fprintf(&b, "changes (+%d -%d):\n%s%s", len(added), len(removed), pageBlock(strings.TrimRight(d.String(), "\n")), dialogNote(snap))
+	fmt.Fprintf(&b, "changes since the last snapshot (+ added, - removed, ~ changed):\n%s%s", pageBlock(d.Render(0)), dialogNote(snap))
 	return result{text: b.String()}
 }
 
 // pageHeader is a tab's title and URL, page text both, for inside a page block.
 func pageHeader(title, url string) string {
 	return fmt.Sprintf("title: %q\nurl: %s", title, url)
-}
-
-// diffLines returns the outline lines (trimmed) added in b and removed from a, as multisets,
-// in document order.
-func diffLines(a, b string) (added, removed []string) {
-	count := map[string]int{}
-	for _, ln := range strings.Split(a, "\n") {
-		if ln = strings.TrimSpace(ln); ln != "" {
-			count[ln]++
-		}
-	}
-	for _, ln := range strings.Split(b, "\n") {
-		ln = strings.TrimSpace(ln)
-		if ln == "" {
-			continue
-		}
-		if count[ln] > 0 {
-			count[ln]--
-			continue
-		}
-		added = append(added, ln)
-	}
-	for _, ln := range strings.Split(a, "\n") {
-		ln = strings.TrimSpace(ln)
-		if ln != "" && count[ln] > 0 {
-			count[ln]--
-			removed = append(removed, ln)
-		}
-	}
-	return added, removed
 }
 
 // capSnapshot cuts a snapshot to at most n bytes on a line boundary, with a note.

@@ -99,8 +99,8 @@ func TestMultiStepTask(t *testing.T) {
 			if len(res) != 4 {
 				t.Fatalf("tool results %d", len(res))
 			}
-			// The type observation is a small diff, not the whole page.
-			if !strings.Contains(res[2].Text, `+ - textbox "Search" [ref=e2]: kettle`) || strings.Contains(res[2].Text, "Cart") {
+			// The type observation is a small diff of the page model, not the whole page.
+			if !strings.Contains(res[2].Text, `~ textbox "Search" [ref=e2]: kettle (was: empty)`) || strings.Contains(res[2].Text, "Cart") {
 				t.Errorf("type observation:\n%s", res[2].Text)
 			}
 			// The click navigated: a fresh full page; the earlier snapshots are now summaries.

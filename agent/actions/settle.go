@@ -1,0 +1,159 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Settling: after an action that may change the page (risk Navigates or Writes), Act waits
+// until the page is quiet — no DOM mutation and no network request for Options.SettleQuiet —
+// before it returns, so a result that arrives by fetch or XHR a few hundred milliseconds later
+// is in the next snapshot. The wait is bounded by Options.SettleTimeout: a page that never
+// stops changing (a clock, an animation, a stream) costs that much and no more.
+//
+// DOM mutations are watched by a MutationObserver that a probe installs, once per document,
+// in an isolated world of the main frame (the page's own scripts cannot see or disturb it);
+// network activity is the service's own record of the tab's requests (Network events).
+
+const (
+	defaultSettleQuiet   = 400 * time.Millisecond
+	defaultSettleTimeout = 3 * time.Second
+	settleWorld          = "tabrelay-settle"
+)
+
+// settleProbeJS installs the document's mutation watcher if missing, waits for the next frame
+// and the task after it (100 ms at most: a background tab has no frames), and answers how many
+// milliseconds ago the DOM last changed.
+const settleProbeJS = `(() => {
+	let s = globalThis.__tabrelaySettle;
+	if (!s || s.doc !== document) {
+		s = globalThis.__tabrelaySettle = {doc: document, last: performance.now()};
+		new MutationObserver(() => { s.last = performance.now(); })
+			.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+	}
+	return new Promise(r => {
+		let done = false;
+		const f = () => { if (!done) { done = true; r(performance.now() - s.last); } };
+		requestAnimationFrame(() => setTimeout(f, 0));
+		setTimeout(f, 100);
+	});
+})()`
+
+// settles reports whether Act waits for the page to be quiet after an action of kind k.
+func settles(k *Kind) bool { return !k.Browser && k.Risk >= Navigates }
+
+// settlePage waits until the tab's page has been quiet (no DOM mutation, no request in flight or
+// finished) for the quiet window, at most the settle timeout. It reports false when the page
+// was still busy at the bound. A dialog the page opens ends the wait (the page is blocked).
+func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
+	quiet := s.opts.SettleQuiet
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SettleTimeout)
+	defer cancel()
+	fails := 0
+	for {
+		if ts.tab.Dialog() != nil {
+			return true
+		}
+		since, err := s.sinceMutation(ctx, ts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			// The document is being replaced (its world went with it): try again shortly. A
+			// tab that keeps refusing the probe (closed, or the DOM cannot be watched) is
+			// settled on its network alone.
+			if fails++; fails <= 5 {
+				select {
+				case <-time.After(50 * time.Millisecond):
+					continue
+				case <-ctx.Done():
+					return false
+				}
+			}
+			since = quiet
+		}
+		wait := max(quiet-since, ts.networkBusy(quiet))
+		if wait <= 0 {
+			return true
+		}
+		select {
+		case <-time.After(min(wait, 200*time.Millisecond)):
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// sinceMutation runs the probe in the main frame's isolated world (created on first use and
+// again after each new document) and answers how long ago the DOM last changed.
+func (s *Service) sinceMutation(ctx context.Context, ts *tabState) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	session := ts.tab.Session()
+	for attempt := 0; ; attempt++ {
+		ts.mu.Lock()
+		world := ts.settleWorld
+		ts.mu.Unlock()
+		if world == 0 {
+			var w struct {
+				ID int `json:"executionContextId"`
+			}
+			if err := s.c.Call(ctx, session, "Page.createIsolatedWorld", map[string]any{
+				"frameId": ts.id, "worldName": settleWorld,
+			}, &w); err != nil {
+				return 0, fmt.Errorf("settle: create the probe's world: %w", err)
+			}
+			world = w.ID
+			ts.mu.Lock()
+			ts.settleWorld = world
+			ts.mu.Unlock()
+		}
+		var r struct {
+			Result struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"result"`
+			Exc *struct {
+				Text string `json:"text"`
+			} `json:"exceptionDetails"`
+		}
+		err := s.c.Call(ctx, session, "Runtime.evaluate", map[string]any{
+			"expression": settleProbeJS, "contextId": world, "returnByValue": true, "awaitPromise": true,
+		}, &r)
+		var ms float64
+		if err == nil && r.Exc == nil && json.Unmarshal(r.Result.Value, &ms) == nil {
+			return time.Duration(ms * float64(time.Millisecond)), nil
+		}
+		// the world belonged to a document that is gone: make a new one, once
+		ts.mu.Lock()
+		if ts.settleWorld == world {
+			ts.settleWorld = 0
+		}
+		ts.mu.Unlock()
+		if attempt > 0 || ctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("probe answered %s", r.Result.Value)
+			}
+			return 0, fmt.Errorf("settle: probe the page: %w", err)
+		}
+	}
+}
+
+// streamAge is how long a request may stay in flight before settling stops waiting for it: a
+// long poll, an event stream or a hung request would otherwise hold every action to the bound.
+const streamAge = 10 * time.Second
+
+// networkBusy answers how much longer the tab's network must stay idle to have been idle for
+// quiet: quiet while a request (younger than streamAge) is in flight, 0 or less when it
+// already has been.
+func (ts *tabState) networkBusy(quiet time.Duration) time.Duration {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, started := range ts.inflight {
+		if time.Since(started) < streamAge {
+			return quiet
+		}
+	}
+	return quiet - time.Since(ts.lastNet)
+}

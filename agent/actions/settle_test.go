@@ -1,0 +1,116 @@
+package actions
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/snapshottest"
+)
+
+// TestSettleLateResults clicks a button whose result arrives by fetch 700 ms later: with
+// settling the next snapshot shows it, and the diff from the snapshot before the click says
+// what came; with settling off it is not there yet (the wait is what makes the difference),
+// and it does arrive afterwards.
+func TestSettleLateResults(t *testing.T) {
+	_, _, _ = need(t)
+	b, ok := shared.b.(*snapshottest.Browser)
+	if !ok {
+		t.Skip("needs the package's own Chromium")
+	}
+	for _, tc := range []struct {
+		name   string
+		settle time.Duration
+		shows  bool
+	}{
+		{"settled", 0, true},
+		{"settling off", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := New(b.Client, Options{Timeout: 20 * time.Second, SettleTimeout: tc.settle})
+			defer svc.Close(context.Background())
+			lateResults(t, svc, tc.shows)
+		})
+	}
+}
+
+// TestSettleThroughExtension: the same through the real extension and the relay (the agent's
+// path): the late result is in the snapshot after the click, and a ticking page returns at
+// the bound.
+func TestSettleThroughExtension(t *testing.T) {
+	throughExtension(t, func() {
+		t.Run("late results", func(t *testing.T) { lateResults(t, shared.svc, true) })
+		t.Run("never quiet", neverQuiet)
+	})
+}
+
+// lateResults clicks Search on settle.html with svc and checks whether the next snapshot
+// shows the result (shows) or not yet.
+func lateResults(t *testing.T, svc *Service, shows bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/settle.html")
+	s1, err := svc.Snapshot(ctx, id, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s1, `button "Search"`)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Message, "still changing") {
+		t.Fatalf("the page settles, yet the click says %q", r.Message)
+	}
+	s2, err := svc.Snapshot(ctx, id, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := snapshot.Compare(s1, s2).String()
+	got := strings.Contains(diff, "+ list\n+   listitem\n+     link \"Result from the server\" [ref=") && strings.Contains(diff, `~ text: 1 result (was: "Idle")`)
+	if got != shows {
+		t.Fatalf("result in the diff right after the click: %v, want %v\n%s\n-- page now:\n%s", got, shows, diff, s2.Text)
+	}
+	// either way the result does come: the fixture works
+	if _, err := svc.Act(ctx, id, Do(Wait{Text: "Result from the server"})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSettleAfterNavigate navigates to a page that fetches its content once loaded: the
+// navigation returns with the content there.
+func TestSettleAfterNavigate(t *testing.T) {
+	_, _, srv := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/settle.html")
+	act(t, ctx, id, Do(Navigate{URL: srv.URL("/settle.html?search")}))
+	if s := snap(t, ctx, id, snapshot.Options{}); !strings.Contains(s.Text, `link "Result from the server"`) {
+		t.Fatalf("the content fetched after the load is not in the snapshot after navigate:\n%s", s.Text)
+	}
+}
+
+// TestSettleNeverQuiet starts a clock that ticks forever: the click still returns, at the
+// settle bound, and says the page kept changing.
+func TestSettleNeverQuiet(t *testing.T) { neverQuiet(t) }
+
+func neverQuiet(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/settle.html")
+	s := snap(t, ctx, id, snapshot.Options{})
+	r, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, `button "Start clock"`)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Message, "the page was still changing after 3s") {
+		t.Fatalf("click on a ticking page: %q, want it to say the page was still changing", r.Message)
+	}
+	// a read on the busy page does not wait
+	if r := act(t, ctx, id, Do(Snapshot{})); !strings.Contains(r.Snapshot.Text, "Tick ") {
+		t.Fatalf("the clock does not tick:\n%s", r.Snapshot.Text)
+	}
+}

@@ -1,0 +1,269 @@
+package snapshot
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ChangeKind says how a node differs between two page models.
+type ChangeKind int
+
+// The kinds of change.
+const (
+	// Added: the node is only in the later page model.
+	Added ChangeKind = iota
+	// Removed: the node is only in the earlier page model.
+	Removed
+	// Changed: the same element (same ref, or same role and place) shows other words, value,
+	// states, link or options.
+	Changed
+)
+
+// String is the kind's mark in a rendered diff: "+", "-" or "~".
+func (k ChangeKind) String() string {
+	switch k {
+	case Added:
+		return "+"
+	case Removed:
+		return "-"
+	case Changed:
+		return "~"
+	}
+	return "ChangeKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Change is one difference between two page models.
+type Change struct {
+	Kind ChangeKind
+	// Before is the node in the earlier model (nil when Added), After in the later one (nil
+	// when Removed).
+	Before, After *Node
+	// Depth is how deep an added or removed node lies under the topmost added or removed node
+	// of its group (0 for that node), so a new list reads as a tree.
+	Depth int
+}
+
+// Diff is what changed from one page model to the next, in the later model's document order
+// (removed nodes where they were).
+type Diff struct {
+	// Changes are the differences; nil when the page models are the same.
+	Changes []Change
+	// URL is the later page's URL, for rendering links.
+	URL string
+}
+
+// Empty reports whether nothing changed.
+func (d *Diff) Empty() bool { return len(d.Changes) == 0 }
+
+// Compare returns what changed from page model a to b (the snapshots of one tab, a taken
+// first). Elements are matched by ref first (refs are stable across snapshots of a tab), then
+// the rest by role and name (text by its words) in document order; a node left over in both
+// under the same matched parent with the same role is a change of its words. Focus moving is
+// not a change. Either snapshot may lack a tree (a dialog blocked the page): every node of
+// the other then counts as added or removed.
+func Compare(a, b *Snapshot) *Diff {
+	d := &Diff{}
+	if b != nil {
+		d.URL = b.URL
+	}
+	before, after := a.Nodes(), b.Nodes()
+	match := map[*Node]*Node{}   // before → after
+	matched := map[*Node]*Node{} // after → before
+	pair := func(x, y *Node) { match[x], matched[y] = y, x }
+
+	byRef := map[string]*Node{}
+	for _, n := range after {
+		if n.Ref != "" {
+			byRef[n.Ref] = n
+		}
+	}
+	for _, n := range before {
+		if y := byRef[n.Ref]; n.Ref != "" && y != nil && y.Role == n.Role {
+			pair(n, y)
+		}
+	}
+	// the rest by identity, in order: the k-th unmatched "button Send" before is the k-th after
+	ida, idb := identities(a), identities(b)
+	keyed := map[string][]*Node{}
+	for _, n := range after {
+		if matched[n] == nil && n.Ref == "" {
+			keyed[idb[n]] = append(keyed[idb[n]], n)
+		}
+	}
+	for _, n := range before {
+		if match[n] != nil || n.Ref != "" {
+			continue
+		}
+		if q := keyed[ida[n]]; len(q) > 0 {
+			pair(n, q[0])
+			keyed[ida[n]] = q[1:]
+		}
+	}
+	// a leftover under a matched parent, with the role of a leftover child of the parent's
+	// match, is that child reworded ("Idle" became "1 result"); parents come first in
+	// document order, so a reworded container's children pair too
+	if a != nil && b != nil && a.Root != nil && b.Root != nil {
+		pair(a.Root, b.Root)
+	}
+	for _, n := range after {
+		if matched[n] != nil || n.Ref != "" || n.parent == nil || matched[n.parent] == nil {
+			continue
+		}
+		for _, x := range matched[n.parent].Children {
+			if match[x] == nil && x.Ref == "" && x.Role == n.Role {
+				pair(x, n)
+				break
+			}
+		}
+	}
+
+	// removed nodes go before the next after-node that follows them, so the diff reads in
+	// page order
+	removedAt := map[*Node][]Change{} // after-node (nil: the end) → removed before it
+	var next *Node
+	for i := len(before) - 1; i >= 0; i-- {
+		n := before[i]
+		if y := match[n]; y != nil {
+			next = y
+			continue
+		}
+		if p := n.parent; p != nil && p.parent != nil && match[p] == nil {
+			continue // inside a removed node: shown as its count
+		}
+		removedAt[next] = append([]Change{{Kind: Removed, Before: n}}, removedAt[next]...)
+	}
+	depth := map[*Node]int{}
+	for _, n := range after {
+		d.Changes = append(d.Changes, removedAt[n]...)
+		x := matched[n]
+		switch {
+		case x == nil:
+			c := Change{Kind: Added, After: n}
+			if p := n.parent; p != nil && matched[p] == nil && p.parent != nil {
+				c.Depth = depth[p] + 1
+			}
+			depth[n] = c.Depth
+			d.Changes = append(d.Changes, c)
+		case !sameShown(x, n):
+			d.Changes = append(d.Changes, Change{Kind: Changed, Before: x, After: n})
+		}
+	}
+	d.Changes = append(d.Changes, removedAt[nil]...)
+	return d
+}
+
+// identities returns what matches each node of s without a ref: its role and its words, and
+// for an unnamed element (a row, a list item) a hash of what it holds.
+func identities(s *Snapshot) map[*Node]string {
+	out := map[*Node]string{}
+	if s == nil || s.Root == nil {
+		return out
+	}
+	var id func(n *Node) string
+	id = func(n *Node) string {
+		k := n.Role + "\x00" + n.Name + "\x00" + n.Text
+		h := fnv.New64a()
+		for _, c := range n.Children {
+			h.Write([]byte(id(c) + "\x01"))
+		}
+		if n.Name == "" && !n.IsText() && len(n.Children) > 0 {
+			k += "\x00" + strconv.FormatUint(h.Sum64(), 36)
+		}
+		out[n] = k
+		return k
+	}
+	id(s.Root)
+	return out
+}
+
+// sameShown reports whether two matched nodes show the same (focus aside).
+func sameShown(a, b *Node) bool {
+	return a.Role == b.Role && a.Name == b.Name && a.Text == b.Text && a.Value == b.Value && a.URL == b.URL &&
+		a.Password == b.Password && a.Modal == b.Modal && slices.Equal(a.States, b.States) && slices.Equal(a.Options, b.Options)
+}
+
+// String renders the diff compactly, one line per change, at most 200 lines.
+func (d *Diff) String() string { return d.Render(200) }
+
+// Render renders the diff compactly, one line per change: "+ " an added node (indented under
+// an added parent), "- " a removed one (with how many nodes it held), "~ " a changed one as it
+// is now, with what it was. Past maxLines (> 0) it says how many changes were left out.
+func (d *Diff) Render(maxLines int) string {
+	if d.Empty() {
+		return "no changes"
+	}
+	page := pageOrigin(d.URL)
+	var b strings.Builder
+	for i, c := range d.Changes {
+		if maxLines > 0 && i >= maxLines {
+			fmt.Fprintf(&b, "… %d more changes: take a snapshot to see the page\n", len(d.Changes)-i)
+			break
+		}
+		b.WriteString(c.Kind.String() + " ")
+		switch c.Kind {
+		case Added:
+			b.WriteString(strings.Repeat("  ", c.Depth) + diffLine(c.After, page))
+		case Removed:
+			b.WriteString(diffLine(c.Before, page))
+			if n := len(c.Before.Descendants()); n > 0 {
+				fmt.Fprintf(&b, " (and %d nodes inside)", n)
+			}
+		case Changed:
+			b.WriteString(diffLine(c.After, page) + " (was: " + was(c.Before, c.After) + ")")
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// diffLine is a node's outline line, without the outline's indentation.
+func diffLine(n *Node, page *url.URL) string {
+	if n.IsText() {
+		return "text: " + clip(n.Text, 400)
+	}
+	return line(n, page)
+}
+
+// was says what a changed node showed before, field by field.
+func was(a, b *Node) string {
+	var parts []string
+	q := func(s string, n int) string { return strconv.Quote(clip(s, n)) }
+	if a.Role != b.Role {
+		parts = append(parts, a.Role)
+	}
+	if a.Name != b.Name {
+		parts = append(parts, "name "+q(a.Name, 100))
+	}
+	if a.Text != b.Text {
+		parts = append(parts, q(a.Text, 200))
+	}
+	if a.Value != b.Value {
+		if a.Value == "" {
+			parts = append(parts, "empty")
+		} else {
+			parts = append(parts, "value "+q(a.Value, 200))
+		}
+	}
+	if !slices.Equal(a.States, b.States) || a.Password != b.Password || a.Modal != b.Modal {
+		var st []string
+		for _, s := range a.States {
+			st = append(st, "["+s+"]")
+		}
+		if len(st) == 0 {
+			parts = append(parts, "no states")
+		} else {
+			parts = append(parts, strings.Join(st, " "))
+		}
+	}
+	if a.URL != b.URL {
+		parts = append(parts, "url "+clip(a.URL, 100))
+	}
+	if !slices.Equal(a.Options, b.Options) {
+		parts = append(parts, fmt.Sprintf("%d options", len(a.Options)))
+	}
+	return strings.Join(parts, ", ")
+}
