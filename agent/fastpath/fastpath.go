@@ -3,6 +3,10 @@
 // "check remember me", "select Blue in color", "what is on this page?") into one browser action
 // without a language model, by matching names in the current role snapshot.
 //
+// Compound commands ("Enter "Jerald" into the text field and press Submit.") are cut into
+// steps by [Split]; the caller matches each step on a fresh page model after the step before
+// ran (agent/task does).
+//
 // It only acts when the match is unambiguous ("the second delete button" picks by ordinal, in
 // page order): anything else comes back as not sure, with the candidates, for the caller to
 // hand to the model. It answers with actions of the action registry (agent/actions), which
