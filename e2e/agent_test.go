@@ -31,6 +31,7 @@ func TestAgent(t *testing.T) {
 	t.Run("API", func(t *testing.T) { testAPI(t, ae, controls) })
 	t.Run("FastPath", func(t *testing.T) { testFastPath(t, ae, controls, mail) })
 	t.Run("CLI/Ordinals", func(t *testing.T) { testCLIOrdinals(t, ae) })
+	t.Run("CLI/Compound", func(t *testing.T) { testCLICompound(t, ae) })
 	fastTasks := ae.call(t, http.MethodGet, "/api/tasks?limit=1000", nil)
 	if fastTasks.Status != http.StatusOK {
 		t.Fatalf("GET /api/tasks: HTTP %d %s", fastTasks.Status, fastTasks.Body)

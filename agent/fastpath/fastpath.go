@@ -3,6 +3,10 @@
 // "check remember me", "select Blue in color", "what is on this page?") into one browser action
 // without a language model, by matching names in the current role snapshot.
 //
+// Compound commands ("Enter "Jerald" into the text field and press Submit.") are cut into
+// steps by [Split]; the caller matches each step on a fresh page model after the step before
+// ran (agent/task does).
+//
 // It only acts when the match is unambiguous ("the second delete button" picks by ordinal, in
 // page order): anything else comes back as not sure, with the candidates, for the caller to
 // hand to the model. It answers with actions of the action registry (agent/actions), which
@@ -12,6 +16,7 @@ package fastpath
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -88,11 +93,21 @@ var (
 	reTypeOnly = regexp.MustCompile(`^(?:type|write|input) (.+)$`)
 	reFill     = regexp.MustCompile(`^(?:fill(?: in| out)?|set) (.+?) (?:with|to|as) (.+)$`)
 	reSearch   = regexp.MustCompile(`^search(?: for)? (.+)$`)
-	reCheck    = regexp.MustCompile(`^(?:check|tick|enable|turn on|select the checkbox) (.+)$`)
-	reUncheck  = regexp.MustCompile(`^(?:uncheck|untick|disable|turn off|clear the checkbox) (.+)$`)
-	reSelect   = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
-	reHover    = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
-	reClick    = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
+	reCheck    = regexp.MustCompile(`^(?:check|tick|enable|turn on|switch on|select the checkbox) (.+)$`)
+	reUncheck  = regexp.MustCompile(`^(?:uncheck|untick|disable|turn off|switch off|clear the checkbox) (.+)$`)
+	reFocus    = regexp.MustCompile(`^(?:focus(?: on| in| into| inside)?|(?:click|tap) (?:in|into|inside)) (.+)$`)
+	reToggle   = regexp.MustCompile(`^(?:toggle|flip) (.+)$`)
+	reGoTo     = regexp.MustCompile(`^(?:go|navigate|jump) to (.+)$`)
+	// reDeleteNth reads "delete the second one", "remove the last order": verb, ordinal, noun.
+	reDeleteNth   = regexp.MustCompile(`^(delete|remove|edit) (?:the )?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th)) [a-z]+$`)
+	reChooseValue = regexp.MustCompile(`^(?:select|choose|pick) (.+)$`)
+	// reCloseDialog reads "close the dialog", "dismiss the cookie popup by clicking "x"".
+	reCloseDialog = regexp.MustCompile(`^(?:close|dismiss|exit|hide) (?:the |this )?(?:([a-z0-9 ]+?) )?(?:dialog|modal|popup|pop up|overlay)(?: box| window)?(?: by (?:clicking|pressing|tapping|hitting)(?: on)? (.+))?$`)
+	// reScope reads a trailing "in the dialog" that limits the elements to one dialog.
+	reScope  = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?$`)
+	reSelect = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
+	reHover  = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
+	reClick  = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
 )
 
 // keyNames maps spoken key names to DOM key values.
@@ -108,7 +123,10 @@ var keyNames = map[string]string{
 // Role groups.
 var (
 	clickRoles = roleSet("button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "checkbox", "radio",
-		"switch", "option", "treeitem", "row", "cell", "gridcell", "img", "listitem", "combobox", "summary")
+		"switch", "option", "treeitem", "row", "cell", "gridcell", "img", "listitem", "combobox", "summary", "clickable",
+		"textbox", "searchbox", "spinbutton", "textarea")
+	// linkRoles are what a person calls a link: a link, or text that responds to clicks.
+	linkRoles   = roleSet("link", "clickable")
 	textRoles   = roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea")
 	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
 	selectRoles = roleSet("combobox", "listbox")
@@ -130,13 +148,18 @@ var roleHints = []struct {
 	{"text field", textRoles}, {"text box", textRoles}, {"search box", roleSet("searchbox", "textbox", "combobox")},
 	{"search field", roleSet("searchbox", "textbox", "combobox")}, {"input field", textRoles},
 	{"check box", checkRoles}, {"drop down", selectRoles}, {"radio button", roleSet("radio")},
-	{"button", roleSet("button", "menuitem", "link", "tab", "switch")}, {"link", roleSet("link")},
+	{"button", roleSet("button", "menuitem", "link", "tab", "switch", "clickable")}, {"link", linkRoles},
+	{"word", linkRoles},
 	{"field", textRoles}, {"box", textRoles}, {"input", textRoles}, {"textbox", textRoles}, {"textarea", textRoles},
-	{"checkbox", checkRoles}, {"dropdown", selectRoles}, {"select", selectRoles}, {"menu", selectRoles},
+	{"checkbox", checkRoles}, {"dropdown", selectRoles}, {"select", selectRoles}, {"menu", roleSet("combobox", "listbox", "button", "menuitem")},
 	{"list", selectRoles}, {"tab", roleSet("tab")}, {"radio", roleSet("radio")}, {"switch", roleSet("switch")},
 	{"toggle", roleSet("switch", "checkbox")}, {"option", roleSet("option", "radio", "menuitem")},
 	{"menu item", roleSet("menuitem")}, {"icon", clickRoles}, {"image", roleSet("img")},
+	{"result", linkRoles}, {"search result", linkRoles},
 }
+
+// leadingHints are the role words that may come before a name ("the link "sit"").
+var leadingHints = map[string]bool{"link": true, "button": true, "word": true, "checkbox": true, "option": true}
 
 // Match understands command against the page model of the tab's snapshot (nil when there is
 // no tab) and the shared tabs, for tab commands.
@@ -146,6 +169,17 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		return Result{Outcome: NotSimple, Reason: "empty command"}
 	}
 	nodes := page.Nodes()
+	if m := reCloseDialog.FindStringSubmatch(cmd); m != nil {
+		return closeDialog(nodes, m[1], m[2])
+	}
+	if m := reScope.FindStringSubmatch(cmd); m != nil {
+		// "click ok in the dialog": only the dialog's elements.
+		inner, r := scope(nodes, m[2])
+		if inner == nil {
+			return r
+		}
+		cmd, nodes = m[1], inner
+	}
 
 	switch {
 	case reBack.MatchString(cmd):
@@ -188,7 +222,14 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		return matchTab(func(id string) actions.Action { return actions.Do(actions.Close{Tab: id}) }, m[1], tabs)
 	}
 	if m := reSwitch.FindStringSubmatch(cmd); m != nil && (strings.HasPrefix(cmd, "switch") || strings.HasSuffix(cmd, " tab")) {
-		return matchTab(func(id string) actions.Action { return actions.Do(actions.Focus{Tab: id}) }, m[1], tabs)
+		r := matchTab(func(id string) actions.Action { return actions.Do(actions.Focus{Tab: id}) }, m[1], tabs)
+		if !r.OK() {
+			// "switch to tab 3": a tab of the page, when no shared tab fits.
+			if pr := matchElement(nodes, m[1], roleSet("tab"), click); pr.OK() {
+				return pr
+			}
+		}
+		return r
 	}
 	if m := rePress.FindStringSubmatch(cmd); m != nil {
 		if k, ok := keyNames[m[1]]; ok {
@@ -197,6 +238,21 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		if k, ok := keyCombo(m[1]); ok {
 			return act(actions.Do(actions.Press{Key: k}))
 		}
+	}
+	if m := reFocus.FindStringSubmatch(cmd); m != nil {
+		// Clicking a field focuses it.
+		return matchElement(nodes, m[1], union(textRoles, clickRoles), click)
+	}
+	if m := reToggle.FindStringSubmatch(cmd); m != nil {
+		return matchElement(nodes, m[1], checkRoles, click)
+	}
+	if m := reDeleteNth.FindStringSubmatch(cmd); m != nil {
+		// "delete the last order": the last of the buttons named for the verb.
+		r := matchElement(nodes, m[2]+" "+m[1], actRoles, click)
+		if alt := map[string]string{"delete": "remove", "remove": "delete"}[m[1]]; r.Outcome == NotFound && alt != "" {
+			r = matchElement(nodes, m[2]+" "+alt, actRoles, click)
+		}
+		return r
 	}
 	if m := reUncheck.FindStringSubmatch(cmd); m != nil {
 		return matchElement(nodes, m[1], checkRoles, func(n *snapshot.Node) actions.Action {
@@ -209,16 +265,10 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		})
 	}
 	if m := reType.FindStringSubmatch(cmd); m != nil {
-		text := originalSpan(command, m[1])
-		return matchElement(nodes, m[2], textRoles, func(n *snapshot.Node) actions.Action {
-			return actions.Do(actions.Type{Ref: n.Ref, Text: text})
-		})
+		return typeOrSelect(matchElement(nodes, m[2], textRoles, typeInto(originalSpan(command, m[1]))), nodes)
 	}
 	if m := reFill.FindStringSubmatch(cmd); m != nil {
-		text := originalSpan(command, m[2])
-		if r := matchElement(nodes, m[1], textRoles, func(n *snapshot.Node) actions.Action {
-			return actions.Do(actions.Type{Ref: n.Ref, Text: text})
-		}); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
+		if r := typeOrSelect(matchElement(nodes, m[1], textRoles, typeInto(originalSpan(command, m[2]))), nodes); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
 			return r
 		}
 	}
@@ -228,11 +278,22 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 			return actions.Do(actions.Select{Ref: n.Ref, Values: []string{value}})
 		})
 		if r.OK() {
-			if opts := options(nodes, r.Action.Params.(*actions.Select).Ref); len(opts) > 0 && !containsFold(opts, value) {
+			sel := r.Action.Params.(*actions.Select)
+			opts := options(nodes, sel.Ref)
+			if len(opts) > 0 && !containsFold(opts, value) {
 				return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", value), Candidates: r.Candidates}
+			}
+			if o := optionNamed(opts, value); o != "" {
+				sel.Values = []string{o}
 			}
 		}
 		if r.Outcome != NotFound {
+			return r
+		}
+	}
+	if m := reChooseValue.FindStringSubmatch(cmd); m != nil {
+		// "select 5YmEMLz": the one list that offers that option.
+		if r := selectByOption(nodes, originalSpan(command, m[1])); r.Outcome != NotFound {
 			return r
 		}
 	}
@@ -256,10 +317,24 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Hover{Ref: n.Ref}) })
 	}
 	if m := reClick.FindStringSubmatch(cmd); m != nil {
-		r := matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Click{Ref: n.Ref}) })
+		r := matchElement(nodes, m[1], clickRoles, click)
+		if r.OK() && reChooseValue.MatchString(cmd) && isSelectLike(findRef(nodes, r.Candidates[0].Ref)) {
+			// "choose a color": a list, but which option?
+			return Result{Outcome: NotSimple, Reason: "which option of the list?", Candidates: r.Candidates}
+		}
 		if r.Outcome == NotFound && strings.HasPrefix(cmd, "open ") {
 			return Result{Outcome: NotFound, Reason: fmt.Sprintf("nothing called %q here, and it is not a web address", m[1]), Candidates: r.Candidates}
 		}
+		return r
+	}
+	if m := reGoTo.FindStringSubmatch(cmd); m != nil {
+		// "go to tab 2": a tab or link of the page.
+		if r := matchElement(nodes, m[1], union(linkRoles, roleSet("tab")), click); r.Outcome != NotFound {
+			return r
+		}
+	}
+	if r := matchBare(nodes, cmd); r.OK() {
+		// "submit", "accept all": the name of one button or link.
 		return r
 	}
 	return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
@@ -333,6 +408,8 @@ type target struct {
 	// literal is the phrase read with the ordinal as a word of the name ("first item"), for
 	// elements whose names start with one.
 	literal *target
+	// inList limits the match to elements in a list item, row or article ("the second result").
+	inList bool
 }
 
 // ordinalRe matches an ordinal before an element phrase: "second", "2nd", "last".
@@ -399,6 +476,20 @@ func parseTarget(p string) target {
 // parseTargetWords reads an element phrase without article or ordinal.
 func parseTargetWords(p string) target {
 	var roles map[string]bool
+	p = strings.ReplaceAll(p, "-", " ")
+	inList := strings.HasSuffix(p, "result") && (p == "result" || strings.HasSuffix(p, " result"))
+	if inList {
+		return target{phrase: normName(strings.TrimSuffix(strings.TrimSuffix(p, "result"), "search ")), roles: roleSet("link"), inList: true}
+	}
+	for _, h := range roleHints {
+		if p == h.words {
+			break
+		}
+		// "the link "sit"", "the button submit": a role word before the name.
+		if rest, ok := strings.CutPrefix(p, h.words+" "); ok && leadingHints[h.words] {
+			return target{phrase: normName(strings.Trim(rest, `"'“”‘’`)), roles: h.roles}
+		}
+	}
 	for _, h := range roleHints {
 		if p == h.words {
 			if strings.HasPrefix(p, "search ") {
@@ -421,6 +512,7 @@ func normName(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range strings.ToLower(s) {
+		r = foldAccent(r)
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
@@ -449,8 +541,26 @@ func score(name, phrase string) int {
 		return 2
 	case strings.Contains(" "+n+" ", " "+phrase+" "):
 		return 1
+	case allWords(n, phrase):
+		// "the red kettle" for "Kettle, red, 1.7 L".
+		return 1
 	}
 	return 0
+}
+
+// allWords reports whether every word of phrase is a word of name (two words or more).
+func allWords(name, phrase string) bool {
+	ws := strings.Fields(phrase)
+	if len(ws) < 2 {
+		return false
+	}
+	have := strings.Fields(name)
+	for _, w := range ws {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // matchElement finds the one element the phrase names. defaultRoles apply when the phrase
@@ -484,6 +594,9 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 		// "check the newsletter box": either kind of word may be loose; accept both.
 		roles = union(defaultRoles, tg.roles)
 	}
+	if tg.inList {
+		nodes = inLists(nodes)
+	}
 	if tg.phrase == "" || isPronoun(tg.phrase) {
 		// "the search box", "it": only when exactly one element of the roles exists (or the
 		// phrase says which: "the second button").
@@ -500,6 +613,10 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 			continue
 		}
 		s := score(n.Name, tg.phrase)
+		if s < 3 && actRoles[n.Role] && score(shown(n), tg.phrase) == 3 {
+			// "click the x" for a button named Close that shows "x".
+			s = 3
+		}
 		if s == 0 {
 			continue
 		}
@@ -517,6 +634,7 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 			hits = append(hits, n)
 		}
 	}
+	hits, good = outermost(hits), outermost(good)
 	switch {
 	case tg.nth != 0 && len(good) > 0:
 		// "the second delete button": the nth of the elements so named, in page order.
@@ -580,6 +698,18 @@ func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
 // onlyOne picks the single enabled element with one of roles.
 func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) actions.Action) Result {
 	hits := enabled(nodes, roles)
+	if roles["textbox"] && len(hits) > 1 {
+		// "the text field": a <select> is no text field.
+		var typable []*snapshot.Node
+		for _, n := range hits {
+			if !isSelectLike(n) {
+				typable = append(typable, n)
+			}
+		}
+		if len(typable) > 0 {
+			hits = typable
+		}
+	}
 	switch len(hits) {
 	case 1:
 		return Result{Outcome: Matched, Action: ptr(mk(hits[0])), Candidates: cands(hits)}
@@ -628,6 +758,7 @@ func options(nodes []*snapshot.Node, ref string) []string {
 		if n.Ref != ref {
 			continue
 		}
+		out = append(out, n.Options...)
 		for _, d := range n.Descendants() {
 			if d.Role == "option" {
 				out = append(out, d.Name)

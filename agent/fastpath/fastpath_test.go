@@ -95,7 +95,7 @@ func TestMatch(t *testing.T) {
 		{"tick the newsletter box", Matched, `{"kind":"check","ref":"e10","checked":true}`},
 		{"uncheck subscribe to newsletter", Matched, `{"kind":"check","ref":"e10","checked":false}`},
 		{"select Blue in color", Matched, `{"kind":"select","ref":"e11","values":["Blue"]}`},
-		{"choose red from the color dropdown", Matched, `{"kind":"select","ref":"e11","values":["red"]}`},
+		{"choose red from the color dropdown", Matched, `{"kind":"select","ref":"e11","values":["Red"]}`},
 		{"hover over home", Matched, `{"kind":"hover","ref":"e2"}`},
 		{"click the second delete button", Matched, `{"kind":"click","ref":"e16"}`},
 		{"click the first delete button", Matched, `{"kind":"click","ref":"e15"}`},

@@ -21,6 +21,11 @@ type fastMatch struct {
 	action *actions.Action // nil for a page question (answer)
 	answer string
 	what   string
+	// rest are the further steps of a compound command ("type Ada in name and click submit"),
+	// each matched on a fresh page model after the step before it ran; tabs are the shared tabs
+	// they are matched with.
+	rest []string
+	tabs []fastpath.Tab
 	// approved: the user approved the step beforehand (CommandRequest.Approve), so a step that
 	// needs confirmation runs without waiting; the approval is recorded on the step.
 	approved bool
@@ -91,13 +96,27 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 			return nil, fmt.Sprintf("reading the page failed: %v", err)
 		}
 	}
-	res := fastpath.Match(command, snap, ftabs)
+	steps := fastpath.Split(command, snap)
+	res := fastpath.Match(steps[0], snap, ftabs)
 	if !res.OK() {
+		if len(steps) > 1 {
+			return nil, fmt.Sprintf("step 1 of %d, %q: %s", len(steps), steps[0], res.Reason)
+		}
 		return nil, res.Reason
 	}
 	if res.Action == nil {
+		if len(steps) > 1 {
+			return nil, "a page question cannot be one step of several"
+		}
 		return &fastMatch{answer: res.Answer, what: "describe"}, ""
 	}
+	fm := fastStep(res)
+	fm.rest, fm.tabs = steps[1:], ftabs
+	return fm, ""
+}
+
+// fastStep describes a matched fast-path action for the task's records.
+func fastStep(res fastpath.Result) *fastMatch {
 	what := actions.Default().Kind(res.Action.Kind).ToolName()
 	if len(res.Candidates) == 1 {
 		c := res.Candidates[0]
@@ -117,10 +136,13 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 	case *actions.Scroll:
 		what += " " + p.Direction
 	}
-	return &fastMatch{action: res.Action, answer: res.Answer, what: what}, ""
+	return &fastMatch{action: res.Action, answer: res.Answer, what: what}
 }
 
-// runFast runs one fast-path action as a one-step task.
+// runFast runs a fast-path command as a task of one step, or of one step per part of a
+// compound command: each later part is matched on a fresh page model after the one before ran,
+// and the task stops at the first part that fails or is not understood (the parts before it
+// have run; the error says which).
 func (l *loop) runFast(fm *fastMatch) {
 	l.approved = fm.approved
 	l.start()
@@ -128,27 +150,56 @@ func (l *loop) runFast(fm *fastMatch) {
 		l.end(StatusSucceeded, fm.answer, "")
 		return
 	}
-	// The action runs as the model's tool call would: the same records, rules and checks.
+	total := 1 + len(fm.rest)
+	var done []string
+	for i, cur := 0, fm; ; i++ {
+		said, ok := l.runFastStep(cur, i+1)
+		if !ok {
+			return
+		}
+		done = append(done, said)
+		if i == len(fm.rest) {
+			break
+		}
+		step := fm.rest[i]
+		snap, err := l.opts.Browser.Snapshot(l.ctx, l.tabID)
+		if err != nil {
+			l.end(StatusFailed, "", fmt.Sprintf("reading the page before step %d of %d (%q) failed: %v; done so far: %s", i+2, total, step, err, strings.Join(done, "; ")))
+			return
+		}
+		res := fastpath.Match(step, snap, fm.tabs)
+		if !res.OK() || res.Action == nil {
+			l.end(StatusFailed, "", fmt.Sprintf("step %d of %d, %q, was not run: %s; done so far: %s", i+2, total, step, res.Reason, strings.Join(done, "; ")))
+			return
+		}
+		cur = fastStep(res)
+	}
+	l.end(StatusSucceeded, "Done: "+strings.Join(done, "; then "), "")
+}
+
+// runFastStep runs one fast-path action as the model's tool call would (the same records,
+// rules and checks) and says what it did; false when the task ended (failed or cancelled).
+func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 	tool := actions.Default().Kind(fm.action.Kind).ToolName()
 	args, err := json.Marshal(fm.action.Params)
 	if err != nil {
 		l.end(StatusFailed, "", fmt.Sprintf("encoding the action: %v", err))
-		return
+		return "", false
 	}
-	call := llms.ToolCall{ID: "fast_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: string(args)}}
+	call := llms.ToolCall{ID: fmt.Sprintf("fast_%d", n), Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: string(args)}}
 	if l.exec(call, "fast path (no model): "+fm.what) {
-		return
+		return "", false
 	}
 	l.rn.mu.Lock()
 	last := l.rn.task.Steps[len(l.rn.task.Steps)-1]
 	l.rn.mu.Unlock()
 	if last.Status != StepOK {
 		l.end(StatusFailed, "", last.Error)
-		return
+		return "", false
 	}
-	answer := "Done: " + fm.what
+	said := fm.what
 	if first, _, _ := strings.Cut(last.Result, "\n"); strings.HasPrefix(first, "navigated") || strings.Contains(last.Result, "navigated:") {
-		answer += fmt.Sprintf(" (now at %s)", last.URLAfter)
+		said += fmt.Sprintf(" (now at %s)", last.URLAfter)
 	}
-	l.end(StatusSucceeded, answer, "")
+	return said, true
 }

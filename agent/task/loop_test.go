@@ -776,3 +776,41 @@ func TestPromptStaysBounded(t *testing.T) {
 		t.Errorf("prompt grew from %d to %d tokens over %d steps", first, last, len(reqs))
 	}
 }
+
+// TestCommandFastPathCompound runs a compound command with no model: each step is matched on
+// the page as it is after the step before (Buy now only exists once Go was clicked), and a step
+// that is not understood stops the task with the steps before it done and a reason naming it.
+func TestCommandFastPathCompound(t *testing.T) {
+	b := newShop()
+	r := task.NewRunner(task.Options{Browser: b}) // no model at all
+	defer r.Close()
+	ctx := context.Background()
+	tk, err := r.CommandWith(ctx, task.CommandRequest{Text: "Type kettle in the search box and click Go, then click buy now", Tab: "tab1", Approve: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r.Wait(ctx, tk.ID)
+	if got := strings.Join(b.actions(), ","); tk.Status != task.StatusSucceeded || got != "type e2kettle,click e3,click e11" || len(tk.Steps) != 3 {
+		t.Fatalf("compound: %s %q %q, actions %s, %d steps", tk.Status, tk.Answer, tk.Error, got, len(tk.Steps))
+	}
+	if !strings.Contains(tk.Answer, `click button "Go"`) || !strings.Contains(tk.Answer, `click button "Buy now"`) {
+		t.Fatalf("answer %q", tk.Answer)
+	}
+
+	b2 := newShop()
+	r2 := task.NewRunner(task.Options{Browser: b2})
+	defer r2.Close()
+	tk, err = r2.Command(ctx, "type tea in the search box and click go, then click the moon", "tab1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ = r2.Wait(ctx, tk.ID)
+	if got := strings.Join(b2.actions(), ","); tk.Status != task.StatusFailed || got != "type e2tea,click e3" ||
+		!strings.Contains(tk.Error, `step 3 of 3, "click the moon", was not run`) {
+		t.Fatalf("stopped compound: %s %q, actions %s", tk.Status, tk.Error, got)
+	}
+	// A first step that is not understood runs nothing.
+	if _, err := r2.Command(ctx, "click the moon and click go", "tab1"); err == nil || !strings.Contains(err.Error(), `step 1 of 2, "click the moon"`) {
+		t.Fatalf("err %v", err)
+	}
+}
