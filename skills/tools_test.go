@@ -66,7 +66,7 @@ func TestAgentLoopRunsSkills(t *testing.T) {
 					t.Errorf("list_skills result: %s", got)
 				}
 				got := toolResults(reqs[2])
-				if !strings.Contains(got, "result of run_skill") || !strings.Contains(got, `"status":"succeeded"`) || !strings.Contains(got, "status: Added Ada") {
+				if !strings.Contains(got, "result of run_skill") || !strings.Contains(got, `"status":"succeeded"`) || !strings.Contains(got, "text: Added Ada") {
 					t.Errorf("run_skill result (with the page afterwards): %s", got)
 				}
 				if names := page.addedNames(); len(names) != 1 || names[0] != "Ada" {
