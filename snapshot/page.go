@@ -189,3 +189,12 @@ func (s *Snapshot) Around(n *Node, before, after int) []*Node {
 	}
 	return all[max(0, i-before):min(len(all), i+after+1)]
 }
+
+// Line renders n's own line of the outline, without indent or children: role "name"
+// [states] [ref=eN] [url=…]: value, or "text: …" for text.
+func (s *Snapshot) Line(n *Node) string {
+	if n.IsText() {
+		return "text: " + clip(n.Text, 400)
+	}
+	return line(n, pageOrigin(s.URL))
+}
