@@ -18,7 +18,7 @@ import (
 const bytesPerToken = 4
 
 // repeatMin is the shortest run of alike siblings that collapses; repeatKeep is how many
-// examples of it a budgeted outline shows.
+// examples of it a budgeted outline shows at least (more while the budget has room).
 const (
 	repeatMin  = 6
 	repeatKeep = 3
@@ -155,7 +155,7 @@ type unit struct {
 }
 
 // choose selects the nodes of root's outline that fit in budget bytes.
-func choose(root *Node, o Options, page *url.URL, budget int) *selection {
+func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 	sel := &selection{keep: map[*Node]bool{}, group: map[*Node]*repeat{}}
 	var modal *Node
 	root.Walk(func(n *Node) bool {
@@ -193,9 +193,9 @@ func choose(root *Node, o Options, page *url.URL, budget int) *selection {
 			for j < len(kids) && s != "" && shape(kids[j]) == s {
 				j++
 			}
-			if s != "" && j-i >= repeatMin {
+			if s != "" && j-i >= repeatMin && j-i > keep {
 				g := &repeat{role: kids[i].Role, example: firstRef(kids[i])}
-				for _, k := range kids[i+repeatKeep : j] {
+				for _, k := range kids[i+keep : j] {
 					sel.group[k], collapsed[k] = g, true
 				}
 			}
@@ -275,15 +275,16 @@ func renderBudget(root *Node, o Options, page *url.URL, budget int) ([]string, [
 	if size(all) <= budget {
 		return all, allRefs, left{}
 	}
-	b := budget
-	for range 8 {
-		sel := choose(root, o, page, b)
-		lines, refs, _ := outline(root, o, page, sel)
-		if n := size(lines); n > budget && b > 0 {
-			b -= n - budget + 64
-			b = max(b, 0)
-			continue
+	// the fewest examples of repeats first, then more while the outline has room
+	lines, refs, sel := fit(root, o, page, budget, repeatKeep)
+	for keep := repeatKeep * 2; sel != nil && len(sel.group) > 0 && size(lines) < budget*3/4; keep *= 2 {
+		l2, r2, s2 := fit(root, o, page, budget, keep)
+		if s2 == nil || size(l2) <= size(lines) {
+			break
 		}
+		lines, refs, sel = l2, r2, s2
+	}
+	if sel != nil {
 		var l left
 		var count func(n *Node, below, repeated bool)
 		count = func(n *Node, below, repeated bool) {
@@ -319,6 +320,25 @@ func renderBudget(root *Node, o Options, page *url.URL, budget int) ([]string, [
 		return true
 	})
 	return nil, nil, l
+}
+
+// fit chooses what fits in budget bytes with keep examples of each repeat, shrinking what it
+// aims at until the notes fit too; nil when nothing does.
+func fit(root *Node, o Options, page *url.URL, budget, keep int) ([]string, []int, *selection) {
+	b := budget
+	for range 8 {
+		sel := choose(root, o, page, b, keep)
+		lines, refs, _ := outline(root, o, page, sel)
+		if n := size(lines); n > budget {
+			if b == 0 {
+				break
+			}
+			b = max(b-(n-budget+64), 0)
+			continue
+		}
+		return lines, refs, sel
+	}
+	return nil, nil, nil
 }
 
 func size(lines []string) int {
