@@ -20,7 +20,7 @@ import (
 func TestSnapshotBudget(t *testing.T) {
 	// the 20k page's full tree takes long through the extension on a busy machine
 	ae := startAgentEnv(t, api.Options{ActionTimeout: 3 * time.Minute})
-	tab := ae.share(t, ae.site.URL("/gen.html?n=5000"))
+	tab := ae.share(t, ae.site.URL("/gen.html?n=20000"))
 	q := "/api/snapshot?tab=" + url.QueryEscape(tab.TargetID)
 
 	r := ae.call(t, http.MethodGet, q+"&maxTokens=4000", nil)
@@ -55,7 +55,7 @@ func TestSnapshotBudget(t *testing.T) {
 			roles[n.Role] = true
 		}
 	}
-	if len(els) < 2500 {
+	if len(els) < 10000 {
 		t.Fatalf("the full snapshot has %d refs, want ≥ 10000", len(els))
 	}
 	search := func(p map[string]any) []actions.SearchMatch {
