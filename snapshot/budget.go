@@ -349,7 +349,7 @@ func size(lines []string) int {
 	return n
 }
 
-// leftNote is the header line saying what a budget left out and how to reach it.
+// note is the header line saying what a budget left out and how to reach it.
 func (l left) note(maxTokens int) string {
 	if l.lines == 0 {
 		return ""
