@@ -114,6 +114,9 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	if maxTokens < 0 {
+		return fmt.Errorf("--max-tokens %d: use a number of tokens, or 0 for no limit", maxTokens)
+	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("snapshot takes no arguments (got %q); name a tab with --tab <targetId>", fs.Args())
 	}
