@@ -49,6 +49,7 @@ func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (stri
 		res.Message += fmt.Sprintf(" (%d bytes of %s not shown)", len(res.Data), res.MIME)
 		res.Data = nil
 	}
+	res.Matches = nil // the message lists them, one line each: the model reads them once
 	if res.Snapshot != nil {
 		snap := res.Snapshot
 		res.Snapshot = nil
