@@ -87,6 +87,7 @@ type node struct {
 	nth       int
 	count     int
 	modal     bool
+	below     bool // below the visible viewport (set by finish from the page state)
 	hoist     bool // always replaced by its children in output (the rendered root)
 	focused   bool
 	password  bool    // an <input type=password> (the accessibility tree shows it as a plain textbox)

@@ -29,6 +29,9 @@ type Node struct {
 	Focused bool `json:"focused,omitempty"`
 	// Modal is true for an open modal dialog (aria-modal, or a <dialog> shown modally).
 	Modal bool `json:"modal,omitempty"`
+	// Below is true for a node of the main frame that lies below the visible viewport (its
+	// own box, or its nearest placed ancestor's). A token budget shows it after what is in view.
+	Below bool `json:"below,omitempty"`
 	// Value is a field's value (a textbox's text, a combobox's selection, a slider's value).
 	Value string `json:"value,omitempty"`
 	// URL is a link's target, absolute.
@@ -185,4 +188,13 @@ func (s *Snapshot) Around(n *Node, before, after int) []*Node {
 		return nil
 	}
 	return all[max(0, i-before):min(len(all), i+after+1)]
+}
+
+// Line renders n's own line of the outline, without indent or children: role "name"
+// [states] [ref=eN] [url=…]: value, or "text: …" for text.
+func (s *Snapshot) Line(n *Node) string {
+	if n.IsText() {
+		return "text: " + clip(n.Text, 400)
+	}
+	return line(n, pageOrigin(s.URL))
 }

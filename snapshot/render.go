@@ -9,7 +9,7 @@ import (
 // newNode is the page model's node for built node n, holding kids.
 func newNode(n *node, kids []*Node) *Node {
 	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, States: n.states, Password: n.password, Focused: n.focused,
-		Modal: n.modal, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
+		Modal: n.modal, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
 	for _, k := range kids {
 		k.parent = d
 	}
@@ -28,7 +28,7 @@ func compact(root *node, full bool) *Node {
 // compact mode hoists unnamed structure and drops empty branches.
 func simplify(n *node, full bool) []*Node {
 	if n.isText() {
-		return []*Node{{Role: "text", Text: n.text}}
+		return []*Node{{Role: "text", Text: n.text, Below: n.below}}
 	}
 	if n.role == "ListMarker" {
 		return nil
@@ -119,11 +119,11 @@ func simplify(n *node, full bool) []*Node {
 				return kids // a cell holding controls: the controls say enough
 			}
 			if len(kids) == 0 && n.name != "" && len(n.states) == 0 {
-				return []*Node{{Role: "text", Text: n.name}} // a text cell is its text
+				return []*Node{{Role: "text", Text: n.name, Below: n.below}} // a text cell is its text
 			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
-			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal}
+			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below}
 		}
 		if len(kids) == 0 && n.name == "" && n.value == "" {
 			return nil
@@ -142,74 +142,120 @@ func render(root *node, o Options, page *url.URL) (string, int, bool) {
 // element with a ref, root included). It returns the text, the number of refs written and
 // whether MaxDepth or MaxChars cut it.
 func renderModel(root *Node, o Options, page *url.URL) (string, int, bool) {
-	var lines []string
-	var lineRefs []int
-	truncated := false
+	lines, lineRefs, truncated := outline(root, o, page, nil)
+	text, refs, cut := join(lines, lineRefs, o.MaxChars)
+	return text, refs, truncated || cut
+}
+
+// outline renders the lines of a page model and the refs each holds. With sel, only the nodes
+// it keeps are written; each run of siblings it leaves out becomes one note line.
+func outline(root *Node, o Options, page *url.URL, sel *selection) (lines []string, lineRefs []int, truncated bool) {
 	if o.Interactive {
+		var run []*Node
 		root.Walk(func(n *Node) bool {
-			if n.Ref != "" {
-				lines = append(lines, "- "+line(n, page))
-				lineRefs = append(lineRefs, 1)
+			if n.Ref == "" {
+				return true
 			}
+			if sel != nil && !sel.keep[n] {
+				run = append(run, n)
+				return true
+			}
+			if len(run) > 0 {
+				notes := sel.notes("", run)
+				lines, lineRefs = append(lines, notes...), append(lineRefs, make([]int, len(notes))...)
+				run = nil
+			}
+			lines = append(lines, "- "+line(n, page))
+			lineRefs = append(lineRefs, 1)
 			return true
 		})
-	} else {
-		var walk func(d *Node, depth int)
-		walk = func(d *Node, depth int) {
-			ind := strings.Repeat("  ", depth)
-			if d.IsText() {
-				lines = append(lines, ind+"- text: "+clip(d.Text, 400))
-				lineRefs = append(lineRefs, 0)
+		if len(run) > 0 {
+			notes := sel.notes("", run)
+			lines, lineRefs = append(lines, notes...), append(lineRefs, make([]int, len(notes))...)
+		}
+		return lines, lineRefs, false
+	}
+	var walk func(d *Node, depth int)
+	walkKids := func(kids []*Node, depth int) {
+		var run []*Node
+		flush := func() {
+			if len(run) > 0 {
+				notes := sel.notes(strings.Repeat("  ", depth), run)
+				lines, lineRefs = append(lines, notes...), append(lineRefs, make([]int, len(notes))...)
+				run = nil
+			}
+		}
+		for _, k := range kids {
+			if sel != nil && !sel.keep[k] {
+				run = append(run, k)
+				continue
+			}
+			flush()
+			walk(k, depth)
+		}
+		flush()
+	}
+	walk = func(d *Node, depth int) {
+		ind := strings.Repeat("  ", depth)
+		if d.IsText() {
+			lines = append(lines, ind+"- text: "+clip(d.Text, 400))
+			lineRefs = append(lineRefs, 0)
+			return
+		}
+		l := ind + "- " + line(d, page)
+		r := 0
+		if d.Ref != "" {
+			r = 1
+		}
+		kids, inline := d.Children, false
+		if leadingText(d) {
+			// leading text goes on the element's own line
+			l += ": " + clip(kids[0].Text, 400)
+			if len(kids) == 1 {
+				lines = append(lines, l)
+				lineRefs = append(lineRefs, r)
 				return
 			}
-			l := ind + "- " + line(d, page)
-			r := 0
-			if d.Ref != "" {
-				r = 1
-			}
-			kids, inline := d.Children, false
-			if len(kids) >= 1 && kids[0].IsText() && d.Value == "" {
-				// leading text goes on the element's own line
-				l += ": " + clip(kids[0].Text, 400)
-				if len(kids) == 1 {
-					lines = append(lines, l)
-					lineRefs = append(lineRefs, r)
-					return
+			kids, inline = kids[1:], true
+		}
+		if len(kids) > 0 {
+			if o.MaxDepth > 0 && depth+1 >= o.MaxDepth {
+				hidden := 0
+				for _, k := range kids {
+					hidden += countRefs(k)
 				}
-				kids, inline = kids[1:], true
-			}
-			if len(kids) > 0 {
-				if o.MaxDepth > 0 && depth+1 >= o.MaxDepth {
-					hidden := 0
-					for _, k := range kids {
-						hidden += countRefs(k)
-					}
-					lines = append(lines, l+": …")
-					if hidden > 0 {
-						lines[len(lines)-1] += " (" + strconv.Itoa(hidden) + " refs deeper)"
-					}
-					lineRefs = append(lineRefs, r)
-					truncated = true
-					return
+				lines = append(lines, l+": …")
+				if hidden > 0 {
+					lines[len(lines)-1] += " (" + strconv.Itoa(hidden) + " refs deeper)"
 				}
-				if d.Value == "" && !inline {
-					l += ":"
-				}
+				lineRefs = append(lineRefs, r)
+				truncated = true
+				return
 			}
-			lines = append(lines, l)
-			lineRefs = append(lineRefs, r)
-			for _, k := range kids {
-				walk(k, depth+1)
+			if d.Value == "" && !inline {
+				l += ":"
 			}
 		}
-		for _, k := range root.Children {
-			walk(k, 0)
-		}
+		lines = append(lines, l)
+		lineRefs = append(lineRefs, r)
+		walkKids(kids, depth+1)
 	}
+	walkKids(root.Children, 0)
+	return lines, lineRefs, truncated
+}
+
+// leadingText reports whether d's first child is text written on d's own line.
+func leadingText(d *Node) bool {
+	return len(d.Children) >= 1 && d.Children[0].IsText() && d.Value == ""
+}
+
+// join writes lines, cut with a note past maxChars (0: no limit); it returns the text, the
+// refs written and whether it was cut.
+func join(lines []string, lineRefs []int, maxChars int) (string, int, bool) {
 	var b strings.Builder
 	refs := 0
 	for i, l := range lines {
-		if o.MaxChars > 0 && b.Len()+len(l)+1 > o.MaxChars {
+		if maxChars > 0 && b.Len()+len(l)+1 > maxChars {
 			more := 0
 			for _, r := range lineRefs[i:] {
 				more += r
@@ -222,7 +268,7 @@ func renderModel(root *Node, o Options, page *url.URL) (string, int, bool) {
 		b.WriteByte('\n')
 		refs += lineRefs[i]
 	}
-	return b.String(), refs, truncated
+	return b.String(), refs, false
 }
 
 func anyText(ns []*Node) bool {

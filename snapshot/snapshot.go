@@ -21,6 +21,11 @@ type Options struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// MaxChars truncates the text with a visible note (0: no limit).
 	MaxChars int `json:"maxChars,omitempty"`
+	// MaxTokens bounds the text, header included, to about this many tokens (a token counted
+	// as 4 bytes, as the bench counts them; 0: no limit). What matters is kept first (an open
+	// modal, the focused element and form fields, what is in view), repeated siblings collapse
+	// to a few examples and a count, no line is cut, and the header says what was left out.
+	MaxTokens int `json:"maxTokens,omitempty"`
 	// Scope renders only the subtree of this ref.
 	Scope string `json:"scope,omitempty"`
 	// Frame renders only one frame: an iframe's ref, a frame id, or a substring of its URL.
@@ -179,6 +184,7 @@ func (t *Tab) finish(s *Snapshot, root *node, o Options, start time.Time, state 
 					s.BelowFold++
 				}
 			})
+			markBelow(root, root.frame, ps.fold, false)
 		}
 	}
 	walkNodes(root, func(n *node) {
@@ -240,9 +246,37 @@ func (s *Snapshot) renderText(o Options) {
 		}
 		return
 	}
+	if o.MaxTokens > 0 && o.MaxDepth == 0 {
+		s.renderBudget(o)
+		return
+	}
 	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
 	s.Refs, s.Truncated = refs, truncated
 	s.Text = header(s) + body
+}
+
+// markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
+// else as its parent is.
+func markBelow(n *node, main *Frame, fold float64, parent bool) {
+	n.below = parent
+	if n.frame == main && n.y >= 0 {
+		n.below = n.y > fold
+	}
+	for _, k := range n.kids {
+		markBelow(k, main, fold, n.below)
+	}
+}
+
+// renderBudget renders within o.MaxTokens: the header, a note of what was left out (at most
+// noteMax bytes) and the lines that fit in the rest.
+func (s *Snapshot) renderBudget(o Options) {
+	const noteMax = 260
+	h := header(s)
+	budget := max(o.MaxTokens*bytesPerToken-len(h)-noteMax, 0)
+	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
+	body, refs, cut := join(lines, lineRefs, o.MaxChars)
+	s.Refs, s.Truncated = refs, cut || l.lines > 0
+	s.Text = h + l.note(o.MaxTokens) + body
 }
 
 func walkNodes(n *node, fn func(*node)) {

@@ -33,6 +33,8 @@ type Result struct {
 	Console  []ConsoleMessage `json:"console,omitempty"`
 	Errors   []PageError      `json:"errors,omitempty"`
 	Requests []Request        `json:"requests,omitempty"`
+	// Matches are what kind search found.
+	Matches []SearchMatch `json:"matches,omitempty"`
 	// Tabs for kind tabs.
 	Tabs []TabInfo `json:"tabs,omitempty"`
 }

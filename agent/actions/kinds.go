@@ -20,6 +20,8 @@ var Default = sync.OnceValue(func() *Registry {
 	r := NewRegistry()
 	Register(r, Spec[Snapshot]{Name: "snapshot", Doc: "Read the current tab as a role outline with element refs.",
 		Returns: "snapshot", DuringDialog: true, Risk: Reads, Run: (*runner).snapshot})
+	Register(r, Spec[Search]{Name: "search", Tool: "find", Doc: "Find elements anywhere on the page: refs with context.",
+		Returns: "matches", Risk: Reads, Run: (*runner).search})
 	Register(r, Spec[Click]{Name: "click", Doc: "Click an element.", Risk: Writes,
 		Run: observed((*Service).click)})
 	Register(r, Spec[Type]{Name: "type", Doc: "Type text into a field (replaces its content).", Risk: Writes,

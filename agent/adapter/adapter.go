@@ -27,9 +27,14 @@ var (
 // New returns the adapter over svc.
 func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 
-// Snapshot returns the tab's compact role snapshot: its page model and outline text.
+// ModelMaxTokens is the token budget of the outline the model reads (the page model under
+// Root stays whole); what it leaves out, the model finds with the search tool.
+const ModelMaxTokens = 4000
+
+// Snapshot returns the tab's compact role snapshot: its page model and outline text, the text
+// within ModelMaxTokens.
 func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
-	return b.svc.Snapshot(ctx, tabID, snapshot.Options{})
+	return b.svc.Snapshot(ctx, tabID, snapshot.Options{MaxTokens: ModelMaxTokens})
 }
 
 // Act runs action a and returns the result as JSON. Binary payloads (screenshots, PDFs) are
@@ -44,6 +49,7 @@ func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (stri
 		res.Message += fmt.Sprintf(" (%d bytes of %s not shown)", len(res.Data), res.MIME)
 		res.Data = nil
 	}
+	res.Matches = nil // the message lists them, one line each: the model reads them once
 	if res.Snapshot != nil {
 		snap := res.Snapshot
 		res.Snapshot = nil

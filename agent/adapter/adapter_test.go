@@ -62,6 +62,11 @@ func TestAgentSafetyInChromium(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no Continue button in\n%s", snap.Text)
 	}
+	// the model's find tool: the button's ref and line, once (no "matches" beside the message)
+	found, err := adapter.New(svc).Act(ctx, tab, actions.Do(actions.Search{Text: "continue", Role: "button"}))
+	if err != nil || !strings.Contains(found, `button \"Continue\" [ref=`+m[1]+`]`) || strings.Contains(found, `"matches"`) {
+		t.Fatalf("search for the Continue button: %v\n%s", err, found)
+	}
 	args, _ := json.Marshal(map[string]string{"url": "\x01fi\tle:///etc/passwd"})
 	srv := llmtest.NewOpenAI(t,
 		llmtest.ToolCall("navigate", string(args)),

@@ -112,6 +112,9 @@ func (a *Agent) getSnapshot(c echo.Context) *httpError {
 	if o.MaxChars, he = queryInt(c, "maxChars", 0, 0, 1<<30); he != nil {
 		return he
 	}
+	if o.MaxTokens, he = queryInt(c, "maxTokens", 0, 0, 1<<28); he != nil {
+		return he
+	}
 	if o.MaxDepth, he = queryInt(c, "maxDepth", 0, 0, 1000); he != nil {
 		return he
 	}

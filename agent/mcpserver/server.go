@@ -56,7 +56,7 @@ type Options struct {
 
 // Core names the tools offered by default: enough to read and drive a page, see it, run the
 // agent and skills, in under 2,000 tokens of tools/list.
-var Core = []string{"tabs", "switch_tab", "new_tab", "snapshot", "click", "type", "fill", "select", "press",
+var Core = []string{"tabs", "switch_tab", "new_tab", "snapshot", "find", "click", "type", "fill", "select", "press",
 	"navigate", "back", "wait", "dialog", "screenshot", "console", "run_task", "skills", "run_skill"}
 
 // Server builds MCP servers (one per tool selection) over the agent's services, and keeps each

@@ -86,6 +86,7 @@ func snapshotSchema() (map[string]any, error) {
 		"full":        "keep unnamed containers",
 		"maxDepth":    "limit nesting",
 		"maxChars":    "truncate to this many characters",
+		"maxTokens":   "at most this many tokens, what matters first (search finds the rest)",
 		"scope":       "only the subtree of this ref",
 		"frame":       "only this frame (iframe ref or URL part)",
 	}

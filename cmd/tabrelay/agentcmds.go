@@ -101,12 +101,13 @@ func cmdSnapshot(ctx context.Context, args []string) error { return runSnapshot(
 // runSnapshot implements `tabrelay snapshot`: the tab's role outline with refs.
 func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	var interactive, full, asJSON bool
-	var maxChars, maxDepth int
+	var maxChars, maxTokens, maxDepth int
 	var scope, frame string
 	f, fs, err := parseClient("snapshot", args, io, func(fs *flag.FlagSet) {
 		fs.BoolVar(&interactive, "interactive", false, "list only elements with refs, one per line")
 		fs.BoolVar(&full, "full", false, "keep unnamed structure (the default output is compact)")
 		fs.IntVar(&maxChars, "max-chars", 0, "truncate the outline to this many characters (0: no limit)")
+		fs.IntVar(&maxTokens, "max-tokens", 0, "at most this many tokens (4 bytes each), what matters first; the header says what was left out (0: no limit)")
 		fs.IntVar(&maxDepth, "max-depth", 0, "limit the nesting depth (0: no limit)")
 		fs.StringVar(&scope, "scope", "", "render only the subtree of this ref")
 		fs.StringVar(&frame, "frame", "", "render only this frame (an iframe's ref, a frame id or part of its URL)")
@@ -114,6 +115,9 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	})
 	if err != nil {
 		return err
+	}
+	if maxTokens < 0 {
+		return fmt.Errorf("--max-tokens %d: use a number of tokens, or 0 for no limit", maxTokens)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("snapshot takes no arguments (got %q); name a tab with --tab <targetId>", fs.Args())
@@ -133,6 +137,9 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	}
 	if maxChars > 0 {
 		q.Set("maxChars", strconv.Itoa(maxChars))
+	}
+	if maxTokens > 0 {
+		q.Set("maxTokens", strconv.Itoa(maxTokens))
 	}
 	if maxDepth > 0 {
 		q.Set("maxDepth", strconv.Itoa(maxDepth))

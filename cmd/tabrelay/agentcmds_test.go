@@ -108,6 +108,8 @@ func TestClientCommands(t *testing.T) {
 		{"run without goal", runRun, nil, "run needs a goal"},
 		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
 		{"snapshot args", runSnapshot, []string{"e3"}, "snapshot takes no arguments"},
+		{"negative max tokens", runSnapshot, []string{"--max-tokens", "-5"}, "--max-tokens -5: use a number of tokens"},
+		{"max tokens reach the API", runSnapshot, []string{"--max-tokens", "999999999"}, `maxTokens="999999999" must be a whole number`},
 	}
 	for _, c := range errCases {
 		_, _, err := runCmd(t, c.fn, f, c.args...)

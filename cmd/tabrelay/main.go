@@ -40,7 +40,7 @@ func commands() map[string]command {
 		"pair":       {cmdPair, "print a one-time link that pairs the extension with the running server (valid 10 minutes)"},
 		"browser":    {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
 		"tabs":       {cmdTabs, "list the shared tabs (most recently shared or focused first)"},
-		"snapshot":   {cmdSnapshot, "print a tab's role outline with refs (--interactive, --max-chars N)"},
+		"snapshot":   {cmdSnapshot, "print a tab's role outline with refs (--interactive, --max-tokens N)"},
 		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
 		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
 		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -123,6 +124,9 @@ func runSnapshot(cfg config, r *Results) error {
 		r.add(Figure{Group: "snapshot", Name: name + ": build time", Unit: "ms", Value: oursMS, Reference: pwMed, RefName: "Playwright AI snapshot", Target: "≤ 1×", Met: met(oursMS <= pwMed)})
 		r.add(Figure{Group: "snapshot", Name: name + ": size", Unit: "tokens", Value: oursTok, Reference: pwTok, RefName: "Playwright AI snapshot", Target: "≤ 0.7×", Met: met(oursTok <= 0.7*pwTok)})
 		r.add(Figure{Group: "snapshot", Name: name + ": interactive elements with a ref", Unit: "refs", Value: float64(oursRefs), Reference: float64(pwRefs), RefName: "Playwright AI snapshot", Target: "≥ 1×", Met: met(oursRefs >= pwRefs)})
+		if strings.HasPrefix(p, "/gen.html") {
+			budgetFigures(r, name, last)
+		}
 		if os.Getenv("BENCH_DUMP") != "" {
 			fmt.Fprintf(os.Stderr, "--- ours %s\n%s\n--- playwright\n%s\n", name, text, pwText)
 		}
@@ -130,6 +134,36 @@ func runSnapshot(cfg config, r *Results) error {
 	r.add(Figure{Group: "snapshot", Name: "all pages: total size", Unit: "tokens", Value: totalOurs, Reference: totalPW, RefName: "Playwright AI snapshot", Target: "≤ 0.7×", Met: met(totalOurs <= 0.7*totalPW)})
 	r.add(Figure{Group: "snapshot", Name: "all pages: total build time", Unit: "ms", Value: timeOurs, Reference: timePW, RefName: "Playwright AI snapshot", Target: "≤ 1×", Met: met(timeOurs <= timePW)})
 	return nil
+}
+
+// budgetFigures adds the token budget's figures for a page's full snapshot: its size rendered
+// with maxTokens=4000, and the share of its interactive elements (refs) that the search action
+// finds by their name, as the model would look for one the budget left out.
+func budgetFigures(r *Results, name string, full *snapshot.Snapshot) {
+	budgeted := *full
+	budgeted.Render(snapshot.Options{MaxTokens: 4000})
+	tok := float64(len(budgeted.Text)) / 4
+	r.add(Figure{Group: "snapshot", Name: name + ": size with maxTokens=4000", Unit: "tokens", Value: tok, Target: "≤ 4000", Met: met(tok <= 4000)})
+	total, found := 0, 0
+	for _, n := range full.Nodes() {
+		if n.Ref == "" {
+			continue
+		}
+		total++
+		p := &actions.Search{Text: n.Name, Role: n.Role, Limit: 1 << 20}
+		if p.Validate() != nil {
+			continue
+		}
+		ms, _ := actions.SearchPage(full, p)
+		for _, m := range ms {
+			if m.Ref == n.Ref {
+				found++
+				break
+			}
+		}
+	}
+	share := 100 * float64(found) / float64(max(total, 1))
+	r.add(Figure{Group: "snapshot", Name: name + ": interactive elements found by search", Unit: "%", Value: share, Target: "100%", Met: met(found == total)})
 }
 
 // ariaSnapshot runs e2e/clients/bench-aria.mjs.

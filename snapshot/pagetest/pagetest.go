@@ -29,7 +29,7 @@ type Options []string
 
 // El returns an element node of role and name. parts are its Ref, Value, URL, Options, its
 // children (*snapshot.Node), and its states as strings: "checked", "disabled", "level=1", …, or
-// the typed marks "password", "focused" and "modal". Any other part panics: a test is wrong.
+// the typed marks "password", "focused", "modal" and "below" (below the viewport). Any other part panics: a test is wrong.
 func El(role, name string, parts ...any) *snapshot.Node {
 	n := &snapshot.Node{Role: role, Name: name}
 	for _, p := range parts {
@@ -52,6 +52,8 @@ func El(role, name string, parts ...any) *snapshot.Node {
 				n.Focused = true
 			case "modal":
 				n.Modal = true
+			case "below":
+				n.Below = true
 			default:
 				n.States = append(n.States, v)
 			}

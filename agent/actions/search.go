@@ -1,0 +1,133 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// Search finds elements anywhere on the page, frames included, whatever a snapshot's budget
+// showed: by words, role or a regular expression (all given must match).
+type Search struct {
+	Text  string `json:"text,omitempty" jsonschema:"words (any case)" cli:"text?"`
+	Role  string `json:"role,omitempty" jsonschema:"e.g. button"`
+	Regex string `json:"regex,omitempty" jsonschema:"regular expression"`
+	// Limit caps the matches answered (default 20).
+	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"most matches answered (default 20)"`
+
+	re *regexp.Regexp
+}
+
+// SearchMatch is one element search found: its ref (for text, the nearest element with a ref
+// around it), its outline line and the nearest named element around it.
+type SearchMatch struct {
+	Ref     string `json:"ref,omitempty"`
+	Line    string `json:"line"`
+	Context string `json:"context,omitempty"`
+}
+
+// Validate checks that something is asked and that the regular expression compiles.
+func (p *Search) Validate() error {
+	if p.Text == "" && p.Role == "" && p.Regex == "" {
+		return phrase("needs text, role or regex")
+	}
+	if p.Limit < 0 {
+		return phrase("limit must be 0 (the default, 20) or more")
+	}
+	if p.Regex != "" {
+		re, err := regexp.Compile(p.Regex)
+		if err != nil {
+			return fmt.Errorf("bad regex %q: %w", p.Regex, err)
+		}
+		p.re = re
+	}
+	p.Role = strings.ToLower(p.Role)
+	return nil
+}
+
+// matches reports whether n is what p asks for.
+func (p *Search) matches(n *snapshot.Node) bool {
+	if p.Role != "" && n.Role != p.Role {
+		return false
+	}
+	if p.Text == "" && p.re == nil {
+		return true
+	}
+	hay := n.Words()
+	if n.URL != "" {
+		hay += " " + n.URL
+	}
+	if p.Text != "" && !strings.Contains(strings.ToLower(hay), strings.ToLower(p.Text)) {
+		return false
+	}
+	return p.re == nil || p.re.MatchString(hay)
+}
+
+// SearchPage answers the elements of snap's page model that p (validated) asks for, in
+// document order, at most p.Limit (default 20) of them, and how many matched in all. A text
+// match answers the nearest element with a ref around the text.
+func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total int) {
+	limit := p.Limit
+	if limit == 0 {
+		limit = 20
+	}
+	seen := map[string]bool{}
+	for _, n := range snap.Nodes() {
+		if n.Role == "document" || !p.matches(n) {
+			continue
+		}
+		m := SearchMatch{Ref: n.Ref, Line: snap.Line(n)}
+		if m.Ref == "" {
+			for a := n.Parent(); a != nil; a = a.Parent() {
+				if a.Ref != "" {
+					m.Ref = a.Ref
+					break
+				}
+			}
+		}
+		for a := n.Parent(); a != nil && a.Role != "document"; a = a.Parent() {
+			if a.Name != "" {
+				m.Context = snap.Line(a)
+				break
+			}
+		}
+		key := m.Ref + "\n" + m.Line
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		total++
+		if len(found) < limit {
+			found = append(found, m)
+		}
+	}
+	return found, total
+}
+
+// search reads the whole page (every frame, no budget) and answers the matching elements.
+func (r *runner) search(ctx context.Context, p *Search) (*Result, error) {
+	snap, err := r.ts.tab.Snapshot(ctx, snapshot.Options{})
+	if err != nil {
+		return nil, err
+	}
+	found, total := SearchPage(snap, p)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d matches", total)
+	if total > len(found) {
+		b.WriteString(", the first " + strconv.Itoa(len(found)) + " shown (narrow the search or raise limit)")
+	}
+	for _, m := range found {
+		b.WriteString("\n- " + m.Line)
+		if m.Ref != "" && !strings.Contains(m.Line, "[ref="+m.Ref+"]") {
+			b.WriteString(" (in " + m.Ref + ")")
+		}
+		if m.Context != "" {
+			b.WriteString(" — in " + m.Context)
+		}
+	}
+	return &Result{Message: b.String(), Matches: found, URL: snap.URL, Title: snap.Title}, nil
+}

@@ -1,0 +1,86 @@
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/snapshot/pagetest"
+)
+
+func TestSearchPage(t *testing.T) {
+	var cards []any
+	for i := range 30 {
+		cards = append(cards, pagetest.El("region", fmt.Sprintf("Product %d", i),
+			pagetest.El("heading", fmt.Sprintf("Product %d", i), "level=3"),
+			pagetest.Text(fmt.Sprintf("Description of product %d", i)),
+			pagetest.El("button", fmt.Sprintf("Add product %d to cart", i), pagetest.Ref(fmt.Sprintf("e%d", 10+i)))))
+	}
+	page := pagetest.Page("https://shop.test/", "Shop",
+		pagetest.El("navigation", "Main", pagetest.El("link", "Home", pagetest.Ref("e1"), pagetest.URL("https://shop.test/"))),
+		pagetest.El("main", "", cards...),
+		pagetest.El("iframe", "Chat", pagetest.Ref("e2"),
+			pagetest.El("textbox", "Message", pagetest.Ref("e3"))))
+	cases := []struct {
+		name    string
+		p       Search
+		refs    []string // the refs answered, in order
+		total   int
+		context string // the first match's context
+	}{
+		{"text any case", Search{Text: "add PRODUCT 7 "}, []string{"e17"}, 1, `region "Product 7"`},
+		{"text in a frame", Search{Text: "message"}, []string{"e3"}, 1, `iframe "Chat" [ref=e2]`},
+		{"role", Search{Role: "Link"}, []string{"e1"}, 1, `navigation "Main"`},
+		{"regex", Search{Regex: `^Add product 2\d? `}, []string{"e12", "e30", "e31", "e32", "e33", "e34", "e35", "e36", "e37", "e38", "e39"}, 11, `region "Product 2"`},
+		{"role and text", Search{Role: "button", Text: "product 3"}, []string{"e13"}, 1, ""},
+		{"text answers the element around it", Search{Text: "description of product 4"}, nil, 1, `region "Product 4"`},
+		{"limit", Search{Role: "button", Limit: 2}, []string{"e10", "e11"}, 30, ""},
+		{"nothing", Search{Text: "no such thing"}, nil, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.p.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			found, total := SearchPage(page, &c.p)
+			var refs []string
+			for _, m := range found {
+				if strings.Contains(m.Line, "[ref=") {
+					refs = append(refs, m.Ref)
+				}
+			}
+			if !slices.Equal(refs, c.refs) || total != c.total {
+				t.Errorf("refs %v of %d, want %v of %d (%+v)", refs, total, c.refs, c.total, found)
+			}
+			if c.context != "" && (len(found) == 0 || !strings.HasPrefix(found[0].Context, c.context)) {
+				t.Errorf("context %+v, want %q", found, c.context)
+			}
+		})
+	}
+}
+
+func TestSearchValidate(t *testing.T) {
+	for _, c := range []struct {
+		p    Search
+		want string
+	}{
+		{Search{}, "needs text, role or regex"},
+		{Search{Regex: "a("}, "bad regex"},
+		{Search{Text: "x", Limit: -1}, "limit"},
+	} {
+		err := c.p.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+	var syn *syntax.Error
+	if err := (&Search{Regex: "a("}).Validate(); !errors.As(err, &syn) {
+		t.Errorf("a bad regex's error does not wrap the regexp.Error: %v", err)
+	}
+	if a, err := Default().FromTool("find", []byte(`{"text":"Home"}`)); err != nil || a.Kind != "search" {
+		t.Errorf("the find tool gives %+v, %v", a, err)
+	}
+}

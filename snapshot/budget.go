@@ -1,0 +1,365 @@
+package snapshot
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A token budget (Options.MaxTokens) chooses which lines of the outline to write: a selection
+// keeps whole lines by importance (the open modal, the focused element and form fields, what
+// is in view, then what is below it in document order, decoration last), keeps a few
+// examples of each run of repeated siblings, and notes every run it leaves out in place.
+
+// bytesPerToken is how many bytes of text count as a token (as the bench counts them).
+const bytesPerToken = 4
+
+// repeatMin is the shortest run of alike siblings that collapses; repeatKeep is how many
+// examples of it a budgeted outline shows at least (more while the budget has room).
+const (
+	repeatMin  = 6
+	repeatKeep = 3
+)
+
+// selection is what a budgeted outline keeps of a page model.
+type selection struct {
+	keep  map[*Node]bool
+	group map[*Node]*repeat // collapsed siblings -> their run
+}
+
+// repeat is a run of alike siblings collapsed to a few examples.
+type repeat struct {
+	role    string
+	example string // the first example's ref (or its first descendant's)
+}
+
+// left is what a budgeted outline left out.
+type left struct {
+	lines, refs, below, repeated int
+}
+
+// notes are the lines standing for run, a run of left-out siblings, at indent: one per
+// collapsed repeat ("… 37 more rows like e12"), one for the rest.
+func (sel *selection) notes(ind string, run []*Node) []string {
+	var out []string
+	i := 0
+	for i < len(run) {
+		g := sel.group[run[i]]
+		j := i + 1
+		for j < len(run) && sel.group[run[j]] == g {
+			j++
+		}
+		refs := 0
+		for _, n := range run[i:j] {
+			refs += countRefs(n)
+		}
+		switch {
+		case g != nil && g.example != "":
+			out = append(out, fmt.Sprintf("%s- … %d more %s like %s", ind, j-i, plural(g.role), g.example))
+		case g != nil:
+			out = append(out, fmt.Sprintf("%s- … %d more %s", ind, j-i, plural(g.role)))
+		case refs > 0:
+			out = append(out, fmt.Sprintf("%s- … %d more lines with %d refs", ind, j-i, refs))
+		default:
+			out = append(out, fmt.Sprintf("%s- … %d more lines", ind, j-i))
+		}
+		i = j
+	}
+	return out
+}
+
+func plural(role string) string {
+	switch {
+	case role == "text":
+		return "texts"
+	case strings.HasSuffix(role, "x"):
+		return role + "es"
+	}
+	return role + "s"
+}
+
+// shape is what makes siblings alike: their role, whether they have a ref, and their
+// children's roles.
+func shape(n *Node) string {
+	if n.IsText() {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(n.Role)
+	if n.Ref != "" {
+		b.WriteString("@")
+	}
+	for _, k := range n.Children {
+		b.WriteString(" " + k.Role)
+	}
+	return b.String()
+}
+
+// firstRef is the ref of n or of its first descendant that has one.
+func firstRef(n *Node) string {
+	ref := ""
+	n.Walk(func(d *Node) bool {
+		if ref == "" && d.Ref != "" {
+			ref = d.Ref
+		}
+		return ref == ""
+	})
+	return ref
+}
+
+// fieldRoles are form fields: a budget keeps them before other elements.
+var fieldRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": true, "checkbox": true, "radio": true,
+	"switch": true, "slider": true, "spinbutton": true, "listbox": true, "button": true}
+
+// itemRoles are kept whole (with everything inside) when small enough: a row or a card is
+// never shown in part.
+var itemRoles = map[string]bool{"row": true, "listitem": true, "article": true, "option": true, "menuitem": true,
+	"treeitem": true, "tab": true, "link": true, "button": true, "heading": true, "label": true, "paragraph": true}
+
+// decoration is what a budget shows last.
+var decoration = map[string]bool{"img": true, "image": true, "separator": true, "presentation": true, "none": true}
+
+// class ranks a node for a budget: lower is kept first.
+func class(n *Node, below, inModal, modalOpen bool) int {
+	c := 0
+	switch {
+	case n.Focused:
+		c = 0
+	case n.Ref != "" && fieldRoles[n.Role], n.Role == "heading":
+		c = 1
+	case n.Ref != "" && !decoration[n.Role]:
+		c = 2
+	case n.IsText():
+		c = 3
+	default:
+		c = 5
+	}
+	if below && c > 0 {
+		c += 2
+	}
+	if modalOpen && !inModal {
+		c += 10
+	}
+	return c
+}
+
+// unit is what a budget keeps or leaves as one: a node, or an item with its subtree.
+type unit struct {
+	nodes []*Node
+	cost  int
+	class int
+	order int
+}
+
+// choose selects the nodes of root's outline that fit in budget bytes.
+func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
+	sel := &selection{keep: map[*Node]bool{}, group: map[*Node]*repeat{}}
+	var modal *Node
+	root.Walk(func(n *Node) bool {
+		if n.Modal && modal == nil {
+			modal = n
+		}
+		return modal == nil
+	})
+	depth := map[*Node]int{root: -1}
+	cost := func(n *Node) int {
+		if n.IsText() {
+			return 2*depth[n] + len("- text: ") + len(clip(n.Text, 400)) + 1
+		}
+		if o.Interactive {
+			return len("- ") + len(line(n, page)) + 1
+		}
+		c := 2*depth[n] + 3 + len(line(n, page)) + 1
+		if leadingText(n) {
+			c += 2 + len(clip(n.Children[0].Text, 400))
+		}
+		return c
+	}
+	var units []unit
+	order := 0
+	var visit func(n *Node, below, inModal bool)
+	visit = func(n *Node, below, inModal bool) {
+		inModal = inModal || n.Modal
+		below = below || n.Below
+		kids := n.Children
+		// collapse runs of alike siblings to a few examples
+		collapsed := map[*Node]bool{}
+		for i := 0; i < len(kids); {
+			j := i + 1
+			s := shape(kids[i])
+			for j < len(kids) && s != "" && shape(kids[j]) == s {
+				j++
+			}
+			if s != "" && j-i >= repeatMin && j-i > keep {
+				g := &repeat{role: kids[i].Role, example: firstRef(kids[i])}
+				for _, k := range kids[i+keep : j] {
+					sel.group[k], collapsed[k] = g, true
+				}
+			}
+			i = j
+		}
+		for i, k := range kids {
+			depth[k] = depth[n] + 1
+			order++
+			if collapsed[k] {
+				continue
+			}
+			if i == 0 && leadingText(n) && !o.Interactive {
+				continue // written on n's own line, kept with n
+			}
+			if o.Interactive && k.Ref == "" {
+				visit(k, below, inModal)
+				continue
+			}
+			u := unit{nodes: []*Node{k}, cost: cost(k), class: class(k, below || k.Below, inModal, modal != nil), order: order}
+			if itemRoles[k.Role] && len(k.Children) > 0 && !o.Interactive {
+				sub := u
+				k.Walk(func(d *Node) bool {
+					if d != k {
+						depth[d] = depth[d.parent] + 1
+						sub.nodes = append(sub.nodes, d)
+						if !(d == k.Children[0] && leadingText(k)) {
+							sub.cost += cost(d)
+						}
+						if d.Focused {
+							sub.class = 0
+						}
+					}
+					return true
+				})
+				if sub.cost <= budget/3 {
+					units = append(units, sub)
+					order += len(sub.nodes)
+					continue
+				}
+			}
+			units = append(units, u)
+			visit(k, below, inModal)
+		}
+	}
+	visit(root, false, false)
+	slices.SortStableFunc(units, func(a, b unit) int {
+		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.order, b.order))
+	})
+	used := 0
+	for _, u := range units {
+		need := u.cost
+		var anc []*Node
+		if !o.Interactive {
+			for p := u.nodes[0].parent; p != nil && p != root && !sel.keep[p]; p = p.parent {
+				anc = append(anc, p)
+				need += cost(p)
+			}
+		}
+		if used+need > budget {
+			continue
+		}
+		used += need
+		for _, n := range append(anc, u.nodes...) {
+			sel.keep[n] = true
+			if leadingText(n) {
+				sel.keep[n.Children[0]] = true
+			}
+		}
+	}
+	return sel
+}
+
+// renderBudget writes root's outline within budget bytes; it returns the lines, the refs each
+// holds and what was left out.
+func renderBudget(root *Node, o Options, page *url.URL, budget int) ([]string, []int, left) {
+	all, allRefs, _ := outline(root, o, page, nil)
+	if size(all) <= budget {
+		return all, allRefs, left{}
+	}
+	// the fewest examples of repeats first, then more while the outline has room
+	lines, refs, sel := fit(root, o, page, budget, repeatKeep)
+	for keep := repeatKeep * 2; sel != nil && len(sel.group) > 0 && size(lines) < budget*3/4; keep *= 2 {
+		l2, r2, s2 := fit(root, o, page, budget, keep)
+		if s2 == nil || size(l2) <= size(lines) {
+			break
+		}
+		lines, refs, sel = l2, r2, s2
+	}
+	if sel != nil {
+		var l left
+		var count func(n *Node, below, repeated bool)
+		count = func(n *Node, below, repeated bool) {
+			repeated = repeated || sel.group[n] != nil
+			below = below || n.Below
+			if n != root && !sel.keep[n] && (!o.Interactive || n.Ref != "") {
+				l.lines++
+				if n.Ref != "" {
+					l.refs++
+					if below {
+						l.below++
+					}
+					if repeated {
+						l.repeated++
+					}
+				}
+			}
+			for _, k := range n.Children {
+				count(k, below, repeated)
+			}
+		}
+		count(root, false, false)
+		return lines, refs, l
+	}
+	var l left
+	root.Walk(func(n *Node) bool {
+		if n != root {
+			l.lines++
+			if n.Ref != "" {
+				l.refs++
+			}
+		}
+		return true
+	})
+	return nil, nil, l
+}
+
+// fit chooses what fits in budget bytes with keep examples of each repeat, shrinking what it
+// aims at until the notes fit too; nil when nothing does.
+func fit(root *Node, o Options, page *url.URL, budget, keep int) ([]string, []int, *selection) {
+	b := budget
+	for range 8 {
+		sel := choose(root, o, page, b, keep)
+		lines, refs, _ := outline(root, o, page, sel)
+		if n := size(lines); n > budget {
+			if b == 0 {
+				break
+			}
+			b = max(b-(n-budget+64), 0)
+			continue
+		}
+		return lines, refs, sel
+	}
+	return nil, nil, nil
+}
+
+func size(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
+}
+
+// note is the header line saying what a budget left out and how to reach it.
+func (l left) note(maxTokens int) string {
+	if l.lines == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# within " + strconv.Itoa(maxTokens) + " tokens: " + strconv.Itoa(l.lines) + " lines left out, " +
+		strconv.Itoa(l.refs) + " refs among them")
+	if l.below > 0 || l.repeated > 0 {
+		b.WriteString(" (" + strconv.Itoa(l.below) + " below the fold, " + strconv.Itoa(l.repeated) + " in repeated items)")
+	}
+	b.WriteString("; find any element with the search action (text, role or regex), or snapshot scope=<ref>\n")
+	return b.String()
+}
