@@ -3,13 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/proof"
-	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
@@ -40,36 +38,6 @@ func TestAuthJSMatchesGoVector(t *testing.T) {
 	want := []string{v.ServerProof, v.Credential, v.PairServerProof6, v.PairCredential, v.PairingID}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("auth.js gives\n%s\nwant (internal/proof)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-// assertNothingUsable fails the test if the impostor received the secret or anything the real
-// server accepts (each value is tried on the real server: 401, or 429 once the wrong tries
-// throttle it, and Accepts says no).
-func assertNothingUsable(t *testing.T, im *relaytest.Impostor, real *relay.Server) {
-	t.Helper()
-	if im.Requests() == 0 {
-		t.Fatal("the impostor received no request: the client did not go through it")
-	}
-	for _, s := range im.Received() {
-		if strings.Contains(s, real.Token()) {
-			t.Errorf("the impostor received the secret: %q", s)
-		}
-	}
-	for _, c := range im.Candidates() {
-		if real.Accepts(c) {
-			t.Errorf("the impostor received %q, which the real server accepts", c)
-		}
-		req, _ := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
-		req.Header.Set("Authorization", "Bearer "+c)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
-		}
 	}
 }
 
@@ -144,5 +112,5 @@ func TestExtensionRefusesImpostor(t *testing.T) {
 	if _, ok := e.listedIDs(t)[tab.TargetID]; !ok {
 		t.Errorf("the tab shared after re-pairing is not listed")
 	}
-	assertNothingUsable(t, im, e.srv)
+	im.AssertNothingUsable(t, e.srv)
 }

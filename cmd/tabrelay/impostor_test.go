@@ -16,38 +16,14 @@ import (
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
-// assertNothingUsable fails the test if the impostor received the secret, or anything the real
-// server accepts (each candidate is tried on the real server: it must answer 401, or 429 once
-// the wrong tries throttle it, and Accepts must say no).
+// assertNothingUsable is the impostor's AssertNothingUsable, after checking that the impostor
+// recorded values to try at all.
 func assertNothingUsable(t *testing.T, im *relaytest.Impostor, real *relay.Server) {
 	t.Helper()
-	if im.Requests() == 0 {
-		t.Fatal("the impostor received no request: the client did not go through it")
-	}
-	for _, s := range im.Received() {
-		if strings.Contains(s, real.Token()) {
-			t.Errorf("the impostor received the secret: %q", s)
-		}
-	}
-	cands := im.Candidates()
-	if len(cands) == 0 {
+	if im.Requests() > 0 && len(im.Candidates()) == 0 {
 		t.Fatal("the impostor recorded no values to try")
 	}
-	for _, c := range cands {
-		if real.Accepts(c) {
-			t.Errorf("the impostor received %q, which the real server accepts", c)
-		}
-		req, _ := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
-		req.Header.Set("Authorization", "Bearer "+c)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
-		}
-	}
+	im.AssertNothingUsable(t, real)
 }
 
 // TestCLIRefusesImpostor: with a fake server on the port, `tabrelay tabs` (the real client code

@@ -11,9 +11,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/tabrelay/tabrelay/relay"
 )
 
 // Impostor is a fake server on a tabrelay port for the impostor tests: a plain HTTP and
@@ -182,5 +184,36 @@ func (im *Impostor) answer(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"Browser":"Chrome/156.0.0.0","tabs":[]}`)
+	}
+}
+
+// AssertNothingUsable fails the test if the impostor received the secret of real, or anything
+// real accepts: each candidate is tried on real, which must answer 401 (or 429 once the wrong
+// tries throttle it), and real.Accepts must say no. It also fails when the impostor received no
+// request at all (the client did not go through it).
+func (im *Impostor) AssertNothingUsable(t testing.TB, real *relay.Server) {
+	t.Helper()
+	if im.Requests() == 0 {
+		t.Fatal("the impostor received no request: the client did not go through it")
+	}
+	for _, s := range im.Received() {
+		if strings.Contains(s, real.Token()) {
+			t.Errorf("the impostor received the secret: %q", s)
+		}
+	}
+	for _, c := range im.Candidates() {
+		if real.Accepts(c) {
+			t.Errorf("the impostor received %q, which the real server accepts", c)
+		}
+		req, _ := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
+		req.Header.Set("Authorization", "Bearer "+c)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
+		}
 	}
 }
