@@ -463,11 +463,17 @@ func buildCLI(t *testing.T) string {
 	return bin
 }
 
-// cliRunner runs the built CLI binary against the agent environment's server and home.
+// cliRunner runs the built CLI binary against the agent environment's server and home, each
+// run bounded by a minute.
 func cliRunner(t *testing.T, ae *agentEnv, bin string) func(args ...string) (stdout, stderr string, code int) {
+	return cliRunnerWithin(t, ae, bin, time.Minute)
+}
+
+// cliRunnerWithin is cliRunner with each run bounded by limit.
+func cliRunnerWithin(t *testing.T, ae *agentEnv, bin string, limit time.Duration) func(args ...string) (stdout, stderr string, code int) {
 	return func(args ...string) (stdout, stderr string, code int) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		name := args[0]
 		full := append([]string{name, "--addr", ae.addr, "--home", ae.home}, args[1:]...)

@@ -98,8 +98,20 @@ func runEval(ctx context.Context, args []string, io stdio) error {
 // evalClient is eval.Client over the authenticated /api.
 type evalClient struct{ c *apiClient }
 
+// Navigate opens url in tab. A JavaScript dialog a task left open (an alert nobody answered)
+// is dismissed first, so one task's leftovers do not fail the next.
 func (e *evalClient) Navigate(ctx context.Context, tab, url string) error {
-	return e.c.postJSON(ctx, "/act", map[string]any{"tab": tab, "action": map[string]any{"kind": "navigate", "url": url}}, nil)
+	nav := map[string]any{"tab": tab, "action": map[string]any{"kind": "navigate", "url": url}}
+	err := e.c.postJSON(ctx, "/act", nav, nil)
+	var ae *apiError
+	if !errors.As(err, &ae) || !ae.Body.DialogOpen {
+		return err
+	}
+	dismiss := map[string]any{"tab": tab, "action": map[string]any{"kind": "dialog", "accept": false}}
+	if err := e.c.postJSON(ctx, "/act", dismiss, nil); err != nil {
+		return fmt.Errorf("dismiss the dialog the last task left open: %w", err)
+	}
+	return e.c.postJSON(ctx, "/act", nav, nil)
 }
 
 func (e *evalClient) Command(ctx context.Context, tab, text string) (string, error) {
