@@ -215,6 +215,7 @@ func testSpokenYes(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	if r["kind"] != "confirm" || r["error"] != "" {
 		t.Fatalf("the spoken yes was %v, want a confirmation", r)
 	}
+	pe.waitText(t, "voice-state", "Approved.", 5*time.Second)
 	pe.waitText(t, "answer", "Order placed.", 15*time.Second)
 	var orders int
 	pe.pageEval(t, pe.page, `window.state.orders`, &orders)
