@@ -40,6 +40,7 @@ func TestPanelVoiceConversation(t *testing.T) {
 	t.Run("SpokenYesApproves", func(t *testing.T) { testSpokenYes(t, pe, oa) })
 	t.Run("SpokenStopStops", func(t *testing.T) { testSpokenStop(t, pe, oa) })
 	t.Run("TableAnswerDescribed", func(t *testing.T) { testTableAnswerSpoken(t, pe, oa) })
+	t.Run("SpokenChoiceHeard", func(t *testing.T) { testSpokenChoiceHeard(t, pe) })
 	t.Logf("TestPanelVoiceConversation took %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -279,4 +280,26 @@ func testTableAnswerSpoken(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 		pe.js(t, `tabrelayPanel.speaker.last || {}`, &last)
 		return last.Text == want, last.Text
 	})
+}
+
+// testSpokenChoiceHeard: while a question with choices waits, the panel sends its state and
+// choices with the recording, and the offline engine hears a choice's name said alone ("work",
+// which the general model reads as other words); the panel routes it as the answer. The task
+// here is the panel's own view of one (the question routes come with the converse work; the
+// full spoken question-and-answer test goes with them): only the way to the transcript and the
+// decision are checked, not the answer's delivery.
+func testSpokenChoiceHeard(t *testing.T, pe *panelEnv) {
+	pe.js(t, `(tabrelayPanel.state.task = {id: 'voice-q', goal: 'ship it', status: 'waiting_input', plan: [], steps: [],
+		question: {id: 'q1', text: 'Which address?', choices: ['Home', 'Work']}}, true)`, nil)
+	defer pe.js(t, `(tabrelayPanel.state.task = null, true)`, nil)
+	pe.micSays(t, "work")
+	heard, _ := pe.talk(t)
+	if heard["text"] != "work" || heard["grammar"] != true {
+		t.Fatalf("heard %v, want \"work\" from the grammar built for the question's choices", heard)
+	}
+	var r map[string]any
+	pe.js(t, `tabrelayPanel.state.voiceLog.findLast(e => e.event === 'routed')`, &r)
+	if r["kind"] != "answer" || r["text"] != "work" {
+		t.Errorf("the spoken choice was %v, want an answer", r)
+	}
 }
