@@ -392,6 +392,16 @@ func TestVoiceRoutes(t *testing.T) {
 		t.Errorf("the endpoint got %q", got)
 	}
 
+	// a waiting question's choices (the panel sends the task's state with them) come first
+	*seen = nil
+	a = call(t, base, tok, "POST", "/api/transcribe?state=waiting_input&choices=Home,Work&hints=Basket&page=false", "audio/wav", audio)
+	if a.status != 200 {
+		t.Fatalf("with a question's choices: HTTP %d %s", a.status, a.body)
+	}
+	if got := strings.Join(*seen, " "); got != "type=audio/wav prompt=Home, Work, Basket bytes=x" {
+		t.Errorf("the endpoint got %q", got)
+	}
+
 	a = call(t, base, tok, "POST", "/api/speak", "application/json", []byte(`{"text":"Your order is placed."}`))
 	if a.status != 200 || a.header.Get("X-Tabrelay-Voice") != "openai-compatible" || !voice.IsWAV(a.body) {
 		t.Fatalf("speak: HTTP %d %s", a.status, a.header)
