@@ -27,9 +27,9 @@
  * task is started); quiet: "stop" with nothing running (the panel only stops speaking).
  */
 
-const APPROVE = ['yes', 'yeah', 'yep', 'yup', 'ok', 'okay', 'sure', 'approve', 'approved', 'confirm', 'confirmed', 'go ahead', 'do it', 'proceed', 'of course', 'alright', 'all right'];
-const DECLINE = ['no', 'nope', 'nah', 'cancel', 'reject', 'decline', 'refuse', 'deny', "don't", 'do not', "don't do it", 'do not do it'];
-const CONTINUE = ['continue', 'done', "i'm done", 'i am done', 'finished', "i've finished", 'i have finished', "i'm finished", 'ready', 'go on', 'carry on', 'ok', 'okay', 'all done', 'resume'];
+export const APPROVE = ['yes', 'yeah', 'yep', 'yup', 'ok', 'okay', 'sure', 'approve', 'approved', 'confirm', 'confirmed', 'go ahead', 'do it', 'proceed', 'of course', 'alright', 'all right'];
+export const DECLINE = ['no', 'nope', 'nah', 'cancel', 'reject', 'decline', 'refuse', 'deny', "don't", 'do not', "don't do it", 'do not do it'];
+export const CONTINUE = ['continue', 'done', "i'm done", 'i am done', 'finished', "i've finished", 'i have finished', "i'm finished", 'ready', 'go on', 'carry on', 'ok', 'okay', 'all done', 'resume'];
 const STOP = ['stop', 'stop it', 'stop that', 'stop the task', 'stop this', 'abort', 'halt', 'never mind', 'cancel the task', 'cancel it', 'cancel that', 'cancel everything', 'stop everything'];
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
 const NUMBERS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];

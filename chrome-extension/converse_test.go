@@ -5,7 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/tabrelay/tabrelay/agent/voice"
 )
 
 // runConverse calls the panel's converse.js function fn with each argument list in node and
@@ -189,6 +192,40 @@ func TestSpokenSummary(t *testing.T) {
 		_ = json.Unmarshal(raw, &got)
 		if got != cases[i].want {
 			t.Errorf("spokenSummary(%q)\n got %q\nwant %q", cases[i].in, got, cases[i].want)
+		}
+	}
+}
+
+// TestAnswerWordsInStep checks that the panel's router routes every answer the offline grammar
+// can hear (agent/voice), each to what the grammar means by it: a word the grammar hears but the
+// router does not know would be heard and then asked again.
+func TestAnswerWordsInStep(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("this test runs the panel's converse.js in Node.js 20+ (Debian: apt-get install nodejs): %v", err)
+	}
+	abs, err := filepath.Abs("converse.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `const m = await import(process.argv[1]);
+console.log(JSON.stringify({approve: m.APPROVE, decline: m.DECLINE, continue: m.CONTINUE}));`
+	out, err := exec.Command(node, "--input-type=module", "-e", script, "file://"+filepath.ToSlash(abs)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node converse.js: %v\n%s", err, out)
+	}
+	var panel map[string][]string
+	if err := json.Unmarshal(out, &panel); err != nil {
+		t.Fatalf("converse.js lists: %v\n%s", err, out)
+	}
+	for what, words := range voice.AnswerWords() {
+		if len(words) == 0 || len(panel[what]) == 0 {
+			t.Fatalf("%s: grammar %v, panel %v: both must list words", what, words, panel[what])
+		}
+		for _, w := range words {
+			if !slices.Contains(panel[what], w) {
+				t.Errorf("the offline grammar hears %q as %s, but the panel's router (converse.js) does not list it", w, what)
+			}
 		}
 	}
 }

@@ -125,14 +125,25 @@ const (
 	AwaitingUser Awaiting = "waiting_user"
 )
 
-// The spoken answers per wait. The side panel's router (chrome-extension/panel-converse.js)
-// decides with the same words: keep the two lists alike.
+// The spoken answers per wait that the offline grammar listens for. The side panel's router
+// (chrome-extension/converse.js) must route each of them (it accepts more, for engines that hear
+// any words); a test there keeps the lists in step (AnswerWords).
 var (
 	approveWords  = []string{"yes", "yeah", "yep", "ok", "okay", "sure", "approve", "approved", "confirm", "go ahead", "do it"}
 	declineWords  = []string{"no", "nope", "cancel", "reject", "decline", "don't"}
 	continueWords = []string{"continue", "done", "i'm done", "i am done", "finished", "ready", "go on"}
 	ordinalWords  = []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
 )
+
+// AnswerWords returns copies of the spoken answers the offline grammar listens for, by what
+// they do: "approve", "decline" and "continue".
+func AnswerWords() map[string][]string {
+	return map[string][]string{
+		"approve":  append([]string(nil), approveWords...),
+		"decline":  append([]string(nil), declineWords...),
+		"continue": append([]string(nil), continueWords...),
+	}
+}
 
 // Wait is what the task the user talks to waits for, with the waiting question's choices.
 type Wait struct {
