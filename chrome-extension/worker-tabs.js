@@ -5,7 +5,8 @@
 import * as P from './protocol.js';
 import { refreshBadge } from './worker-badge.js';
 import { send } from './worker-send.js';
-import { shareTab, unshare, wireTab } from './worker-sharing.js';
+import { onGroupChanged } from './worker-groups.js';
+import { shareOpened, shareTab, toggle, unshare, wireTab } from './worker-sharing.js';
 import { persist, state, withReady } from './worker-state.js';
 
 /**
@@ -14,6 +15,7 @@ import { persist, state, withReady } from './worker-state.js';
  * @param {chrome.tabs.Tab} tab
  */
 export async function onTabUpdated(tabId, change, tab) {
+  if ('groupId' in change && change.groupId !== undefined) await onGroupChanged(tabId, change.groupId, groupActs);
   const rec = state.shared.get(tabId);
   if (!rec) {
     if (change.status === 'loading' && state.tabErrors.has(tabId)) {
@@ -32,6 +34,24 @@ export async function onTabUpdated(tabId, change, tab) {
   }
   if ('status' in change || 'url' in change) await refreshBadge(tabId);
 }
+
+/** What joining or leaving the tabrelay group does: the toolbar click's sharing, or an opener's. */
+const groupActs = {
+  /** @param {number} tabId @param {number|undefined} openerTabId */
+  async share(tabId, openerTabId) {
+    if (openerTabId !== undefined && state.shared.get(openerTabId)?.ready) {
+      await shareOpened(tabId, openerTabId);
+      return;
+    }
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (tab) await toggle(tab);
+  },
+  /** @param {number} tabId */
+  async unshare(tabId) {
+    const rec = state.shared.get(tabId);
+    if (rec) await unshare(rec, P.Reason.USER);
+  },
+};
 
 /** @param {number} tabId */
 export async function onTabRemoved(tabId) {
