@@ -99,6 +99,11 @@ export function leaveGroup(tabId) {
  */
 export async function onGroupChanged(tabId, groupId, act) {
   if (!state.tabGroup) return;
+  // Our own group changes fire this too, sometimes before chrome.tabs.group's answer told us the
+  // new group's id: let them finish, then look at where the tab is now.
+  await queue;
+  const now = await chrome.tabs.get(tabId).catch(() => null);
+  if (!now || now.groupId !== groupId) return; // it moved again: that change is handled on its own
   if (!isRelayGroup(groupId)) {
     if (state.shared.get(tabId)?.ready) await act.unshare(tabId);
     return;
