@@ -112,6 +112,15 @@ export function shareTab(tabId, origin, opts = {}) {
 const RESTRICTED = /^(chrome|chrome-extension|chrome-untrusted|devtools|edge):\/\//i;
 
 /**
+ * Why the debugger could not attach to a page at url, or '' when it could.
+ * @param {string} url
+ */
+export function restricted(url) {
+  const m = RESTRICTED.exec(url);
+  return m ? `Cannot access a ${m[1].toLowerCase()}:// URL` : '';
+}
+
+/**
  * The target id of a tab's page, without attaching (chrome.debugger.getTargets), refusing the
  * pages the debugger could not attach to later.
  * @param {number} tabId
@@ -120,9 +129,8 @@ const RESTRICTED = /^(chrome|chrome-extension|chrome-untrusted|devtools|edge):\/
 async function targetIdOf(tabId, patient) {
   for (let i = 0; i < (patient ? 20 : 3); i++) {
     const tab = await chrome.tabs.get(tabId);
-    const url = tab.url || tab.pendingUrl || '';
-    const m = RESTRICTED.exec(url);
-    if (m) throw new Error(`Cannot access a ${m[1].toLowerCase()}:// URL`);
+    const why = restricted(tab.url || tab.pendingUrl || '');
+    if (why) throw new Error(why);
     const t = (await chrome.debugger.getTargets()).find((x) => x.tabId === tabId && x.type === 'page');
     if (t) return t.id;
     await sleep(100);

@@ -233,6 +233,27 @@ func TestDebuggerOnDemand(t *testing.T) {
 		_ = c.Close()
 	}
 
+	// Detached, the tab navigates to another site: the relay lists it under the target id
+	// Chrome reports for it now (the same one, unless Chrome gave the page a new target).
+	cross := e.site.CrossURL("/?client=ondemand")
+	e.swDo(t, ctx, fmt.Sprintf(`chrome.tabs.update(%d, {url: %q}).then(() => true)`, tab.TabID, cross))
+	eventually(t, 15*time.Second, "the navigated tab listed at its new URL under its current target id", func() (bool, string) {
+		var id string
+		if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.debugger.getTargets().then(ts => (ts.find(t => t.tabId === %d && t.type === 'page') || {}).id)`, tab.TabID), &id); err != nil {
+			return false, err.Error()
+		}
+		l, ok := e.listedIDs(t)[id]
+		return ok && l.URL == cross, fmt.Sprintf("target %s listed %v at %q", id, ok, l.URL)
+	})
+	oldID := tab.TargetID
+	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.debugger.getTargets().then(ts => (ts.find(t => t.tabId === %d && t.type === 'page') || {}).id)`, tab.TabID), &tab.TargetID); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("target id before the cross-site navigation %s, after %s", oldID, tab.TargetID)
+	if att, _ := e.debuggerAttached(t, ctx, tab.TargetID); att {
+		t.Fatal("a navigation attached the debugger of a tab nobody drives")
+	}
+
 	// Playwright connects (attaching to every page), holds the connection past DetachAfter,
 	// and the tab stays attached meanwhile; it is detached after Playwright left.
 	before := detaches()
@@ -249,4 +270,58 @@ func TestDebuggerOnDemand(t *testing.T) {
 		att, _ := e.debuggerAttached(t, ctx, tab.TargetID)
 		return !att, "still attached"
 	})
+}
+
+// TestSharingSettingsOff: the options page's two sharing settings, both on by default; turned
+// off there, a shared tab joins no group and has the debugger attached at once, as before they
+// existed. They are turned on again at the end (the environment is shared).
+func TestSharingSettingsOff(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts, err := e.b.NewTab(ctx, fmt.Sprintf("chrome-extension://%s/options.html", e.b.ExtensionID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, opts) //nolint:errcheck
+	eval := func(expr string) string {
+		t.Helper()
+		var got string
+		if err := e.b.PageEval(ctx, opts, expr, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	checked := func() string {
+		return eval(`String(document.getElementById('tabGroup').checked) + ' ' + String(document.getElementById('onDemand').checked)`)
+	}
+	eventually(t, 5*time.Second, "both settings shown on", func() (bool, string) { return checked() == "true true", checked() })
+	// toggle both by clicking, and wait for the extension's new connection (its hello says
+	// whether it attaches on demand)
+	toggle := func(want string) {
+		t.Helper()
+		before, err := e.b.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval(`(document.getElementById('tabGroup').click(), document.getElementById('onDemand').click(), '')`)
+		if got := checked(); got != want {
+			t.Fatalf("after the clicks the boxes read %q, want %q", got, want)
+		}
+		eventually(t, 10*time.Second, "the extension reconnected with the new setting", func() (bool, string) {
+			st, err := e.b.Status(ctx)
+			return err == nil && st.Connected && st.Connects > before.Connects, fmt.Sprintf("%+v %v", st, err)
+		})
+	}
+	toggle("false false")
+	defer toggle("true true")
+
+	tab := e.share(t, e.site.URL("/other.html?settings-off"))
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+	if g, _ := e.groupOf(t, ctx, tab.TabID); g != -1 {
+		t.Errorf("with the tab group setting off, a shared tab is in group %d", g)
+	}
+	if att, _ := e.debuggerAttached(t, ctx, tab.TargetID); !att {
+		t.Errorf("with the debugger-on-demand setting off, a shared tab has no debugger attached")
+	}
 }
