@@ -325,3 +325,30 @@ func TestSharingSettingsOff(t *testing.T) {
 		t.Errorf("with the debugger-on-demand setting off, a shared tab has no debugger attached")
 	}
 }
+
+// TestDetachedTabToRestrictedPage: a tab shared on demand and not driven that navigates to a
+// page the debugger may not attach to (chrome://) stops being shared and says why, as an
+// attached one does (TestRestrictedPageStopsSharing), and leaves the tabrelay group.
+func TestDetachedTabToRestrictedPage(t *testing.T) {
+	e := shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := e.share(t, e.site.URL("/other.html?detached-restricted"))
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck
+	if att, _ := e.debuggerAttached(t, ctx, tab.TargetID); att {
+		t.Fatal("the tab has the debugger attached before any client came")
+	}
+	e.swDo(t, ctx, fmt.Sprintf(`chrome.tabs.update(%d, {url: 'chrome://version'}).then(() => true)`, tab.TabID))
+	eventually(t, 10*time.Second, "the badge says why sharing stopped", func() (bool, string) {
+		b, _ := e.b.Badge(ctx, tab)
+		title, _ := e.b.Tooltip(ctx, tab)
+		return b == "!" && strings.Contains(title, "sharing stopped") && strings.Contains(title, "chrome://"), b + " " + title
+	})
+	eventually(t, 10*time.Second, "relay unlists the tab", func() (bool, string) {
+		_, ok := e.listedIDs(t)[tab.TargetID]
+		return !ok, "still listed"
+	})
+	if g, _ := e.groupOf(t, ctx, tab.TabID); g != -1 {
+		t.Errorf("the tab that stopped being shared is still in group %d", g)
+	}
+}
