@@ -154,6 +154,7 @@ type serveFlags struct {
 	vision             bool
 	clientQueueMB      int
 	mcpAllowEvaluate   bool
+	detachAfter        time.Duration
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -163,6 +164,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
 	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
 	fs.IntVar(&f.clientQueueMB, "client-queue-budget-mb", 512, "memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008")
+	fs.DurationVar(&f.detachAfter, "detach-after", 30*time.Second, "with the extension's \"debugger only while something drives\" setting on: how long a shared tab keeps the debugger attached after its last client left")
 	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
 	fs.BoolVar(&f.mcpAllowEvaluate, "mcp-allow-evaluate", config.EnvBool("TABRELAY_MCP_ALLOW_EVALUATE"), "offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default")
 	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
@@ -190,7 +192,7 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 			Secret:           store,
 			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
 			AllowNonLoopback: f.allowNonLoopback,
-			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
+			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20, DetachAfter: f.detachAfter},
 		},
 		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
 		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment
