@@ -263,7 +263,9 @@ func pick(slots []slot, f extractField) (string, bool) {
 		func(s slot) bool { return s.role == h },
 		func(s slot) bool { return synonyms[h] != "" && s.key == synonyms[h] },
 		// a table's title is its first column
-		func(s slot) bool { return (h == "title" || synonyms[h] == "title") && s.header != "" && s.role != "url" },
+		func(s slot) bool {
+			return (h == "title" || synonyms[h] == "title") && s.header != "" && s.role != "url"
+		},
 		func(s slot) bool {
 			return s.header != "" && s.role != "url" && strings.Contains(strings.ToLower(s.header), h)
 		},
