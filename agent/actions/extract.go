@@ -1,8 +1,10 @@
 package actions
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -493,4 +495,27 @@ func (r *runner) extract(ctx context.Context, p *Extract) (*Result, error) {
 		fmt.Fprintf(&b, "; no item had %s (the items offer %s)", strings.Join(missing, ", "), strings.Join(offered, ", "))
 	}
 	return &Result{Message: b.String(), Records: out, URL: snap.URL, Title: snap.Title}, nil
+}
+
+// WriteJSONLines writes one JSON object per record, its fields in order.
+func (r *Records) WriteJSONLines(w io.Writer) error {
+	for _, it := range r.Items {
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, f := range r.Fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(f)
+			v, _ := json.Marshal(it[f])
+			b.Write(k)
+			b.WriteByte(':')
+			b.Write(v)
+		}
+		b.WriteString("}\n")
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return fmt.Errorf("writing records: %w", err)
+		}
+	}
+	return nil
 }

@@ -165,3 +165,58 @@ func TestExtract(t *testing.T) {
 		}
 	})
 }
+
+// TestExtractDoors: the extract kind reaches every door from its one Register entry: the
+// model's tool (schema and FromTool), the CLI (usage and positional arguments), the HTTP
+// API's JSON (Decode), with its errors for bad input.
+func TestExtractDoors(t *testing.T) {
+	reg := Default()
+	tools, err := reg.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema []byte
+	for _, tl := range tools {
+		if tl.Name == "extract" {
+			schema, _ = json.Marshal(tl.Parameters)
+		}
+	}
+	for _, p := range []string{`"ref"`, `"fields"`, `"maxItems"`, `"pages"`} {
+		if !bytes.Contains(schema, []byte(p)) {
+			t.Errorf("the model's extract tool has no %s: %s", p, schema)
+		}
+	}
+	a, err := reg.FromTool("extract", json.RawMessage(`{"fields":["title","price=Cost"],"pages":2}`))
+	if err != nil || a.Kind != "extract" || len(a.Params.(*Extract).fields) != 2 || a.Params.(*Extract).fields[1] != (extractField{"price", "Cost"}) {
+		t.Errorf("FromTool: %v %+v", err, a)
+	}
+	if u := reg.Usage(); !strings.Contains(u, "extract [ref] [fields…]") {
+		t.Errorf("usage:\n%s", u)
+	}
+	for _, c := range []struct {
+		args   []string
+		ref    string
+		fields []string
+	}{
+		{nil, "", nil},
+		{[]string{"e5"}, "e5", nil},
+		{[]string{"e5", "title", "price=Cost"}, "e5", []string{"title", "price=Cost"}},
+		{[]string{"title"}, "", []string{"title"}},
+	} {
+		a, err := reg.ParseArgs("extract", c.args)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		p := a.Params.(*Extract)
+		if p.Ref != c.ref || strings.Join(p.Fields, "|") != strings.Join(c.fields, "|") {
+			t.Errorf("%q: %+v", c.args, p)
+		}
+	}
+	a, err = reg.Decode([]byte(`{"kind":"extract","ref":"e2","fields":"title","maxItems":5}`))
+	if err != nil || a.Params.(*Extract).MaxItems != 5 || a.Params.(*Extract).Fields[0] != "title" {
+		t.Errorf("Decode: %v %+v", err, a)
+	}
+	if _, err := reg.Decode([]byte(`{"kind":"extract","pages":"two"}`)); err == nil || !errors.Is(err, ErrBadAction) {
+		t.Errorf("Decode with bad pages: %v", err)
+	}
+}
