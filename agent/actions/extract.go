@@ -20,14 +20,14 @@ import (
 // with the fields asked for, else the ones the items' structure gives (a table's headers; a
 // card's title, url, price, text…); across pages by following the page's "Next" control.
 type Extract struct {
-	Ref string `json:"ref,omitempty" jsonschema:"the list or table, or one of its items (default: the largest repeated collection)" cli:"ref?"`
+	Ref string `json:"ref,omitempty" jsonschema:"list, table or one item (default: the largest)" cli:"ref?"`
 	// Fields name the record's fields, each "name" or "name=hint": a hint is a column header,
 	// a role (link, heading, img, paragraph, url…) or #N, the item's Nth value.
-	Fields Strings `json:"fields,omitempty" jsonschema:"field names, each name or name=hint (a column header, a role such as link or url, or #2); default: inferred" cli:"list?"`
+	Fields Strings `json:"fields,omitempty" jsonschema:"name or name=hint (column header, role, #N); default: inferred" cli:"list?"`
 	// MaxItems caps the records (default 100).
-	MaxItems int `json:"maxItems,omitempty" jsonschema:"most records (default 100)"`
+	MaxItems int `json:"maxItems,omitempty" jsonschema:"default 100"`
 	// Pages is how many pages to read, following the "Next" control between them (default 1).
-	Pages int `json:"pages,omitempty" jsonschema:"pages to read, following Next (default 1)"`
+	Pages int `json:"pages,omitempty" jsonschema:"pages to read via Next (default 1)"`
 
 	fields []extractField
 }
