@@ -257,7 +257,7 @@ func (s *Snapshot) renderText(o Options) {
 	}
 	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
 	s.Refs, s.Truncated = refs, truncated
-	s.Text = header(s, summaryMax) + body
+	s.Text = header(s, summaryLimit(o)) + body
 }
 
 // markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
@@ -276,7 +276,7 @@ func markBelow(n *node, main *Frame, fold float64, parent bool) {
 // noteMax bytes) and the lines that fit in the rest.
 func (s *Snapshot) renderBudget(o Options) {
 	const noteMax = 260
-	h := header(s, min(summaryMax, o.MaxTokens*bytesPerToken/5))
+	h := header(s, summaryLimit(o))
 	budget := max(o.MaxTokens*bytesPerToken-len(h)-noteMax, 0)
 	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
 	body, refs, cut := join(lines, lineRefs, o.MaxChars)

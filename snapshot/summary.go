@@ -388,11 +388,13 @@ func Summarize(root *Node) *Summary {
 		}
 		s.Collections = append(s.Collections, ci)
 	}
+	named := map[string]bool{}
 	root.Walk(func(n *Node) bool {
 		if inForm[n] || inCollection[n] || n.Role == "navigation" || n.Role == "banner" || n.Role == "contentinfo" {
 			return false
 		}
-		if n.Role == "button" && n.Ref != "" && n.Name != "" && n != signOut && n != signIn {
+		if n.Role == "button" && n.Ref != "" && n.Name != "" && n != signOut && n != signIn && !named[n.Name] {
+			named[n.Name] = true // the first of buttons alike stands for them
 			s.Actions = append(s.Actions, control(n))
 		}
 		return true
@@ -415,9 +417,21 @@ func ptr[T any](v T) *T { return &v }
 
 func control(n *Node) Control { return Control{Role: n.Role, Name: n.Name, Ref: n.Ref} }
 
-// summaryMax is the most bytes a summary's header lines take; with a token budget, at most a
-// fifth of it.
+// summaryMax is the most bytes a summary's header lines take.
 const summaryMax = 900
+
+// summaryLimit is the most bytes the summary takes under o: summaryMax, and at most a fifth of
+// a token budget or of a character cap.
+func summaryLimit(o Options) int {
+	limit := summaryMax
+	if o.MaxTokens > 0 {
+		limit = min(limit, o.MaxTokens*bytesPerToken/5)
+	}
+	if o.MaxChars > 0 {
+		limit = min(limit, o.MaxChars/5)
+	}
+	return limit
+}
 
 // Summary limits: forms, fields per form, collections and actions named.
 const (
