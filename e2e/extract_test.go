@@ -17,7 +17,7 @@ import (
 )
 
 // TestExtract reads the extraction fixtures through real Chromium and the real extension, on
-// every door: POST /api/act (a table with its headers as fields; a results list over three
+// every door: POST /api/act (a table with its headers as fields, also as CSV; a results list over three
 // pages whose items arrive by fetch after each Next), MCP through the official Go SDK's client
 // (a card grid of plain divs), and the built CLI (`tabrelay act extract --format csv`). Every
 // record is asserted.
@@ -52,6 +52,12 @@ func TestExtract(t *testing.T) {
 			`{"Price":"$45.25","Product":"Grill","Product url":"ORIGIN/p/grill","SKU":"G-500","Stock":"7"}],"pages":1}`, "ORIGIN", origin)
 		if string(got) != want {
 			t.Errorf("records\n%s\nwant\n%s", got, want)
+		}
+		// the same records as a CSV file
+		r := ae.call(t, http.MethodPost, "/api/act?format=csv", map[string]any{"tab": tab, "action": map[string]any{"kind": "extract", "fields": []string{"Product", "Stock"}}})
+		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+			string(r.Body) != "Product,Stock\nKettle,12\nToaster,0\nBlender,\nMixer,3\nGrill,7\n" {
+			t.Errorf("POST /api/act?format=csv: HTTP %d %s\n%s", r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
 	})
 
