@@ -161,6 +161,9 @@ func CollectionIn(n *Node, least int) (Collection, bool) {
 
 func collectionIn(n *Node, least int) (Collection, bool) {
 	kids := n.Children
+	if len(kids) < least {
+		return Collection{}, false
+	}
 	var headerRow *Node
 	if len(kids) > 0 && isHeaderRow(kids[0]) {
 		headerRow, kids = kids[0], kids[1:]
@@ -168,20 +171,23 @@ func collectionIn(n *Node, least int) (Collection, bool) {
 	// the anchor is the signature items start with: of those repeated at least least times,
 	// the one whose items are most often whole (alike to the typical item) and least often cut
 	// short, the earliest on a tie
+	sigs := make([]string, len(kids))
 	count := map[string]int{}
-	for _, k := range kids {
-		if s := Signature(k); s != "" && !notItems[k.Role] {
-			count[s]++
+	for i, k := range kids {
+		if notItems[k.Role] {
+			continue
+		}
+		if sigs[i] = Signature(k); sigs[i] != "" {
+			count[sigs[i]]++
 		}
 	}
 	var items [][]*Node
 	first, best := -1, 0
-	for i, k := range kids {
-		s := Signature(k)
-		if s == "" || count[s] < least || notItems[k.Role] {
+	for i, s := range sigs {
+		if s == "" || count[s] < least {
 			continue
 		}
-		cand, score := segment(kids, s, i)
+		cand, score := segment(kids, sigs, i)
 		if first < 0 || score > best {
 			items, first, best = cand, i, score
 		}
@@ -209,26 +215,28 @@ func collectionIn(n *Node, least int) (Collection, bool) {
 }
 
 // isHeaderRow reports whether n is a row of column headers.
-// segment splits kids into items starting at each node of signature anchor from first on: an
-// item runs to the next start, the last one as far as the items before it do and only over
-// signatures they hold. The score is the number of items alike to the most common one less
-// the number of items shorter than it.
-func segment(kids []*Node, anchor string, first int) ([][]*Node, int) {
+// segment splits kids (whose signatures are sigs) into items starting at each node of the
+// signature of kids[first], from first on: an item runs to the next start, the last one as far
+// as the items before it do and only over signatures they hold. The score is the number of
+// items alike to the most common one less the number of items shorter than it.
+func segment(kids []*Node, sigs []string, first int) ([][]*Node, int) {
+	anchor := sigs[first]
 	var starts []int
 	for i := first; i < len(kids); i++ {
-		if Signature(kids[i]) == anchor {
+		if sigs[i] == anchor {
 			starts = append(starts, i)
 		}
 	}
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(starts); i++ {
-		for _, k := range kids[starts[i]:starts[i+1]] {
-			seen[Signature(k)] = true
+	if len(starts) > 1 {
+		for _, s := range sigs[starts[0]:starts[len(starts)-1]] {
+			seen[s] = true
 		}
 	}
 	shapes := map[string]int{}
 	typical, typicalLen := "", 0
 	items := make([][]*Node, 0, len(starts))
+	ends := make([]int, 0, len(starts))
 	for i, s := range starts {
 		end := len(kids)
 		if i+1 < len(starts) {
@@ -236,38 +244,28 @@ func segment(kids []*Node, anchor string, first int) ([][]*Node, int) {
 		} else {
 			end = min(end, s+max(typicalLen, 1))
 			for j := s + 1; j < end; j++ {
-				if len(starts) > 1 && !seen[Signature(kids[j])] {
+				if len(starts) > 1 && !seen[sigs[j]] {
 					end = j
 					break
 				}
 			}
 		}
-		it := kids[s:end]
-		items = append(items, it)
-		sh := shapeOf(it)
+		items, ends = append(items, kids[s:end]), append(ends, end)
+		sh := strings.Join(sigs[s:end], "|")
 		if shapes[sh]++; shapes[sh] > shapes[typical] {
-			typical, typicalLen = sh, len(it)
+			typical, typicalLen = sh, end-s
 		}
 	}
 	score := 0
-	for _, it := range items {
+	for i, s := range starts {
 		switch {
-		case shapeOf(it) == typical:
+		case ends[i]-s == typicalLen && strings.Join(sigs[s:ends[i]], "|") == typical:
 			score++
-		case len(it) < typicalLen:
+		case ends[i]-s < typicalLen:
 			score--
 		}
 	}
 	return items, score
-}
-
-// shapeOf is the signatures of an item's nodes.
-func shapeOf(item []*Node) string {
-	var b strings.Builder
-	for _, n := range item {
-		b.WriteString(Signature(n) + "|")
-	}
-	return b.String()
 }
 
 // notItems are roles whose repeats are no collection of records.
@@ -334,7 +332,7 @@ func Summarize(root *Node) *Summary {
 		case n.Password && password == nil:
 			password = n
 		}
-		if n.Ref != "" && (n.Role == "link" || n.Role == "button" || n.Role == "menuitem") {
+		if n.Ref != "" && len(n.Name) <= 40 && (n.Role == "link" || n.Role == "button" || n.Role == "menuitem") {
 			switch {
 			case signOut == nil && signOutRe.MatchString(n.Name):
 				signOut = n

@@ -161,3 +161,31 @@ func TestCollections(t *testing.T) {
 		t.Fatalf("table collections %+v", cs)
 	}
 }
+
+// BenchmarkSummarize: the summary of a page of 2,000 cards (about 10,000 nodes) in 20 regions,
+// as every snapshot computes it.
+func BenchmarkSummarize(b *testing.B) {
+	var regions []*snapshot.Node
+	for r := range 20 {
+		var cards []*snapshot.Node
+		for i := range 100 {
+			cards = append(cards, card(r*100+i)...)
+		}
+		regions = append(regions, pagetest.El("region", fmt.Sprintf("Shelf %d", r), toAny(cards)...))
+	}
+	page := pagetest.Page("https://shop.test/", "Shop", regions...)
+	b.ResetTimer()
+	for range b.N {
+		if s := snapshot.Summarize(page.Root); s == nil || len(s.Collections) != 1 || s.Collections[0].Count != 20 {
+			b.Fatalf("summary %+v", s)
+		}
+	}
+}
+
+func toAny(ns []*snapshot.Node) []any {
+	out := make([]any, len(ns))
+	for i, n := range ns {
+		out[i] = n
+	}
+	return out
+}
