@@ -351,13 +351,13 @@ func findCollection(snap *snapshot.Snapshot, ref, like string) (snapshot.Collect
 		if n == nil {
 			return snapshot.Collection{}, fmt.Errorf("%s is not on the page (any more): take a snapshot for current refs", ref)
 		}
-		// the container itself, or the nearest ancestor whose children repeat
+		// the container itself (a list or table may hold a single item), or the nearest
+		// ancestor whose children repeat
 		for a := n; a != nil; a = a.Parent() {
-			least := 2
-			if a == n {
-				least = 1
+			if c, ok := snapshot.CollectionIn(a, 2); ok && len(c.Items) > 1 {
+				return c, nil
 			}
-			if c, ok := snapshot.CollectionIn(a, least); ok && (a == n || len(c.Items) > 1) {
+			if c, ok := snapshot.CollectionIn(a, 1); ok && a == n && containerRoles[n.Role] {
 				return c, nil
 			}
 		}
@@ -381,6 +381,10 @@ func findCollection(snap *snapshot.Snapshot, ref, like string) (snapshot.Collect
 	}
 	return cs[0], nil
 }
+
+// containerRoles hold items: given as ref, even one item is a collection.
+var containerRoles = map[string]bool{"list": true, "table": true, "grid": true, "treegrid": true, "listbox": true,
+	"feed": true, "menu": true, "tree": true, "rowgroup": true, "tablist": true, "radiogroup": true}
 
 // nextRe names a control that goes to the next page.
 var nextRe = regexp.MustCompile(`(?i)^\s*(next( page| results?)?|more results|older( posts)?|›|»|>|→|weiter|suivant|siguiente|次へ|下一页)\s*[›»>→]?\s*$`)
