@@ -13,16 +13,20 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // TestExtract reads the extraction fixtures through real Chromium and the real extension, on
 // every door: POST /api/act (a table with its headers as fields, also as CSV; a results list over three
 // pages whose items arrive by fetch after each Next), MCP through the official Go SDK's client
-// (a card grid of plain divs), and the built CLI (`tabrelay act extract --format csv`). Every
-// record is asserted.
+// (a card grid of plain divs), the built CLI (`tabrelay act extract --format csv`) and the
+// agent's model (a scripted model calls the extract tool and reads the records). Every record
+// is asserted.
 func TestExtract(t *testing.T) {
-	ae := startAgentEnv(t, api.Options{})
+	model := llmtest.NewOpenAI(t)
+	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "scripted"})
 	origin := strings.TrimSuffix(ae.site.URL("/"), "/")
 	share := func(t *testing.T, path string) string {
 		t.Helper()
@@ -112,6 +116,30 @@ Records (one JSON object a line):
 `, "ORIGIN", origin)
 		if !strings.HasPrefix(text, want) {
 			t.Errorf("extract over MCP:\n%s\nwant it to begin with\n%s", text, want)
+		}
+	})
+
+	t.Run("Model/Cards", func(t *testing.T) {
+		tab := share(t, "/extract/cards.html")
+		model.Push(
+			llmtest.ToolCall("extract", `{"fields":["title","price"],"maxItems":2}`),
+			llmtest.ToolCall("finish", `{"answer":"Blue mug $12.00, Red kettle $39.00"}`))
+		r := ae.call(t, http.MethodPost, "/api/tasks", map[string]any{"goal": "list the first two products with their prices", "tab": tab})
+		id, _ := r.JSON(t)["id"].(string)
+		if r.Status != http.StatusAccepted || id == "" {
+			t.Fatalf("POST /api/tasks: HTTP %d %s", r.Status, r.Body)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		collect(t, ae.follow(t, ctx, id), 45*time.Second)
+		if tk := ae.getTask(t, id); tk.Status != task.StatusSucceeded || len(tk.Steps) != 2 || tk.Steps[0].Tool != "extract" || tk.Steps[0].Status != task.StepOK {
+			t.Fatalf("task %s: %+v", tk.Status, tk.Steps)
+		}
+		reqs := model.Requests()
+		res := reqs[len(reqs)-1].ToolResults()
+		want := `"records":{"fields":["title","price"],"items":[{"price":"$12.00","title":"Blue mug"},{"price":"$39.00","title":"Red kettle"}],"pages":1}`
+		if len(res) != 1 || !strings.Contains(res[0].Text, want) {
+			t.Errorf("the model read %+v, want the records %s", res, want)
 		}
 	})
 
