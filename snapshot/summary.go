@@ -31,7 +31,8 @@ type Summary struct {
 
 // Form is a form (or search landmark) of the page: its fields and its submit buttons.
 type Form struct {
-	// Name is the form's accessible name ("" when it has none); Role is "form" or "search".
+	// Name is the form's accessible name ("" when it has none); Role is "form" or "search", or
+	// "fields" for the fields outside any form (and the button that follows them).
 	Name string `json:"name,omitempty"`
 	Role string `json:"role"`
 	// Fields are its text boxes, selects, checkboxes, radios…; Submit its buttons.
@@ -187,7 +188,11 @@ func collectionIn(n *Node, least int) (Collection, bool) {
 		if s == "" || count[s] < least {
 			continue
 		}
-		cand, score := segment(kids, sigs, i)
+		cand, score, alike := segment(kids, sigs, i)
+		if alike < least {
+			count[s] = 0
+			continue // not enough items alike
+		}
 		if first < 0 || score > best {
 			items, first, best = cand, i, score
 		}
@@ -217,9 +222,9 @@ func collectionIn(n *Node, least int) (Collection, bool) {
 // isHeaderRow reports whether n is a row of column headers.
 // segment splits kids (whose signatures are sigs) into items starting at each node of the
 // signature of kids[first], from first on: an item runs to the next start, the last one as far
-// as the items before it do and only over signatures they hold. The score is the number of
-// items alike to the most common one less the number of items shorter than it.
-func segment(kids []*Node, sigs []string, first int) ([][]*Node, int) {
+// as the items before it do and only over signatures they hold. alike is the number of items
+// alike to the most common one, score that less the number of items shorter than it.
+func segment(kids []*Node, sigs []string, first int) (items [][]*Node, score, alike int) {
 	anchor := sigs[first]
 	var starts []int
 	for i := first; i < len(kids); i++ {
@@ -235,7 +240,7 @@ func segment(kids []*Node, sigs []string, first int) ([][]*Node, int) {
 	}
 	shapes := map[string]int{}
 	typical, typicalLen := "", 0
-	items := make([][]*Node, 0, len(starts))
+	items = make([][]*Node, 0, len(starts))
 	ends := make([]int, 0, len(starts))
 	for i, s := range starts {
 		end := len(kids)
@@ -256,16 +261,16 @@ func segment(kids []*Node, sigs []string, first int) ([][]*Node, int) {
 			typical, typicalLen = sh, end-s
 		}
 	}
-	score := 0
 	for i, s := range starts {
 		switch {
 		case ends[i]-s == typicalLen && strings.Join(sigs[s:ends[i]], "|") == typical:
 			score++
+			alike++
 		case ends[i]-s < typicalLen:
 			score--
 		}
 	}
-	return items, score
+	return items, score, alike
 }
 
 // notItems are roles whose repeats are no collection of records.
@@ -385,6 +390,27 @@ func Summarize(root *Node) *Summary {
 			}
 		}
 		s.Collections = append(s.Collections, ci)
+	}
+	// fields outside any form (pages that script their forms) make one more, submitted by the
+	// first button shortly after the last of them
+	loose := Form{Role: "fields"}
+	all := root.Descendants()
+	last := -1
+	for i, n := range all {
+		if n.Ref != "" && fieldRole(n.Role) && !inForm[n] && !inCollection[n] {
+			loose.Fields = append(loose.Fields, control(n))
+			last = i
+		}
+	}
+	if last >= 0 {
+		for _, n := range all[last+1 : min(len(all), last+8)] {
+			if n.Role == "button" && n.Ref != "" && !inCollection[n] && !inForm[n] {
+				loose.Submit = append(loose.Submit, control(n))
+				inForm[n] = true
+				break
+			}
+		}
+		s.Forms = append(s.Forms, loose)
 	}
 	named := map[string]bool{}
 	root.Walk(func(n *Node) bool {
