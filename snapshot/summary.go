@@ -35,7 +35,8 @@ type Form struct {
 	// "fields" for the fields outside any form (and the button that follows them).
 	Name string `json:"name,omitempty"`
 	Role string `json:"role"`
-	// Fields are its text boxes, selects, checkboxes, radios…; Submit its buttons.
+	// Fields are its text boxes, selects, checkboxes, radios…; Submit the button that likely
+	// submits it (named so, else a form's last button), if any.
 	Fields []Control `json:"fields,omitempty"`
 	Submit []Control `json:"submit,omitempty"`
 }
@@ -127,8 +128,8 @@ func Collections(root *Node) []Collection {
 	}
 	var sizes []int
 	root.Walk(func(n *Node) bool {
-		if chrome[n.Role] {
-			return false // menus and footers repeat links, not content
+		if chrome[n.Role] || n.Role == "paragraph" {
+			return false // menus and footers repeat links, paragraphs inline words, not records
 		}
 		if c, ok := collectionIn(n, minRepeat); ok {
 			if n != root {
@@ -273,8 +274,9 @@ func segment(kids []*Node, sigs []string, first int) (items [][]*Node, score, al
 	return items, score, alike
 }
 
-// notItems are roles whose repeats are no collection of records.
-var notItems = map[string]bool{"form": true, "search": true, "dialog": true, "alertdialog": true}
+// notItems are roles whose repeats are no collection of records: forms and their fields.
+var notItems = map[string]bool{"form": true, "search": true, "dialog": true, "alertdialog": true, "textbox": true,
+	"searchbox": true, "combobox": true, "spinbutton": true, "slider": true, "checkbox": true, "radio": true, "switch": true, "datetime": true}
 
 func isHeaderRow(n *Node) bool {
 	if n.Role != "row" || len(n.Children) == 0 {
@@ -310,7 +312,7 @@ func headerRowOf(n *Node) *Node {
 // fieldRole reports whether role is a form field's.
 func fieldRole(role string) bool {
 	switch role {
-	case "textbox", "searchbox", "combobox", "checkbox", "radio", "switch", "slider", "spinbutton", "listbox":
+	case "textbox", "searchbox", "combobox", "checkbox", "radio", "switch", "slider", "spinbutton", "listbox", "datetime":
 		return true
 	}
 	return false
@@ -355,6 +357,7 @@ func Summarize(root *Node) *Summary {
 			continue // a form within a form is part of it
 		}
 		sf := Form{Name: f.Name, Role: f.Role}
+		var buttons []*Node
 		f.Walk(func(d *Node) bool {
 			inForm[d] = true
 			switch {
@@ -362,18 +365,21 @@ func Summarize(root *Node) *Summary {
 			case fieldRole(d.Role):
 				sf.Fields = append(sf.Fields, control(d))
 			case d.Role == "button":
-				sf.Submit = append(sf.Submit, control(d))
+				buttons = append(buttons, d)
 			}
 			return true
 		})
+		if b := submitOf(buttons, true); b != nil {
+			sf.Submit = []Control{control(b)}
+		}
 		if len(sf.Fields)+len(sf.Submit) > 0 {
 			s.Forms = append(s.Forms, sf)
 		}
 	}
 	inCollection := map[*Node]bool{}
 	for _, c := range Collections(root) {
-		if len(c.Items) > 0 && inCollection[c.Items[0][0]] {
-			continue // inside a larger one
+		if len(c.Items) > 0 && inCollection[c.Items[0][0]] || c.Container != nil && inForm[c.Container] {
+			continue // inside a larger one, or a form's choices
 		}
 		ci := CollectionInfo{Role: c.Role, Count: len(c.Items)}
 		if c.Container != nil {
@@ -403,12 +409,15 @@ func Summarize(root *Node) *Summary {
 		}
 	}
 	if last >= 0 {
+		var buttons []*Node
 		for _, n := range all[last+1 : min(len(all), last+8)] {
 			if n.Role == "button" && n.Ref != "" && !inCollection[n] && !inForm[n] {
-				loose.Submit = append(loose.Submit, control(n))
-				inForm[n] = true
-				break
+				buttons = append(buttons, n)
 			}
+		}
+		if b := submitOf(buttons, false); b != nil {
+			loose.Submit = []Control{control(b)}
+			inForm[b] = true
 		}
 		s.Forms = append(s.Forms, loose)
 	}
@@ -438,6 +447,23 @@ func Summarize(root *Node) *Summary {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// submitRe names a button that submits what was filled in.
+var submitRe = regexp.MustCompile(`(?i)^\s*(submit|send|save|sign[ -]?in|log[ -]?in|sign[ -]?up|register|create|continue|next|search|go|find|subscribe|apply|pay|place order|order|buy|confirm|ok|done|update|book|reserve|check ?out|absenden|senden|speichern|anmelden|envoyer|enregistrer|enviar|guardar|送信|登录|提交)\b`)
+
+// submitOf is the button that likely submits a form: the first whose name says so, else (in a
+// form element, where the submit button is usually last) the last one.
+func submitOf(buttons []*Node, inForm bool) *Node {
+	for _, b := range buttons {
+		if submitRe.MatchString(b.Name) {
+			return b
+		}
+	}
+	if inForm && len(buttons) > 0 {
+		return buttons[len(buttons)-1]
+	}
+	return nil
+}
 
 func control(n *Node) Control { return Control{Role: n.Role, Name: n.Name, Ref: n.Ref} }
 
