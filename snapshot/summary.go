@@ -119,8 +119,9 @@ func Signature(n *Node) string {
 }
 
 // Collections finds the repeated collections under root (the page model's root), largest
-// (most elements and texts) first, leaving out navigation, banners and footers. A collection of rows is a table's body: a row of column
-// headers is not an item, its headers are the collection's.
+// (most elements and texts) first, leaving out navigation, banners, footers and inline runs
+// in paragraphs. A collection of rows is a table's body: a row of column headers is not an
+// item, its headers are the collection's.
 func Collections(root *Node) []Collection {
 	var out []Collection
 	if root == nil {
@@ -152,7 +153,8 @@ func Collections(root *Node) []Collection {
 	return sorted
 }
 
-// CollectionIn is the repeated collection among n's children (at least min items), if any.
+// CollectionIn is the repeated collection among n's children (at least least items alike),
+// if any.
 func CollectionIn(n *Node, least int) (Collection, bool) {
 	c, ok := collectionIn(n, max(least, 1))
 	if ok {
