@@ -35,6 +35,8 @@ type Result struct {
 	Requests []Request        `json:"requests,omitempty"`
 	// Matches are what kind search found.
 	Matches []SearchMatch `json:"matches,omitempty"`
+	// Records are what kind extract read.
+	Records *Records `json:"records,omitempty"`
 	// Tabs for kind tabs.
 	Tabs []TabInfo `json:"tabs,omitempty"`
 }

@@ -224,6 +224,9 @@ func TestErrorsHaveOneShape(t *testing.T) {
 				}
 			}},
 		{name: "act malformed", method: "POST", path: "/api/act", ctype: js, body: `{"kind":`, status: 400, has: "not a JSON object"},
+		{name: "act csv of a click", method: "POST", path: "/api/act?format=csv", ctype: js, body: `{"kind":"click","ref":"e1"}`, status: 400, has: "format=csv answers the records of the extract action, not of click"},
+		{name: "act bad format", method: "POST", path: "/api/act?format=xml", ctype: js, body: `{"kind":"extract"}`, status: 400, has: `format="xml": use json (the default) or, for extract, csv`},
+		{name: "act extract bad pages", method: "POST", path: "/api/act", ctype: js, body: `{"kind":"extract","pages":-1}`, status: 400, has: "extract: pages must be between 1 and 50"},
 		{name: "act empty", method: "POST", path: "/api/act", ctype: js, status: 400, has: "send a JSON object"},
 		{name: "command unknown field", method: "POST", path: "/api/command", ctype: js, body: `{"txt":"click"}`, status: 400, has: `bad command: json: unknown field "txt"`},
 		{name: "command wrong type", method: "POST", path: "/api/command", ctype: js, body: `{"text":"scroll down","wait":"no"}`, status: 400, has: "bad command"},

@@ -181,9 +181,10 @@ func buildAction(kind string, rest []string, submit, appendText bool) (actions.A
 
 // runAct implements `tabrelay act <kind> [ref] [text…]` (or --json '{…}').
 func runAct(ctx context.Context, args []string, io stdio) error {
-	var raw, out string
+	var raw, out, format string
 	var submit, appendText, asJSON bool
 	f, fs, err := parseClient("act", args, io, func(fs *flag.FlagSet) {
+		fs.StringVar(&format, "format", "text", "extract: how to print the records: text (one JSON object a line), csv or json")
 		fs.StringVar(&raw, "json", "", `the action as JSON, e.g. '{"kind":"click","ref":"e3"}'`)
 		fs.BoolVar(&submit, "submit", false, "type: press Enter after typing")
 		fs.BoolVar(&appendText, "append", false, "type: add to the field's content instead of replacing it")
@@ -197,6 +198,12 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 	})
 	if err != nil {
 		return err
+	}
+	format = strings.ToLower(format)
+	switch format {
+	case "text", "csv", "json":
+	default:
+		return fmt.Errorf("--format %q: use text, csv or json", format)
 	}
 	var action any
 	switch {
@@ -235,6 +242,16 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 		res.Data = nil
 		return writeJSON(io.out, res)
 	}
+	if format != "text" {
+		if res.Records == nil {
+			return fmt.Errorf("--format %s prints the records of the extract action; %s has none (%s)", format, res.Kind, res.Message)
+		}
+		fmt.Fprintln(io.err, res.Message)
+		if format == "csv" {
+			return res.Records.WriteCSV(io.out)
+		}
+		return writeJSON(io.out, res.Records)
+	}
 	printResult(io.out, &res)
 	return nil
 }
@@ -257,6 +274,9 @@ func printResult(w io.Writer, r *actions.Result) {
 	}
 	if r.Snapshot != nil {
 		fmt.Fprintln(w, r.Snapshot.Text)
+	}
+	if r.Records != nil {
+		_ = r.Records.WriteJSONLines(w) // as the other lines here, best effort on a terminal
 	}
 	for _, t := range r.Tabs {
 		fmt.Fprintf(w, "%s  %s  %s\n", t.TargetID, oneLine(t.Title, 60), t.URL)

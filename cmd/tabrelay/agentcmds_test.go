@@ -104,6 +104,8 @@ func TestClientCommands(t *testing.T) {
 		{"missing ref", runAct, []string{"click"}, "click needs ref: an element ref like e3"},
 		{"missing key", runAct, []string{"press"}, "press needs key; usage: tabrelay act press [ref] key"},
 		{"bad json", runAct, []string{"--json", "{nope"}, "--json is not a JSON object"},
+		{"bad format", runAct, []string{"--format", "xml", "extract"}, `--format "xml": use text, csv or json`},
+		{"extract bad field", runAct, []string{"extract", "=x"}, `extract: field "=x" has no name`},
 		{"json missing text", runAct, []string{"--json", `{"kind":"type","ref":"e4"}`}, "type needs text"},
 		{"run without goal", runRun, nil, "run needs a goal"},
 		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
