@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
@@ -227,12 +228,12 @@ func TestBuildAction(t *testing.T) {
 }
 
 func TestReadSSE(t *testing.T) {
-	in := ": hello\n\nid: 1\nevent: task\ndata: {\"a\":1}\n\nevent: answer\ndata: line1\ndata: line2\n\n"
+	in := ": hello\n\nid: 1\nevent: task\ndata: {\"a\":1}\n\nevent: answer\ndata: line1\ndata: line2\n\ndata:bare\n\n"
 	var got []string
-	if err := readSSE(strings.NewReader(in), func(e sseEvent) bool { got = append(got, e.typ+"="+string(e.data)); return true }); err != nil {
+	if err := readSSE(strings.NewReader(in), func(e sse.Event) bool { got = append(got, e.Type+"="+e.Data); return true }); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, "|") != `task={"a":1}|answer=line1`+"\n"+`line2` {
+	if strings.Join(got, "|") != `task={"a":1}|answer=line1`+"\n"+`line2|message=bare` {
 		t.Fatalf("%q", got)
 	}
 }

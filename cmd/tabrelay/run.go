@@ -12,45 +12,31 @@ import (
 	"strings"
 	"time"
 
+	sse "github.com/tmaxmax/go-sse"
+
 	"github.com/tabrelay/tabrelay/agent/task"
 )
 
 func cmdRun(ctx context.Context, args []string) error { return runRun(ctx, args, osStdio()) }
 
-// sseEvent is one Server-Sent Event.
-type sseEvent struct {
-	typ  string
-	data []byte
-}
+// maxEventSize bounds one event of a task's stream (a task event carries every step's result).
+const maxEventSize = 32 << 20
 
-// readSSE reads events from r until it ends, calling fn for each.
-func readSSE(r io.Reader, fn func(sseEvent) bool) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 32<<20)
-	var ev sseEvent
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.typ != "" || len(data) > 0 {
-				if ev.typ == "" {
-					ev.typ = "message"
-				}
-				ev.data = []byte(strings.Join(data, "\n"))
-				if !fn(ev) {
-					return nil
-				}
-			}
-			ev, data = sseEvent{}, nil
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			ev.typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+// readSSE reads the Server-Sent Events of r until the stream ends or fn returns false. Unnamed
+// events get the type "message", as a browser's EventSource gives them.
+func readSSE(r io.Reader, fn func(sse.Event) bool) error {
+	for ev, err := range sse.Read(r, &sse.ReadConfig{MaxEventSize: maxEventSize}) {
+		if err != nil {
+			return fmt.Errorf("reading the event stream: %w", err)
+		}
+		if ev.Type == "" {
+			ev.Type = "message"
+		}
+		if !fn(ev) {
+			return nil
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
 // runRun implements `tabrelay run "goal"`: it starts a task, follows its live events (plan and
@@ -95,11 +81,11 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	p := &runPrinter{w: io.out}
 	var final *task.Task
-	streamErr := readSSE(resp.Body, func(ev sseEvent) bool {
-		switch ev.typ {
+	streamErr := readSSE(resp.Body, func(ev sse.Event) bool {
+		switch ev.Type {
 		case "task":
 			var t task.Task
-			if json.Unmarshal(ev.data, &t) == nil {
+			if json.Unmarshal([]byte(ev.Data), &t) == nil {
 				p.plan(t.Plan)
 				for i := range t.Steps {
 					p.stepDone(&t.Steps[i])
@@ -111,7 +97,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			}
 		default:
 			var e task.Event
-			if json.Unmarshal(ev.data, &e) != nil {
+			if json.Unmarshal([]byte(ev.Data), &e) != nil {
 				return true
 			}
 			switch e.Type {
