@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,9 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
@@ -30,9 +34,19 @@ func testServer(t *testing.T) (f *serveFlags, tab string) {
 // startTestServer is testServer, also returning the running server.
 func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
 	t.Helper()
+	return startTestServerEnv(t, nil)
+}
+
+// startTestServerEnv is startTestServer with the environment variables env set (a model's,
+// for instance: the server reads its model from the environment as `tabrelay serve` does).
+func startTestServerEnv(t *testing.T, env map[string]string) (f *serveFlags, tab string, srv *server) {
+	t.Helper()
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f = &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "warn"}}
@@ -42,7 +56,7 @@ func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	if srv.model != "" {
+	if srv.model != "" && env == nil {
 		t.Fatalf("a model is configured in the test environment: %s", srv.model)
 	}
 	ext, err := relaytest.Dial(ctx, srv.Addr(), srv.Token(), nil)
@@ -318,4 +332,34 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestRunPrintsCost: `tabrelay run` ends with what the task cost — the model calls and the
+// tokens in and out the provider reported (here the scripted OpenAI-protocol server) — or
+// "no model" for a simple command the fast path did alone.
+func TestRunPrintsCost(t *testing.T) {
+	model := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("update_plan", `{"steps":[{"text":"read the page","status":"active"}]}`),
+		llmtest.ToolCall("finish", `{"answer":"It is an example."}`),
+	)
+	f, tab, _ := startTestServerEnv(t, map[string]string{
+		llm.EnvProvider: "openai", llm.EnvBaseURL: model.URL, llm.EnvModel: "test-model", "OPENAI_API_KEY": "test-key",
+	})
+	out, errOut, err := runCmd(t, runRun, f, "--tab", tab, "what is this page about")
+	if err != nil {
+		t.Fatalf("run: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	in := 0
+	for _, r := range model.Requests() {
+		in += r.ApproxTokens() // what the scripted server reports as prompt_tokens
+	}
+	// two calls, each reply without text: completion_tokens = len("")/4 + 1 each
+	want := task.Usage{LLMCalls: 2, PromptTokens: in, CompletionTokens: 2}.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if last := lines[len(lines)-1]; last != want || !regexp.MustCompile(`^model: 2 calls, [1-9][0-9]{0,2}(,[0-9]{3})* tokens in, 2 out$`).MatchString(last) {
+		t.Errorf("the last line of run's output is %q, want %q; output:\n%s", last, want, out)
+	}
+	if !strings.Contains(out, "It is an example.") {
+		t.Errorf("run's output lacks the answer:\n%s", out)
+	}
 }

@@ -163,6 +163,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	if final.Answer != "" {
 		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
 	}
+	// what the task cost, always the last line: "model: 3 calls, 4,210 tokens in, 312 out"
+	fmt.Fprintln(io.out, final.Usage)
 	if final.Status != task.StatusSucceeded {
 		return &errTaskFailed{status: final.Status, reason: final.Error}
 	}
