@@ -42,6 +42,10 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 	if err != nil {
 		return errorf(http.StatusInternalServerError, "opening the event stream of task %s: %v", id, err)
 	}
+	// The status goes through echo's response, so echo knows it is sent (go-sse flushes the
+	// writer beneath it, which would send a 200 echo then tries to send again).
+	h.Set("Content-Type", "text/event-stream")
+	c.Response().WriteHeader(http.StatusOK)
 	seq := 0
 	send := func(typ string, v any) bool {
 		data, err := json.Marshal(v)
