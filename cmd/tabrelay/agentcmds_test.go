@@ -19,27 +19,28 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
 // testServer starts `serve`'s server (relay + agent, no model) on a free port with the
 // simulated extension sharing one tab. The end-to-end tests (e2e/agent_test.go) cover the
 // same commands on real Chromium; these check the plain-words errors fast.
-func testServer(t *testing.T) (f *serveFlags, tab string) {
+func testServer(t *testing.T) (f *config.Server, tab string) {
 	t.Helper()
 	f, tab, _ = startTestServer(t)
 	return f, tab
 }
 
 // startTestServer is testServer, also returning the running server.
-func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
+func startTestServer(t *testing.T) (f *config.Server, tab string, srv *server) {
 	t.Helper()
 	return startTestServerEnv(t, nil)
 }
 
 // startTestServerEnv is startTestServer with the environment variables env set (a model's,
 // for instance: the server reads its model from the environment as `tabrelay serve` does).
-func startTestServerEnv(t *testing.T, env map[string]string) (f *serveFlags, tab string, srv *server) {
+func startTestServerEnv(t *testing.T, env map[string]string) (f *config.Server, tab string, srv *server) {
 	t.Helper()
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	t.Setenv("OPENAI_API_KEY", "")
@@ -49,9 +50,9 @@ func startTestServerEnv(t *testing.T, env map[string]string) (f *serveFlags, tab
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f = &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "warn"}}
+	f = &config.Server{Common: config.Common{Addr: "127.0.0.1:0", Home: t.TempDir(), LogLevel: "warn"}}
 	log := zerolog.Nop()
-	srv, err := f.startServer(ctx, &log)
+	srv, err := startServer(ctx, f, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,17 +76,17 @@ func startTestServerEnv(t *testing.T, env map[string]string) (f *serveFlags, tab
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	f.addr = srv.Addr()
+	f.Addr = srv.Addr()
 	return f, tab, srv
 }
 
 // runCmd runs a client command in-process and returns its output and error.
-func runCmd(t *testing.T, fn func(context.Context, []string, stdio) error, f *serveFlags, args ...string) (string, string, error) {
+func runCmd(t *testing.T, fn func(context.Context, []string, stdio) error, f *config.Server, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	all := append([]string{"--addr", f.addr, "--home", f.home}, args...)
+	all := append([]string{"--addr", f.Addr, "--home", f.Home}, args...)
 	err := fn(ctx, all, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
 	return out.String(), errOut.String(), err
 }
@@ -123,7 +124,7 @@ func TestClientCommands(t *testing.T) {
 		{"run without goal", runRun, nil, "run needs a goal"},
 		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
 		{"snapshot args", runSnapshot, []string{"e3"}, "snapshot takes no arguments"},
-		{"negative max tokens", runSnapshot, []string{"--max-tokens", "-5"}, "--max-tokens -5: use a number of tokens"},
+		{"negative max tokens", runSnapshot, []string{"--max-tokens=-5"}, "--max-tokens -5: use a number of tokens"},
 		{"max tokens reach the API", runSnapshot, []string{"--max-tokens", "999999999"}, `maxTokens="999999999" must be a whole number`},
 	}
 	for _, c := range errCases {
@@ -135,13 +136,13 @@ func TestClientCommands(t *testing.T) {
 
 	// no server, wrong home
 	g := *f
-	g.addr = "127.0.0.1:1"
+	g.Addr = "127.0.0.1:1"
 	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.HasPrefix(err.Error(), "tabrelay server not running at 127.0.0.1:1: start it with `tabrelay serve`") {
 		t.Errorf("no server: %v", err)
 	}
 	g = *f
-	g.home = t.TempDir()
-	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.Contains(err.Error(), "no tabrelay secret in "+g.home) {
+	g.Home = t.TempDir()
+	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.Contains(err.Error(), "no tabrelay secret in "+g.Home) {
 		t.Errorf("home without a secret: %v", err)
 	}
 }
@@ -149,9 +150,9 @@ func TestClientCommands(t *testing.T) {
 // TestAPIErrors checks the API's 4xx answers on the simulated extension.
 func TestAPIErrors(t *testing.T) {
 	f, _ := testServer(t)
-	tok := strings.TrimSpace(mustRead(t, f.home+"/token"))
+	tok := strings.TrimSpace(mustRead(t, f.Home+"/token"))
 	do := func(method, path, body string) (int, api.ErrorBody) {
-		req, _ := http.NewRequest(method, "http://"+f.addr+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, "http://"+f.Addr+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -267,10 +268,10 @@ func TestAPIWaitsForTabDuringRestart(t *testing.T) {
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "debug"}}
+	f := &config.Server{Common: config.Common{Addr: "127.0.0.1:0", Home: t.TempDir(), LogLevel: "debug"}}
 	logs := &lockedBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel)
-	srv, err := f.startServer(ctx, &log)
+	srv, err := startServer(ctx, f, &log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +14,8 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 )
-
-func cmdRun(ctx context.Context, args []string) error { return runRun(ctx, args, osStdio()) }
 
 // maxEventSize bounds one event of a task's stream (a task event carries every step's result).
 const maxEventSize = 32 << 20
@@ -39,22 +37,28 @@ func readSSE(r io.Reader, fn func(sse.Event) bool) error {
 	return nil
 }
 
-// runRun implements `tabrelay run "goal"`: it starts a task, follows its live events (plan and
-// steps), asks y/n when a step needs confirmation and stdin is a terminal, and prints the
-// answer. It fails (exit code 1) unless the task succeeds; interrupting it cancels the task.
+// goalCmd is `tabrelay run "goal"`.
+type goalCmd struct {
+	config.Client `embed:""`
+	Yes           bool `help:"approve every step that needs confirmation without asking (careful: purchases, messages, deletions)"`
+	// Goal is the request, in words; everything from its first word on belongs to it.
+	Goal []string `arg:"" sep:"none" optional:"" passthrough:"partial" placeholder:"goal"`
+}
+
 func runRun(ctx context.Context, args []string, io stdio) error {
-	var yes bool
-	f, fs, err := parseClient("run", args, io, func(fs *flag.FlagSet) {
-		fs.BoolVar(&yes, "yes", false, "approve every step that needs confirmation without asking (careful: purchases, messages, deletions)")
-	})
-	if err != nil {
-		return err
-	}
-	goal := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	return runCommand(ctx, "run", args, io)
+}
+
+// Run starts a task, follows its live events (plan and steps), asks y/n when a step needs
+// confirmation and stdin is a terminal, and prints the answer and what the task cost. It fails
+// (exit code 1) unless the task succeeds; interrupting it cancels the task.
+func (r *goalCmd) Run(ctx context.Context, io stdio) error {
+	yes, f := r.Yes, &r.Client
+	goal := strings.TrimSpace(strings.Join(r.Goal, " "))
 	if goal == "" {
 		return errors.New(`run needs a goal: tabrelay run "find the cheapest kettle on this page"`)
 	}
-	c := f.client()
+	c := newClient(f)
 	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	// The same entry as the side panel: a skill the request names, then a simple command
 	// through the fast path (no model needed), then a task of the model.
@@ -62,7 +66,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		ID     string      `json:"id"`
 		Status task.Status `json:"status"`
 	}
-	err = c.postJSON(sctx, "/command", map[string]any{"text": goal, "tab": f.tab, "approve": yes, "wait": false}, &started)
+	err := c.postJSON(sctx, "/command", map[string]any{"text": goal, "tab": f.Tab, "approve": yes, "wait": false}, &started)
 	cancel()
 	if err != nil {
 		return err
