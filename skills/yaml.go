@@ -190,7 +190,10 @@ func (f *FieldStep) UnmarshalYAML(n ast.Node) error {
 }
 
 // UnmarshalYAML decodes an expectation strictly.
-func (e *Expect) UnmarshalYAML(n ast.Node) error { type plain Expect; return strictInto(n, (*plain)(e)) }
+func (e *Expect) UnmarshalYAML(n ast.Node) error {
+	type plain Expect
+	return strictInto(n, (*plain)(e))
+}
 
 // UnmarshalYAML accepts the short string form and the mapping form (strictly).
 func (t *Target) UnmarshalYAML(n ast.Node) error {

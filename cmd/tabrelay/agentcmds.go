@@ -258,10 +258,6 @@ type screenshotCmd struct {
 	Extra []string `arg:"" sep:"none" optional:"" hidden:""`
 }
 
-func runScreenshot(ctx context.Context, args []string, io stdio) error {
-	return runCommand(ctx, "screenshot", args, io)
-}
-
 // Run saves a PNG of the tab.
 func (c *screenshotCmd) Run(ctx context.Context, io stdio) error {
 	out, ref, fullPage, labels := c.Out, c.Ref, c.FullPage, c.Labels

@@ -14,22 +14,16 @@ import (
 	"github.com/tabrelay/tabrelay/relay"
 )
 
-// runMCP implements `tabrelay mcp`: the MCP server on stdio. With a tabrelay server running at
-// --addr it relays every MCP call to that server's /mcp (after the server proved it knows the
-// secret; each request carries a short-lived credential, never the secret), so the agent sees
-// the user's shared tabs and paired extension; with none answering it starts one in this
-// process and says so on stderr.
-func runMCP(ctx context.Context, args []string, io stdio) error {
-	return runCommand(ctx, "mcp", args, io)
-}
-
 // mcpCmd is `tabrelay mcp`; it takes the server's flags for the server it may start.
 type mcpCmd struct {
 	config.Server `embed:""`
 	Tools         string `help:"tools to offer: empty for the core set, \"all\", or names added to the core set (e.g. \"hover,drag,network\")"`
 }
 
-// Run serves MCP on stdio.
+// Run serves MCP on stdio. With a tabrelay server running at --addr it relays every MCP call
+// to that server's /mcp (after the server proved it knows the secret; each request carries a
+// short-lived credential, never the secret), so the agent sees the user's shared tabs and
+// paired extension; with none answering it starts one in this process and says so on stderr.
 func (m *mcpCmd) Run(ctx context.Context, io stdio) error {
 	f, tools := &m.Server, &m.Tools
 	c := newClient(&config.Client{Common: f.Common})
