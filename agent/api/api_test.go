@@ -472,3 +472,31 @@ func TestAnswersAreCamelCase(t *testing.T) {
 		walk(ty.String(), ty)
 	}
 }
+
+// TestTaskEventsWireFormat: the event stream of a task that has already ended is one
+// `id: 1`, `event: task` message whose data is the whole task, and then the stream ends — the
+// format API.md documents, read back byte for byte.
+func TestTaskEventsWireFormat(t *testing.T) {
+	srv, tok, _ := start(t, nil)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	done := &task.Task{ID: "t-done", Goal: "read the kettle's price", Status: task.StatusSucceeded, Answer: "£20\nand free delivery", CreatedAt: now, UpdatedAt: now}
+	if err := srv.Agent.Store().SaveTask(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	a := call(t, srv.HTTPURL(), tok, http.MethodGet, "/api/tasks/t-done/events", "", nil)
+	if a.status != http.StatusOK || a.header.Get("Content-Type") != "text/event-stream" || a.header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("HTTP %d %v: %s", a.status, a.header, a.body)
+	}
+	got, err := srv.Agent.Store().GetTask(ctx, "t-done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id: 1\nevent: task\ndata: " + string(data) + "\n\n"; string(a.body) != want {
+		t.Fatalf("stream\n%q\nwant\n%q", a.body, want)
+	}
+}
