@@ -57,6 +57,11 @@ type loop struct {
 	nudges   int
 	usage    Usage
 	startRun bool
+	// waits counts the questions and hand-overs of the task (their ids are q1, h2, …).
+	waits int
+	// conversation is the tab's conversation so far, rendered for the first message ("" when
+	// the task starts one).
+	conversation string
 	// approved: the user approved beforehand the steps that need confirmation (a simple
 	// command sent with "approve": true).
 	approved bool
@@ -145,6 +150,13 @@ func (l *loop) run() {
 // start resolves the tab and puts the goal and the first snapshot in the history.
 func (l *loop) start() {
 	var b strings.Builder
+	conv := ""
+	if l.conversation != "" {
+		// earlier answers and findings can quote pages: they are page content too
+		conv = "Earlier in this conversation in this tab (oldest first; the user's follow-up may refer to it; answers may quote pages):\n" +
+			pageBlock(l.conversation) + "\n\n"
+	}
+	b.WriteString(conv)
 	fmt.Fprintf(&b, "Goal: %s\n\n", l.rn.task.Goal)
 	if err := l.refreshTab(); err != nil {
 		fmt.Fprintf(&b, "Listing tabs failed: %s\n", pageErr(err))
@@ -164,7 +176,7 @@ func (l *loop) start() {
 		}
 	}
 	l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: b.String(), full: full,
-		summary: fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
+		summary: conv + fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
 			pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120))))})
 }
 
@@ -475,6 +487,10 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		return result{text: "ok", finish: &finish{status: StatusFailed, err: reason}}
 	case toolUpdatePlan:
 		return l.updatePlan(args)
+	case toolAskUser:
+		return l.askUser(args)
+	case toolHandOver:
+		return l.handOver(args)
 	}
 	if l.isBoxTool(name) {
 		return l.callBox(name, args)
@@ -590,6 +606,9 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		return result{err: err}
 	}
 	ac := acs[0]
+	if ac.Element.Role != "" {
+		step.Target = targetOf(ac.Page, ac.Element)
+	}
 	if u := navURL(a); u != "" {
 		if err := l.navigationAllowed(u); err != nil {
 			return result{blocked: true, err: err}
@@ -938,4 +957,25 @@ func capSnapshot(s string, n int) string {
 
 func sortTasks(ts []*Task) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].CreatedAt.After(ts[j].CreatedAt) })
+}
+
+// targetOf names element el of page by role and name, with its place among equals.
+func targetOf(page *snapshot.Snapshot, el snapshot.Node) *Target {
+	t := &Target{Role: el.Role, Name: el.Name}
+	if page == nil {
+		return t
+	}
+	n, at := 0, 0
+	for _, o := range page.Nodes() {
+		if o.Role == el.Role && o.Name == el.Name {
+			n++
+			if o.Ref == el.Ref {
+				at = n
+			}
+		}
+	}
+	if n > 1 {
+		t.Nth = at
+	}
+	return t
 }

@@ -29,6 +29,11 @@ const (
 	toolUpdatePlan = "update_plan"
 	toolFinish     = "finish"
 	toolFail       = "fail"
+	// toolAskUser asks the user a question and waits for the answer (Runner.Answer).
+	toolAskUser = "ask_user"
+	// toolHandOver hands the tab to the person for a step only they may do (signing in, a
+	// CAPTCHA, a 2FA code) and waits until they press Continue (Runner.Continue).
+	toolHandOver = "hand_over"
 )
 
 // Tools returns the tool definitions offered to the model: the action registry's tools
@@ -56,6 +61,13 @@ func toolsFrom(reg *actions.Registry, vision bool) []llms.Tool {
 		}, "steps")),
 		tool(toolFinish, "The goal is achieved: give the user the answer or a one-line summary of what was done.", obj(map[string]any{"answer": str("answer for the user")}, "answer")),
 		tool(toolFail, "The goal cannot be achieved: say why and what the user could do.", obj(map[string]any{"reason": str("reason")}, "reason")),
+		tool(toolAskUser, "Ask the user a question when the goal leaves something open that you must not guess (which address, which account, which of several matches). The task waits for the answer, which comes back as this tool's result. Offer choices when there are a few clear options.", obj(map[string]any{
+			"question": str("the question, short and self-contained"),
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the answers to offer (optional; leave out for a free-text answer)"},
+		}, "question")),
+		tool(toolHandOver, "Hand the tab over to the person for something only they may do: signing in, a CAPTCHA, a 2FA or one-time code, a consent or payment wall. Say exactly what they must do in this tab; the task waits until they press Continue, then you get a fresh snapshot of the page.", obj(map[string]any{
+			"instruction": str("what the person must do in this tab, e.g. \"Sign in to your bank in this tab, then press Continue.\""),
+		}, "instruction")),
 	)
 }
 
@@ -66,7 +78,7 @@ func isScreenshot(k *actions.Kind) bool { return k.Params() == reflect.TypeFor[a
 // afterwards): the loop's own tools and actions of risk class Reads.
 func isReadOnlyTool(name string) bool {
 	switch name {
-	case toolUpdatePlan, toolFinish, toolFail:
+	case toolUpdatePlan, toolFinish, toolFail, toolAskUser, toolHandOver:
 		return true
 	}
 	k := toolKind(name)

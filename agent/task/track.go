@@ -24,7 +24,7 @@ type Tracked struct {
 // the task itself.
 func (r *Runner) Track(ctx context.Context, t *Task) (context.Context, *Tracked) {
 	tctx, cancel := context.WithCancelCause(ctx)
-	rn := &run{task: t.Clone(), cancel: cancel, done: make(chan struct{}), pending: map[string]chan bool{}}
+	rn := newRun(t.Clone(), cancel)
 	tr := &Tracked{r: r, rn: rn, stop: func() bool { return false }}
 	r.mu.Lock()
 	r.runs[t.ID] = rn
