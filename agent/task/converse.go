@@ -40,7 +40,11 @@ func (r *Runner) Answer(taskID, questionID, answer string) error {
 	}
 	rn.mu.Lock()
 	ch := rn.answers[questionID]
-	delete(rn.answers, questionID)
+	if strings.HasPrefix(questionID, "q") {
+		delete(rn.answers, questionID)
+	} else {
+		ch = nil // a hand-over is not answered but continued
+	}
 	rn.mu.Unlock()
 	if ch == nil {
 		return fmt.Errorf("answer: question %q of task %s is %w for an answer (answered already, timed out or never asked)", questionID, taskID, ErrNotWaiting)
@@ -59,7 +63,11 @@ func (r *Runner) Continue(taskID, handoverID string) error {
 	}
 	rn.mu.Lock()
 	ch := rn.answers[handoverID]
-	delete(rn.answers, handoverID)
+	if strings.HasPrefix(handoverID, "h") {
+		delete(rn.answers, handoverID)
+	} else {
+		ch = nil // a question needs an answer
+	}
 	rn.mu.Unlock()
 	if ch == nil {
 		return fmt.Errorf("continue: hand-over %q of task %s is %w for the person (continued already, timed out or never asked)", handoverID, taskID, ErrNotWaiting)

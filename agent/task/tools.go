@@ -61,12 +61,12 @@ func toolsFrom(reg *actions.Registry, vision bool) []llms.Tool {
 		}, "steps")),
 		tool(toolFinish, "The goal is achieved: give the user the answer or a one-line summary of what was done.", obj(map[string]any{"answer": str("answer for the user")}, "answer")),
 		tool(toolFail, "The goal cannot be achieved: say why and what the user could do.", obj(map[string]any{"reason": str("reason")}, "reason")),
-		tool(toolAskUser, "Ask the user a question when the goal leaves something open that you must not guess (which address, which account, which of several matches). The task waits for the answer, which comes back as this tool's result. Offer choices when there are a few clear options.", obj(map[string]any{
-			"question": str("the question, short and self-contained"),
-			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the answers to offer (optional; leave out for a free-text answer)"},
+		tool(toolAskUser, "Ask the user what the goal leaves open and you must not guess (which address, account, item); waits for the answer.", obj(map[string]any{
+			"question": str("question"),
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "answers to offer (optional)"},
 		}, "question")),
-		tool(toolHandOver, "Hand the tab over to the person for something only they may do: signing in, a CAPTCHA, a 2FA or one-time code, a consent or payment wall. Say exactly what they must do in this tab; the task waits until they press Continue, then you get a fresh snapshot of the page.", obj(map[string]any{
-			"instruction": str("what the person must do in this tab, e.g. \"Sign in to your bank in this tab, then press Continue.\""),
+		tool(toolHandOver, "Let the person do a step only they may do (sign-in, CAPTCHA, 2FA code) in this tab; waits until they press Continue, then shows the page.", obj(map[string]any{
+			"instruction": str("what they must do in the tab"),
 		}, "instruction")),
 	)
 }
