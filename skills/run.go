@@ -317,7 +317,7 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
 		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
 	}
-	return &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now(), paramCalls: calls}, nil
+	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls}, nil
 }
 
 // run is one skill run in progress.
@@ -326,12 +326,14 @@ type run struct {
 	sk     *Skill
 	params map[string]string
 	tab    string
-	start  time.Time
-	t      *task.Task
-	tr     *task.Tracked // the task as the runner tracks it (nil without a runner)
-	res    *RunResult
-	draft  []Step // steps as they actually ran (nil until a step is done differently)
-	diff   bool
+	// request is the user's words that started the run ("" when it was started by name).
+	request string
+	start   time.Time
+	t       *task.Task
+	tr      *task.Tracked // the task as the runner tracks it (nil without a runner)
+	res     *RunResult
+	draft   []Step // steps as they actually ran (nil until a step is done differently)
+	diff    bool
 	// paramCalls counts the model calls that found parameter values in the request.
 	paramCalls int
 	// failErr is the error the run failed with, which finish checks for the stop's cause.
@@ -375,7 +377,7 @@ func (r *run) begin(ctx context.Context) context.Context {
 		goal += " (" + strings.Join(shown, ", ") + ")"
 	}
 	now := time.Now()
-	r.t = &task.Task{ID: uuid.NewString(), Goal: goal, TabID: r.tab, Status: task.StatusRunning,
+	r.t = &task.Task{ID: uuid.NewString(), Goal: goal, Request: r.mask(r.request), TabID: r.tab, Status: task.StatusRunning,
 		Model: "skill:" + r.sk.Name, CreatedAt: now, UpdatedAt: now}
 	for _, st := range r.sk.Steps {
 		r.t.Plan = append(r.t.Plan, task.PlanItem{Text: r.mask(describe(st, r.params)), Status: task.PlanPending})

@@ -49,6 +49,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/skills"
 )
 
 // Options configure the agent.
@@ -181,6 +182,9 @@ type Skills interface {
 	// a *skills.MissingParamsError answers 400 listing the missing parameters, a
 	// *skills.ConfirmationError 409 listing the steps approve allows.
 	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
+	// DraftFromTask drafts a skill from a task that succeeded, to review and save like a
+	// recording's draft; it fails wrapping skills.ErrNotSavable when the task cannot be kept.
+	DraftFromTask(ctx context.Context, t *task.Task) (*skills.Draft, error)
 }
 
 // SkillParts are the agent's parts the skills service is built from ([Options.Skills]).

@@ -150,8 +150,11 @@ func (l *loop) handOver(args map[string]any) result {
 // the new id, prefix plus a number) and waits for Runner.Answer or Runner.Continue. ok is false
 // when the time limit passed first; err is set when the task ended meanwhile.
 func (l *loop) wait(s Status, prefix string, ask func(t *Task, id string) Event) (answer string, ok bool, err error) {
-	l.waits++
-	id := fmt.Sprintf("%s%d", prefix, l.waits)
+	if l.waits == nil {
+		l.waits = map[string]int{}
+	}
+	l.waits[prefix]++
+	id := fmt.Sprintf("%s%d", prefix, l.waits[prefix])
 	ch := make(chan string, 1)
 	l.rn.mu.Lock()
 	l.rn.answers[id] = ch

@@ -57,8 +57,9 @@ type loop struct {
 	nudges   int
 	usage    Usage
 	startRun bool
-	// waits counts the questions and hand-overs of the task (their ids are q1, h2, …).
-	waits int
+	// waits counts the questions ("q") and hand-overs ("h") of the task: their ids are q1,
+	// q2, …, h1, h2, ….
+	waits map[string]int
 	// conversation is the tab's conversation so far, rendered for the first message ("" when
 	// the task starts one).
 	conversation string
