@@ -46,6 +46,8 @@ type Event struct {
 	// Question and Handover come with question_asked and handover_requested.
 	Question *Question `json:"question,omitempty"`
 	Handover *Handover `json:"handover,omitempty"`
+	// Usage comes with the answer: the task's model calls and tokens.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Bus is a small publish/subscribe hub for events. Publishing never blocks: a subscriber whose

@@ -225,7 +225,8 @@ func (l *loop) end(s Status, answer, errMsg string) {
 	// saved first: whoever sees the answer and then lists the tasks finds this one ended
 	l.r.save(l.ctx, t)
 	l.r.bus.Publish(Event{Type: EventStatus, TaskID: t.ID, Status: s})
-	l.r.bus.Publish(Event{Type: EventAnswer, TaskID: t.ID, Status: s, Answer: answer, Error: errMsg})
+	usage := t.Usage
+	l.r.bus.Publish(Event{Type: EventAnswer, TaskID: t.ID, Status: s, Answer: answer, Error: errMsg, Usage: &usage})
 	l.opts.Log.Info().Str("task", t.ID).Str("status", string(s)).Int("steps", len(t.Steps)).Int("llm_calls", t.Usage.LLMCalls).Msg("task ended")
 }
 
