@@ -206,7 +206,7 @@ function done() {
     // a skill run's answer comes without the usage: read the task
     api('GET', `/api/tasks/${t.id}`, { timeout: 5000 }).then((full) => {
       const cur = state.task;
-      if (cur?.id === full.id) { cur.usage = full.usage; cur.steps = full.steps || cur.steps; render(); }
+      if (cur && cur.id === full.id) { cur.usage = full.usage; cur.steps = full.steps || cur.steps; render(); }
     }, () => { /* keep what we have */ });
   }
 }
