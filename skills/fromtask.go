@@ -111,10 +111,12 @@ func navigatedTo(before, after string) string {
 	return a.Path
 }
 
-// appearedRe finds a short text or status line a step's observation reports as added.
-var appearedRe = regexp.MustCompile(`(?m)^\+\s+(?:text: (.{2,80})$|(?:status|alert)\b[^"\n]*"([^"\n]{2,80})")`)
+// appearedRe finds a short text or status line a step's observation reports as added ("+") or
+// changed ("~", followed by what it was).
+var appearedRe = regexp.MustCompile(`(?m)^[+~]\s+(?:text: (.{2,80}?)(?: \(was: .*\))?$|(?:status|alert)\b[^"\n]*"([^"\n]{2,80})")`)
 
-// appeared is the first short text or status line added to the page by a step ("" if none).
+// appeared is the first short text or status line a step added to the page or changed ("" if
+// none).
 func appeared(result string) string {
 	m := appearedRe.FindStringSubmatch(result)
 	if m == nil {

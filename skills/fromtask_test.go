@@ -26,6 +26,16 @@ func TestDraftFromTask(t *testing.T) {
 				Result: "result: ok\nchanges since the last snapshot (+ added, - removed, ~ changed):\n<page_content>\n+ status \"Added Ada\" [ref=e9]\n</page_content>"},
 			{Index: 4, Tool: "finish", Args: json.RawMessage(`{"answer":"Added."}`), Status: task.StepOK},
 		}}
+	for _, c := range []struct{ result, want string }{
+		{"+ text: Saved Ada", "Saved Ada"},
+		{"~ status \"Added Ada\" [ref=e9] (was: name \"Not yet\")", "Added Ada"},
+		{"~ text: Saved Ada (was: \"Not saved\")", "Saved Ada"},
+		{"- status \"Gone\"", ""},
+	} {
+		if got := appeared("changes:\n<page_content>\n" + c.result + "\n</page_content>"); got != c.want {
+			t.Errorf("appeared(%q) = %q, want %q", c.result, got, c.want)
+		}
+	}
 	d, err := s.DraftFromTask(context.Background(), &ok)
 	if err != nil {
 		t.Fatal(err)
