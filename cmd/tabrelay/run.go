@@ -57,9 +57,10 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 // steps), asks y/n when a step needs confirmation and stdin is a terminal, and prints the
 // answer. It fails (exit code 1) unless the task succeeds; interrupting it cancels the task.
 func runRun(ctx context.Context, args []string, io stdio) error {
-	var yes bool
+	var yes, fresh bool
 	f, fs, err := parseClient("run", args, io, func(fs *flag.FlagSet) {
 		fs.BoolVar(&yes, "yes", false, "approve every step that needs confirmation without asking (careful: purchases, messages, deletions)")
+		fs.BoolVar(&fresh, "new-conversation", false, "start a new conversation in the tab: the request does not see the tab's earlier requests and answers")
 	})
 	if err != nil {
 		return err
@@ -69,6 +70,11 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return errors.New(`run needs a goal: tabrelay run "find the cheapest kettle on this page"`)
 	}
 	c := f.client()
+	if fresh {
+		if err := newConversation(ctx, c, f.tab); err != nil {
+			return err
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	// The same entry as the side panel: a skill the request names, then a simple command
 	// through the fast path (no model needed), then a task of the model.
@@ -142,6 +148,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 				default:
 					fmt.Fprintf(io.out, "  waiting for your answer: POST /api/tasks/%s/confirm {\"stepId\":%q,\"approve\":true|false} (or rerun with --yes)\n", started.ID, e.Step.ID)
 				}
+			case task.EventQuestion, task.EventHandover:
+				p.line()
+				askTerminal(ctx, c, io, lines, started.ID, e)
 			case task.EventAnswer:
 				return false
 			}

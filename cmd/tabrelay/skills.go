@@ -46,6 +46,8 @@ const skillsUsage = `usage: tabrelay skills [flags] <command>
   record start                       start recording what you do on the tab (--tab)
   record stop [--narration TEXT] [--save] [-o FILE]
                                      stop and print the draft SKILL.md (--save stores it as is)
+  save-task <taskId> [--save] [-o FILE]
+                                     draft a skill from a task that succeeded (print, write or save it)
   save <file>                        store a SKILL.md (its name: decides the skill's name)
   delete <name>                      delete one of your skills
 
@@ -69,9 +71,9 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&pageURL, "url", "", "list: only skills for this page URL")
 	fs.StringVar(&request, "request", "", "run: take missing parameters from these words")
 	fs.StringVar(&narration, "narration", "", "record stop: what you did, in a sentence (names and describes the skill)")
-	fs.BoolVar(&save, "save", false, "record stop: save the draft at once")
+	fs.BoolVar(&save, "save", false, "record stop, save-task: save the draft at once")
 	fs.BoolVar(&yes, "yes", false, "run: approve the steps that need confirmation (purchases, sending, deleting, subscribing…)")
-	fs.StringVar(&out, "o", "", "record stop: write the draft to this file")
+	fs.StringVar(&out, "o", "", "record stop, save-task: write the draft to this file")
 	fs.Usage = func() { fmt.Fprintln(io.err, skillsUsage); fs.PrintDefaults() }
 	// Flags may follow positional arguments: parse in rounds.
 	var pos []string
@@ -89,7 +91,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 	}
 	if len(pos) == 0 {
 		fs.Usage()
-		return errors.New("name a command: list, show, run, record, save or delete")
+		return errors.New("name a command: list, show, run, record, save-task, save or delete")
 	}
 	c := f.client()
 	need := func(n int, what string) error {
@@ -192,31 +194,12 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		if err := c.postJSON(ctx, "/skills/record/stop", api.RecordRequest{Tab: f.tab, Narration: narration}, &d); err != nil {
 			return err
 		}
-		if out != "" {
-			if err := os.WriteFile(out, []byte(d.Markdown), 0o644); err != nil {
-				return fmt.Errorf("write the draft: %w", err)
-			}
+		return printDraft(ctx, c, io, &d, save, out, asJSON)
+	case "save-task":
+		if err := need(1, "<task id>"); err != nil {
+			return err
 		}
-		if save {
-			if err := saveSkill(ctx, c, d.Skill.Name, d.Markdown); err != nil {
-				return err
-			}
-		}
-		switch {
-		case asJSON:
-			return writeJSON(io.out, d)
-		case out == "":
-			fmt.Fprint(io.out, d.Markdown)
-		}
-		switch {
-		case save:
-			fmt.Fprintf(io.err, "saved as %s: run it with `tabrelay skills run %s`\n", d.Skill.Name, d.Skill.Name)
-		case out != "":
-			fmt.Fprintf(io.err, "draft written to %s: review it, then `tabrelay skills save %s`\n", out, out)
-		default:
-			fmt.Fprintln(io.err, "this is a draft: save it with --save next time, or write it to a file with -o and `tabrelay skills save FILE`")
-		}
-		return nil
+		return skillsSaveTask(ctx, c, io, pos[1], save, out, asJSON)
 	case "save":
 		if err := need(1, "<SKILL.md file>"); err != nil {
 			return err
