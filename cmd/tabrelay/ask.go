@@ -10,9 +10,49 @@ import (
 	"github.com/tabrelay/tabrelay/agent/task"
 )
 
-// askTerminal handles, for `tabrelay run`, a question the agent asked or a hand-over: on a
-// terminal (lines is its input) it asks there and sends the answer or the Continue; otherwise it
-// prints how to answer through the API while the task waits.
+// asker puts, for `tabrelay run`, the questions the agent asks and its hand-overs to the user:
+// on a terminal (lines is its input) it asks there and sends the answer or the Continue;
+// otherwise it prints how to answer through the API while the task waits. Each is put once,
+// whether it comes as an event or in the task's state when the stream opens.
+type asker struct {
+	ctx    context.Context
+	c      *apiClient
+	io     stdio
+	lines  *bufio.Reader
+	taskID string
+	seen   map[string]bool
+}
+
+// task puts what the task waits for, as the stream's first event shows it.
+func (a *asker) task(t *task.Task) {
+	switch {
+	case t.Question != nil:
+		a.event(task.Event{Type: task.EventQuestion, Question: t.Question})
+	case t.Handover != nil:
+		a.event(task.Event{Type: task.EventHandover, Handover: t.Handover})
+	}
+}
+
+// event puts a question_asked or handover_requested event's question or hand-over.
+func (a *asker) event(e task.Event) {
+	id := ""
+	switch {
+	case e.Question != nil:
+		id = e.Question.ID
+	case e.Handover != nil:
+		id = e.Handover.ID
+	}
+	if id == "" || a.seen[id] {
+		return
+	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	a.seen[id] = true
+	askTerminal(a.ctx, a.c, a.io, a.lines, a.taskID, e)
+}
+
+// askTerminal asks one question or hand-over (see asker).
 func askTerminal(ctx context.Context, c *apiClient, io stdio, lines *bufio.Reader, taskID string, e task.Event) {
 	switch {
 	case e.Type == task.EventQuestion && e.Question != nil:

@@ -100,6 +100,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		lines = bufio.NewReader(io.in)
 	}
 	p := &runPrinter{w: io.out}
+	ask := &asker{ctx: ctx, c: c, io: io, lines: lines, taskID: started.ID}
 	var final *task.Task
 	streamErr := readSSE(resp.Body, func(ev sseEvent) bool {
 		switch ev.typ {
@@ -114,6 +115,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 					final = &t
 					return false
 				}
+				p.line()
+				ask.task(&t)
 			}
 		default:
 			var e task.Event
@@ -150,7 +153,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 				}
 			case task.EventQuestion, task.EventHandover:
 				p.line()
-				askTerminal(ctx, c, io, lines, started.ID, e)
+				ask.event(e)
 			case task.EventAnswer:
 				return false
 			}
