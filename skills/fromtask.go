@@ -95,6 +95,12 @@ func capturedFromStep(st task.Step) (captured, bool, error) {
 		c.Checked = a.Checked == nil || *a.Checked
 	case "navigate":
 		c.URL, c.ExpectTo = a.URL, ""
+	case "hand_over":
+		var h struct {
+			Instruction string `json:"instruction"`
+		}
+		_ = json.Unmarshal(st.Args, &h)
+		c.Value, c.ExpectTo = h.Instruction, ""
 	default:
 		return captured{}, false, nil
 	}

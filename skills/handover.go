@@ -178,7 +178,13 @@ func (r *run) stepsFromTask(t *task.Task, pre, post *snapshot.Snapshot) ([]Step,
 				continue
 			}
 			st.Text = r.templatize(a.Text)
-		case "snapshot", "update_plan", "finish", "tabs", "screenshot", "scroll":
+		case "hand_over":
+			var h struct {
+				Instruction string `json:"instruction"`
+			}
+			_ = json.Unmarshal(ts.Args, &h)
+			st.Text = h.Instruction
+		case "snapshot", "update_plan", "finish", "tabs", "screenshot", "scroll", "ask_user":
 			continue
 		default:
 			return nil, false

@@ -545,7 +545,7 @@ func (s *Service) draftWith(ctx context.Context, info Recording, caps []captured
 	for _, c := range caps {
 		t := c.Target
 		st := Step{Do: c.Kind}
-		if c.Kind != "navigate" {
+		if c.Kind != "navigate" && c.Kind != "hand_over" {
 			st.Target = &t
 		}
 		switch c.Kind {
@@ -577,6 +577,8 @@ func (s *Service) draftWith(ctx context.Context, info Recording, caps []captured
 				st.Do = "uncheck"
 			}
 			st.Hint = strings.ToUpper(st.Do[:1]) + st.Do[1:] + " " + t.String()
+		case "hand_over": // from a task's hand-over (DraftFromTask): the person's turn again
+			st.Text = c.Value
 		case "navigate":
 			st.URL = c.URL
 			for v, name := range values {
