@@ -27,6 +27,7 @@ func (s *Service) DraftFromTask(ctx context.Context, t *task.Task) (*Draft, erro
 		return nil, fmt.Errorf("%w: task %s %s; only a task that succeeded can be kept", ErrNotSavable, t.ID, t.Status)
 	}
 	var caps []captured
+	acts := 0 // steps that act on the page (a hand-over alone is no skill)
 	startURL := ""
 	for _, st := range t.Steps {
 		if st.Status != task.StepOK {
@@ -43,8 +44,11 @@ func (s *Service) DraftFromTask(ctx context.Context, t *task.Task) (*Draft, erro
 			startURL = st.URLBefore
 		}
 		caps = append(caps, c)
+		if c.Kind != "hand_over" {
+			acts++
+		}
 	}
-	if len(caps) == 0 {
+	if acts == 0 {
 		return nil, fmt.Errorf("%w: task %s did nothing on a page that a skill can replay (it only read pages or answered)", ErrNotSavable, t.ID)
 	}
 	d, err := s.draftWith(ctx, Recording{Tab: t.TabID, URL: startURL, StartedAt: t.CreatedAt}, caps, t.Shown(), false)
