@@ -800,7 +800,7 @@ func testPanelHealedDraft(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	)
 	calls := oa.Calls()
 	pe.ask(t, "run stash-order")
-	pe.waitText(t, "task-goal", "skill stash-order", 10*time.Second)
+	pe.waitText(t, "task-goal", "run stash-order", 10*time.Second) // what the user asked
 	note := pe.waitText(t, "draft", "Review the updated skill stash-order", 10*time.Second)
 	var md, name string
 	pe.js(t, `document.getElementById('draft-md').value`, &md)
