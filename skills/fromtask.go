@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/task"
 )
 
@@ -76,7 +77,7 @@ func capturedFromStep(st task.Step) (captured, bool, error) {
 	}
 	c := captured{Kind: st.Tool, URL: st.URLBefore, ExpectTo: navigatedTo(st.URLBefore, st.URLAfter)}
 	switch st.Tool {
-	case "click", "type", "select", "check":
+	case "click", "type", "select", "check", "hover":
 		if st.Target == nil {
 			return captured{}, false, errors.New("the element it acted on was not recorded")
 		}
@@ -85,6 +86,7 @@ func capturedFromStep(st task.Step) (captured, bool, error) {
 	switch st.Tool {
 	case "click":
 		c.ExpectText = appeared(st.Result)
+	case "hover", "back", "forward", "reload":
 	case "type":
 		c.Value, c.Submit = a.Text, a.Submit
 		c.Password = strings.Contains(strings.ToLower(c.Target.Name), "password")
@@ -106,10 +108,24 @@ func capturedFromStep(st task.Step) (captured, bool, error) {
 		_ = json.Unmarshal(st.Args, &h)
 		c.Value, c.ExpectTo = h.Instruction, ""
 	default:
-		return captured{}, false, nil
+		// Reading, looking and the loop's own tools (plan, answer, questions) are left out;
+		// other page actions a skill cannot replay yet refuse the whole task rather than drop
+		// a step.
+		if loopTools[st.Tool] {
+			return captured{}, false, nil
+		}
+		for _, k := range actions.Default().All() {
+			if k.ToolName() == st.Tool && (k.Risk == actions.Reads || k.Risk == actions.Views) {
+				return captured{}, false, nil
+			}
+		}
+		return captured{}, false, fmt.Errorf("a %s step cannot be kept in a skill yet", st.Tool)
 	}
 	return c, true, nil
 }
+
+// loopTools are the task loop's own tools, which do nothing on the page.
+var loopTools = map[string]bool{"update_plan": true, "finish": true, "fail": true, "ask_user": true}
 
 // navigatedTo is the path a step led to when it changed the page's path ("" otherwise).
 func navigatedTo(before, after string) string {

@@ -59,6 +59,7 @@ func TestDraftFromTask(t *testing.T) {
 	}{
 		{"failed", task.Task{ID: "t2", Status: task.StatusFailed, Steps: ok.Steps}},
 		{"only read", task.Task{ID: "t3", Status: task.StatusSucceeded, Steps: ok.Steps[:1]}},
+		{"a step skills cannot replay", task.Task{ID: "t5", Status: task.StatusSucceeded, Steps: append([]task.Step{{Index: 1, Tool: "fill", Args: json.RawMessage(`{"fields":[]}`), Status: task.StepOK}}, ok.Steps...)}},
 		{"element not named", task.Task{ID: "t4", Status: task.StatusSucceeded, Steps: []task.Step{{Index: 1, Tool: "click", Args: json.RawMessage(`{"ref":"e3"}`), Status: task.StepOK}}}},
 	} {
 		if _, err := s.DraftFromTask(context.Background(), &c.t); !errors.Is(err, ErrNotSavable) {

@@ -545,7 +545,9 @@ func (s *Service) draftWith(ctx context.Context, info Recording, caps []captured
 	for _, c := range caps {
 		t := c.Target
 		st := Step{Do: c.Kind}
-		if c.Kind != "navigate" && c.Kind != "hand_over" {
+		switch c.Kind {
+		case "navigate", "hand_over", "back", "forward", "reload": // no element
+		default:
 			st.Target = &t
 		}
 		switch c.Kind {
