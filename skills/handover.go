@@ -38,6 +38,9 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	}
 	r.res.Handovers++
 	r.res.ModelCalls += t.Usage.LLMCalls
+	// the run's task reports the tokens too (its model calls are counted at the end)
+	r.t.Usage.PromptTokens += t.Usage.PromptTokens
+	r.t.Usage.CompletionTokens += t.Usage.CompletionTokens
 	rep.HandoverTask = t.ID
 	for _, st := range t.Steps {
 		st.ID = fmt.Sprintf("s%d", len(r.t.Steps)+1)

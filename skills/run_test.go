@@ -300,7 +300,7 @@ func TestRunHandsRenamedStepToModel(t *testing.T) {
 				t.Fatalf("draft does not parse: %v", err)
 			}
 			tk, _ := st.GetTask(context.Background(), res.TaskID)
-			if tk.Usage.LLMCalls != 2 || !hasTool(tk, "model:click") {
+			if tk.Usage.LLMCalls != 2 || tk.Usage.PromptTokens == 0 || !hasTool(tk, "model:click") {
 				t.Fatalf("recorded task lacks the model's steps: %+v", tk.Steps)
 			}
 			// Task lists show the run's request for the model's part, never the prompt it got.
