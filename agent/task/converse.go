@@ -223,12 +223,13 @@ func argOf(raw []byte, key string) string {
 const DefaultConversationTokens = 2000
 
 // NewConversation starts a new conversation in tab: the next task there does not see the
-// earlier requests and answers. It returns the number of earlier tasks the conversation held.
+// earlier requests and answers (nor, after a restart, one read back from the store). It returns
+// the number of the conversation's tasks this runner ran.
 func (r *Runner) NewConversation(tab string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	conv := r.convs[tab]
-	delete(r.convs, tab)
+	r.convs[tab] = "" // known and empty: the next task starts one, none is read back
 	if conv == "" {
 		return 0
 	}
@@ -241,6 +242,45 @@ func (r *Runner) NewConversation(tab string) int {
 		rn.mu.Unlock()
 	}
 	return n
+}
+
+// storedConversation is a tab's conversation read back from the store after a restart.
+type storedConversation struct {
+	id    string
+	turns []*Task // oldest first
+}
+
+// conversationScan is how many recent stored tasks restoreConversation reads.
+const conversationScan = 50
+
+// restoreConversation reads back from the store, when this runner does not know the tab's
+// conversation yet (the server restarted), the conversation of the tab's latest stored task
+// and its ended tasks; nil when there is none (or no store).
+func (r *Runner) restoreConversation(ctx context.Context, tab string) *storedConversation {
+	r.mu.Lock()
+	_, known := r.convs[tab]
+	r.mu.Unlock()
+	if known || r.opts.Store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ts, err := r.opts.Store.ListTasks(ctx, conversationScan, 0)
+	if err != nil {
+		r.opts.Log.Warn().Err(err).Msg("reading the tab's earlier conversation")
+		return nil
+	}
+	sortTasks(ts)
+	var c *storedConversation
+	for _, t := range ts { // most recent first
+		if c == nil && t.TabID == tab && t.Conversation != "" {
+			c = &storedConversation{id: t.Conversation}
+		}
+		if c != nil && t.Conversation == c.id && t.Status.Done() {
+			c.turns = append([]*Task{t}, c.turns...)
+		}
+	}
+	return c
 }
 
 // conversation returns the tab's conversation id (a new one when it has none) and its earlier

@@ -3,12 +3,14 @@ package task_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 )
 
 // waitEvent returns the first event of type typ from events (failing after 10 s).
@@ -204,5 +206,48 @@ func TestConversationBudgetDropsOldest(t *testing.T) {
 	msg := srv.LastRequest().Messages[0].Text
 	if !strings.Contains(msg, "third request") || strings.Contains(msg, "first request") || !strings.Contains(msg, "older turns left out") {
 		t.Errorf("budget: the newest turns should stay, the oldest go:\n%s", msg)
+	}
+}
+
+// TestConversationSurvivesRestart: a new runner on the same task store (the server restarted)
+// reads the tab's conversation back for the next request there; New conversation still clears
+// it.
+func TestConversationSurvivesRestart(t *testing.T) {
+	store, err := taskstore.Open(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("finish", `{"answer":"The blue kettle costs 39 EUR."}`),
+		llmtest.ToolCall("finish", `{"answer":"Added."}`),
+		llmtest.ToolCall("finish", `{"answer":"Fresh."}`),
+	)
+	first := newRunner(t, srv, newShop(), func(o *task.Options) { o.Store = store })
+	tk, err := first.Start(context.Background(), "Find a kettle", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Wait(context.Background(), tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	second := newRunner(t, srv, newShop(), func(o *task.Options) { o.Store = store })
+	tk2, err := second.Start(context.Background(), "Add it to the cart", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := second.Wait(context.Background(), tk2.ID)
+	if done.Conversation != tk.Conversation {
+		t.Errorf("after the restart the tab's conversation is %q, want %q", done.Conversation, tk.Conversation)
+	}
+	if msg := srv.Requests()[1].Messages[0].Text; !strings.Contains(msg, "the user asked: Find a kettle") || !strings.Contains(msg, "The blue kettle costs 39 EUR.") {
+		t.Errorf("the follow-up after a restart lacks the earlier turn:\n%s", msg)
+	}
+	second.NewConversation("t1")
+	tk3, _ := second.Start(context.Background(), "What now?", "t1")
+	done, _ = second.Wait(context.Background(), tk3.ID)
+	if done.Conversation == tk.Conversation || strings.Contains(srv.LastRequest().Messages[0].Text, "Earlier in this conversation") {
+		t.Errorf("New conversation after a restart kept the stored one")
 	}
 }

@@ -238,9 +238,19 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 	stop := context.AfterFunc(r.base, func() { cancel(errClosed) })
 	rn := newRun(t, cancel)
 	var turns []*Task
+	var restored *storedConversation
+	if req.Conversation && tabID != "" {
+		restored = r.restoreConversation(parent, tabID)
+	}
 	r.mu.Lock()
 	if req.Conversation && tabID != "" {
+		if restored != nil && r.convs[tabID] == "" {
+			r.convs[tabID] = restored.id
+		}
 		t.Conversation, turns = r.conversation(tabID, uuid.NewString())
+		if restored != nil && t.Conversation == restored.id {
+			turns = append(restored.turns, turns...)
+		}
 	}
 	r.runs[t.ID] = rn
 	memory := make([]*Task, 0, len(r.memory))
