@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -175,6 +176,8 @@ func (l *loop) wait(s Status, prefix string, ask func(t *Task, id string) Event)
 	l.r.bus.Publish(Event{Type: EventStatus, TaskID: t.ID, Status: s})
 	l.r.bus.Publish(ev)
 	l.opts.Log.Info().Str("task", t.ID).Str("wait", id).Dur("limit", limit).Msg("waiting for the user")
+	// the user's time is not the task's: its time limit stands still meanwhile
+	defer l.clock.pause()()
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	defer func() {
@@ -364,4 +367,46 @@ func lastURL(t *Task) string {
 		}
 	}
 	return ""
+}
+
+// clock is a task's time limit, which can stand still while the task waits for the user.
+type clock struct {
+	mu        sync.Mutex
+	timer     *time.Timer
+	deadline  time.Time
+	remaining time.Duration // while paused
+	paused    bool
+}
+
+// startClock calls expire after d of running time.
+func startClock(d time.Duration, expire func()) *clock {
+	return &clock{timer: time.AfterFunc(d, expire), deadline: time.Now().Add(d)}
+}
+
+// pause stops the clock and returns the function that restarts it with the time that was left.
+// On a nil clock (a loop without one) both do nothing.
+func (c *clock) pause() (resume func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused || !c.timer.Stop() {
+		return func() {} // paused already, or expired: nothing to resume
+	}
+	c.paused, c.remaining = true, time.Until(c.deadline)
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.paused = false
+		c.deadline = time.Now().Add(c.remaining)
+		c.timer.Reset(c.remaining)
+	}
+}
+
+// stop stops the clock for good.
+func (c *clock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timer.Stop()
 }

@@ -251,3 +251,29 @@ func TestConversationSurvivesRestart(t *testing.T) {
 		t.Errorf("New conversation after a restart kept the stored one")
 	}
 }
+
+// TestWaitingForTheUserStopsTheClock: the task's time limit stands still while it waits for an
+// answer, so a user who takes longer than the whole limit to answer does not end the task.
+func TestWaitingForTheUserStopsTheClock(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("ask_user", `{"question":"Which address?"}`),
+		llmtest.ToolCall("finish", `{"answer":"ok"}`),
+	)
+	r := newRunner(t, srv, newShop(), func(o *task.Options) { o.Timeout = limit })
+	events, unsub := r.Subscribe("", 64)
+	defer unsub()
+	tk, err := r.Start(context.Background(), "Deliver it", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, events, task.EventQuestion)
+	<-time.After(3 * limit) // the user takes their time: longer than the task's whole limit
+	if err := r.Answer(tk.ID, "q1", "Home"); err != nil {
+		t.Fatalf("the task stopped waiting: %v", err)
+	}
+	done, _ := r.Wait(context.Background(), tk.ID)
+	if done.Status != task.StatusSucceeded {
+		t.Fatalf("task %s: %s", done.Status, done.Error)
+	}
+}

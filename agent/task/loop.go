@@ -60,6 +60,9 @@ type loop struct {
 	// waits counts the questions ("q") and hand-overs ("h") of the task: their ids are q1,
 	// q2, …, h1, h2, ….
 	waits map[string]int
+	// clock is the task's time limit (nil in loops that have none), paused while the task waits
+	// for the user.
+	clock *clock
 	// conversation is the tab's conversation so far, rendered for the first message ("" when
 	// the task starts one).
 	conversation string

@@ -45,7 +45,9 @@ type Options struct {
 	Log zerolog.Logger
 	// MaxSteps bounds the model calls per task (default 30).
 	MaxSteps int
-	// Timeout bounds a task's wall time, waiting for confirmation included (default 10 min).
+	// Timeout bounds a task's wall time, waiting for confirmation included (default 10 min);
+	// the time it waits for the user's answer to a question or for their Continue after a
+	// hand-over does not count (those waits have their own limits).
 	Timeout time.Duration
 	// MaxSnapshotChars caps a snapshot sent to the model (default 30000).
 	MaxSnapshotChars int
@@ -269,9 +271,12 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 		defer close(rn.done)
 		defer stop()
 		defer cancel(nil)
-		tctx, tcancel := context.WithTimeoutCause(ctx, r.opts.Timeout, errTimeout)
-		defer tcancel()
+		tctx, tcancel := context.WithCancelCause(ctx)
+		defer tcancel(nil)
+		clock := startClock(r.opts.Timeout, func() { tcancel(errTimeout) })
+		defer clock.stop()
 		l := newLoop(r, rn, tctx, memory)
+		l.clock = clock
 		l.conversation = conversationText(turns, r.opts.ConversationTokens)
 		if fast != nil {
 			l.runFast(fast)
