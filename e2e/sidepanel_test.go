@@ -811,6 +811,11 @@ func testPanelHealedDraft(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	if !strings.Contains(goal, "may be labelled differently") {
 		t.Errorf("the model was not given the skill's notes:\n%s", goal)
 	}
+	// the recent tasks show the request, for the model's part too, never the prompt it got
+	recent := pe.waitText(t, "recent", "run stash-order, step 1 (handed to the model)", 10*time.Second)
+	if strings.Contains(recent, "You are running the skill") {
+		t.Errorf("the recent tasks show the model's prompt:\n%s", recent)
+	}
 	pe.shot(t, "healed-draft")
 	pe.click(t, "draft-save")
 	var saved string
