@@ -1,8 +1,10 @@
 // Package task runs the agent's tasks: a tool-calling loop over a langchaingo model
 // (llms.Model.GenerateContent with JSON-schema tools) that reads pages as role snapshots and acts
 // on them through a narrow [Browser] interface, keeps a plan, records every step, pauses for the
-// user's confirmation before irreversible or sensitive steps, publishes live [Event]s and
-// persists tasks through a [Store].
+// user's confirmation before irreversible or sensitive steps, asks the user what the request
+// leaves open ([Runner.Answer]) and hands the tab over for what only the person may do
+// ([Runner.Continue]), keeps a conversation per tab ([Runner.NewConversation]), publishes live
+// [Event]s and persists tasks through a [Store].
 //
 // The loop heeds langchaingo's quirks: one ToolCallResponse per tool message, one tool call per
 // AI message in the history (the anthropic provider only sends back an AI message's first
