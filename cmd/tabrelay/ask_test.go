@@ -158,3 +158,28 @@ func TestRunWaitsForAnAPIAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNewConversation: a second `tabrelay run` in the tab sees the first request; with
+// --new-conversation it does not.
+func TestRunNewConversation(t *testing.T) {
+	remembers := llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.Messages[0].Text, "the user asked: find the kettle") {
+			return llmtest.ToolCall("finish", `{"answer":"remembered"}`)
+		}
+		return llmtest.ToolCall("finish", `{"answer":"fresh"}`)
+	})
+	f := startModelServer(t, llmtest.ToolCall("finish", `{"answer":"found"}`), remembers, remembers)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"find the kettle"}, "found"},
+		{[]string{"open it"}, "remembered"},
+		{[]string{"--new-conversation", "open it"}, "fresh"},
+	} {
+		out, errOut, err := runCmd(t, runRun, f, c.args...)
+		if err != nil || !strings.Contains(out, "\n"+c.want+"\n") {
+			t.Errorf("run %q: %v\n%s\n%s", c.args, err, out, errOut)
+		}
+	}
+}
