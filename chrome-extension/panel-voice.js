@@ -12,6 +12,12 @@ import { api, ApiError } from './panel-api.js';
 /** Constraints that keep the captured level undistorted (no processing meant for calls). */
 const AUDIO = { echoCancellation: false, autoGainControl: false, noiseSuppression: false };
 
+/**
+ * A recording shorter than this holds no word: it is heard as nothing, not sent (the browser's
+ * encoder may not have written any audio yet, and the server could not decode it).
+ */
+export const MIN_RECORDING_MS = 250;
+
 /** Thrown when the microphone is not allowed (the panel links to mic.html). */
 export class MicNotAllowed extends Error {}
 
@@ -168,6 +174,10 @@ export class Capture {
     }
     this.release();
     this.timings.recordedAt = Date.now();
+    if (this.timings.releaseAt - this.timings.captureStartAt < MIN_RECORDING_MS) {
+      this.timings.transcribedAt = Date.now();
+      return { text: '', via: 'server', timings: this.timings };
+    }
     const q = new URLSearchParams();
     const tab = this.opts.tab();
     if (tab) q.set('tab', tab);

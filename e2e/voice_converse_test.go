@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ import (
 // OpenAI-protocol server, and a fake microphone whose WAV (spoken by flite) is changed between
 // presses: pressing the microphone silences the panel; the live transcript shows while the
 // browser recognises; a spoken "yes" approves the waiting step and starts no task; a spoken
-// "stop" stops the running task; a CSV answer is described, not read.
+// "stop" stops the running task; a CSV answer is described, not read; a question the agent
+// asks is said aloud and a spoken choice answers it; a hand-over is said aloud and a spoken
+// "continue" resumes the task.
 func TestPanelVoiceConversation(t *testing.T) {
 	began := time.Now()
 	oa := llmtest.NewOpenAI(t)
@@ -40,7 +43,8 @@ func TestPanelVoiceConversation(t *testing.T) {
 	t.Run("SpokenYesApproves", func(t *testing.T) { testSpokenYes(t, pe, oa) })
 	t.Run("SpokenStopStops", func(t *testing.T) { testSpokenStop(t, pe, oa) })
 	t.Run("TableAnswerDescribed", func(t *testing.T) { testTableAnswerSpoken(t, pe, oa) })
-	t.Run("SpokenChoiceHeard", func(t *testing.T) { testSpokenChoiceHeard(t, pe) })
+	t.Run("SpokenAnswer", func(t *testing.T) { testSpokenAnswer(t, pe, oa) })
+	t.Run("SpokenContinue", func(t *testing.T) { testSpokenContinue(t, pe, oa) })
 	t.Logf("TestPanelVoiceConversation took %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -117,7 +121,9 @@ func (pe *panelEnv) taskCount(t *testing.T) int {
 
 // testMicInterruptsSpeech: while the panel says something long with the server's voice,
 // pressing the microphone stops it at once (in the same turn as the press: nothing awaits
-// first); the voice still on its way is dropped too.
+// first); the voice still on its way is dropped too. A release too soon after the press to hold
+// a word is heard as nothing (the recording is not sent: the browser's encoder may not have
+// written any audio yet, which the server cannot decode).
 func testMicInterruptsSpeech(t *testing.T, pe *panelEnv) {
 	pe.micSays(t, "")
 	long := strings.Repeat("This is a long answer that the person does not want to hear to the end. ", 6)
@@ -282,24 +288,98 @@ func testTableAnswerSpoken(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	})
 }
 
-// testSpokenChoiceHeard: while a question with choices waits, the panel sends its state and
-// choices with the recording, and the offline engine hears a choice's name said alone ("work",
-// which the general model reads as other words); the panel routes it as the answer. The task
-// here is the panel's own view of one (the question routes come with the converse work; the
-// full spoken question-and-answer test goes with them): only the way to the transcript and the
-// decision are checked, not the answer's delivery.
-func testSpokenChoiceHeard(t *testing.T, pe *panelEnv) {
-	pe.js(t, `(tabrelayPanel.state.task = {id: 'voice-q', goal: 'ship it', status: 'waiting_input', plan: [], steps: [],
-		question: {id: 'q1', text: 'Which address?', choices: ['Home', 'Work']}}, true)`, nil)
-	defer pe.js(t, `(tabrelayPanel.state.task = null, true)`, nil)
+// spokenPrompt waits until the panel has said want (the speaker's last text, as the panel's
+// own event handling and drawing made it: nothing is injected).
+func (pe *panelEnv) spokenPrompt(t *testing.T, want string) {
+	t.Helper()
+	eventually(t, 15*time.Second, "the panel says "+strconv.Quote(want), func() (bool, string) {
+		var last struct {
+			Text string `json:"text"`
+		}
+		pe.js(t, `tabrelayPanel.speaker.last || {}`, &last)
+		return last.Text == want, last.Text
+	})
+}
+
+// testSpokenAnswer: the agent asks which address, with the choices Home and Work; the panel
+// shows the question from the task's events and says it; the microphone says "work": the
+// offline engine hears it through the grammar built for the question's choices, the panel
+// answers the question with the choice, the model's next request carries the answer, the task
+// finishes — and no new task starts.
+func testSpokenAnswer(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
+	oa.Push(
+		llmtest.ToolCall("ask_user", `{"question":"Which address?","choices":["Home","Work"]}`),
+		llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+			if res := lastToolResult(r); res != "the user answered: Work" {
+				return llmtest.ToolCall("fail", fmt.Sprintf(`{"reason":%q}`, "the answer that came back: "+res))
+			}
+			return llmtest.ToolCall("finish", `{"answer":"Shipping to the Work address."}`)
+		}),
+	)
+	pe.ask(t, "ship my parcel")
+	pe.waitText(t, "question", "Which address?", 15*time.Second)
+	pe.spokenPrompt(t, "Which address? Home or Work?")
+	tasks := pe.taskCount(t)
 	pe.micSays(t, "work")
-	heard, _ := pe.talk(t)
+	heard, speechEnd := pe.talk(t)
 	if heard["text"] != "work" || heard["grammar"] != true {
 		t.Fatalf("heard %v, want \"work\" from the grammar built for the question's choices", heard)
 	}
-	var r map[string]any
-	pe.js(t, `tabrelayPanel.state.voiceLog.findLast(e => e.event === 'routed')`, &r)
-	if r["kind"] != "answer" || r["text"] != "work" {
-		t.Errorf("the spoken choice was %v, want an answer", r)
+	r := pe.routed(t)
+	if r["kind"] != "answer" || r["text"] != "work" || r["error"] != "" {
+		t.Fatalf("the spoken choice was %v, want the question's answer", r)
 	}
+	pe.waitText(t, "voice-state", `Answered "Work".`, 5*time.Second)
+	pe.waitText(t, "answer", "Shipping to the Work address.", 15*time.Second)
+	pe.waitText(t, "task-status", "succeeded", 5*time.Second)
+	if pe.text(t, "question") != "" {
+		t.Error("the question stays shown after the spoken answer")
+	}
+	if n := pe.taskCount(t); n != tasks {
+		t.Errorf("the spoken answer started %d tasks", n-tasks)
+	}
+	if got := pe.text(t, "task-goal"); got != "ship my parcel" {
+		t.Errorf("the panel shows the task %q", got)
+	}
+	t.Logf("spoken answer: end of speech → transcript %d ms (server decode %v ms), → answer applied %d ms",
+		int64(heard["transcribedAt"].(float64))-speechEnd, heard["elapsedMs"], int64(r["appliedAt"].(float64))-speechEnd)
+}
+
+// testSpokenContinue: the agent hands the tab over to the person; the panel shows the
+// hand-over and says it with how to go on; the microphone says "continue": the task resumes
+// from a fresh look at the page and finishes — and no new task starts.
+func testSpokenContinue(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
+	oa.Push(
+		llmtest.ToolCall("hand_over", `{"instruction":"Sign in to the shop in this tab, then press Continue."}`),
+		llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
+			if res := lastToolResult(r); !strings.Contains(res, "pressed Continue (they say they are done). The page now:") {
+				return llmtest.ToolCall("fail", fmt.Sprintf(`{"reason":%q}`, "the hand-over ended with: "+res))
+			}
+			return llmtest.ToolCall("finish", `{"answer":"Signed in, going on."}`)
+		}),
+	)
+	pe.ask(t, "sign me in to the shop")
+	pe.waitText(t, "handover", "Sign in to the shop in this tab", 15*time.Second)
+	pe.spokenPrompt(t, "Sign in to the shop in this tab, then press Continue. Say continue when you are done.")
+	tasks := pe.taskCount(t)
+	pe.micSays(t, "continue")
+	heard, speechEnd := pe.talk(t)
+	if heard["text"] != "continue" || heard["grammar"] != true {
+		t.Fatalf("heard %v, want \"continue\" from the grammar built for the hand-over", heard)
+	}
+	r := pe.routed(t)
+	if r["kind"] != "continue" || r["error"] != "" {
+		t.Fatalf("the spoken continue was %v, want the hand-over's continue", r)
+	}
+	pe.waitText(t, "voice-state", "Continued.", 5*time.Second)
+	pe.waitText(t, "answer", "Signed in, going on.", 15*time.Second)
+	pe.waitText(t, "task-status", "succeeded", 5*time.Second)
+	if pe.text(t, "handover") != "" {
+		t.Error("the hand-over stays shown after the spoken continue")
+	}
+	if n := pe.taskCount(t); n != tasks {
+		t.Errorf("the spoken continue started %d tasks", n-tasks)
+	}
+	t.Logf("spoken continue: end of speech → transcript %d ms (server decode %v ms), → continue applied %d ms",
+		int64(heard["transcribedAt"].(float64))-speechEnd, heard["elapsedMs"], int64(r["appliedAt"].(float64))-speechEnd)
 }
