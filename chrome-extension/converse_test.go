@@ -16,6 +16,23 @@ import (
 // panel does).
 func runConverse(t *testing.T, fn string, args [][]any) []json.RawMessage {
 	t.Helper()
+	in, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runConverseScript(t, `const args = JSON.parse(process.argv[2]);
+console.log(JSON.stringify(args.map((a) => m[process.argv[3]](...a) ?? null)));`, string(in), fn)
+	var res []json.RawMessage
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(args) {
+		t.Fatalf("node converse.js %s answered %d results (want %d), %v:\n%s", fn, len(res), len(args), err, out)
+	}
+	return res
+}
+
+// runConverseScript runs script in node with converse.js imported as m (process.argv[2:] are
+// args) and returns what it printed.
+func runConverseScript(t *testing.T, script string, args ...string) []byte {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("this test runs the panel's converse.js in Node.js 20+ (Debian: apt-get install nodejs): %v", err)
@@ -24,22 +41,12 @@ func runConverse(t *testing.T, fn string, args [][]any) []json.RawMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := json.Marshal(args)
+	full := "const m = await import(process.argv[1]);\n" + script
+	out, err := exec.Command(node, append([]string{"--input-type=module", "-e", full, "file://" + filepath.ToSlash(abs)}, args...)...).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("node converse.js: %v\n%s", err, out)
 	}
-	script := `const m = await import(process.argv[1]);
-const args = JSON.parse(process.argv[2]);
-console.log(JSON.stringify(args.map((a) => m[process.argv[3]](...a) ?? null)));`
-	out, err := exec.Command(node, "--input-type=module", "-e", script, "file://"+filepath.ToSlash(abs), string(in), fn).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node converse.js %s: %v\n%s", fn, err, out)
-	}
-	var res []json.RawMessage
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(args) {
-		t.Fatalf("node converse.js %s answered %d results (want %d), %v:\n%s", fn, len(res), len(args), err, out)
-	}
-	return res
+	return out
 }
 
 // decision is converse.js's Decision, all kinds in one struct.
@@ -200,20 +207,7 @@ func TestSpokenSummary(t *testing.T) {
 // can hear (agent/voice), each to what the grammar means by it: a word the grammar hears but the
 // router does not know would be heard and then asked again.
 func TestAnswerWordsInStep(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("this test runs the panel's converse.js in Node.js 20+ (Debian: apt-get install nodejs): %v", err)
-	}
-	abs, err := filepath.Abs("converse.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := `const m = await import(process.argv[1]);
-console.log(JSON.stringify({approve: m.APPROVE, decline: m.DECLINE, continue: m.CONTINUE}));`
-	out, err := exec.Command(node, "--input-type=module", "-e", script, "file://"+filepath.ToSlash(abs)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node converse.js: %v\n%s", err, out)
-	}
+	out := runConverseScript(t, `console.log(JSON.stringify({approve: m.APPROVE, decline: m.DECLINE, continue: m.CONTINUE}));`)
 	var panel map[string][]string
 	if err := json.Unmarshal(out, &panel); err != nil {
 		t.Fatalf("converse.js lists: %v\n%s", err, out)

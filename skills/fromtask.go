@@ -62,18 +62,9 @@ func (s *Service) DraftFromTask(ctx context.Context, t *task.Task) (*Draft, erro
 // capturedFromStep is what a recorder would have captured of a task's step; ok is false for
 // steps a skill leaves out (reading the page, the plan, the answer).
 func capturedFromStep(st task.Step) (captured, bool, error) {
-	var a struct {
-		Text    string   `json:"text"`
-		Submit  bool     `json:"submit"`
-		Key     string   `json:"key"`
-		Values  []string `json:"values"`
-		Checked *bool    `json:"checked"`
-		URL     string   `json:"url"`
-	}
-	if len(st.Args) > 0 {
-		if err := json.Unmarshal(st.Args, &a); err != nil {
-			return captured{}, false, fmt.Errorf("its arguments are not JSON: %v", err)
-		}
+	a, err := decodeStepArgs(st.Args)
+	if err != nil {
+		return captured{}, false, err
 	}
 	c := captured{Kind: st.Tool, URL: st.URLBefore, ExpectTo: navigatedTo(st.URLBefore, st.URLAfter)}
 	switch st.Tool {
@@ -149,4 +140,27 @@ func appeared(result string) string {
 		return ""
 	}
 	return strings.TrimSpace(m[1] + m[2])
+}
+
+// stepArgs are the arguments of a task's recorded step (task.Step.Args, stored as the model
+// sent them) that a skill step keeps.
+type stepArgs struct {
+	Ref     string   `json:"ref"`
+	Text    string   `json:"text"`
+	Submit  bool     `json:"submit"`
+	Key     string   `json:"key"`
+	Values  []string `json:"values"`
+	Checked *bool    `json:"checked"`
+	URL     string   `json:"url"`
+}
+
+// decodeStepArgs reads a recorded step's arguments (none: the zero stepArgs).
+func decodeStepArgs(raw json.RawMessage) (stepArgs, error) {
+	var a stepArgs
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return stepArgs{}, fmt.Errorf("its arguments are not JSON: %w", err)
+		}
+	}
+	return a, nil
 }

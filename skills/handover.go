@@ -137,16 +137,10 @@ func (r *run) stepsFromTask(t *task.Task, pre, post *snapshot.Snapshot) ([]Step,
 		if ts.Status != task.StepOK {
 			continue
 		}
-		var a struct {
-			Ref     string   `json:"ref"`
-			Text    string   `json:"text"`
-			Submit  bool     `json:"submit"`
-			Key     string   `json:"key"`
-			Values  []string `json:"values"`
-			Checked *bool    `json:"checked"`
-			URL     string   `json:"url"`
+		a, err := decodeStepArgs(ts.Args)
+		if err != nil {
+			return nil, false
 		}
-		_ = json.Unmarshal(ts.Args, &a)
 		st := Step{Do: ts.Tool}
 		if a.Ref != "" {
 			tg, ok := targetFor(pre, a.Ref)
