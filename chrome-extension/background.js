@@ -17,6 +17,7 @@
 //   worker-dispatch.js  answering the relay's requests
 //   worker-badge.js     badge, tooltip and status report
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
+//   worker-downloads.js downloads started in shared tabs, reported to the relay
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
 // chrome.storage.session; settings (relayAddr, token) live in chrome.storage.local.
@@ -27,6 +28,7 @@ import { attach, cdp, handleDetach, shareOpened, toggle } from './worker-sharing
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
+import { onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
 /** @typedef {import('./worker-state.js').SavedState} SavedState */
@@ -45,6 +47,12 @@ chrome.contextMenus.onClicked.addListener((info, tab) => { void onMenuClicked(in
 chrome.runtime.onInstalled.addListener(createMenus);
 
 chrome.debugger.onEvent.addListener((source, method, params) => onDebuggerEvent(source, method, params));
+
+chrome.debugger.onEvent.addListener(onDownloadDebuggerEvent);
+
+chrome.downloads.onCreated.addListener((item) => { void withReady(async () => onDownloadCreated(item)); });
+
+chrome.downloads.onChanged.addListener((delta) => { void withReady(() => onDownloadChanged(delta)); });
 
 chrome.debugger.onDetach.addListener((source, reason) => { void withReady(() => handleDetach(source, reason)); });
 

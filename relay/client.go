@@ -25,6 +25,8 @@ type Client struct {
 	inflight int
 	closed   bool
 	cut      bool // disconnected as too slow (see cutSlow)
+	// dl is the client's Browser.setDownloadBehavior, nil for Chrome's default (download.go).
+	dl *dlBehavior
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -313,7 +315,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 			if dom == "DOM" {
 				t.forgetDocument(s.ext)
 			}
-			if cleanup && disableable(dom) {
+			if cleanup && disableable(dom) && !h.keepsDomain(t, s.ext, dom) {
 				h.internal(t, s.ext, dom+".disable", nil)
 			}
 		}
@@ -649,6 +651,13 @@ func (h *Hub) forward(r *req, domain string) {
 			// another client still uses the domain: keep it on for them
 			delete(users, s)
 			delete(s.enabled, domain) // a replay still due goes out first, as in Chrome
+			s.afterEarlier(func() { r.ok(nil) })
+			return
+		}
+		if h.keepsDomain(t, s.ext, domain) {
+			// the hub needs it on (see download.go): the client stops getting its events
+			h.unmarkEnabled(s, domain)
+			t.dropCache(s.ext, domain)
 			s.afterEarlier(func() { r.ok(nil) })
 			return
 		}

@@ -90,6 +90,8 @@ type Hub struct {
 	gapUntil  time.Time
 	gapTimer  *time.Timer
 	parked    []parkedReq
+	// downloads holds the downloads under way in shared tabs, by guid (see download.go).
+	downloads map[string]*download
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	stopSweep context.CancelFunc
@@ -192,6 +194,8 @@ type target struct {
 	docs map[string]*domDoc
 	// childSeq numbers children in the order they were attached.
 	childSeq int64
+	// dlWatch: the hub switched Page on in the tab's session to see its downloads (download.go).
+	dlWatch bool
 }
 
 type runtimeState struct {

@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// downloadEvents records a connection's Browser.download* events, in order.
+type downloadEvents struct {
+	mu   sync.Mutex
+	evs  []cdpclient.Event
+	done chan struct{} // closed at the first progress event in a final state
+	once sync.Once
+}
+
+func recordDownloads(c *cdpclient.Client) (*downloadEvents, func()) {
+	d := &downloadEvents{done: make(chan struct{})}
+	unsub := c.Subscribe(func(e cdpclient.Event) {
+		if e.Method != "Browser.downloadWillBegin" && e.Method != "Browser.downloadProgress" {
+			return
+		}
+		d.mu.Lock()
+		d.evs = append(d.evs, e)
+		d.mu.Unlock()
+		var p struct {
+			State string `json:"state"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil && (p.State == "completed" || p.State == "canceled") {
+			d.once.Do(func() { close(d.done) })
+		}
+	})
+	return d, unsub
+}
+
+// TestDownloadEventsLikeChrome: a raw CDP client sets allowAndName with events on the browser
+// session and clicks a download link in a tab; Chrome's own endpoint and tabrelay (the real
+// extension) send the same Browser.downloadWillBegin (frameId = the page's main frame, guid, url,
+// suggestedFilename) and Browser.downloadProgress (the same fields, ending "completed" with the
+// whole size), on the same session, and the file is in downloadPath under the guid, byte for byte.
+func TestDownloadEventsLikeChrome(t *testing.T) {
+	e := shared(t)
+	const name, size = "notes.txt", 300
+	likeChrome(t, e.site.URL("/downloads.html?raw"), func(t *testing.T, ctx context.Context, c *cdpclient.Client, pageTarget string) []string {
+		dir := t.TempDir()
+		rec, unsub := recordDownloads(c)
+		defer unsub()
+		if err := c.Call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true}, nil); err != nil {
+			t.Fatalf("Browser.setDownloadBehavior: %v", err)
+		}
+		// leave the browser as it was (Chrome's own endpoint keeps it for the browser's lifetime)
+		defer func() { _ = c.Call(context.Background(), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "default"}, nil) }()
+		var a struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": pageTarget, "flatten": true}, &a); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID}, nil) }()
+		if err := c.Call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.getElementById('small').click()", "userGesture": true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		wait, stop := context.WithTimeout(ctx, 20*time.Second)
+		defer stop()
+		select {
+		case <-rec.done:
+		case <-wait.Done():
+			rec.mu.Lock()
+			t.Fatalf("no final Browser.downloadProgress in 20 s; got %d download events", len(rec.evs))
+		}
+		rec.mu.Lock()
+		evs := append([]cdpclient.Event(nil), rec.evs...)
+		rec.mu.Unlock()
+		var out []string
+		var guid string
+		lastState := ""
+		for _, ev := range evs {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(ev.Params, &m); err != nil {
+				t.Fatal(err)
+			}
+			var p struct {
+				FrameID, GUID, URL, SuggestedFilename, State, FilePath string
+				TotalBytes, ReceivedBytes                     float64
+			}
+			_ = json.Unmarshal(ev.Params, &p)
+			line := fmt.Sprintf("%s session=%q fields: %s", ev.Method, ev.SessionID, jsonShape(m))
+			switch ev.Method {
+			case "Browser.downloadWillBegin":
+				guid = p.GUID
+				line += fmt.Sprintf(" mainFrame=%v url=%v name=%s", p.FrameID == pageTarget, p.URL == e.site.URL(fmt.Sprintf("/download?name=%s&size=%d", name, size)), p.SuggestedFilename)
+			case "Browser.downloadProgress":
+				if p.GUID != guid {
+					line += " (another guid)"
+				}
+				if p.State == lastState && p.State == "inProgress" {
+					continue // how many in-progress reports Chrome sends depends on timing
+				}
+				lastState = p.State
+				line += fmt.Sprintf(" state=%s total=%v", p.State, p.TotalBytes)
+				if p.State == "completed" {
+					line += fmt.Sprintf(" received=%v filePath=<downloadPath>/<guid>:%v", p.ReceivedBytes, p.FilePath == filepath.Join(dir, guid))
+				}
+			}
+			out = append(out, line)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, guid))
+		out = append(out, fmt.Sprintf("file %s: read error %v, same bytes %v", "<downloadPath>/<guid>", err != nil, bytes.Equal(got, fixtures.DownloadBytes(name, size))))
+		for _, l := range out {
+			t.Log(l)
+		}
+		return out
+	})
+}
