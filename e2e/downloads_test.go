@@ -58,14 +58,18 @@ func TestDownloadEventsLikeChrome(t *testing.T) {
 			t.Fatalf("Browser.setDownloadBehavior: %v", err)
 		}
 		// leave the browser as it was (Chrome's own endpoint keeps it for the browser's lifetime)
-		defer func() { _ = c.Call(context.Background(), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "default"}, nil) }()
+		defer func() {
+			_ = c.Call(context.Background(), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "default"}, nil)
+		}()
 		var a struct {
 			SessionID string `json:"sessionId"`
 		}
 		if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": pageTarget, "flatten": true}, &a); err != nil {
 			t.Fatal(err)
 		}
-		defer func() { _ = c.Call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID}, nil) }()
+		defer func() {
+			_ = c.Call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID}, nil)
+		}()
 		if err := c.Call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.getElementById('small').click()", "userGesture": true}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +94,7 @@ func TestDownloadEventsLikeChrome(t *testing.T) {
 			}
 			var p struct {
 				FrameID, GUID, URL, SuggestedFilename, State, FilePath string
-				TotalBytes, ReceivedBytes                     float64
+				TotalBytes, ReceivedBytes                              float64
 			}
 			_ = json.Unmarshal(ev.Params, &p)
 			line := fmt.Sprintf("%s session=%q fields: %s", ev.Method, ev.SessionID, jsonShape(m))

@@ -87,9 +87,9 @@ type Hub struct {
 	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)
 	graceEnd  *time.Timer
 	// gapUntil ends the current gap (see gap.go); parked are the requests waiting in it.
-	gapUntil  time.Time
-	gapTimer  *time.Timer
-	parked    []parkedReq
+	gapUntil time.Time
+	gapTimer *time.Timer
+	parked   []parkedReq
 	// downloads holds the downloads under way in shared tabs, by guid (see download.go).
 	downloads map[string]*download
 	closed    bool
