@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
+	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
@@ -124,4 +127,60 @@ func TestDownloadEventsLikeChrome(t *testing.T) {
 		}
 		return out
 	})
+}
+
+// invoice is the file downloads.html's #invoice link serves.
+const invoiceName, invoiceSize = "invoice-2026-10.pdf", 20000
+
+func invoiceSum() string {
+	s := sha256.Sum256(fixtures.DownloadBytes(invoiceName, invoiceSize))
+	return hex.EncodeToString(s[:])
+}
+
+// openDownloadsPage shares a fresh downloads.html tab (Chrome lets a page start one download
+// without asking, so each test gets its own) and closes it when the test ends.
+func openDownloadsPage(t *testing.T, e *env, marker string) (string, browser.Tab) {
+	t.Helper()
+	url := e.site.URL("/downloads.html?" + marker)
+	tab := e.share(t, url)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.b.CloseTab(ctx, tab)
+	})
+	return url, tab
+}
+
+// TestPlaywrightDownload: Playwright over connectOverCDP, as its docs show:
+// page.waitForEvent('download') fires for a click on a link in a shared tab, download.path()
+// is a file with the served bytes, under the served name.
+func TestPlaywrightDownload(t *testing.T) {
+	e := shared(t)
+	url, _ := openDownloadsPage(t, e, "playwright")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env := e.clientEnv("downloads-playwright")
+	env["PAGE_URL"] = url
+	out := runNode(t, ctx, "downloads-playwright.mjs", env)
+	if out["suggestedFilename"] != invoiceName || out["failure"] != nil || out["sha256"] != invoiceSum() || out["size"] != float64(invoiceSize) {
+		t.Errorf("playwright download = %v; want %s, no failure, %d bytes with SHA-256 %s", out, invoiceName, invoiceSize, invoiceSum())
+	}
+}
+
+// TestPuppeteerDownload: Puppeteer's connect option downloadBehavior {policy: 'allow',
+// downloadPath} (its docs' way): the file a click in a shared tab downloads appears in
+// downloadPath under its suggested name, with the served bytes.
+func TestPuppeteerDownload(t *testing.T) {
+	e := shared(t)
+	url, _ := openDownloadsPage(t, e, "puppeteer")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env := e.clientEnv("downloads-puppeteer")
+	env["PAGE_URL"] = url
+	env["DOWNLOAD_DIR"] = t.TempDir()
+	env["DOWNLOAD_NAME"] = invoiceName
+	out := runNode(t, ctx, "downloads-puppeteer.mjs", env)
+	if out["sha256"] != invoiceSum() || out["size"] != float64(invoiceSize) {
+		t.Errorf("puppeteer download = %v; want %d bytes with SHA-256 %s", out, invoiceSize, invoiceSum())
+	}
 }
