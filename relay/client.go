@@ -615,6 +615,9 @@ func (h *Hub) forward(r *req, domain string) {
 	if r.method == "DOM.getDocument" && h.shareDocument(r) {
 		return
 	}
+	if r.method == "DOM.setFileInputFiles" && h.setFileInputFiles(r) {
+		return
+	}
 	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
 	replay := ""
 	_, suffix, _ := strings.Cut(r.method, ".")

@@ -35,6 +35,9 @@ type HubOptions struct {
 	MaxQueueTotalBytes int
 	// MaxInFlight bounds one client's commands awaiting an answer (default 1000).
 	MaxInFlight int
+	// MaxUploadBytes bounds the files of one DOM.setFileInputFiles the relay sets itself when
+	// the extension has no file access (default DefaultMaxUploadBytes; see upload.go).
+	MaxUploadBytes int64
 	// Logger receives structured logs (default: disabled).
 	Logger *zerolog.Logger
 }
@@ -57,6 +60,9 @@ func (o *HubOptions) defaults() {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 1000
+	}
+	if o.MaxUploadBytes <= 0 {
+		o.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if o.Logger == nil {
 		l := zerolog.Nop()
