@@ -28,7 +28,7 @@ import { attach, cdp, handleDetach, shareOpened, toggle } from './worker-sharing
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
-import { onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
+import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
 /** @typedef {import('./worker-state.js').SavedState} SavedState */
@@ -113,6 +113,7 @@ async function init() {
     state.reason = saved.stoppedReason;
   }
   state.notice = saved.notice ?? '';
+  await checkFileAccess().catch((e) => console.warn('tabrelay: file access', e));
   const tabs = saved.shared ?? [];
   let attachedTabs = new Set();
   try {

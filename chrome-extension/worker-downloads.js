@@ -1,5 +1,6 @@
 // @ts-check
-// Downloads started in shared tabs, for the relay's Browser.setDownloadBehavior (relay/download.go).
+// Downloads started in shared tabs, for the relay's Browser.setDownloadBehavior (relay/download.go),
+// and whether the extension may read local files (for uploads, relay/upload.go).
 //
 // chrome.downloads says where the browser saved a file but not which tab started it; the tab's
 // debugger session says which tab and frame (Page.downloadWillBegin, with the download's guid,
@@ -11,6 +12,16 @@
 import * as P from './protocol.js';
 import { send } from './worker-send.js';
 import { downloads, state } from './worker-state.js';
+
+/**
+ * Reads whether the extension may read local files (chrome://extensions, "Allow access to file
+ * URLs"): without it Chrome refuses uploads from the debugger and the relay sets the files
+ * itself (relay/upload.go); the tooltip says so. Changing it reloads the extension, so once at
+ * start is enough.
+ */
+export async function checkFileAccess() {
+  state.fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
+}
 
 /** Items and tab downloads unmatched for longer than this are forgotten. */
 const MATCH_WINDOW_MS = 60_000;

@@ -71,6 +71,8 @@ export const state = {
   connects: 0,
   /** the relay's welcome said it takes chunk frames (see transmit) */
   chunks: false,
+  /** "Allow access to file URLs" (undefined until checked; see checkFileAccess) @type {boolean|undefined} */
+  fileAccess: undefined,
 };
 
 /**

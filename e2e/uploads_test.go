@@ -110,6 +110,10 @@ func TestUploadWithFileAccess(t *testing.T) {
 	if err := e.b.ServiceWorkerEval(ctx, "chrome.extension.isAllowedFileSchemeAccess()", &on); err != nil || !on {
 		t.Fatalf("file access of the unpacked extension = %v (%v), want on", on, err)
 	}
+	options, tooltip := fileAccessWords(t, e)
+	if !strings.HasPrefix(options, "File access is on") || strings.Contains(tooltip, "File access") {
+		t.Errorf("with file access on, the options page says %q and the tooltip %q; want the options page to say it is on and the tooltip nothing about it", options, tooltip)
+	}
 	uploadWithClients(t, e, "fileaccess")
 	if e.relayLogged("DOM.setFileInputFiles: Chrome says the extension has no file access", nil) {
 		t.Error("the relay set the files itself although Chrome could")
@@ -130,6 +134,10 @@ func TestUploadWithoutFileAccess(t *testing.T) {
 		t.Fatalf("file access = %v (%v), want off", on, err)
 	}
 	paths, _ := uploadFixture(t)
+	options, tooltip := fileAccessWords(t, e)
+	if !strings.HasPrefix(options, "File access is off") || !strings.Contains(options, "up to 50 MB") || !strings.Contains(tooltip, "File access is off") {
+		t.Errorf("with file access off, the options page says %q and the tooltip %q; want both to say it is off and what that changes", options, tooltip)
+	}
 
 	url := e.site.URL("/upload.html?refused")
 	tab := e.share(t, url)
@@ -206,4 +214,27 @@ func dialPage(t *testing.T, ctx context.Context, e *env, targetID string) *cdpcl
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// fileAccessWords reads what the options page says about file access, and the toolbar tooltip
+// of a tab that is not shared.
+func fileAccessWords(t *testing.T, e *env) (options, tooltip string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, "chrome-extension://"+e.b.ExtensionID+"/options.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.b.CloseTab(ctx, tab) //nolint:errcheck // best effort
+	eventually(t, 10*time.Second, "the options page's file access line", func() (bool, string) {
+		if err := e.b.PageEval(ctx, tab, `document.getElementById('file-access').textContent`, &options); err != nil {
+			return false, err.Error()
+		}
+		return options != "", options
+	})
+	if tooltip, err = e.b.Tooltip(ctx, tab); err != nil {
+		t.Fatal(err)
+	}
+	return options, tooltip
 }
