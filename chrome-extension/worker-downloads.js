@@ -38,7 +38,7 @@ export function onDownloadDebuggerEvent(source, method, params) {
   if (!rec?.ready || typeof params?.guid !== 'string' || downloads.byGuid.get(params.guid)?.targetId) return;
   const prior = downloads.byGuid.get(params.guid); // the relay asked to cancel it already
   /** @type {import('./worker-state.js').TabDownload} */
-  const d = { targetId: rec.targetId, url: String(params.url ?? ''), cancel: prior?.cancel ?? false, at: Date.now() };
+  const d = { targetId: rec.targetId, url: String(params.url ?? ''), cancel: prior?.cancel ?? false, reported: false, at: Date.now() };
   downloads.byGuid.set(params.guid, d);
   forgetOld();
   const i = downloads.unmatched.findIndex((item) => item.url === d.url || item.finalUrl === d.url);
@@ -85,11 +85,26 @@ export async function onDownloadChanged(delta) {
 export async function cancelDownload(guid) {
   const d = downloads.byGuid.get(guid);
   if (!d) {
-    downloads.byGuid.set(guid, { targetId: '', url: '', cancel: true, at: Date.now() });
+    downloads.byGuid.set(guid, { targetId: '', url: '', cancel: true, reported: false, at: Date.now() });
     return;
   }
   d.cancel = true;
-  if (d.id !== undefined) await chrome.downloads.cancel(d.id);
+  if (d.id !== undefined) await cancelItem(d.id);
+}
+
+/**
+ * Cancels a download; one that finished already is removed from the disk and the download list,
+ * as if it had been refused.
+ * @param {number} id
+ */
+async function cancelItem(id) {
+  const [item] = await chrome.downloads.search({ id });
+  if (item?.state === P.DownloadState.COMPLETE) {
+    await chrome.downloads.removeFile(id).catch(() => {});
+    await chrome.downloads.erase({ id });
+    return;
+  }
+  await chrome.downloads.cancel(id);
 }
 
 /**
@@ -101,7 +116,7 @@ async function link(guid, d, item) {
   d.id = item.id;
   downloads.byId.set(item.id, guid);
   if (d.cancel) {
-    await chrome.downloads.cancel(item.id).catch((e) => console.warn('tabrelay: cancel download', e));
+    await cancelItem(item.id).catch((e) => console.warn('tabrelay: cancel download', e));
     return;
   }
   // it may have finished before the two were matched
@@ -116,11 +131,10 @@ async function link(guid, d, item) {
  */
 async function report(guid, id) {
   const d = downloads.byGuid.get(guid);
-  if (!d) return;
+  if (!d || d.reported) return;
   const [item] = await chrome.downloads.search({ id });
-  if (!item || item.state === P.DownloadState.IN_PROGRESS || !downloads.byGuid.has(guid)) return;
-  downloads.byGuid.delete(guid);
-  downloads.byId.delete(id);
+  if (!item || item.state === P.DownloadState.IN_PROGRESS || d.reported) return;
+  d.reported = true; // kept a while: a cancel may still come (forgetOld drops it)
   if (state.live) send(P.download(d.targetId, guid, item));
 }
 
@@ -128,6 +142,9 @@ function forgetOld() {
   const old = Date.now() - MATCH_WINDOW_MS;
   downloads.unmatched = downloads.unmatched.filter((i) => Date.parse(i.startTime) >= old);
   for (const [guid, d] of downloads.byGuid) {
-    if (d.id === undefined && d.at < old) downloads.byGuid.delete(guid);
+    if ((d.id === undefined || d.reported) && d.at < old) {
+      downloads.byGuid.delete(guid);
+      if (d.id !== undefined) downloads.byId.delete(d.id);
+    }
   }
 }

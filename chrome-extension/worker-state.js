@@ -83,6 +83,7 @@ export const state = {
  * @property {string} url
  * @property {number} [id] the chrome.downloads id, once matched
  * @property {boolean} cancel the relay asked to cancel it
+ * @property {boolean} reported the relay got its report (kept a while for a late cancel)
  * @property {number} at when it was seen (ms)
  */
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -182,5 +183,105 @@ func TestPuppeteerDownload(t *testing.T) {
 	out := runNode(t, ctx, "downloads-puppeteer.mjs", env)
 	if out["sha256"] != invoiceSum() || out["size"] != float64(invoiceSize) {
 		t.Errorf("puppeteer download = %v; want %d bytes with SHA-256 %s", out, invoiceSize, invoiceSum())
+	}
+}
+
+// TestDownloadDenyLikeChrome: with behavior deny and events on, Chrome's own endpoint and
+// tabrelay both report the download and then its cancelation; in the user's browser the file is
+// not left behind (the extension cancels it, or removes it if it finished first).
+func TestDownloadDenyLikeChrome(t *testing.T) {
+	e := shared(t)
+	likeChrome(t, e.site.URL("/downloads.html?deny"), func(t *testing.T, ctx context.Context, c *cdpclient.Client, pageTarget string) []string {
+		rec, unsub := recordDownloads(c)
+		defer unsub()
+		if err := c.Call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true}, nil); err != nil {
+			t.Fatalf("Browser.setDownloadBehavior: %v", err)
+		}
+		defer func() {
+			_ = c.Call(context.Background(), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "default"}, nil)
+		}()
+		var a struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": pageTarget, "flatten": true}, &a); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			_ = c.Call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID}, nil)
+		}()
+		if err := c.Call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.getElementById('refused').click()", "userGesture": true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		wait, stop := context.WithTimeout(ctx, 20*time.Second)
+		defer stop()
+		select {
+		case <-rec.done:
+		case <-wait.Done():
+			t.Fatal("no final Browser.downloadProgress in 20 s")
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		var out []string
+		for _, ev := range rec.evs {
+			var p struct{ State string }
+			_ = json.Unmarshal(ev.Params, &p)
+			if p.State == "inProgress" {
+				continue // whether any comes before the cancel depends on timing
+			}
+			out = append(out, ev.Method+" "+p.State)
+		}
+		t.Log(out)
+		return out
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eventually(t, 10*time.Second, "the denied download gone from the user's browser", func() (bool, string) {
+		var left []map[string]any
+		if err := e.b.ServiceWorkerEval(ctx, `chrome.downloads.search({urlRegex: 'name=refused.bin'}).then(items => items.filter(i => i.state !== 'interrupted' && i.exists))`, &left); err != nil {
+			return false, err.Error()
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
+}
+
+// TestDownloadWithoutClientAsking: when no client set a download behavior, a download in a
+// shared tab goes where the browser always puts it (chrome.downloads has it, complete), and a
+// connected client gets no download events.
+func TestDownloadWithoutClientAsking(t *testing.T) {
+	e := shared(t)
+	url, tab := openDownloadsPage(t, e, "default")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := cdpclient.Dial(ctx, e.cdpURL(), http.Header{"Authorization": {"Bearer " + e.token()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rec, unsub := recordDownloads(c)
+	defer unsub()
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tab.TargetID, "flatten": true}, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.getElementById('small').click()", "userGesture": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the download saved by the browser", func() (bool, string) {
+		var items []map[string]any
+		if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.downloads.search({}).then(items => items.filter(i => i.referrer === %q && i.state === 'complete' && i.exists))`, url), &items); err != nil {
+			return false, err.Error()
+		}
+		return len(items) == 1, fmt.Sprint(items)
+	})
+	// the events would have come before the browser finished (they go out as Chrome reports)
+	if err := c.Call(ctx, "", "Target.getTargets", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.evs) > 0 {
+		t.Errorf("a client that asked for nothing got download events: %v", rec.evs)
 	}
 }

@@ -42,6 +42,7 @@ type download struct {
 	received float64
 	file     string // where the browser saved it, once the extension said it completed
 	finished bool   // the final progress event went out (or is being prepared)
+	denied   bool   // a client asked deny: it ends canceled, whatever the browser did
 	timer    *time.Timer
 }
 
@@ -156,6 +157,7 @@ func (h *Hub) downloadEvent(t *target, method string, params []byte) {
 		h.log.Info().Str("target", t.id).Str("guid", p.GUID).Msg("download started in a shared tab")
 		h.emitDownload("Browser.downloadWillBegin", params)
 		if h.denyDownloads() {
+			d.denied = true
 			h.cancelDownload(d)
 		}
 		return
@@ -164,6 +166,10 @@ func (h *Hub) downloadEvent(t *target, method string, params []byte) {
 		return
 	}
 	d.total, d.received = p.TotalBytes, p.ReceivedBytes
+	if d.denied && p.State == "completed" {
+		p.State = "canceled" // it finished before the cancel arrived: the extension removes the file
+		params = mustJSON(map[string]any{"guid": d.guid, "totalBytes": d.total, "receivedBytes": d.received, "state": "canceled"})
+	}
 	switch p.State {
 	case "inProgress":
 		h.emitDownload("Browser.downloadProgress", params)
@@ -201,11 +207,15 @@ func (h *Hub) downloadReport(m wire.Download) {
 	if m.ReceivedBytes > 0 {
 		d.received = m.ReceivedBytes
 	}
-	switch m.State {
-	case wire.DownloadStateComplete:
+	switch {
+	case d.denied:
+		d.finished = true
+		delete(h.downloads, d.guid)
+		h.emitDownload("Browser.downloadProgress", mustJSON(map[string]any{"guid": d.guid, "totalBytes": d.total, "receivedBytes": d.received, "state": "canceled"}))
+	case m.State == wire.DownloadStateComplete:
 		d.file = m.Path
 		h.finishDownload(d)
-	case wire.DownloadStateInterrupted:
+	case m.State == wire.DownloadStateInterrupted:
 		d.finished = true
 		delete(h.downloads, d.guid)
 		h.emitDownload("Browser.downloadProgress", mustJSON(map[string]any{"guid": d.guid, "totalBytes": d.total, "receivedBytes": d.received, "state": "canceled"}))
