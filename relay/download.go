@@ -62,6 +62,9 @@ func (h *Hub) setDownloadBehavior(r *req) {
 		return
 	}
 	switch p.Behavior {
+	case "":
+		r.fail(codeInvalidParams, "Invalid parameters: behavior: mandatory field missing (allow, allowAndName, deny or default)")
+		return
 	case "deny", "default":
 	case "allow", "allowAndName":
 		if p.DownloadPath == "" {
