@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
@@ -156,6 +157,26 @@ func TestUploadWithoutFileAccess(t *testing.T) {
 	}
 
 	uploadWithClients(t, e, "nofileaccess")
+	t.Run("agent", func(t *testing.T) {
+		url := e.site.URL("/upload.html?nofileaccess-agent")
+		tab := e.share(t, url)
+		svc := agentActions(t, ctx, e)
+		res, err := svc.Act(ctx, tab.TargetID, actions.Do(actions.Snapshot{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := snapRef(t, res.Snapshot, "button", "Document")
+		if _, err := svc.Act(ctx, tab.TargetID, actions.Do(actions.Upload{Ref: ref, Files: paths})); err != nil {
+			t.Fatalf("the agent's upload without file access: %v", err)
+		}
+		var n int
+		eventually(t, 10*time.Second, "the page got the agent's files", func() (bool, string) {
+			if err := e.b.PageEval(ctx, tab, `window.uploads.length ? window.uploads[0].length : 0`, &n); err != nil {
+				return false, err.Error()
+			}
+			return n == len(paths), fmt.Sprint(n)
+		})
+	})
 	if !e.relayLogged("DOM.setFileInputFiles: Chrome says the extension has no file access", nil) {
 		t.Error("the relay never set files itself: the uploads did not go through the fallback")
 	}
