@@ -256,6 +256,10 @@ func (c *Client) Leave() {
 	}
 	delete(h.clients, c)
 	c.closed = true
+	if c.dl != nil { // its download behavior ends with it, as in Chrome (download.go)
+		c.dl = nil
+		h.unwatchDownloads()
+	}
 	for _, s := range c.sessions {
 		if s.parent == nil || s.parent.c != c {
 			h.endSession(s, true)

@@ -84,7 +84,10 @@ func (h *Hub) setDownloadBehavior(r *req) {
 		return
 	}
 	if p.Behavior == "default" && !p.EventsEnabled {
-		r.c.dl = nil
+		if r.c.dl != nil {
+			r.c.dl = nil
+			h.unwatchDownloads()
+		}
 		r.ok(nil)
 		return
 	}
@@ -114,6 +117,23 @@ func (h *Hub) watchDownloads(t *target) {
 	}
 	t.dlWatch = true
 	h.internal(t, "", "Page.enable", nil)
+}
+
+// unwatchDownloads switches Page off again in the tabs where the hub switched it on, once no
+// client wants downloads any more (unless a client uses Page there). Call with h.mu held.
+func (h *Hub) unwatchDownloads() {
+	if h.downloadsWanted() {
+		return
+	}
+	for _, t := range h.targets {
+		if !t.dlWatch {
+			continue
+		}
+		t.dlWatch = false
+		if len(t.enabled[""]["Page"]) == 0 {
+			h.internal(t, "", "Page.disable", nil)
+		}
+	}
 }
 
 // sharedForDownloads is called for a tab newly shared or attached anew. Call with h.mu held.

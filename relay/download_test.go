@@ -132,6 +132,12 @@ func TestDownloadEventsAndCopy(t *testing.T) {
 	if len(heard) > 0 {
 		t.Errorf("a client that set no download behavior got %d download events", len(heard))
 	}
+	mu.Unlock()
+
+	// the client leaves: nobody wants downloads, the tab's Page goes off again
+	c.Close()
+	e.waitFor("Page off once no client wants downloads", func() bool { return !e.ext.Enabled(tabA, "", "Page") })
+	mu.Lock()
 }
 
 // TestDownloadDeny: deny asks the extension to cancel the download at once; a download that
