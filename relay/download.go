@@ -125,6 +125,13 @@ func (h *Hub) unwatchDownloads() {
 	if h.downloadsWanted() {
 		return
 	}
+	for _, d := range h.downloads {
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		d.finished = true
+	}
+	h.downloads = nil
 	for _, t := range h.targets {
 		if !t.dlWatch {
 			continue
