@@ -3,15 +3,17 @@
 // (protocol in relay/wire/PROTOCOL.md, JS shapes in protocol.js).
 //
 // A tab is shared when the user clicks the toolbar button (or uses the shortcut or the context
-// menu), when a shared tab opens it, or when a relay client asks for a new tab. Sharing means
-// chrome.debugger is attached with flat auto-attach on, every debugger event is forwarded, and
-// the relay's CDP commands are sent to the tab or its child sessions.
+// menu), drags it into the "tabrelay" tab group, when a shared tab opens it, or when a relay
+// client asks for a new tab. Sharing means chrome.debugger is attached with flat auto-attach on
+// (with the onDemand setting: only while a client or the agent drives the tab), every debugger
+// event is forwarded, and the relay's CDP commands are sent to the tab or its child sessions.
 //
 // This file registers every listener and restores the shared tabs at start; the work is in the
 // worker-*.js modules, by concern:
 //   worker-state.js     the one state object, its persistence, withReady
 //   worker-sharing.js   attach, share, unshare, re-attach
 //   worker-tabs.js      tab lifecycle and debugger events
+//   worker-groups.js    the "tabrelay" tab group (drag in to share, out to stop)
 //   worker-socket.js    the relay connection (proof, WebSocket, reconnects, stopped state)
 //   worker-send.js      sending, with chunk frames for large messages
 //   worker-dispatch.js  answering the relay's requests
@@ -20,13 +22,15 @@
 //   worker-downloads.js downloads started in shared tabs, reported to the relay
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
-// chrome.storage.session; settings (relayAddr, token) live in chrome.storage.local.
+// chrome.storage.session; settings (relayAddr, token, tabGroup, onDemand) live in
+// chrome.storage.local.
 
 import { refreshBadges, statusReport } from './worker-badge.js';
 import { createMenus, onCommand, onMenuClicked, onMessage } from './worker-commands.js';
-import { attach, cdp, handleDetach, shareOpened, toggle } from './worker-sharing.js';
+import { groupAllShared, onGroupRemoved, ungroupAllShared } from './worker-groups.js';
+import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
-import { loadSettings, persist, SESSION_KEY, state, withReady } from './worker-state.js';
+import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
@@ -73,8 +77,23 @@ chrome.tabs.onReplaced.addListener((added, removed) => {
   void withReady(() => onTabReplaced(added, removed)).finally(() => state.replaced.delete(removed));
 });
 
+chrome.tabGroups.onRemoved.addListener((group) => { void withReady(async () => onGroupRemoved(group)); });
+
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area !== 'local' || !(('relayAddr' in changes) || ('token' in changes))) return;
+  if (area !== 'local') return;
+  if (SETTINGS.TAB_GROUP in changes || SETTINGS.ON_DEMAND in changes) {
+    void withReady(async () => {
+      const before = { tabGroup: state.tabGroup, onDemand: state.onDemand };
+      await loadSettings();
+      if (state.tabGroup !== before.tabGroup) await (state.tabGroup ? groupAllShared() : ungroupAllShared());
+      if (state.onDemand !== before.onDemand) {
+        // off: every shared tab is attached again, as before the setting existed
+        if (!state.onDemand) for (const rec of state.shared.values()) if (rec.ready) await ensureAttached(rec).catch(() => {});
+        restartConnection(); // the hello tells the relay whether to ask for detaches
+      }
+    });
+  }
+  if (!(('relayAddr' in changes) || ('token' in changes))) return;
   void withReady(async () => {
     await loadSettings();
     state.notice = '';
@@ -113,6 +132,7 @@ async function init() {
     state.reason = saved.stoppedReason;
   }
   state.notice = saved.notice ?? '';
+  state.groups = new Map(saved.groups ?? []);
   await checkFileAccess().catch((e) => console.warn('tabrelay: file access', e));
   const tabs = saved.shared ?? [];
   let attachedTabs = new Set();
@@ -127,11 +147,15 @@ async function init() {
     const rec = {
       tabId: s.tabId, targetId: s.targetId, origin: s.origin, openerTargetId: s.openerTargetId,
       ready: true, reattached: false, detaching: false, children: new Map(s.children ?? []),
+      attached: attachedTabs.has(s.tabId), op: null,
     };
-    if (!attachedTabs.has(s.tabId)) {
+    if (!rec.attached && s.attached === false && state.onDemand) {
+      rec.children = new Map(); // shared on demand and not driven: it stays detached
+    } else if (!rec.attached) {
       // The debugger session did not survive: attach again and say so.
       try {
         await attach(s.tabId);
+        rec.attached = true;
         const info = await cdp(s.tabId, undefined, 'Target.getTargetInfo');
         rec.targetId = info.targetInfo.targetId;
         rec.children = new Map();

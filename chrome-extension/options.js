@@ -194,6 +194,14 @@ $('open-details').addEventListener('click', () => {
   void chrome.tabs.create({ url: `chrome://extensions/?id=${chrome.runtime.id}` });
 });
 
+// The sharing settings (chrome.storage.local tabGroup and onDemand, on unless turned off): saved
+// at once; the service worker watches them.
+for (const key of ['tabGroup', 'onDemand']) {
+  const box = $(key);
+  box.checked = (await chrome.storage.local.get(key))[key] !== false;
+  box.addEventListener('change', () => { void chrome.storage.local.set({ [key]: box.checked }); });
+}
+
 // The page's test hooks: the end-to-end tests read these.
 Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest } });
 

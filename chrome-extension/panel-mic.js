@@ -1,13 +1,15 @@
 // @ts-check
 // Push-to-talk in the panel: choosing how to listen (panel-voice.js does the capture and
-// speaking), the mic button's states, and sending or narrating what was heard.
+// speaking), the mic button's states and the live transcript, and what is done with what was
+// heard: narration while recording a skill, else an answer to the waiting task, "stop", or a
+// new request (panel-converse.js). Pressing the microphone silences the panel at once.
 
 import { api } from './panel-api.js';
 import { Capture, MicNotAllowed, Speaker, chooseListener } from './panel-voice.js';
 import { $, el, showNotice } from './panel-dom.js';
+import { handleUtterance, listeningFor } from './panel-converse.js';
 import { addNarration } from './panel-record.js';
-import { state } from './panel-state.js';
-import { submit } from './panel-task.js';
+import { speaker, state } from './panel-state.js';
 
 export async function loadVoice() {
   try { state.voice = await api('GET', '/api/voice/status', { timeout: 5000 }); } catch { state.voice = null; }
@@ -19,6 +21,9 @@ export async function loadVoice() {
 }
 
 export async function micDown() {
+  // the user wants to talk: whatever the panel is saying stops now (before anything awaits)
+  if (speaker.speaking) state.voiceLog.push({ event: 'interrupted', at: Date.now(), text: speaker.last?.text || '' });
+  speaker.stop();
   if (state.capture) return;
   if (state.listenMode === 'none') await loadVoice();
   if (state.listenMode === 'none') {
@@ -30,9 +35,13 @@ export async function micDown() {
   state.pressStarted = Date.now();
   // the server's offline engine loads its model while the user speaks
   if (state.listenMode === 'server') api('POST', '/api/transcribe/warm', { timeout: 3000 }).catch(() => { /* an older server: decoded cold */ });
-  const cap = new Capture({ mode: /** @type {any} */ (state.listenMode), lang: navigator.language || 'en-US', tab: () => state.targetId, accepts: state.voice?.accepts || [] });
+  const cap = new Capture({
+    mode: /** @type {any} */ (state.listenMode), lang: navigator.language || 'en-US', tab: () => state.targetId, accepts: state.voice?.accepts || [],
+    wait: listeningFor,
+    onText: (text) => { if (state.capture === cap) setMic(true, text ? `Hearing: "${text}"` : 'Listening…'); },
+  });
   state.capture = cap;
-  setMic(true, 'Listening…');
+  setMic(true, state.listenMode === 'server' ? 'Listening… (the text shows when you release)' : 'Listening…');
   try {
     await cap.start();
     state.voiceLog.push({ event: 'listening', mode: state.listenMode, ...cap.timings });
@@ -58,7 +67,7 @@ export async function micUp() {
   if (!state.toggleMode && Date.now() - state.pressStarted < 300) { state.toggleMode = true; return; } // a click: keep listening until the next
   state.toggleMode = false;
   state.capture = null;
-  setMic(false, 'Transcribing…');
+  setMic(false, state.listenMode === 'server' ? 'Recognising (offline engine on the server)…' : 'Recognising…');
   try {
     const heard = await cap.stop();
     state.voiceLog.push({ event: 'heard', text: heard.text, via: heard.via, engine: heard.engine, grammar: heard.grammar, warm: heard.warm, elapsedMs: heard.elapsedMs, ...heard.timings });
@@ -70,8 +79,7 @@ export async function micUp() {
       state.voiceLog.push({ event: 'narration', text: heard.text });
       return;
     }
-    /** @type {HTMLTextAreaElement} */ ($('request')).value = heard.text;
-    await submit(heard.text, { spoken: true });
+    await handleUtterance(heard.text);
   } catch (e) {
     cap.cancel();
     setMic(false, '');

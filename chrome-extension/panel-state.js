@@ -29,6 +29,7 @@ export const state = {
   /** @type {string} */ notice: '',
   /** when things first showed (Date.now()), for latency measurements: confirmShown */
   /** @type {Record<string, number>} */ marks: {},
+  /** the waiting task's prompt last said aloud (see panel-converse.js announce) */ announced: '',
   /** @type {Promise<void> | null} the reading under way (see refresh) */ reading: null,
   /** @type {Promise<void> | null} the reading that starts when it ends, shared by all who asked meanwhile */ nextReading: null,
   /** how the panel listens (see loadVoice) @type {'browser'|'server'|'browser-cloud'|'none'} */ listenMode: 'none',

@@ -3,6 +3,8 @@
 // (plan stepper, steps, confirmation, streamed prose, answer), approving and stopping.
 
 import { api, ApiError, followTask } from './panel-api.js';
+import { spokenSummary } from './converse.js';
+import { announce } from './panel-converse.js';
 import { $, el, showNotice } from './panel-dom.js';
 import { loadRecent } from './panel-history.js';
 import { checkRunDraft } from './panel-record.js';
@@ -169,7 +171,7 @@ function done() {
   t.spoken = true;
   render();
   const say = t.status === 'succeeded' ? (t.answer || 'Done.') : t.status === 'cancelled' ? 'Stopped.' : `That did not work: ${t.error || 'the task failed'}`;
-  void speaker.speak(say);
+  void speaker.speak(spokenSummary(say));
   void loadRecent();
   void checkRunDraft(t);
 }
@@ -263,12 +265,15 @@ function render() {
   } else {
     ans.hidden = true;
   }
+  announce(t);
 }
 
-/** @param {boolean} approve */
-export async function confirm(approve) {
+/**
+ * @param {boolean} approve
+ * @param {string} [stepId] the waiting step (default: the one shown)
+ */
+export async function confirm(approve, stepId = $('confirm').dataset.step) {
   const t = state.task;
-  const stepId = $('confirm').dataset.step;
   if (!t?.id || !stepId) return;
   for (const b of ['approve', 'refuse']) /** @type {HTMLButtonElement} */ ($(b)).disabled = true;
   try {

@@ -45,7 +45,10 @@ export async function chooseListener(server, lang) {
 /** One push-to-talk capture. */
 export class Capture {
   /**
-   * @param {{mode: 'browser'|'server'|'browser-cloud', lang: string, tab: () => string, accepts: string[]}} opts
+   * @param {{mode: 'browser'|'server'|'browser-cloud', lang: string, tab: () => string, accepts: string[],
+   *   wait?: () => {state: string, choices: string[]}, onText?: (text: string) => void}} opts
+   * wait: what the task waits for (the offline grammar then hears its answers); onText: the
+   * transcript so far, while the browser recognises (interim results)
    */
   constructor(opts) {
     this.opts = opts;
@@ -83,6 +86,8 @@ export class Capture {
           if (r.isFinal) this.finals.push(r[0].transcript.trim());
           else this.interim += r[0].transcript;
         }
+        this.timings.firstTextAt ||= Date.now();
+        this.opts.onText?.(this.text());
       };
       rec.onerror = (/** @type {any} */ ev) => {
         if (ev.error === 'not-allowed' || ev.error === 'service-not-allowed') reject(new MicNotAllowed(ev.error));
@@ -125,6 +130,11 @@ export class Capture {
     this.timings.captureStartAt = Date.now();
   }
 
+  /** The transcript so far (browser recognition). */
+  text() {
+    return [...this.finals, this.interim].join(' ').replace(/\s+/g, ' ').trim();
+  }
+
   /**
    * Stops listening and returns what was said.
    * @returns {Promise<Heard>}
@@ -134,7 +144,7 @@ export class Capture {
     if (this.rec) {
       this.rec.stop();
       await this.ended;
-      const text = [...this.finals, this.interim].join(' ').replace(/\s+/g, ' ').trim();
+      const text = this.text();
       this.timings.transcribedAt = Date.now();
       return { text, via: 'browser', engine: this.opts.mode === 'browser' ? 'chrome-on-device' : 'chrome', timings: this.timings };
     }
@@ -158,9 +168,15 @@ export class Capture {
     }
     this.release();
     this.timings.recordedAt = Date.now();
+    const q = new URLSearchParams();
     const tab = this.opts.tab();
-    const q = tab ? `?tab=${encodeURIComponent(tab)}` : '';
-    const r = await api('POST', `/api/transcribe${q}`, { body: blob, type: blob.type, timeout: 60000 });
+    if (tab) q.set('tab', tab);
+    // what the task waits for: the offline grammar then hears "yes", a choice's name, "done"
+    const wait = this.opts.wait?.();
+    if (wait?.state) q.set('state', wait.state);
+    if (wait?.choices.length) q.set('choices', JSON.stringify(wait.choices));
+    const qs = q.toString();
+    const r = await api('POST', `/api/transcribe${qs ? `?${qs}` : ''}`, { body: blob, type: blob.type, timeout: 60000 });
     this.timings.transcribedAt = Date.now();
     return { text: r.text || '', via: 'server', engine: r.engine, grammar: !!r.grammar, warm: !!r.warm, elapsedMs: r.elapsedMs, timings: this.timings };
   }
@@ -201,14 +217,24 @@ export function encodeWAV(chunks, rate) {
   return new Blob([buf], { type: 'audio/wav' });
 }
 
-/** Speaks answers; remembers the mute setting. */
+/** Speaks answers; remembers the mute setting; stops at once when interrupted. */
 export class Speaker {
   constructor() {
     this.muted = false;
-    /** @type {{text: string, via: string, at: number, error?: string}|null} */
+    /** @type {{text: string, via: string, at: number, error?: string, playingAt?: number}|null} */
     this.last = null;
     /** @type {HTMLAudioElement|null} */
     this.audio = null;
+    /** counts speak and stop calls: a server voice that arrives after a newer one is dropped */
+    this.turn = 0;
+    /** a server voice is being fetched */
+    this.fetching = false;
+  }
+
+  /** @returns {boolean} whether something is being said (or about to be: its audio is on the way) */
+  get speaking() {
+    if (typeof speechSynthesis !== 'undefined' && (speechSynthesis.speaking || speechSynthesis.pending)) return true;
+    return this.fetching || (!!this.audio && !this.audio.paused && !this.audio.ended);
   }
 
   /** @returns {boolean} whether the browser has voices of its own */
@@ -221,24 +247,36 @@ export class Speaker {
     text = text.trim();
     if (this.muted || !text) return;
     this.stop();
+    const turn = this.turn;
     if (Speaker.browserVoices()) {
       const u = new SpeechSynthesisUtterance(text);
       speechSynthesis.speak(u);
       this.last = { text, via: 'browser', at: Date.now() };
       return;
     }
+    this.fetching = true;
     try {
       const res = /** @type {Response} */ (await api('POST', '/api/speak', { body: { text }, raw: true }));
       const blob = await res.blob();
-      this.audio = new Audio(URL.createObjectURL(blob));
-      this.last = { text, via: `server:${res.headers.get('X-Tabrelay-Voice') || 'unknown'}`, at: Date.now() };
-      await this.audio.play().catch((e) => { if (this.last) this.last.error = String(e?.message || e); });
+      if (turn !== this.turn) return; // interrupted (or something newer to say) meanwhile
+      this.fetching = false;
+      const audio = new Audio(URL.createObjectURL(blob));
+      this.audio = audio;
+      const last = { text, via: `server:${res.headers.get('X-Tabrelay-Voice') || 'unknown'}`, at: Date.now(), playingAt: 0, error: '' };
+      this.last = last;
+      audio.addEventListener('playing', () => { last.playingAt ||= Date.now(); }, { once: true });
+      await audio.play().catch((e) => { if (turn === this.turn) last.error = String(e?.message || e); });
     } catch (e) {
-      this.last = { text, via: 'none', at: Date.now(), error: e instanceof ApiError ? e.message : String(e) };
+      if (turn === this.turn) this.last = { text, via: 'none', at: Date.now(), error: e instanceof ApiError ? e.message : String(e) };
+    } finally {
+      if (turn === this.turn) this.fetching = false;
     }
   }
 
+  /** Stops speaking at once, including a voice still on its way from the server. */
   stop() {
+    this.turn++;
+    this.fetching = false;
     if (typeof speechSynthesis !== 'undefined') speechSynthesis.cancel();
     if (this.audio) { this.audio.pause(); this.audio = null; }
   }

@@ -32,6 +32,8 @@ export const Type = Object.freeze({
   CLOSE_TAB: 'closeTab',
   ACTIVATE_TAB: 'activateTab',
   UNSHARE_TAB: 'unshareTab',
+  ATTACH_TAB: 'attachTab',
+  DETACH_TAB: 'detachTab',
   DOWNLOAD: 'download',
   CANCEL_DOWNLOAD: 'cancelDownload',
 });
@@ -73,6 +75,7 @@ export const Origin = Object.freeze({
  * @property {string} [openerTargetId]
  * @property {'user'|'opener'|'client'} [origin]
  * @property {boolean} [reattached]
+ * @property {boolean} [detached] shared without the debugger attached (debugger on demand)
  */
 
 /**
@@ -110,10 +113,14 @@ export const Origin = Object.freeze({
  */
 
 /**
- * @param {{extensionVersion: string, product: string, userAgent: string}} info
+ * @param {{extensionVersion: string, product: string, userAgent: string, onDemand?: boolean}} info
+ * onDemand: the debugger is attached only when the relay asks (attachTab) or a command comes
  */
-export function hello({ extensionVersion, product, userAgent }) {
-  return { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
+export function hello({ extensionVersion, product, userAgent, onDemand }) {
+  /** @type {Record<string, unknown>} */
+  const m = { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
+  if (onDemand) m.onDemand = true;
+  return m;
 }
 
 /**

@@ -13,6 +13,7 @@
 //   panel-status.js   server, pairing and sharing state; Share / Stop sharing
 //   panel-task.js     requests and the live task view
 //   panel-mic.js      push-to-talk
+//   panel-converse.js what an utterance does to the waiting task; saying its prompt (converse.js decides)
 //   panel-skills.js   skills: search, run, approve
 //   panel-record.js   recording skills, reviewing and saving drafts
 //   panel-history.js  recent tasks and their reports

@@ -1,11 +1,12 @@
 // @ts-check
 // Answering the relay's requests: CDP commands to a shared tab or its child sessions, and
-// creating, closing, activating and unsharing tabs.
+// creating, closing, activating and unsharing tabs, and attaching or detaching a shared tab's
+// debugger (debugger on demand).
 
 import * as P from './protocol.js';
 import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
-import { cdp, shareTab, unshare } from './worker-sharing.js';
+import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
 import { state } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
@@ -36,7 +37,19 @@ async function dispatch(msg) {
   switch (msg.type) {
     case P.Type.CDP: {
       const rec = sharedByTarget(msg.targetId);
+      // debugger on demand: a command attaches the tab first (commands keep their order: each
+      // waits for the same attach)
+      if (!rec.attached || rec.op) await ensureAttached(rec);
       return (await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params)) ?? {};
+    }
+    case P.Type.ATTACH_TAB: {
+      await ensureAttached(sharedByTarget(msg.targetId));
+      return {};
+    }
+    case P.Type.DETACH_TAB: {
+      const rec = sharedByTarget(msg.targetId);
+      if (state.onDemand) await ensureDetached(rec);
+      return {};
     }
     case P.Type.CREATE_TAB: {
       const url = msg.url || 'about:blank';

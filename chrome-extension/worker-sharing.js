@@ -1,9 +1,16 @@
 // @ts-check
 // Sharing a tab: attaching chrome.debugger with flat auto-attach, announcing the tab to the
 // relay, stopping (unshare), and re-attaching when the debugger session ends but the tab lives on.
+//
+// With the "onDemand" setting (on by default) a tab is shared without attaching: its target id
+// comes from chrome.debugger.getTargets() (the same id the debugger reports once attached), and
+// the debugger is attached when the relay asks (attachTab, a client attached to the tab) or a
+// command for the tab comes, and detached again when the relay says nobody drives it
+// (detachTab). Attaching and detaching take turns per tab (rec.op); commands wait for them.
 
 import * as P from './protocol.js';
 import { refreshBadge, refreshBadges } from './worker-badge.js';
+import { joinGroup, leaveGroup } from './worker-groups.js';
 import { send } from './worker-send.js';
 import { connect, restartConnection, setStopped } from './worker-socket.js';
 import { persist, state } from './worker-state.js';
@@ -40,13 +47,15 @@ export async function toggle(tab) {
     await shareTab(tabId, P.Origin.USER);
   } catch (e) {
     state.tabErrors.set(tabId, `cannot share this tab: ${errorText(e)}`);
+    await leaveGroup(tabId); // it was dragged into the group, say: the group shows what is shared
   }
   await refreshBadges();
   if (!state.ws && state.status !== 'stopped') connect();
 }
 
 /**
- * Attaches the debugger to a tab and shares it.
+ * Shares a tab: attaches the debugger (or, on demand, only finds its target id), announces it
+ * and moves it into the tabrelay group.
  * @param {number} tabId
  * @param {'user'|'opener'|'client'} origin
  * @param {{openerTargetId?: string}} [opts]
@@ -57,29 +66,39 @@ export function shareTab(tabId, origin, opts = {}) {
   if (existing?.ready) return Promise.resolve(existing);
   const inflight = state.sharing.get(tabId);
   if (inflight) return inflight;
+  // A tab a client creates is driven at once: attach it now (the relay detaches it when unused).
+  const onDemand = state.onDemand && origin !== P.Origin.CLIENT;
   const p = (async () => {
     /** @type {SharedTab} */
     const rec = {
       tabId, targetId: '', origin, openerTargetId: opts.openerTargetId,
-      ready: false, reattached: false, detaching: false, children: new Map(),
+      ready: false, reattached: false, detaching: false, children: new Map(), attached: false, op: null,
     };
     state.shared.set(tabId, rec); // collects child attach events from here on
     try {
-      await attach(tabId, origin !== P.Origin.USER);
-      const info = await cdp(tabId, undefined, 'Target.getTargetInfo');
-      rec.targetId = info.targetInfo.targetId;
-      await cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+      if (onDemand) {
+        rec.targetId = await targetIdOf(tabId, origin !== P.Origin.USER);
+      } else {
+        await attach(tabId, origin !== P.Origin.USER);
+        rec.attached = true;
+        const info = await cdp(tabId, undefined, 'Target.getTargetInfo');
+        rec.targetId = info.targetInfo.targetId;
+        await cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+      }
       const tab = await chrome.tabs.get(tabId);
       if (state.shared.get(tabId) !== rec) throw new Error('the tab went away while it was being shared');
       rec.ready = true;
       if (state.live) send(P.tabShared(wireTab(rec, tab), childrenOf(rec)));
       void persist();
       void refreshBadge(tabId);
+      await joinGroup(tabId);
       return rec;
     } catch (e) {
       if (state.shared.get(tabId) === rec) state.shared.delete(tabId);
-      rec.detaching = true;
-      await chrome.debugger.detach({ tabId }).catch(() => {});
+      if (rec.attached) {
+        rec.detaching = true;
+        await chrome.debugger.detach({ tabId }).catch(() => {});
+      }
       throw e;
     } finally {
       state.sharing.delete(tabId);
@@ -87,6 +106,96 @@ export function shareTab(tabId, origin, opts = {}) {
   })();
   state.sharing.set(tabId, p);
   return p;
+}
+
+/** Pages chrome.debugger may not attach to (it answers "Cannot access a chrome:// URL"). */
+const RESTRICTED = /^(chrome|chrome-extension|chrome-untrusted|devtools|edge):\/\//i;
+
+/**
+ * Why the debugger could not attach to a page at url, or '' when it could.
+ * @param {string} url
+ */
+export function restricted(url) {
+  const m = RESTRICTED.exec(url);
+  return m ? `Cannot access a ${m[1].toLowerCase()}:// URL` : '';
+}
+
+/**
+ * The target id of a tab's page, without attaching (chrome.debugger.getTargets), refusing the
+ * pages the debugger could not attach to later.
+ * @param {number} tabId
+ * @param {boolean} patient the tab is still being created: wait for its target a moment
+ */
+async function targetIdOf(tabId, patient) {
+  for (let i = 0; i < (patient ? 20 : 3); i++) {
+    const tab = await chrome.tabs.get(tabId);
+    const why = restricted(tab.url || tab.pendingUrl || '');
+    if (why) throw new Error(why);
+    const t = (await chrome.debugger.getTargets()).find((x) => x.tabId === tabId && x.type === 'page');
+    if (t) return t.id;
+    await sleep(100);
+  }
+  throw new Error('the browser lists no debugging target for this tab');
+}
+
+/**
+ * Runs fn after the attach or detach under way on the tab (they take turns).
+ * @param {SharedTab} rec
+ * @param {() => Promise<void>} fn
+ */
+function turn(rec, fn) {
+  const p = (rec.op ?? Promise.resolve()).then(fn);
+  const tail = p.catch(() => {});
+  rec.op = tail;
+  void tail.then(() => { if (rec.op === tail) rec.op = null; });
+  return p;
+}
+
+/**
+ * Makes sure a shared tab's debugger is attached (debugger on demand): at once when it is and
+ * nothing is under way, else after what is under way.
+ * @param {SharedTab} rec
+ */
+export function ensureAttached(rec) {
+  if (rec.attached && !rec.op) return Promise.resolve();
+  return turn(rec, async () => {
+    if (rec.attached || state.shared.get(rec.tabId) !== rec) return;
+    await attach(rec.tabId, true);
+    rec.attached = true;
+    rec.children = new Map();
+    const info = await cdp(rec.tabId, undefined, 'Target.getTargetInfo');
+    const targetId = info.targetInfo.targetId;
+    if (targetId !== rec.targetId) {
+      // not expected (getTargets gives the same id), but the relay must hear the truth
+      if (state.live) send(P.tabUnshared(rec.targetId, rec.tabId, P.Reason.DETACHED));
+      rec.targetId = targetId;
+      const tab = await chrome.tabs.get(rec.tabId);
+      if (state.live) send(P.tabShared(wireTab(rec, tab)));
+    }
+    await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+    void persist();
+    void refreshBadge(rec.tabId);
+  });
+}
+
+/**
+ * Detaches a shared tab's debugger and keeps the tab shared (debugger on demand).
+ * @param {SharedTab} rec
+ */
+export function ensureDetached(rec) {
+  return turn(rec, async () => {
+    if (!rec.attached || state.shared.get(rec.tabId) !== rec) return;
+    rec.detaching = true;
+    try {
+      await chrome.debugger.detach({ tabId: rec.tabId }).catch(() => {});
+    } finally {
+      rec.detaching = false;
+    }
+    rec.attached = false;
+    rec.children = new Map();
+    void persist();
+    void refreshBadge(rec.tabId);
+  });
 }
 
 /**
@@ -144,12 +253,15 @@ export async function unshare(rec, reason, opts = {}) {
   if (state.shared.get(rec.tabId) !== rec) return;
   state.shared.delete(rec.tabId);
   if (rec.ready && state.live) send(P.tabUnshared(rec.targetId, rec.tabId, reason));
-  if (opts.detach !== false) {
+  if (opts.detach !== false && (rec.attached || rec.op)) {
     rec.detaching = true;
+    await rec.op;
     await chrome.debugger.detach({ tabId: rec.tabId }).catch(() => {});
   }
+  rec.attached = false;
   void persist();
   await refreshBadge(rec.tabId);
+  if (reason !== P.Reason.CLOSED) await leaveGroup(rec.tabId);
 }
 
 /**
@@ -169,7 +281,7 @@ export async function handleDetach(source, reason) {
   const tabId = source.tabId;
   if (tabId === undefined) return;
   const rec = state.shared.get(tabId);
-  if (!rec || rec.detaching) return;
+  if (!rec || rec.detaching || !rec.attached) return;
   if (reason === 'canceled_by_user') {
     await unshareAll(P.Reason.CANCELED_BY_USER);
     state.notice = 'sharing stopped: the "tabrelay started debugging this browser" bar was canceled; click the tabrelay button to share a tab again';
@@ -242,6 +354,7 @@ export function wireTab(rec, tab) {
   };
   if (rec.openerTargetId) t.openerTargetId = rec.openerTargetId;
   if (rec.reattached) t.reattached = true;
+  if (!rec.attached) t.detached = true;
   return t;
 }
 

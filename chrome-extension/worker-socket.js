@@ -77,7 +77,7 @@ async function openSocket(attempt) {
     state.lastHeard = Date.now();
     const info = await productInfo();
     if (state.ws !== ws) return;
-    ws.send(JSON.stringify(P.hello({ extensionVersion: chrome.runtime.getManifest().version, ...info })));
+    ws.send(JSON.stringify(P.hello({ extensionVersion: chrome.runtime.getManifest().version, ...info, onDemand: state.onDemand })));
     welcomeTimer = setTimeout(() => {
       if (state.ws === ws && !state.live) dropConnection(ws, 'the tabrelay server did not answer the hello');
     }, WELCOME_TIMEOUT_MS);

@@ -4,7 +4,8 @@
 // one `state` (and `outgoing`) object exported here; nothing else holds state.
 //
 // What must survive a service-worker restart (shared tabs, a stop reason, a notice) is saved to
-// chrome.storage.session by persist; settings (relayAddr, token) come from chrome.storage.local.
+// chrome.storage.session by persist; settings (relayAddr, token, tabGroup, onDemand) come from
+// chrome.storage.local.
 
 const DEFAULT_ADDR = '127.0.0.1:18792';
 
@@ -21,6 +22,8 @@ export const SESSION_KEY = 'tabrelayState';
  * @property {boolean} reattached the next announcement says the debugger was attached anew
  * @property {boolean} detaching we are detaching it ourselves (ignore the onDetach)
  * @property {Map<string, object>} children child sessions of the tab: sessionId -> targetInfo
+ * @property {boolean} attached chrome.debugger is attached (false: shared on demand, not driven now)
+ * @property {Promise<void>|null} op the attach or detach under way (commands wait for it)
  */
 
 /**
@@ -71,6 +74,12 @@ export const state = {
   connects: 0,
   /** the relay's welcome said it takes chunk frames (see transmit) */
   chunks: false,
+  /** setting: shared tabs live in a "tabrelay" tab group (drag in to share, out to stop) */
+  tabGroup: true,
+  /** setting: the debugger is attached only while a client or the agent drives the tab */
+  onDemand: true,
+  /** the "tabrelay" tab group of each window: windowId -> groupId @type {Map<number, number>} */
+  groups: new Map(),
   /** "Allow access to file URLs" (undefined until checked; see checkFileAccess) @type {boolean|undefined} */
   fileAccess: undefined,
 };
@@ -130,8 +139,13 @@ export async function withReady(fn) {
   }
 }
 
+/** The settings' keys in chrome.storage.local (the options page writes them). */
+export const SETTINGS = Object.freeze({ TAB_GROUP: 'tabGroup', ON_DEMAND: 'onDemand' });
+
 export async function loadSettings() {
-  const s = await chrome.storage.local.get(['relayAddr', 'token']);
+  const s = await chrome.storage.local.get(['relayAddr', 'token', SETTINGS.TAB_GROUP, SETTINGS.ON_DEMAND]);
+  state.tabGroup = s[SETTINGS.TAB_GROUP] !== false; // on unless turned off
+  state.onDemand = s[SETTINGS.ON_DEMAND] !== false;
   state.addr = (typeof s.relayAddr === 'string' && s.relayAddr.trim()) || DEFAULT_ADDR;
   state.token = (typeof s.token === 'string' && s.token.trim()) || '';
 }
@@ -139,7 +153,8 @@ export async function loadSettings() {
 /**
  * What persist saves in chrome.storage.session (and init reads back after a worker restart).
  * @typedef {object} SavedState
- * @property {Array<{tabId: number, targetId: string, origin: SharedTab['origin'], openerTargetId?: string, children?: Array<[string, object]>}>} [shared]
+ * @property {Array<{tabId: number, targetId: string, origin: SharedTab['origin'], openerTargetId?: string, children?: Array<[string, object]>, attached?: boolean}>} [shared]
+ * @property {Array<[number, number]>} [groups] the "tabrelay" tab group of each window
  * @property {string} [stoppedReason]
  * @property {string} [notice]
  */
@@ -154,9 +169,12 @@ export async function persist() {
   persistQueued = false;
   const shared = [...state.shared.values()].filter((r) => r.ready).map((r) => ({
     tabId: r.tabId, targetId: r.targetId, origin: r.origin, openerTargetId: r.openerTargetId,
-    children: [...r.children],
+    children: [...r.children], attached: r.attached,
   }));
   /** @type {SavedState} */
-  const saved = { shared, stoppedReason: state.status === 'stopped' ? state.reason : '', notice: state.notice };
+  const saved = {
+    shared, stoppedReason: state.status === 'stopped' ? state.reason : '', notice: state.notice,
+    groups: [...state.groups],
+  };
   await chrome.storage.session.set({ [SESSION_KEY]: saved });
 }

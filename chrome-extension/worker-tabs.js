@@ -5,8 +5,11 @@
 import * as P from './protocol.js';
 import { refreshBadge } from './worker-badge.js';
 import { send } from './worker-send.js';
-import { shareTab, unshare, wireTab } from './worker-sharing.js';
+import { onGroupChanged } from './worker-groups.js';
+import { restricted, shareOpened, shareTab, toggle, unshare, wireTab } from './worker-sharing.js';
 import { persist, state, withReady } from './worker-state.js';
+
+/** @typedef {import('./worker-state.js').SharedTab} SharedTab */
 
 /**
  * @param {number} tabId
@@ -14,6 +17,7 @@ import { persist, state, withReady } from './worker-state.js';
  * @param {chrome.tabs.Tab} tab
  */
 export async function onTabUpdated(tabId, change, tab) {
+  if ('groupId' in change && change.groupId !== undefined) await onGroupChanged(tabId, change.groupId, groupActs);
   const rec = state.shared.get(tabId);
   if (!rec) {
     if (change.status === 'loading' && state.tabErrors.has(tabId)) {
@@ -27,11 +31,54 @@ export async function onTabUpdated(tabId, change, tab) {
     await unshare(rec, P.Reason.DISCARDED, { detach: true });
     return;
   }
+  const why = change.url && !rec.attached && !rec.op ? restricted(change.url) : '';
+  if (why) {
+    // Detached on demand, it went where the debugger may not follow: stop sharing it and say so,
+    // as the re-attach of an attached tab does.
+    await unshare(rec, P.Reason.DETACHED);
+    state.tabErrors.set(tabId, `sharing stopped: ${why}`);
+    await refreshBadge(tabId);
+    return;
+  }
+  if (!rec.attached && !rec.op && 'url' in change) await followTarget(rec);
   if ('url' in change || 'title' in change || 'status' in change) {
     if (state.live) send(P.tabUpdated(wireTab(rec, tab)));
   }
   if ('status' in change || 'url' in change) await refreshBadge(tabId);
 }
+
+/**
+ * A tab shared on demand and detached navigated: if Chrome gave its page a new target (a
+ * cross-process navigation may), the relay hears the old one is gone and the new one shared.
+ * @param {SharedTab} rec
+ */
+async function followTarget(rec) {
+  const t = (await chrome.debugger.getTargets()).find((x) => x.tabId === rec.tabId && x.type === 'page');
+  if (!t || t.id === rec.targetId || state.shared.get(rec.tabId) !== rec || rec.attached) return;
+  if (state.live) send(P.tabUnshared(rec.targetId, rec.tabId, P.Reason.DETACHED));
+  rec.targetId = t.id;
+  void persist();
+  const tab = await chrome.tabs.get(rec.tabId).catch(() => null);
+  if (tab && state.live) send(P.tabShared(wireTab(rec, tab)));
+}
+
+/** What joining or leaving the tabrelay group does: the toolbar click's sharing, or an opener's. */
+const groupActs = {
+  /** @param {number} tabId @param {number|undefined} openerTabId */
+  async share(tabId, openerTabId) {
+    if (openerTabId !== undefined && state.shared.get(openerTabId)?.ready) {
+      await shareOpened(tabId, openerTabId);
+      return;
+    }
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (tab) await toggle(tab);
+  },
+  /** @param {number} tabId */
+  async unshare(tabId) {
+    const rec = state.shared.get(tabId);
+    if (rec) await unshare(rec, P.Reason.USER);
+  },
+};
 
 /** @param {number} tabId */
 export async function onTabRemoved(tabId) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
@@ -225,22 +225,12 @@ func (ae *agentEnv) follow(t *testing.T, ctx context.Context, id string) <-chan 
 	go func() {
 		defer close(ch)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.Type != "" {
-					ev.At = time.Now()
-					ch <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event: "):
-				ev.Type = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		for ev, err := range sse.Read(resp.Body, &sse.ReadConfig{MaxEventSize: 16 << 20}) {
+			if err != nil {
+				return
+			}
+			if ev.Type != "" {
+				ch <- sseEvent{Type: ev.Type, Data: json.RawMessage(ev.Data), At: time.Now()}
 			}
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -463,11 +464,17 @@ func buildCLI(t *testing.T) string {
 	return bin
 }
 
-// cliRunner runs the built CLI binary against the agent environment's server and home.
+// cliRunner runs the built CLI binary against the agent environment's server and home, each
+// run bounded by a minute.
 func cliRunner(t *testing.T, ae *agentEnv, bin string) func(args ...string) (stdout, stderr string, code int) {
+	return cliRunnerWithin(t, ae, bin, time.Minute)
+}
+
+// cliRunnerWithin is cliRunner with each run bounded by limit.
+func cliRunnerWithin(t *testing.T, ae *agentEnv, bin string, limit time.Duration) func(args ...string) (stdout, stderr string, code int) {
 	return func(args ...string) (stdout, stderr string, code int) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		name := args[0]
 		full := append([]string{name, "--addr", ae.addr, "--home", ae.home}, args[1:]...)
@@ -555,6 +562,9 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 	if !slices.Contains(log, "click:signin") || model.Calls() != calls {
 		t.Errorf("tabrelay run \"click sign in\": the page logged %v, the model was called %d times (want 0); output:\n%s", log, model.Calls()-calls, out)
 	}
+	if last := lastLine(out); last != "no model" {
+		t.Errorf("tabrelay run \"click sign in\" ends with %q, want the cost line \"no model\"; output:\n%s", last, out)
+	}
 
 	// run: the live plan and steps, --yes approves the purchase, the answer, exit 0
 	ae.resetShop(t, shop)
@@ -565,7 +575,11 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 		}),
 		llmtest.ToolCall("finish", `{"answer":"Ordered."}`),
 	)
+	calls = model.Calls()
 	out = ok("run", "--tab", shop.TargetID, "--yes", "buy the kettle")
+	if last := lastLine(out); !regexp.MustCompile(fmt.Sprintf(`^model: %d calls, [1-9][0-9]{0,2}(,[0-9]{3})* tokens in, [1-9][0-9]* out$`, model.Calls()-calls)).MatchString(last) {
+		t.Errorf("tabrelay run \"buy the kettle\" ends with %q, want the cost line \"model: %d calls, N tokens in, M out\"", last, model.Calls()-calls)
+	}
 	for _, want := range []string{"[>] buy the kettle", "→ s2 click", "needs your confirmation (purchase or payment)", "approved (--yes)", "✓ s2 click", "Ordered."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tabrelay run output lacks %q:\n%s", want, out)
@@ -578,4 +592,10 @@ func testCLI(t *testing.T, ae *agentEnv, model *llmtest.Server, shop, controls b
 	model.Push(llmtest.ToolCall("fail", `{"reason":"the shop has no teapots"}`))
 	fails("the shop has no teapots", "run", "find a teapot")
 	t.Logf("tabrelay run printed:\n%s", out)
+}
+
+// lastLine is the last non-empty line of a command's output.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return lines[len(lines)-1]
 }

@@ -40,6 +40,8 @@ type env struct {
 	tmp   string
 	// relayLog holds every relay log line (JSON, debug level and up) across relay restarts.
 	relayLog *logBuffer
+	// hub tunes the relay's hub (zero: the defaults), across relay restarts.
+	hub relay.HubOptions
 }
 
 // logBuffer is a goroutine-safe zerolog sink the tests can search.
@@ -137,11 +139,11 @@ func private(t *testing.T) *env {
 	return e
 }
 
-// privateWith is private with browser options of the test's own (file access off, say).
-func privateWith(t *testing.T, opt func(*browser.Options)) *env {
+// privateBrowser is private with browser options of the test's own (file access off, say).
+func privateBrowser(t *testing.T, opt func(*browser.Options)) *env {
 	t.Helper()
 	requireChromium(t)
-	e, err := startEnv(opt)
+	e, err := startEnvWith(relay.HubOptions{}, opt)
 	if err != nil {
 		t.Fatalf("start an end-to-end environment: %v", err)
 	}
@@ -151,8 +153,23 @@ func privateWith(t *testing.T, opt func(*browser.Options)) *env {
 
 // startEnv starts an environment; on failure it stops what it had started (e is its own
 // variable, not the result, which is nil then).
-func startEnv(opts ...func(*browser.Options)) (_ *env, err error) {
-	e := &env{relayLog: &logBuffer{}}
+func startEnv() (_ *env, err error) { return startEnvWith(relay.HubOptions{}) }
+
+// privateWith is private with the relay's hub tuned (a short DetachAfter, say).
+func privateWith(t *testing.T, hub relay.HubOptions) *env {
+	t.Helper()
+	requireChromium(t)
+	e, err := startEnvWith(hub)
+	if err != nil {
+		t.Fatalf("start an end-to-end environment: %v", err)
+	}
+	t.Cleanup(e.close)
+	return e
+}
+
+// startEnvWith is startEnv with the relay's hub tuned and browser options.
+func startEnvWith(hub relay.HubOptions, opts ...func(*browser.Options)) (_ *env, err error) {
+	e := &env{relayLog: &logBuffer{}, hub: hub}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -199,7 +216,7 @@ func (e *env) startRelay(addr string) error {
 		w = zerolog.MultiLevelWriter(e.relayLog, zerolog.ConsoleWriter{Out: os.Stderr})
 	}
 	log := zerolog.New(w).Level(zerolog.DebugLevel).With().Timestamp().Str("side", "relay").Logger()
-	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log})
+	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log, Hub: e.hub})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +176,183 @@ func sumSteps(r *eval.Report) int {
 		n += x.Steps
 	}
 	return n
+}
+
+// TestEvalShippedSuite runs `tabrelay eval` on the whole shipped suite (e2e/evalsuite) against
+// the real stack, with the model played by the scripted server following each task's reference
+// solution (referencePlayer). Every task must succeed: the fast-path and skill tasks with no
+// model call, the others in exactly their reference's steps. It runs once declining
+// confirmations (the default) and once approving them (--tag confirmation --approve), so both
+// checks of every confirmation task are seen to hold. A task whose check cannot see its result,
+// or whose reference no longer fits the page, fails here.
+func TestEvalShippedSuite(t *testing.T) {
+	tasks, err := eval.LoadSuite("evalsuite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.NewOpenAI(t)
+	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "openai/test"})
+	tab := ae.share(t, ae.site.URL("/agent/controls.html"))
+	tr := cliRunnerWithin(t, ae, buildCLI(t), 10*time.Minute)
+
+	byName := map[string]eval.Task{}
+	moves := 0
+	for _, tk := range tasks {
+		byName[tk.Name] = tk
+		moves += len(tk.Reference)
+	}
+	run := func(args ...string) *eval.Report {
+		t.Helper()
+		// every reply is the same player (declined confirmations leave their later moves in the
+		// queue for the next run), so the queue only needs to be long enough
+		for range moves - model.Remaining() {
+			model.Push(llmtest.Dynamic(referencePlayer(tasks)))
+		}
+		report := filepath.Join(t.TempDir(), "report.json")
+		full := append([]string{"eval", "--tab", tab.TargetID, "--site", ae.site.URL("/"), "--json", report}, args...)
+		out, errOut, code := tr(append(full, "evalsuite")...)
+		rep, err := eval.ReadReport(report)
+		if err != nil {
+			t.Fatalf("tabrelay %v: exit %d, no report: %v\nstdout: %s\nstderr: %s", args, code, err, out, errOut)
+		}
+		for _, r := range rep.Results {
+			if !r.Success {
+				t.Errorf("%s failed: %s (status %s, %d steps, %d model calls)", r.Name, r.Reason, r.Status, r.Steps, r.ModelCalls)
+			}
+		}
+		if code != 0 {
+			t.Errorf("tabrelay eval %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errOut)
+		}
+		return rep
+	}
+
+	declined := run()
+	if len(declined.Results) != len(tasks) {
+		t.Fatalf("%d results for %d tasks", len(declined.Results), len(tasks))
+	}
+	noModel := 0
+	for _, r := range declined.Results {
+		tk := byName[r.Name]
+		switch {
+		case hasTag(tk, "fastpath") || hasTag(tk, "skills"):
+			noModel++
+			if r.ModelCalls != 0 {
+				t.Errorf("%s: %d model calls; the fast path or the skill should need none", r.Name, r.ModelCalls)
+			}
+		case tk.Confirm:
+			// declined at the confirming move: the later moves are never asked for
+			if r.ModelCalls < 1 || r.Steps > len(tk.Reference) {
+				t.Errorf("%s: %d steps, %d model calls; want at least one call and at most its reference's %d steps", r.Name, r.Steps, r.ModelCalls, len(tk.Reference))
+			}
+		case r.ModelCalls < 1 || r.Steps != len(tk.Reference):
+			// the fast path may run the first parts of a compound request and hand the rest on
+			t.Errorf("%s: %d steps, %d model calls; want its reference's %d steps and at least one call (a task the fast path solves needs the fastpath tag)", r.Name, r.Steps, r.ModelCalls, len(tk.Reference))
+		}
+		if r.Name == "prompt-answer-ada" && r.ModelCalls != len(tk.Reference)-1 {
+			// "Click Ask name and answer Ada": the fast path clicks, then hands "answer Ada" on
+			t.Errorf("%s: %d model calls, want %d (the fast path runs the first part)", r.Name, r.ModelCalls, len(tk.Reference)-1)
+		}
+		if r.ModelCalls > 0 && (r.TokensIn == 0 || r.TokensOut == 0) {
+			t.Errorf("%s: %d calls but %d/%d tokens", r.Name, r.ModelCalls, r.TokensIn, r.TokensOut)
+		}
+	}
+	if s := declined.Summary; s.Tasks != len(tasks) || s.Succeeded != len(tasks) || s.NoModel != noModel {
+		t.Errorf("summary %+v, want %d tasks, all succeeded, %d with no model", s, len(tasks), noModel)
+	}
+
+	approved := run("--tag", "confirmation", "--approve")
+	confirms := 0
+	for _, r := range approved.Results {
+		tk := byName[r.Name]
+		confirms++
+		if !r.Asked {
+			t.Errorf("%s: approved without being asked", r.Name)
+		}
+		if !hasTag(tk, "fastpath") && (r.ModelCalls < 1 || r.Steps != len(tk.Reference)) {
+			t.Errorf("%s (approved): %d steps, %d model calls; want its reference's %d steps", r.Name, r.Steps, r.ModelCalls, len(tk.Reference))
+		}
+	}
+	if confirms < 3 {
+		t.Errorf("only %d confirmation tasks ran with --approve", confirms)
+	}
+}
+
+func hasTag(tk eval.Task, tag string) bool { return slices.Contains(tk.Tags, tag) }
+
+// referencePlayer answers a model request with the next move of the task being run: the task is
+// the one whose request the newest user message states (before its page content), the move the
+// first its conversation has not made yet, and a move's target becomes the ref of the element
+// the agent showed with that role and name (the newest message that shows one).
+func referencePlayer(tasks []eval.Task) func(llmtest.Request) llmtest.Reply {
+	fail := func(format string, a ...any) llmtest.Reply {
+		return llmtest.ToolCall("fail", fmt.Sprintf(`{"reason":%q}`, "reference player: "+fmt.Sprintf(format, a...)))
+	}
+	return func(r llmtest.Request) llmtest.Reply {
+		var tk *eval.Task
+		start := -1
+		for i := len(r.Messages) - 1; i >= 0 && tk == nil; i-- {
+			if r.Messages[i].Role != "user" {
+				continue
+			}
+			said, _, _ := strings.Cut(r.Messages[i].Text, "<page_content>")
+			for j := range tasks {
+				if len(tasks[j].Reference) > 0 && strings.Contains(said, tasks[j].Request) && (tk == nil || len(tasks[j].Request) > len(tk.Request)) {
+					tk, start = &tasks[j], i
+				}
+			}
+		}
+		if tk == nil {
+			return fail("no user message states a request of the suite")
+		}
+		made := 0
+		for _, m := range r.Messages[start:] {
+			made += len(m.ToolCalls)
+		}
+		if made >= len(tk.Reference) {
+			return fail("task %s has made all %d moves of its reference", tk.Name, len(tk.Reference))
+		}
+		mv := tk.Reference[made]
+		args := map[string]any{}
+		maps.Copy(args, mv.Args)
+		if mv.Target != "" {
+			role, name, err := mv.ParseTarget()
+			if err != nil {
+				return fail("%v", err)
+			}
+			ref, err := refAmong(r.Messages[start:], role, name, mv.Nth)
+			if err != nil {
+				return fail("task %s, move %d: %v", tk.Name, made+1, err)
+			}
+			args["ref"] = ref
+		}
+		b, err := json.Marshal(args)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return llmtest.ToolCall(mv.Tool, string(b))
+	}
+}
+
+// refAmong returns the ref of the element with role and name in the newest message that shows
+// one: the nth of them (1-based, -1 the last), or the only one when nth is 0.
+func refAmong(msgs []llmtest.Message, role, name string, nth int) (string, error) {
+	re := regexp.MustCompile(`(?m)\b` + regexp.QuoteMeta(role+` "`+name+`"`) + `[^\n]*?\[ref=([a-z0-9]+)\]`)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := re.FindAllStringSubmatch(msgs[i].Text, -1)
+		switch {
+		case len(m) == 0:
+			continue
+		case nth == 0 && len(m) > 1:
+			return "", fmt.Errorf(`%d elements %s "%s" in one message: say which (nth)`, len(m), role, name)
+		case nth == 0:
+			return m[0][1], nil
+		case nth < 0 && -nth <= len(m):
+			return m[len(m)+nth][1], nil
+		case nth > 0 && nth <= len(m):
+			return m[nth-1][1], nil
+		default:
+			return "", fmt.Errorf(`element %d of %s "%s" asked, %d shown`, nth, role, name, len(m))
+		}
+	}
+	return "", fmt.Errorf(`no element %s "%s" in what the agent sent`, role, name)
 }

@@ -132,7 +132,8 @@ func TestCanceledByUser(t *testing.T) {
 	})
 	const simulate = `(async () => {
 		const ids = [...tabrelay.state.shared.keys()];
-		for (const tabId of ids) await chrome.debugger.detach({tabId});
+		// a tab shared on demand that no client drives (tab B) has no debugger to detach
+		for (const tabId of ids) await chrome.debugger.detach({tabId}).catch(() => {});
 		for (const tabId of ids) await tabrelay.handleDetach({tabId}, 'canceled_by_user');
 		return ids.length;
 	})()`

@@ -127,7 +127,7 @@ func TestUploadWithFileAccess(t *testing.T) {
 // uploadFile still reach the page with the files' bytes, input and change fire, and files past
 // the size limit get a clear error.
 func TestUploadWithoutFileAccess(t *testing.T) {
-	e := privateWith(t, func(o *browser.Options) { o.NoFileAccess = true })
+	e := privateBrowser(t, func(o *browser.Options) { o.NoFileAccess = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var on bool

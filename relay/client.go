@@ -136,6 +136,7 @@ func (c *Client) newSession(kind sessionKind, t *target, ext string, parent *ses
 	c.sessions[s.id] = s
 	if t != nil && (kind == kindPage || kind == kindChild) {
 		t.bind(s)
+		c.h.sessionBound(t)
 	}
 	return s
 }
@@ -304,6 +305,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 		return
 	}
 	t.unbind(s)
+	defer h.sessionUnbound(t) // after the cleanup commands below: they go to an attached tab
 	if rs := t.runtime[s.ext]; rs != nil {
 		h.dropWaiters(rs, s)
 	}

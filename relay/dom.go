@@ -2,6 +2,9 @@ package relay
 
 import (
 	"encoding/json"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 )
 
 // DOM node ids belong to a CDP session in Chrome: each session's DOM agent has its own. Through
@@ -96,8 +99,8 @@ func (h *Hub) shareDocument(r *req) bool {
 		}
 	}
 	describe := func(depth int64, done func(node map[string]any)) bool {
-		params := mustJSON(map[string]any{"backendNodeId": doc.backendID, "depth": depth, "pierce": par.Pierce})
-		p := &pending{method: "DOM.describeNode", target: t, done: func(result, errRaw []byte) {
+		params := mustJSON(&dom.DescribeNodeParams{BackendNodeID: cdp.BackendNodeID(doc.backendID), Depth: new(depth), Pierce: new(par.Pierce)})
+		p := &pending{method: dom.CommandDescribeNode, target: t, done: func(result, errRaw []byte) {
 			var res struct {
 				Node map[string]any `json:"node"`
 			}
@@ -122,14 +125,14 @@ func (h *Hub) shareDocument(r *req) bool {
 		if deeper != nil {
 			inlineTextChildren(tree, deeper)
 		}
-		var ids []int64
+		var ids []cdp.BackendNodeID
 		walkNodes(tree, nil, func(node, _ map[string]any) {
 			if id, ok := node["backendNodeId"].(float64); ok {
-				ids = append(ids, int64(id))
+				ids = append(ids, cdp.BackendNodeID(id))
 			}
 		})
-		params := mustJSON(map[string]any{"backendNodeIds": ids})
-		p := &pending{method: "DOM.pushNodesByBackendIdsToFrontend", target: t, done: func(result, errRaw []byte) {
+		params := mustJSON(&dom.PushNodesByBackendIDsToFrontendParams{BackendNodeIDs: ids})
+		p := &pending{method: dom.CommandPushNodesByBackendIDsToFrontend, target: t, done: func(result, errRaw []byte) {
 			var res struct {
 				NodeIDs []int64 `json:"nodeIds"`
 			}
@@ -137,13 +140,13 @@ func (h *Hub) shareDocument(r *req) bool {
 				fallback()
 				return
 			}
-			byBackend := make(map[int64]int64, len(ids))
+			byBackend := make(map[cdp.BackendNodeID]int64, len(ids))
 			for i, b := range ids {
 				byBackend[b] = res.NodeIDs[i]
 			}
 			walkNodes(tree, nil, func(node, parent map[string]any) {
 				if b, ok := node["backendNodeId"].(float64); ok {
-					node["nodeId"] = byBackend[int64(b)]
+					node["nodeId"] = byBackend[cdp.BackendNodeID(b)]
 				}
 				if _, ok := node["parentId"]; ok && parent != nil {
 					node["parentId"] = parent["nodeId"]

@@ -112,8 +112,8 @@ func (h *Hub) downloadsWanted() bool {
 // tab's downloads there. Page stays on for the tab's lifetime: a client's Page.disable, or its
 // leaving, does not switch it off (see keepsDomain). Call with h.mu held.
 func (h *Hub) watchDownloads(t *target) {
-	if t.dlWatch || !t.live || h.ext == nil {
-		return
+	if t.dlWatch || !t.live || h.ext == nil || !h.debuggerOn(t) {
+		return // a tab without the debugger (see ondemand.go) is watched once it is attached
 	}
 	t.dlWatch = true
 	h.internal(t, "", "Page.enable", nil)
@@ -137,11 +137,32 @@ func (h *Hub) unwatchDownloads() {
 			continue
 		}
 		t.dlWatch = false
-		if len(t.enabled[""]["Page"]) == 0 {
+		if len(t.enabled[""]["Page"]) == 0 && h.debuggerOn(t) {
 			h.internal(t, "", "Page.disable", nil)
 		}
 	}
 }
+
+// debuggerOn reports whether t's debugger is attached, or being attached: always, unless the
+// extension attaches it on demand (ondemand.go), then while client sessions use the tab and
+// until its idle countdown ends. A command to a detached tab would attach it. Call with h.mu
+// held.
+func (h *Hub) debuggerOn(t *target) bool {
+	return !h.onDemand() || t.boundSessions() > 0 || t.idle != nil
+}
+
+// attachedForDownloads is called when the hub asks the extension to attach t's debugger (debugger
+// on demand). Call with h.mu held.
+func (h *Hub) attachedForDownloads(t *target) {
+	t.dlWatch = false // a new debugger session: Page is off
+	if h.downloadsWanted() {
+		h.watchDownloads(t)
+	}
+}
+
+// detachedForDownloads is called when the hub asks the extension to detach t's debugger: Page
+// goes with it. Call with h.mu held.
+func (h *Hub) detachedForDownloads(t *target) { t.dlWatch = false }
 
 // sharedForDownloads is called for a tab newly shared or attached anew. Call with h.mu held.
 func (h *Hub) sharedForDownloads(t *target, reattached bool) {

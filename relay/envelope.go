@@ -27,6 +27,7 @@ type envelope struct {
 	product   string
 	userAgent string
 	extVer    string
+	onDemand  bool // hello: the extension attaches the debugger only when asked
 }
 
 var (
@@ -115,6 +116,8 @@ func (e *envelope) set(key, val []byte) error {
 		e.userAgent, err = decodeString(val, "userAgent")
 	case "extensionVersion":
 		e.extVer, err = decodeString(val, "extensionVersion")
+	case "onDemand":
+		e.onDemand = string(val) == "true"
 	case "protocol":
 		e.protocol, err = strconv.Atoi(string(val))
 	case "params":

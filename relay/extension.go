@@ -18,6 +18,7 @@ type extLink struct {
 	once     sync.Once
 	onKill   func(code int, reason string)
 	greeted  bool
+	onDemand bool // its hello said it attaches the debugger only when asked
 	lastSeen time.Time
 	// chunks holds the large messages arriving in chunk frames, by stream (see wire.ChunkPrefix);
 	// only the connection's reading goroutine touches it.
@@ -185,6 +186,7 @@ func (e *Extension) Handle(msg []byte) {
 			return
 		}
 		e.l.greeted = true
+		e.l.onDemand = env.onDemand
 		// it announces its tabs right after: requests for them wait a moment more at most
 		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
 			h.setGap(settle)
@@ -196,7 +198,7 @@ func (e *Extension) Handle(msg []byte) {
 			h.userAgent = env.userAgent
 		}
 		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
-		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Msg("browser extension connected")
+		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Bool("onDemand", env.onDemand).Msg("browser extension connected")
 	case wire.TypePing:
 		e.l.out.push([]byte(`{"type":"pong"}`))
 	case wire.TypeTabShared, wire.TypeTabUpdated:
@@ -252,7 +254,7 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 		for _, ch := range children {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
 		}
-		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Msg("tab shared")
+		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Bool("detached", tab.Detached).Msg("tab shared")
 		h.sharedForDownloads(t, false)
 		for c := range h.clients {
 			if c.discover {
@@ -263,6 +265,9 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 					h.autoAttachTarget(s, t, true)
 				}
 			}
+		}
+		if !tab.Detached && t.boundSessions() == 0 {
+			h.armIdle(t) // attached (created for a client, say) but nobody uses it yet
 		}
 		h.notifyChanged()
 		return
@@ -286,6 +291,12 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	}
 	if resumed {
 		h.log.Info().Str("target", t.id).Msg("shared tab is back")
+		switch {
+		case t.boundSessions() == 0 && !tab.Detached:
+			h.armIdle(t)
+		case t.boundSessions() > 0 && h.onDemand():
+			h.tabDebugger(t, wire.TypeAttachTab) // its clients kept their sessions
+		}
 	}
 	if changed || resumed {
 		info := mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))})
@@ -393,6 +404,7 @@ func (h *Hub) removeTarget(t *target, reason string) {
 	}
 	delete(h.targets, t.id)
 	delete(h.tabIDs, t.tabID)
+	h.stopIdle(t)
 	h.log.Info().Str("target", t.id).Str("reason", reason).Msg("tab no longer shared")
 	for id, p := range h.pending {
 		if p.target == t {

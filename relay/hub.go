@@ -25,6 +25,9 @@ type HubOptions struct {
 	TabTimeout time.Duration
 	// Grace is how long shared tabs stay listed after the extension disconnects (default 10 s).
 	Grace time.Duration
+	// DetachAfter is how long a shared tab keeps its debugger attached after its last client
+	// session ended, when the extension attaches it on demand (default 30 s).
+	DetachAfter time.Duration
 	// AllowCloseUserTabs lets clients close tabs the user shared (default: refused).
 	AllowCloseUserTabs bool
 	// MaxQueueBytes bounds what waits to be written to one client (default 256 MiB); a client
@@ -51,6 +54,9 @@ func (o *HubOptions) defaults() {
 	}
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
+	}
+	if o.DetachAfter <= 0 {
+		o.DetachAfter = 30 * time.Second
 	}
 	if o.MaxQueueBytes <= 0 {
 		o.MaxQueueBytes = 256 << 20
@@ -202,6 +208,9 @@ type target struct {
 	childSeq int64
 	// dlWatch: the hub switched Page on in the tab's session to see its downloads (download.go).
 	dlWatch bool
+	// idle counts down to detaching the debugger once no client session uses the tab (see
+	// ondemand.go).
+	idle *time.Timer
 }
 
 type runtimeState struct {

@@ -16,6 +16,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
@@ -145,7 +149,7 @@ func (s *Service) StartRecording(ctx context.Context, tabID string) (*Recording,
 			Value string `json:"value"`
 		} `json:"result"`
 	}
-	if err := c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "location.href", "returnByValue": true}, &cur); err != nil {
+	if err := c.Call(ctx, sess, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "location.href", ReturnByValue: new(true)}, &cur); err != nil {
 		return nil, fmt.Errorf("start recording: read the tab: %w", err)
 	}
 	rec.info = Recording{Tab: id, URL: cur.Result.Value, StartedAt: time.Now()}
@@ -172,9 +176,9 @@ func (s *Service) StartRecording(ctx context.Context, tabID string) (*Recording,
 	}{
 		{"Runtime.enable", nil, nil},
 		{"Page.enable", nil, nil},
-		{"Runtime.addBinding", map[string]any{"name": bindingName}, nil},
-		{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": script}, &added},
-		{"Runtime.evaluate", map[string]any{"expression": script}, nil},
+		{runtime.CommandAddBinding, &runtime.AddBindingParams{Name: bindingName}, nil},
+		{page.CommandAddScriptToEvaluateOnNewDocument, &page.AddScriptToEvaluateOnNewDocumentParams{Source: script}, &added},
+		{runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: script}, nil},
 	}
 	for _, st := range steps {
 		if err := c.Call(ctx, sess, st.method, st.params, st.out); err != nil {
@@ -235,7 +239,7 @@ func (s *Service) StopRecording(ctx context.Context, tabID, narration string) (*
 
 	sess, c := rec.tab.Session(), rec.tab.Client()
 	// Take the value of a field still being typed into, then let the queue drain.
-	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "window.__tabrelayRec && window.__tabrelayRec.flush()"}, nil)
+	_ = c.Call(ctx, sess, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "window.__tabrelayRec && window.__tabrelayRec.flush()"}, nil)
 	drained := make(chan struct{})
 	select {
 	case rec.q <- queued{drained: drained, stopping: true}:
@@ -246,12 +250,12 @@ func (s *Service) StopRecording(ctx context.Context, tabID, narration string) (*
 	case <-ctx.Done():
 	}
 	rec.unsub()
-	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "window.__tabrelayRec && window.__tabrelayRec.stop()"}, nil)
+	_ = c.Call(ctx, sess, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "window.__tabrelayRec && window.__tabrelayRec.stop()"}, nil)
 	// removeBinding only stops the notifications: take the function off the page too.
-	_ = c.Call(ctx, sess, "Runtime.removeBinding", map[string]any{"name": bindingName}, nil)
-	_ = c.Call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": "delete window." + bindingName}, nil)
+	_ = c.Call(ctx, sess, runtime.CommandRemoveBinding, &runtime.RemoveBindingParams{Name: bindingName}, nil)
+	_ = c.Call(ctx, sess, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "delete window." + bindingName}, nil)
 	if rec.scriptID != "" {
-		_ = c.Call(ctx, sess, "Page.removeScriptToEvaluateOnNewDocument", map[string]any{"identifier": rec.scriptID}, nil)
+		_ = c.Call(ctx, sess, page.CommandRemoveScriptToEvaluateOnNewDocument, &page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: page.ScriptIdentifier(rec.scriptID)}, nil)
 	}
 	rec.mu.Lock()
 	caps := append([]captured(nil), rec.steps...)
@@ -404,15 +408,12 @@ func (r *recording) identify(ctx context.Context, ev pageEvent, contextID int) T
 			ObjectID string `json:"objectId"`
 		} `json:"result"`
 	}
-	params := map[string]any{"expression": fmt.Sprintf("window.__tabrelayRec && window.__tabrelayRec.els[%d]", ev.I)}
-	if contextID != 0 {
-		params["contextId"] = contextID
-	}
-	if err := c.Call(ctx, sess, "Runtime.evaluate", params, &obj); err != nil || obj.Result.ObjectID == "" {
+	params := &runtime.EvaluateParams{Expression: fmt.Sprintf("window.__tabrelayRec && window.__tabrelayRec.els[%d]", ev.I), ContextID: runtime.ExecutionContextID(contextID)}
+	if err := c.Call(ctx, sess, runtime.CommandEvaluate, params, &obj); err != nil || obj.Result.ObjectID == "" {
 		return r.confirm(ctx, guess, guess, 0)
 	}
 	defer func() {
-		_ = c.Call(ctx, sess, "Runtime.releaseObject", map[string]any{"objectId": obj.Result.ObjectID}, nil)
+		_ = c.Call(ctx, sess, runtime.CommandReleaseObject, &runtime.ReleaseObjectParams{ObjectID: runtime.RemoteObjectID(obj.Result.ObjectID)}, nil)
 	}()
 	ax := guess
 	var tree struct {
@@ -426,7 +427,7 @@ func (r *recording) identify(ctx context.Context, ev pageEvent, contextID int) T
 			} `json:"name"`
 		} `json:"nodes"`
 	}
-	if err := c.Call(ctx, sess, "Accessibility.getPartialAXTree", map[string]any{"objectId": obj.Result.ObjectID, "fetchRelatives": false}, &tree); err == nil {
+	if err := c.Call(ctx, sess, accessibility.CommandGetPartialAXTree, &accessibility.GetPartialAXTreeParams{ObjectID: runtime.RemoteObjectID(obj.Result.ObjectID), FetchRelatives: new(false)}, &tree); err == nil {
 		for _, n := range tree.Nodes {
 			if n.Ignored || n.Role == nil {
 				continue
@@ -448,7 +449,7 @@ func (r *recording) identify(ctx context.Context, ev pageEvent, contextID int) T
 			BackendNodeID int `json:"backendNodeId"`
 		} `json:"node"`
 	}
-	if c.Call(ctx, sess, "DOM.describeNode", map[string]any{"objectId": obj.Result.ObjectID}, &desc) == nil {
+	if c.Call(ctx, sess, dom.CommandDescribeNode, &dom.DescribeNodeParams{ObjectID: runtime.RemoteObjectID(obj.Result.ObjectID)}, &desc) == nil {
 		backend = desc.Node.BackendNodeID
 	}
 	return r.confirm(ctx, ax, guess, backend)

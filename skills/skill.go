@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Kinds of skills.
@@ -175,28 +174,6 @@ func ParseTarget(s string) (Target, error) {
 	return t, nil
 }
 
-// UnmarshalYAML accepts the short string form and the mapping form.
-func (t *Target) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		v, err := ParseTarget(n.Value)
-		if err != nil {
-			return err
-		}
-		*t = v
-		return nil
-	}
-	type plain Target
-	if err := knownKeys(n, reflect.TypeFor[plain]()); err != nil {
-		return err // Node.Decode below is not strict: check the keys here
-	}
-	var p plain
-	if err := n.Decode(&p); err != nil {
-		return err
-	}
-	*t = Target(p)
-	return nil
-}
-
 // String renders the target as `button "Save"` (with nth and within), for messages and hints.
 func (t Target) String() string {
 	if len(t.Any) > 0 {
@@ -266,7 +243,6 @@ func (e *ParseError) Error() string {
 
 var (
 	nameRE     = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	yamlLineRE = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?line (\d+): (.*)$`)
 	templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][\w-]*)\s*\}\}`)
 )
 
@@ -296,26 +272,24 @@ func Parse(file string, data []byte) (*Skill, error) {
 		return nil, perr(1, "the front matter opened on line 1 is never closed: add a line \"---\" after it")
 	}
 	front := strings.Join(lines[1:end], "\n")
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &node); err != nil {
-		return nil, yamlError(file, 1, err)
+	root, err := parseYAML(file, 1, front)
+	if err != nil {
+		return nil, err
 	}
-	if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
+	if !isMapping(root) {
 		return nil, perr(2, "the front matter must be a YAML mapping with name: and description:")
 	}
-	root := node.Content[0]
 	var fm frontMatter
-	if err := decodeStrict(front, &fm); err != nil {
+	if err := strictInto(root, &fm); err != nil {
 		return nil, yamlError(file, 1, err)
 	}
 	s := &fm.Skill
 	s.Source, s.Raw = file, string(data)
 	s.Body = strings.Join(lines[end+1:], "\n")
 	s.Body = strings.TrimLeft(s.Body, "\n")
-	bodyStart := end + 2 // 1-based line of the first body line
 
 	keyLine := func(key string) int {
-		if l := findKey(root, key); l > 0 {
+		if l := keyLine(root, key); l > 0 {
 			return l + 1
 		}
 		return 2
@@ -336,11 +310,12 @@ func Parse(file string, data []byte) (*Skill, error) {
 		return nil, perr(keyLine("kind"), "kind %q is unknown: use action or workflow", s.Kind)
 	}
 	params := map[string]bool{}
-	if pn := findValue(root, "parameters"); pn != nil {
+	if pn := valueOf(root, "parameters"); pn != nil {
+		items, _ := pn.(*ast.SequenceNode)
 		for i, p := range s.Parameters {
 			line := 1 + keyLine("parameters")
-			if i < len(pn.Content) {
-				line = pn.Content[i].Line + 1
+			if items != nil && i < len(items.Values) {
+				line = 1 + lineOf(items.Values[i])
 			}
 			if p.Name == "" || !regexp.MustCompile(`^[A-Za-z_][\w-]*$`).MatchString(p.Name) {
 				return nil, perr(line, "parameter %d needs a name: letters, digits, _ or -", i+1)
@@ -370,45 +345,31 @@ func Parse(file string, data []byte) (*Skill, error) {
 	}
 	if start >= 0 {
 		block := strings.Join(lines[start+1:stop], "\n")
-		var sn yaml.Node
-		if err := yaml.Unmarshal([]byte(block), &sn); err != nil {
-			return nil, yamlError(file, start+1, err)
+		sn, err := parseYAML(file, start+1, block)
+		if err != nil {
+			return nil, err
 		}
-		if len(sn.Content) == 0 {
+		if sn == nil {
 			return nil, perr(start+1, "the ```steps block is empty: list steps such as `- do: click` with a target")
 		}
-		seq := sn.Content[0]
-		if seq.Kind != yaml.SequenceNode {
-			return nil, perr(start+1+seq.Line, "the ```steps block must be a YAML list of steps (lines starting with \"- do:\")")
+		seq, ok := sn.(*ast.SequenceNode)
+		if !ok {
+			return nil, perr(start+1+lineOf(sn), "the ```steps block must be a YAML list of steps (lines starting with \"- do:\")")
+		}
+		for _, item := range seq.Values {
+			if !isMapping(item) {
+				return nil, perr(start+1+lineOf(item), "a step must be a mapping with do: and its fields")
+			}
 		}
 		// Strictly, once for the whole block: a misspelled key at any depth (a step's, its
-		// expect:'s, a field's, a target's) is an error with its line.
-		var strict []Step
-		if err := decodeStrict(block, &strict); err != nil {
-			// A target that does not parse carries no line: the step-by-step decoding below
-			// points at it. Anything else (a misspelled key, a wrong type) has its line.
-			var tse *TargetSyntaxError
-			if !errors.As(err, &tse) {
-				return nil, yamlError(file, start+1, err)
-			}
+		// expect:'s, a field's, a target's), a value of the wrong type or a target that does not
+		// parse is an error with its line.
+		var steps []Step
+		if err := yaml.NodeToValue(seq, &steps, yaml.Strict()); err != nil {
+			return nil, yamlError(file, start+1, err)
 		}
-		for _, item := range seq.Content {
-			line := start + 1 + item.Line
-			if item.Kind != yaml.MappingNode {
-				return nil, perr(line, "a step must be a mapping with do: and its fields")
-			}
-			var st Step
-			if err := item.Decode(&st); err != nil {
-				if bad := (*TargetSyntaxError)(nil); errors.As(err, &bad) {
-					// Target.UnmarshalYAML's: point at the target.
-					l := line
-					if k := findKey(item, "target"); k > 0 {
-						l = start + 1 + k
-					}
-					return nil, perr(l, "%s", err.Error())
-				}
-				return nil, yamlError(file, start+1, err)
-			}
+		for i, st := range steps {
+			line := start + 1 + lineOf(seq.Values[i])
 			st.Line = line
 			if err := validateStep(&st); err != nil {
 				return nil, perr(line, "%s", err.Error())
@@ -421,7 +382,6 @@ func Parse(file string, data []byte) (*Skill, error) {
 			s.Steps = append(s.Steps, st)
 		}
 	}
-	_ = bodyStart
 	return s, nil
 }
 
@@ -577,123 +537,14 @@ func (st *Step) templateNames() []string {
 	return out
 }
 
-// checkKeys rejects keys outside known, naming the line and the valid keys.
 // frontMatter is the front matter of a SKILL.md: the skill's own fields, and the other fields
 // of the Agent Skills format, which tabrelay accepts and leaves alone.
 type frontMatter struct {
 	Skill         `yaml:",inline"`
-	License       yaml.Node `yaml:"license"`
-	Metadata      yaml.Node `yaml:"metadata"`
-	AllowedTools  yaml.Node `yaml:"allowed-tools"`
-	Compatibility yaml.Node `yaml:"compatibility"`
-}
-
-// decodeStrict decodes YAML text into v, refusing keys v's type does not declare
-// (yaml.v3's Decoder.KnownFields), at every depth.
-func decodeStrict(text string, v any) error {
-	dec := yaml.NewDecoder(strings.NewReader(text))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
-}
-
-// yamlKeys are the YAML keys of struct type t (inline structs included), in order.
-func yamlKeys(t reflect.Type) []string {
-	var keys []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		name, opts, _ := strings.Cut(tag, ",")
-		switch {
-		case name == "-":
-		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
-			keys = append(keys, yamlKeys(f.Type)...)
-		case name != "":
-			keys = append(keys, name)
-		case f.IsExported():
-			keys = append(keys, strings.ToLower(f.Name))
-		}
-	}
-	return keys
-}
-
-// knownKeys refuses a key of mapping m that struct type t does not declare, with its line.
-func knownKeys(m *yaml.Node, t reflect.Type) error {
-	known := yamlKeys(t)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i]; !slices.Contains(known, k.Value) {
-			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t)}}
-		}
-	}
-	return nil
-}
-
-// keysOf maps the Go types a SKILL.md decodes into to their YAML keys, to turn the decoder's
-// "field x not found in type skills.Step" into "unknown key "x": valid keys here are …".
-var keysOf = func() map[string][]string {
-	type plain Target // as in Target.UnmarshalYAML
-	m := map[string][]string{}
-	for _, t := range []reflect.Type{reflect.TypeFor[frontMatter](), reflect.TypeFor[Param](), reflect.TypeFor[Step](),
-		reflect.TypeFor[FieldStep](), reflect.TypeFor[Expect](), reflect.TypeFor[plain]()} {
-		m[t.String()] = yamlKeys(t)
-	}
-	return m
-}()
-
-var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-
-// unknownKey rewrites the decoder's unknown-field message for a person.
-func unknownKey(reason string) string {
-	m := unknownFieldRE.FindStringSubmatch(reason)
-	if m == nil {
-		return reason
-	}
-	keys, ok := keysOf[m[2]]
-	if !ok {
-		return fmt.Sprintf("unknown key %q", m[1])
-	}
-	return fmt.Sprintf("unknown key %q: valid keys here are %s", m[1], strings.Join(keys, ", "))
-}
-
-func findKey(m *yaml.Node, key string) int {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i].Line
-		}
-	}
-	return 0
-}
-
-func findValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// yamlError turns a yaml.v3 error into a ParseError with the file's line (offset is the file
-// line just before the YAML text). yaml.v3 gives the line only in its messages ("yaml: line
-// N: …", and TypeError's "line N: …" strings), so this reads it from there: the one place
-// that reads an error's text, for a number to show, never to decide what the error means.
-func yamlError(file string, offset int, err error) error {
-	msg := err.Error()
-	if te := (*yaml.TypeError)(nil); errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return &ParseError{File: file, Line: offset + n, Reason: unknownKey(m[2])}
-		}
-	}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &ParseError{File: file, Line: offset + n, Reason: m[2]}
-	}
-	// Errors from UnmarshalYAML (a bad target) carry no line.
-	return &ParseError{File: file, Line: offset + 1, Reason: strings.TrimPrefix(msg, "yaml: ")}
+	License       any `yaml:"license"`
+	Metadata      any `yaml:"metadata"`
+	AllowedTools  any `yaml:"allowed-tools"`
+	Compatibility any `yaml:"compatibility"`
 }
 
 // Markdown renders the skill as a SKILL.md: front matter, then the body with its ```steps block
@@ -708,23 +559,19 @@ func (s *Skill) Markdown() ([]byte, error) {
 		Sites       []string `yaml:"sites,omitempty"`
 		Parameters  []Param  `yaml:"parameters,omitempty"`
 	}
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(front{s.Name, s.Description, s.Kind, s.Sites, s.Parameters}); err != nil {
+	fm, err := yaml.MarshalWithOptions(front{s.Name, s.Description, s.Kind, s.Sites, s.Parameters}, frontStyle...)
+	if err != nil {
 		return nil, fmt.Errorf("encode the front matter of %s: %w", s.Name, err)
 	}
-	_ = enc.Close()
+	buf.Write(fm)
 	buf.WriteString("---\n")
 	steps := ""
 	if len(s.Steps) > 0 {
-		var sb bytes.Buffer
-		e := yaml.NewEncoder(&sb)
-		e.SetIndent(2)
-		if err := e.Encode(s.Steps); err != nil {
+		b, err := yaml.MarshalWithOptions(s.Steps, stepsStyle...)
+		if err != nil {
 			return nil, fmt.Errorf("encode the steps of %s: %w", s.Name, err)
 		}
-		_ = e.Close()
-		steps = "```steps\n" + sb.String() + "```"
+		steps = "```steps\n" + string(b) + "```"
 	}
 	body := s.Body
 	if steps != "" {

@@ -89,7 +89,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"no front matter", "# hi\n", 1, "front matter"},
 		{"unclosed front matter", "---\nname: x\n", 1, "never closed"},
-		{"bad yaml", "---\nname: x\ndescription: a: b\n---\n", 3, "mapping values"},
+		{"bad yaml", "---\nname: x\ndescription: a: b\n---\n", 3, "mapping value is not allowed"},
 		{"missing name", "---\ndescription: d\n---\n", 2, "name: is missing"},
 		{"bad name", "---\nname: Bad Name\ndescription: d\n---\n", 2, "lowercase"},
 		{"missing description", "---\nname: x\n\ndescription: \"\"\n---\n", 4, "description"},
@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad target", steps("- do: click\n  target: '!!'"), 10, "target"},
 		{"undeclared template", steps("- do: type\n  target: textbox \"A\"\n  text: \"{{nope}}\""), 9, "{{nope}}"},
 		{"unknown step key", steps("- do: click\n  target: button \"A\"\n  colour: red"), 11, `unknown key "colour": valid keys here are do, target, text`},
-		// strict decoding (yaml.v3 KnownFields) at every depth, with the line
+		// strict decoding (goccy/go-yaml's Strict) at every depth, with the line
 		{"misspelled parameter field", "---\nname: x\ndescription: d\nparameters:\n  - name: a\n    requird: true\n---\n", 6, `unknown key "requird": valid keys here are name, description, required`},
 		{"misspelled front matter field", "---\nname: x\ndescripton: d\n---\n", 3, `unknown key "descripton": valid keys here are name, description, kind, sites, parameters, license`},
 		{"misspelled expect field", steps("- do: click\n  target: button \"A\"\n  expect:\n    txt: done"), 12, `unknown key "txt": valid keys here are text, gone, url, timeout`},

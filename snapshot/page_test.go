@@ -16,7 +16,8 @@ func TestPageModel(t *testing.T) {
 		el("generic", "", "", el("link", "Help", "e4")))
 	s := &Snapshot{URL: "https://shop.test/", Title: "Shop", Root: compact(root, false)}
 	s.renderText(Options{})
-	want := "# Shop — https://shop.test/\n- form \"Checkout\": Total 49 €\n  - textbox \"Name\" [focused] [ref=e2]\n  - button \"Pay\" [ref=e3]\n- link \"Help\" [ref=e4]\n"
+	// the header's summary names the form, its field and its submit button
+	want := "# Shop — https://shop.test/\n# forms: form \"Checkout\" (textbox \"Name\" e2; submit button \"Pay\" e3)\n- form \"Checkout\": Total 49 €\n  - textbox \"Name\" [focused] [ref=e2]\n  - button \"Pay\" [ref=e3]\n- link \"Help\" [ref=e4]\n"
 	if s.Text != want || s.Refs != 3 {
 		t.Fatalf("text (%d refs)\n%s\nwant\n%s", s.Refs, s.Text, want)
 	}

@@ -54,6 +54,10 @@ type Snapshot struct {
 	// Modal names the open modal dialog element (aria-modal or <dialog> shown modally), if any,
 	// as the header shows it; the element itself is the node of Root with Modal set.
 	Modal string `json:"modal,omitempty"`
+	// Summary is what the page offers (forms, collections, main actions, whether the user looks
+	// signed in), read from Root; the header shows it in a few lines. Nil when there is
+	// nothing to say or no tree.
+	Summary *Summary `json:"summary,omitempty"`
 	// BelowFold counts refs of the main frame below the visible viewport.
 	BelowFold int `json:"belowFold,omitempty"`
 	// Truncated is true when MaxChars or MaxDepth cut the outline.
@@ -238,9 +242,10 @@ func (s *Snapshot) Render(o Options) {
 }
 
 func (s *Snapshot) renderText(o Options) {
+	s.Summary = Summarize(s.Root)
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
-		s.Text = header(s)
+		s.Text = header(s, 0)
 		if s.Dialog != nil {
 			s.Text += "# the page is blocked until the dialog is accepted or dismissed\n"
 		}
@@ -252,7 +257,7 @@ func (s *Snapshot) renderText(o Options) {
 	}
 	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
 	s.Refs, s.Truncated = refs, truncated
-	s.Text = header(s) + body
+	s.Text = header(s, summaryLimit(o)) + body
 }
 
 // markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
@@ -271,7 +276,7 @@ func markBelow(n *node, main *Frame, fold float64, parent bool) {
 // noteMax bytes) and the lines that fit in the rest.
 func (s *Snapshot) renderBudget(o Options) {
 	const noteMax = 260
-	h := header(s)
+	h := header(s, summaryLimit(o))
 	budget := max(o.MaxTokens*bytesPerToken-len(h)-noteMax, 0)
 	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
 	body, refs, cut := join(lines, lineRefs, o.MaxChars)
@@ -286,7 +291,8 @@ func walkNodes(n *node, fn func(*node)) {
 	}
 }
 
-func header(s *Snapshot) string {
+// header renders the page's facts and its summary, the summary in at most summary bytes.
+func header(s *Snapshot, summary int) string {
 	var b strings.Builder
 	if s.Title != "" {
 		b.WriteString("# " + clip(s.Title, 120) + " — " + s.URL + "\n")
@@ -305,6 +311,7 @@ func header(s *Snapshot) string {
 	if s.BelowFold > 0 {
 		fmt.Fprintf(&b, "# %d more refs below the fold (scroll to see them)\n", s.BelowFold)
 	}
+	b.WriteString(s.Summary.text(summary))
 	return b.String()
 }
 

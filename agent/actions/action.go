@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
+
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -35,6 +37,8 @@ type Result struct {
 	Requests []Request        `json:"requests,omitempty"`
 	// Matches are what kind search found.
 	Matches []SearchMatch `json:"matches,omitempty"`
+	// Records are what kind extract read.
+	Records *Records `json:"records,omitempty"`
 	// Tabs for kind tabs.
 	Tabs []TabInfo `json:"tabs,omitempty"`
 	// Downloads for kind downloads, newest first.
@@ -129,14 +133,14 @@ func (r *runner) tabs(ctx context.Context, _ *Tabs) (*Result, error) {
 }
 
 func (r *runner) focusTab(ctx context.Context, _ *Focus) (*Result, error) {
-	if err := r.c.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": r.ts.id}, nil); err != nil {
+	if err := r.c.Call(ctx, "", target.CommandActivateTarget, &target.ActivateTargetParams{TargetID: target.ID(r.ts.id)}, nil); err != nil {
 		return nil, fmt.Errorf("focus tab: %w", err)
 	}
 	return &Result{Message: "tab focused"}, nil
 }
 
 func (r *runner) closeTab(ctx context.Context, _ *Close) (*Result, error) {
-	if err := r.c.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": r.ts.id}, nil); err != nil {
+	if err := r.c.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(r.ts.id)}, nil); err != nil {
 		return nil, fmt.Errorf("close tab: %w", err)
 	}
 	go r.forget(r.ts.id)
@@ -154,7 +158,7 @@ func (r *runner) openTab(ctx context.Context, p *Open) (*Result, error) {
 	var res struct {
 		TargetID string `json:"targetId"`
 	}
-	if err := r.c.Call(ctx, "", "Target.createTarget", map[string]any{"url": u}, &res); err != nil {
+	if err := r.c.Call(ctx, "", target.CommandCreateTarget, &target.CreateTargetParams{URL: u}, &res); err != nil {
 		return nil, fmt.Errorf("open tab: %w", err)
 	}
 	return &Result{Message: "opened a new tab", TargetID: res.TargetID, URL: u}, nil

@@ -15,7 +15,8 @@ import (
 //	ref      an element ref (required)          ref?     a ref, if the next argument is one
 //	word     one argument (required)            word?    one argument, if it is not a ref
 //	text     the remaining arguments, joined    text?    the same, if any
-//	list     the remaining arguments as a list  pairs    ref=value pairs (fill)
+//	list     the remaining arguments as a list  list?    the same, if any
+//	pairs    ref=value pairs (fill)
 //	int      a whole number (required)          int?     a whole number, if any
 //	number?  a number, if it is the only argument left
 //	bool     true or false, if any (default true)
@@ -36,6 +37,8 @@ func (k *Kind) synopsis() string {
 	for _, f := range k.fields {
 		switch {
 		case f.cli == "":
+		case f.cli == "list?":
+			parts = append(parts, "["+f.name+"…]")
 		case strings.HasSuffix(f.cli, "?") || f.cli == "bool":
 			parts = append(parts, "["+f.name+"]")
 		case f.cli == "text" || f.cli == "list":
@@ -98,8 +101,11 @@ func (r *Registry) ParseArgs(kind string, args []string, flags ...string) (Actio
 			} else if f.required {
 				return Action{}, usage("needs %s (%s)", f.name, f.desc)
 			}
-		case mode == "list":
+		case mode == "list" || mode == "list?":
 			if len(rest) == 0 {
+				if mode == "list?" {
+					continue
+				}
 				return Action{}, usage("needs %s", f.name)
 			}
 			fv.Set(reflect.ValueOf(append([]string(nil), rest...)).Convert(fv.Type()))

@@ -12,15 +12,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // callFn runs a JavaScript function with this = objectID and returns its JSON value.
 func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args ...any) (json.RawMessage, error) {
-	cargs := make([]map[string]any, len(args))
+	cargs := make([]*runtime.CallArgument, len(args))
 	for i, a := range args {
-		cargs[i] = map[string]any{"value": a}
+		v, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode argument %d of a page function: %w", i+1, err)
+		}
+		cargs[i] = &runtime.CallArgument{Value: v}
 	}
 	var r struct {
 		Result struct {
@@ -33,8 +43,8 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 			} `json:"exception"`
 		} `json:"exceptionDetails"`
 	}
-	if err := s.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
-		"objectId": objectID, "functionDeclaration": fn, "arguments": cargs, "returnByValue": true, "awaitPromise": true,
+	if err := s.c.Call(ctx, session, runtime.CommandCallFunctionOn, &runtime.CallFunctionOnParams{
+		ObjectID: runtime.RemoteObjectID(objectID), FunctionDeclaration: fn, Arguments: cargs, ReturnByValue: new(true), AwaitPromise: new(true),
 	}, &r); err != nil {
 		return nil, err
 	}
@@ -142,7 +152,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 func (s *Service) settle(ctx context.Context, session string) {
 	pctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
 	defer cancel()
-	_ = s.c.Call(pctx, session, "Runtime.evaluate", map[string]any{"expression": settleJS, "awaitPromise": true}, nil)
+	_ = s.c.Call(pctx, session, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: settleJS, AwaitPromise: new(true)}, nil)
 }
 
 // settleJS resolves after the page's next frame and the task after it (100 ms at most).
@@ -166,7 +176,7 @@ func (s *Service) targetInfo(ctx context.Context, id string) TabInfo {
 	}
 	c2, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_ = s.c.Call(c2, "", "Target.getTargetInfo", map[string]any{"targetId": id}, &r)
+	_ = s.c.Call(c2, "", target.CommandGetTargetInfo, &target.GetTargetInfoParams{TargetID: target.ID(id)}, &r)
 	return r.TargetInfo
 }
 
@@ -312,7 +322,7 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 			var owner struct {
 				BackendNodeID int `json:"backendNodeId"`
 			}
-			if err := s.c.Call(ctx, parent.Session, "DOM.getFrameOwner", map[string]any{"frameId": f}, &owner); err != nil {
+			if err := s.c.Call(ctx, parent.Session, dom.CommandGetFrameOwner, &dom.GetFrameOwnerParams{FrameID: cdp.FrameID(f)}, &owner); err != nil {
 				return nil, fmt.Errorf("%s: find its frame: %w", desc, err)
 			}
 			var rn struct {
@@ -320,7 +330,7 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 					ObjectID string `json:"objectId"`
 				} `json:"object"`
 			}
-			if err := s.c.Call(ctx, parent.Session, "DOM.resolveNode", map[string]any{"backendNodeId": owner.BackendNodeID}, &rn); err != nil {
+			if err := s.c.Call(ctx, parent.Session, dom.CommandResolveNode, &dom.ResolveNodeParams{BackendNodeID: cdp.BackendNodeID(owner.BackendNodeID)}, &rn); err != nil {
 				return nil, fmt.Errorf("%s: find its frame: %w", desc, err)
 			}
 			hops = append(hops, frameHop{session: parent.Session, objectID: rn.Object.ObjectID})
@@ -328,9 +338,9 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 		}
 	}
 	// scroll from the inside out
-	_ = s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil)
+	_ = s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
 	for _, h := range hops {
-		_ = s.c.Call(ctx, h.session, "DOM.scrollIntoViewIfNeeded", map[string]any{"objectId": h.objectID}, nil)
+		_ = s.c.Call(ctx, h.session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{ObjectID: runtime.RemoteObjectID(h.objectID)}, nil)
 	}
 	m, err := s.measure(ctx, el, desc, needEnabled)
 	if err != nil {
@@ -416,7 +426,7 @@ func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y fl
 
 // dispatch sends an input event; if the event opens a JavaScript dialog (which blocks the
 // reply until the dialog closes) it returns as soon as the dialog is seen.
-func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, params map[string]any) error {
+func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, params any) error {
 	done := make(chan error, 1)
 	go func() {
 		c2, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -445,22 +455,22 @@ func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, par
 // delivers the move to the page at once and runs later input after it in order: there the
 // move is sent without waiting for its answer.
 func (s *Service) moveMouse(ctx context.Context, ts *tabState, background bool, x, y float64, buttons, mods int) error {
-	p := map[string]any{"type": "mouseMoved", "x": x, "y": y, "modifiers": mods}
+	p := &input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Modifiers: int64(mods)}
 	if buttons != 0 {
-		p["button"], p["buttons"] = "left", buttons
+		p.Button, p.Buttons = input.MouseButtonLeft, int64(buttons)
 	}
 	if background {
-		return s.c.Send(ctx, ts.tab.Session(), "Input.dispatchMouseEvent", p)
+		return s.c.Send(ctx, ts.tab.Session(), input.CommandDispatchMouseEvent, p)
 	}
-	return s.dispatch(ctx, ts, "Input.dispatchMouseEvent", p)
+	return s.dispatch(ctx, ts, input.CommandDispatchMouseEvent, p)
 }
 
-func (s *Service) mouse(ctx context.Context, ts *tabState, typ string, x, y float64, button string, clicks, mods int) error {
-	p := map[string]any{"type": typ, "x": x, "y": y, "modifiers": mods}
-	if typ != "mouseMoved" {
-		p["button"], p["clickCount"] = button, clicks
+func (s *Service) mouse(ctx context.Context, ts *tabState, typ input.DispatchMouseEventType, x, y float64, button input.MouseButton, clicks, mods int) error {
+	p := &input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Modifiers: int64(mods)}
+	if typ != input.DispatchMouseEventTypeMouseMoved {
+		p.Button, p.ClickCount = button, int64(clicks)
 	}
-	return s.dispatch(ctx, ts, "Input.dispatchMouseEvent", p)
+	return s.dispatch(ctx, ts, input.CommandDispatchMouseEvent, p)
 }
 
 func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, error) {
@@ -482,13 +492,13 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 		n = 2
 	}
 	for i := 1; i <= n; i++ {
-		if err := s.mouse(ctx, ts, "mousePressed", t.x, t.y, button, i, mods); err != nil {
+		if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMousePressed, t.x, t.y, input.MouseButton(button), i, mods); err != nil {
 			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 		}
 		if ts.tab.Dialog() != nil {
 			break
 		}
-		if err := s.mouse(ctx, ts, "mouseReleased", t.x, t.y, button, i, mods); err != nil {
+		if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, t.x, t.y, input.MouseButton(button), i, mods); err != nil {
 			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 		}
 		if ts.tab.Dialog() != nil {
@@ -526,14 +536,14 @@ func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error
 	if err := s.moveMouse(ctx, ts, from.background, from.x, from.y, 0, 0); err != nil {
 		return "", err
 	}
-	if err := s.mouse(ctx, ts, "mousePressed", from.x, from.y, "left", 1, 0); err != nil {
+	if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMousePressed, from.x, from.y, input.MouseButtonLeft, 1, 0); err != nil {
 		return "", err
 	}
 	// measure the target after pressing (the source may have moved it) without the hit test:
 	// the dragged element may cover it
 	to, err := s.aimAt(ctx, ts, a.To, false)
 	if err != nil {
-		_ = s.mouse(ctx, ts, "mouseReleased", from.x, from.y, "left", 1, 0)
+		_ = s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, from.x, from.y, input.MouseButtonLeft, 1, 0)
 		return "", err
 	}
 	defer ts.tab.Release(ctx, to.el)
@@ -545,7 +555,7 @@ func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error
 			return "", err
 		}
 	}
-	if err := s.mouse(ctx, ts, "mouseReleased", to.x, to.y, "left", 1, 0); err != nil {
+	if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, to.x, to.y, input.MouseButtonLeft, 1, 0); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("dragged %s to %s", from.el.Describe(), to.el.Describe()), nil
@@ -558,40 +568,40 @@ func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
 		def keyDef
 	}{{modCtrl, namedKeys["control"]}, {modShift, namedKeys["shift"]}, {modAlt, namedKeys["alt"]}, {modMeta, namedKeys["meta"]}}
 	held := 0
-	send := func(typ string, k keyDef, m int) error {
-		p := map[string]any{"type": typ, "key": k.Key, "code": k.Code, "windowsVirtualKeyCode": k.KeyCode, "nativeVirtualKeyCode": k.KeyCode, "modifiers": m}
-		if typ == "keyDown" && k.Text != "" {
-			p["text"], p["unmodifiedText"] = k.Text, k.Text
+	send := func(typ input.DispatchKeyEventType, k keyDef, m int) error {
+		p := &input.DispatchKeyEventParams{Type: typ, Key: k.Key, Code: k.Code, WindowsVirtualKeyCode: int64(k.KeyCode), NativeVirtualKeyCode: int64(k.KeyCode), Modifiers: int64(m)}
+		if typ == input.DispatchKeyEventTypeKeyDown && k.Text != "" {
+			p.Text, p.UnmodifiedText = k.Text, k.Text
 		}
-		if typ == "keyDown" && k.Text == "" {
-			p["type"] = "rawKeyDown"
+		if typ == input.DispatchKeyEventTypeKeyDown && k.Text == "" {
+			p.Type = input.DispatchKeyEventTypeRawKeyDown
 		}
 		if strings.HasPrefix(k.Code, "Arrow") || k.Code == "Home" || k.Code == "End" || k.Code == "PageUp" || k.Code == "PageDown" || k.Code == "Delete" || k.Code == "Insert" {
-			p["isKeypad"] = false
+			p.IsKeypad = new(false)
 		}
-		return s.dispatch(ctx, ts, "Input.dispatchKeyEvent", p)
+		return s.dispatch(ctx, ts, input.CommandDispatchKeyEvent, p)
 	}
 	for _, m := range mods {
 		if c.Modifiers&m.bit != 0 {
 			held |= m.bit
-			if err := send("rawKeyDown", m.def, held); err != nil {
+			if err := send(input.DispatchKeyEventTypeRawKeyDown, m.def, held); err != nil {
 				return err
 			}
 		}
 	}
-	if err := send("keyDown", c.Key, held); err != nil {
+	if err := send(input.DispatchKeyEventTypeKeyDown, c.Key, held); err != nil {
 		return err
 	}
 	if ts.tab.Dialog() != nil {
 		return nil
 	}
-	if err := send("keyUp", c.Key, held); err != nil {
+	if err := send(input.DispatchKeyEventTypeKeyUp, c.Key, held); err != nil {
 		return err
 	}
 	for i := len(mods) - 1; i >= 0; i-- {
 		if c.Modifiers&mods[i].bit != 0 {
 			held &^= mods[i].bit
-			if err := send("keyUp", mods[i].def, held); err != nil {
+			if err := send(input.DispatchKeyEventTypeKeyUp, mods[i].def, held); err != nil {
 				return err
 			}
 		}
@@ -604,8 +614,8 @@ func (s *Service) focus(ctx context.Context, ts *tabState, ref string) (*snapsho
 	if err != nil {
 		return nil, err
 	}
-	_ = s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil)
-	if err := s.c.Call(ctx, el.Frame.Session, "DOM.focus", map[string]any{"backendNodeId": el.BackendID}, nil); err != nil {
+	_ = s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
+	if err := s.c.Call(ctx, el.Frame.Session, dom.CommandFocus, &dom.FocusParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil); err != nil {
 		ts.tab.Release(ctx, el)
 		return nil, fmt.Errorf("focus %s: %w", el.Describe(), err)
 	}
@@ -701,7 +711,7 @@ func (s *Service) typeText(ctx context.Context, ts *tabState, a Type) (string, e
 				}
 			}
 		} else if a.Text != "" {
-			if err := s.dispatch(ctx, ts, "Input.insertText", map[string]any{"text": a.Text}); err != nil {
+			if err := s.dispatch(ctx, ts, input.CommandInsertText, &input.InsertTextParams{Text: a.Text}); err != nil {
 				return "", fmt.Errorf("type into %s: %w", desc, err)
 			}
 		}
@@ -931,7 +941,7 @@ func (s *Service) upload(ctx context.Context, ts *tabState, a Upload) (string, e
 	if kind == "single" && len(files) > 1 {
 		return "", fmt.Errorf("%s takes one file, not %d", el.Describe(), len(files))
 	}
-	if err := s.c.Call(ctx, el.Frame.Session, "DOM.setFileInputFiles", map[string]any{"files": files, "backendNodeId": el.BackendID}, nil); err != nil {
+	if err := s.c.Call(ctx, el.Frame.Session, dom.CommandSetFileInputFiles, &dom.SetFileInputFilesParams{Files: files, BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil); err != nil {
 		return "", fmt.Errorf("upload to %s: %w", el.Describe(), err)
 	}
 	return fmt.Sprintf("set %d file(s) on %s", len(files), el.Describe()), nil
@@ -961,7 +971,7 @@ func (s *Service) scroll(ctx context.Context, ts *tabState, a Scroll) (string, e
 			return "", err
 		}
 		defer ts.tab.Release(ctx, el)
-		if err := s.c.Call(ctx, el.Frame.Session, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": el.BackendID}, nil); err != nil {
+		if err := s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil); err != nil {
 			return "", fmt.Errorf("scroll to %s: %w", el.Describe(), err)
 		}
 		return "scrolled " + el.Describe() + " into view", nil
@@ -1007,7 +1017,7 @@ func (s *Service) scroll(ctx context.Context, ts *tabState, a Scroll) (string, e
 				ObjectID string `json:"objectId"`
 			} `json:"result"`
 		}
-		if err := s.c.Call(ctx, ts.tab.Session(), "Runtime.evaluate", map[string]any{"expression": "document"}, &r); err != nil {
+		if err := s.c.Call(ctx, ts.tab.Session(), runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "document"}, &r); err != nil {
 			return "", err
 		}
 		var err error

@@ -22,6 +22,8 @@ var Default = sync.OnceValue(func() *Registry {
 		Returns: "snapshot", DuringDialog: true, Risk: Reads, Run: (*runner).snapshot})
 	Register(r, Spec[Search]{Name: "search", Tool: "find", Doc: "Find elements anywhere on the page: refs with context.",
 		Returns: "matches", Risk: Reads, Run: (*runner).search})
+	Register(r, Spec[Extract]{Name: "extract", Doc: "Read repeated items (rows, cards, results) as JSON records, across pages if asked.",
+		Returns: "records", Risk: Views, Run: (*runner).extract})
 	Register(r, Spec[Click]{Name: "click", Doc: "Click an element.", Risk: Writes,
 		Run: observed((*Service).click)})
 	Register(r, Spec[Type]{Name: "type", Doc: "Type text into a field (replaces its content).", Risk: Writes,

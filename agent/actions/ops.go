@@ -9,6 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -28,8 +34,8 @@ func (s *Service) evalValue(ctx context.Context, ts *tabState, expr string) (jso
 			} `json:"exception"`
 		} `json:"exceptionDetails"`
 	}
-	if err := s.c.Call(ctx, ts.tab.Session(), "Runtime.evaluate", map[string]any{
-		"expression": expr, "returnByValue": true, "awaitPromise": true, "userGesture": true,
+	if err := s.c.Call(ctx, ts.tab.Session(), runtime.CommandEvaluate, &runtime.EvaluateParams{
+		Expression: expr, ReturnByValue: new(true), AwaitPromise: new(true), UserGesture: new(true),
 	}, &r); err != nil {
 		return nil, err
 	}
@@ -193,8 +199,8 @@ func (r *runner) resize(ctx context.Context, a *Resize) (*Result, error) {
 		}
 		return &Result{Message: "viewport back to the window size"}, nil
 	}
-	if err := s.c.Call(ctx, ts.tab.Session(), "Emulation.setDeviceMetricsOverride", map[string]any{
-		"width": a.Width, "height": a.Height, "deviceScaleFactor": 0, "mobile": false,
+	if err := s.c.Call(ctx, ts.tab.Session(), emulation.CommandSetDeviceMetricsOverride, &emulation.SetDeviceMetricsOverrideParams{
+		Width: int64(a.Width), Height: int64(a.Height), DeviceScaleFactor: 0, Mobile: false,
 	}, nil); err != nil {
 		return nil, fmt.Errorf("resize: %w", err)
 	}
@@ -212,7 +218,7 @@ func (r *runner) navigate(ctx context.Context, p *Navigate) (*Result, error) {
 		ErrorText string `json:"errorText"`
 		LoaderID  string `json:"loaderId"`
 	}
-	if err := r.c.Call(ctx, session, "Page.navigate", map[string]any{"url": u}, &res); err != nil {
+	if err := r.c.Call(ctx, session, page.CommandNavigate, &page.NavigateParams{URL: u}, &res); err != nil {
 		return nil, fmt.Errorf("navigate to %s: %w", u, err)
 	}
 	if res.ErrorText != "" {
@@ -250,7 +256,7 @@ func (r *runner) history(ctx context.Context, step int) (*Result, error) {
 	if i < 0 || i >= len(h.Entries) {
 		return nil, fmt.Errorf("cannot go %s: no page there in this tab's history", r.kind)
 	}
-	if err := r.c.Call(ctx, session, "Page.navigateToHistoryEntry", map[string]any{"entryId": h.Entries[i].ID}, nil); err != nil {
+	if err := r.c.Call(ctx, session, page.CommandNavigateToHistoryEntry, &page.NavigateToHistoryEntryParams{EntryID: int64(h.Entries[i].ID)}, nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.kind, err)
 	}
 	msg := "went back"
@@ -307,15 +313,12 @@ func (r *runner) handleDialog(ctx context.Context, a *Dialog) (*Result, error) {
 		return nil, fmt.Errorf("no JavaScript dialog is open")
 	}
 	accept := a.Accept == nil || *a.Accept
-	p := map[string]any{"accept": accept}
-	if a.PromptText != "" {
-		p["promptText"] = a.PromptText
-	}
+	p := &page.HandleJavaScriptDialogParams{Accept: accept, PromptText: a.PromptText}
 	session := d.Session
 	if session == "" {
 		session = ts.tab.Session()
 	}
-	if err := s.c.Call(ctx, session, "Page.handleJavaScriptDialog", p, nil); err != nil {
+	if err := s.c.Call(ctx, session, page.CommandHandleJavaScriptDialog, p, nil); err != nil {
 		return nil, fmt.Errorf("handle dialog: %w", err)
 	}
 	ts.tab.DialogClosed()
@@ -352,9 +355,9 @@ func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error)
 	if format == "" {
 		format = "png"
 	}
-	p := map[string]any{"format": format}
+	p := &page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(format)}
 	if format == "jpeg" {
-		p["quality"] = 80
+		p.Quality = new(int64(80))
 	}
 	what := "the viewport"
 	var lm struct {
@@ -391,14 +394,14 @@ func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error)
 		if err := s.c.Call(ctx, session, "Page.getLayoutMetrics", nil, &lm); err != nil {
 			return nil, err
 		}
-		p["clip"] = map[string]any{"x": lm.V.PageX + t.x - t.w/2, "y": lm.V.PageY + t.y - t.h/2, "width": t.w, "height": t.h, "scale": 1}
+		p.Clip = &page.Viewport{X: lm.V.PageX + t.x - t.w/2, Y: lm.V.PageY + t.y - t.h/2, Width: t.w, Height: t.h, Scale: 1}
 		what = t.el.Describe()
 	case a.FullPage:
 		if err := s.c.Call(ctx, session, "Page.getLayoutMetrics", nil, &lm); err != nil {
 			return nil, err
 		}
-		p["captureBeyondViewport"] = true
-		p["clip"] = map[string]any{"x": 0, "y": 0, "width": lm.Content.Width, "height": lm.Content.Height, "scale": 1}
+		p.CaptureBeyondViewport = new(true)
+		p.Clip = &page.Viewport{X: 0, Y: 0, Width: lm.Content.Width, Height: lm.Content.Height, Scale: 1}
 		what = "the full page"
 	}
 	labelled := 0
@@ -417,7 +420,7 @@ func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error)
 	var shot struct {
 		Data string `json:"data"`
 	}
-	if err := s.c.Call(ctx, session, "Page.captureScreenshot", p, &shot); err != nil {
+	if err := s.c.Call(ctx, session, page.CommandCaptureScreenshot, p, &shot); err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}
 	data, err := base64.StdEncoding.DecodeString(shot.Data)
@@ -471,7 +474,7 @@ func (s *Service) drawLabels(ctx context.Context, ts *tabState) (int, error) {
 			ObjectID string `json:"objectId"`
 		} `json:"result"`
 	}
-	if err := s.c.Call(ctx, ts.tab.Session(), "Runtime.evaluate", map[string]any{"expression": "document"}, &r); err != nil {
+	if err := s.c.Call(ctx, ts.tab.Session(), runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "document"}, &r); err != nil {
 		return 0, err
 	}
 	if boxes == nil {
@@ -506,7 +509,7 @@ func (s *Service) frameOffset(ctx context.Context, ts *tabState, frameID string)
 		var owner struct {
 			BackendNodeID int `json:"backendNodeId"`
 		}
-		if s.c.Call(ctx, parent.Session, "DOM.getFrameOwner", map[string]any{"frameId": f}, &owner) != nil {
+		if s.c.Call(ctx, parent.Session, dom.CommandGetFrameOwner, &dom.GetFrameOwnerParams{FrameID: cdp.FrameID(f)}, &owner) != nil {
 			return 0, 0, false
 		}
 		var rn struct {
@@ -514,7 +517,7 @@ func (s *Service) frameOffset(ctx context.Context, ts *tabState, frameID string)
 				ObjectID string `json:"objectId"`
 			} `json:"object"`
 		}
-		if s.c.Call(ctx, parent.Session, "DOM.resolveNode", map[string]any{"backendNodeId": owner.BackendNodeID}, &rn) != nil {
+		if s.c.Call(ctx, parent.Session, dom.CommandResolveNode, &dom.ResolveNodeParams{BackendNodeID: cdp.BackendNodeID(owner.BackendNodeID)}, &rn) != nil {
 			return 0, 0, false
 		}
 		raw, err := s.callFn(ctx, parent.Session, rn.Object.ObjectID, originJS)
@@ -533,7 +536,7 @@ func (r *runner) pdf(ctx context.Context, _ *PDF) (*Result, error) {
 	var res struct {
 		Data string `json:"data"`
 	}
-	if err := r.c.Call(ctx, r.ts.tab.Session(), "Page.printToPDF", map[string]any{"printBackground": true}, &res); err != nil {
+	if err := r.c.Call(ctx, r.ts.tab.Session(), page.CommandPrintToPDF, &page.PrintToPDFParams{PrintBackground: new(true)}, &res); err != nil {
 		return nil, fmt.Errorf("pdf: %w (Chrome makes PDFs of headless tabs only)", err)
 	}
 	data, err := base64.StdEncoding.DecodeString(res.Data)

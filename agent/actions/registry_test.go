@@ -109,7 +109,7 @@ func TestDefaultRegistry(t *testing.T) {
 			t.Errorf("%s has no doc", k.Name)
 		}
 		for _, f := range k.fields {
-			if f.cli != "" && !strings.Contains("ref ref? word word? text text? list pairs int int? number? bool", f.cli) && !strings.Contains(f.cli, "|") {
+			if f.cli != "" && !strings.Contains("ref ref? word word? text text? list list? pairs int int? number? bool", f.cli) && !strings.Contains(f.cli, "|") {
 				t.Errorf("%s.%s: unknown cli tag %q", k.Name, f.name, f.cli)
 			}
 		}

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 )
 
 // Settling: after an action that may change the page (risk Navigates or Writes), Act waits
@@ -100,8 +104,8 @@ func (s *Service) sinceMutation(ctx context.Context, ts *tabState) (time.Duratio
 			var w struct {
 				ID int `json:"executionContextId"`
 			}
-			if err := s.c.Call(ctx, session, "Page.createIsolatedWorld", map[string]any{
-				"frameId": ts.id, "worldName": settleWorld,
+			if err := s.c.Call(ctx, session, page.CommandCreateIsolatedWorld, &page.CreateIsolatedWorldParams{
+				FrameID: cdp.FrameID(ts.id), WorldName: settleWorld,
 			}, &w); err != nil {
 				return 0, fmt.Errorf("settle: create the probe's world: %w", err)
 			}
@@ -118,8 +122,8 @@ func (s *Service) sinceMutation(ctx context.Context, ts *tabState) (time.Duratio
 				Text string `json:"text"`
 			} `json:"exceptionDetails"`
 		}
-		err := s.c.Call(ctx, session, "Runtime.evaluate", map[string]any{
-			"expression": settleProbeJS, "contextId": world, "returnByValue": true, "awaitPromise": true,
+		err := s.c.Call(ctx, session, runtime.CommandEvaluate, &runtime.EvaluateParams{
+			Expression: settleProbeJS, ContextID: runtime.ExecutionContextID(world), ReturnByValue: new(true), AwaitPromise: new(true),
 		}, &r)
 		var ms float64
 		if err == nil && r.Exc == nil && json.Unmarshal(r.Result.Value, &ms) == nil {

@@ -224,6 +224,9 @@ func TestErrorsHaveOneShape(t *testing.T) {
 				}
 			}},
 		{name: "act malformed", method: "POST", path: "/api/act", ctype: js, body: `{"kind":`, status: 400, has: "not a JSON object"},
+		{name: "act csv of a click", method: "POST", path: "/api/act?format=csv", ctype: js, body: `{"kind":"click","ref":"e1"}`, status: 400, has: "format=csv answers the records of the extract action, not of click"},
+		{name: "act bad format", method: "POST", path: "/api/act?format=xml", ctype: js, body: `{"kind":"extract"}`, status: 400, has: `format="xml": use json (the default) or, for extract, csv`},
+		{name: "act extract bad pages", method: "POST", path: "/api/act", ctype: js, body: `{"kind":"extract","pages":-1}`, status: 400, has: "extract: pages must be between 1 and 50"},
 		{name: "act empty", method: "POST", path: "/api/act", ctype: js, status: 400, has: "send a JSON object"},
 		{name: "command unknown field", method: "POST", path: "/api/command", ctype: js, body: `{"txt":"click"}`, status: 400, has: `bad command: json: unknown field "txt"`},
 		{name: "command wrong type", method: "POST", path: "/api/command", ctype: js, body: `{"text":"scroll down","wait":"no"}`, status: 400, has: "bad command"},
@@ -392,6 +395,16 @@ func TestVoiceRoutes(t *testing.T) {
 		t.Errorf("the endpoint got %q", got)
 	}
 
+	// a waiting question's choices (the panel sends the task's state with them) come first
+	*seen = nil
+	a = call(t, base, tok, "POST", "/api/transcribe?state=waiting_input&choices=Home,Work&hints=Basket&page=false", "audio/wav", audio)
+	if a.status != 200 {
+		t.Fatalf("with a question's choices: HTTP %d %s", a.status, a.body)
+	}
+	if got := strings.Join(*seen, " "); got != "type=audio/wav prompt=Home, Work, Basket bytes=x" {
+		t.Errorf("the endpoint got %q", got)
+	}
+
 	a = call(t, base, tok, "POST", "/api/speak", "application/json", []byte(`{"text":"Your order is placed."}`))
 	if a.status != 200 || a.header.Get("X-Tabrelay-Voice") != "openai-compatible" || !voice.IsWAV(a.body) {
 		t.Fatalf("speak: HTTP %d %s", a.status, a.header)
@@ -457,5 +470,33 @@ func TestAnswersAreCamelCase(t *testing.T) {
 	} {
 		ty := reflect.TypeOf(v)
 		walk(ty.String(), ty)
+	}
+}
+
+// TestTaskEventsWireFormat: the event stream of a task that has already ended is one
+// `id: 1`, `event: task` message whose data is the whole task, and then the stream ends — the
+// format API.md documents, read back byte for byte.
+func TestTaskEventsWireFormat(t *testing.T) {
+	srv, tok, _ := start(t, nil)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	done := &task.Task{ID: "t-done", Goal: "read the kettle's price", Status: task.StatusSucceeded, Answer: "£20\nand free delivery", CreatedAt: now, UpdatedAt: now}
+	if err := srv.Agent.Store().SaveTask(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	a := call(t, srv.HTTPURL(), tok, http.MethodGet, "/api/tasks/t-done/events", "", nil)
+	if a.status != http.StatusOK || a.header.Get("Content-Type") != "text/event-stream" || a.header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("HTTP %d %v: %s", a.status, a.header, a.body)
+	}
+	got, err := srv.Agent.Store().GetTask(ctx, "t-done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id: 1\nevent: task\ndata: " + string(data) + "\n\n"; string(a.body) != want {
+		t.Fatalf("stream\n%q\nwant\n%q", a.body, want)
 	}
 }

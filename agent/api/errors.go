@@ -45,6 +45,9 @@ type ErrorBody struct {
 	Reason string `json:"reason,omitempty"`
 	// Advice says what to install or configure (voice).
 	Advice string `json:"advice,omitempty"`
+	// DialogOpen is true when a JavaScript dialog blocks the tab: answer it first (the dialog
+	// action) and try again.
+	DialogOpen bool `json:"dialogOpen,omitempty"`
 }
 
 // httpError is an error answer: its HTTP status and JSON body.
@@ -118,8 +121,9 @@ func decode(c echo.Context, limit int64, v any, what, example string, optional b
 }
 
 // actionError turns an error of the action service into an error answer: 404 for an unknown
-// tab, 400 for an unknown ref, 409 for a stale one, 504 when the page took too long, 503 when
-// the relay connection is gone, else 422 (the page refused).
+// tab, 400 for an unknown ref, 409 for a stale one or with "dialogOpen" when a JavaScript
+// dialog blocks the page, 504 when the page took too long, 503 when the relay connection is
+// gone, else 422 (the page refused).
 func actionError(err error, tab string) *httpError {
 	code := http.StatusUnprocessableEntity
 	switch {
@@ -127,7 +131,7 @@ func actionError(err error, tab string) *httpError {
 		code = http.StatusNotFound
 	case errors.Is(err, snapshot.ErrUnknownRef):
 		code = http.StatusBadRequest
-	case errors.Is(err, snapshot.ErrGone):
+	case errors.Is(err, snapshot.ErrGone), errors.Is(err, snapshot.ErrDialogOpen):
 		code = http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusGatewayTimeout
@@ -136,6 +140,7 @@ func actionError(err error, tab string) *httpError {
 	}
 	he := errorf(code, "%v", err)
 	he.body.Tab = tab
+	he.body.DialogOpen = errors.Is(err, snapshot.ErrDialogOpen)
 	return he
 }
 

@@ -3,11 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/task"
 )
@@ -33,13 +34,18 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 	if he != nil {
 		return he
 	}
-	w := c.Response()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h := c.Response().Header()
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	sess, err := sse.Upgrade(c.Response(), c.Request())
+	if err != nil {
+		return errorf(http.StatusInternalServerError, "opening the event stream of task %s: %v", id, err)
+	}
+	// The status goes through echo's response, so echo knows it is sent (go-sse flushes the
+	// writer beneath it, which would send a 200 echo then tries to send again).
+	h.Set("Content-Type", "text/event-stream")
+	c.Response().WriteHeader(http.StatusOK)
 	seq := 0
 	send := func(typ string, v any) bool {
 		data, err := json.Marshal(v)
@@ -48,11 +54,9 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 			return true
 		}
 		seq++
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, typ, data); err != nil {
-			return false
-		}
-		w.Flush()
-		return true
+		msg := &sse.Message{ID: sse.ID(strconv.Itoa(seq)), Type: sse.Type(typ)}
+		msg.AppendData(string(data))
+		return sess.Send(msg) == nil && sess.Flush() == nil
 	}
 	if !send(EventTask, t) || t.Status.Done() {
 		return nil
@@ -100,10 +104,11 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 				return nil
 			}
 			if time.Since(lastWrite) >= sseKeepAlive {
-				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				var ping sse.Message
+				ping.AppendComment("keep-alive")
+				if sess.Send(&ping) != nil || sess.Flush() != nil {
 					return nil
 				}
-				w.Flush()
 				lastWrite = time.Now()
 			}
 		}

@@ -186,6 +186,15 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	if _, ok := fields["text"]; act.Kind == "type" && !ok {
 		return errorf(http.StatusBadRequest, "bad action: type needs text (send \"text\":\"\" to clear the field)")
 	}
+	// ?format=csv answers an extract's records as a CSV file
+	switch format := strings.ToLower(c.QueryParam("format")); {
+	case format == "" || format == "json":
+	case format == "csv" && act.Kind == "extract":
+	case format == "csv":
+		return errorf(http.StatusBadRequest, "format=csv answers the records of the extract action, not of %s: leave format out", act.Kind)
+	default:
+		return errorf(http.StatusBadRequest, "format=%q: use json (the default) or, for extract, csv", format)
+	}
 	tab, he := a.resolveTab(c.Request().Context(), tabName)
 	if he != nil {
 		return he
@@ -193,6 +202,14 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	res, err := a.svc.Act(c.Request().Context(), tab, act)
 	if err != nil {
 		return actionError(err, tab)
+	}
+	if strings.EqualFold(c.QueryParam("format"), "csv") && res.Records != nil {
+		var buf bytes.Buffer
+		if err := res.Records.WriteCSV(&buf); err != nil {
+			return errorf(http.StatusInternalServerError, "extract: %v", err)
+		}
+		c.Response().Header().Set("Content-Disposition", `attachment; filename="tabrelay-extract.csv"`)
+		return blobOK(c, "text/csv; charset=utf-8", buf.Bytes())
 	}
 	return jsonOK(c, http.StatusOK, res)
 }

@@ -51,11 +51,14 @@ func (v voiceAPI) warm(c echo.Context) *httpError {
 // transcribe accepts the audio as the raw body (Content-Type audio/webm, audio/wav, …) or as
 // multipart form data with a "file" (or "audio") part; hints come as repeated "hints" form
 // fields or query parameters, each a comma-separated list or a JSON array, and the tab as
-// "tab" (?page=false: no snapshot of the tab for the grammar).
+// "tab" (?page=false: no snapshot of the tab for the grammar). "state" (the status of the task
+// the user talks to) and "choices" (its question's choices, given like hints) put the words
+// that answer it into the grammar.
 func (v voiceAPI) transcribe(c echo.Context) *httpError {
 	r := c.Request()
 	req := voice.Request{Tab: c.QueryParam("tab"), NoPage: c.QueryParam("page") == "false"}
-	hints := c.QueryParams()["hints"]
+	req.Wait.Awaiting = voice.Awaiting(c.QueryParam("state"))
+	hints, choices := c.QueryParams()["hints"], c.QueryParams()["choices"]
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "multipart/form-data" {
 		if r.ContentLength > voice.MaxAudio {
@@ -90,6 +93,10 @@ func (v voiceAPI) transcribe(c echo.Context) *httpError {
 		if t := r.MultipartForm.Value["tab"]; len(t) > 0 {
 			req.Tab = t[0]
 		}
+		if st := r.MultipartForm.Value["state"]; len(st) > 0 {
+			req.Wait.Awaiting = voice.Awaiting(st[0])
+		}
+		choices = append(choices, r.MultipartForm.Value["choices"]...)
 	} else {
 		var err error
 		if req.Audio, err = reqbody.Read(r, voice.MaxAudio); err != nil {
@@ -97,7 +104,7 @@ func (v voiceAPI) transcribe(c echo.Context) *httpError {
 		}
 		req.MIME = r.Header.Get("Content-Type")
 	}
-	req.Hints = splitHints(hints)
+	req.Hints, req.Wait.Choices = splitHints(hints), splitHints(choices)
 	if len(req.Audio) == 0 {
 		return errorf(http.StatusBadRequest, "no audio: POST the recording as the body (Content-Type audio/webm;codecs=opus or audio/wav) or as a multipart \"file\" part")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,11 +162,15 @@ func TestShippedSuite(t *testing.T) {
 		if _, err := ResolveStart("http://127.0.0.1:1", tk.Start); err != nil {
 			t.Errorf("%s: %v", tk.Name, err)
 		}
+		needsModel := !slices.Contains(tk.Tags, "fastpath") && !slices.Contains(tk.Tags, "skills")
+		if needsModel && len(tk.Reference) == 0 {
+			t.Errorf("%s needs a model but has no reference solution (e2e's TestEvalShippedSuite plays it)", tk.Name)
+		}
 	}
 	if len(tasks) < 25 {
 		t.Errorf("%d tasks, want at least 25", len(tasks))
 	}
-	for _, g := range []string{"fastpath", "forms", "search", "multipage", "frames", "dialogs", "extraction", "confirmation"} {
+	for _, g := range []string{"fastpath", "forms", "search", "multipage", "frames", "dialogs", "extraction", "confirmation", "skills"} {
 		if tags[g] == 0 {
 			t.Errorf("no task tagged %s (tags: %v)", g, tags)
 		}

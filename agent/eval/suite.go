@@ -45,8 +45,51 @@ type Task struct {
 	CheckDeclined string `yaml:"checkDeclined,omitempty" json:"checkDeclined,omitempty"`
 	// Tags group tasks (forms, frames, fastpath…); --tag runs only tasks with one of them.
 	Tags []string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	// Reference is a known-good solution: the tool calls a model could make to solve the task.
+	// tabrelay's own tests play it through a scripted model server, proving that every task of
+	// the shipped suite can be solved and that its check sees the result; eval itself never
+	// reads it.
+	Reference []Move `yaml:"reference,omitempty" json:"reference,omitempty"`
 	// File is where the task was read from.
 	File string `yaml:"-" json:"-"`
+}
+
+// Move is one tool call of a task's reference solution.
+type Move struct {
+	// Tool is the tool the model calls (click, type, dialog, finish…).
+	Tool string `yaml:"tool" json:"tool"`
+	// Target is the element the call acts on as the outline shows it, a role and a quoted name
+	// (`button "Sign in"`); its ref becomes the call's "ref" argument.
+	Target string `yaml:"target,omitempty" json:"target,omitempty"`
+	// Nth picks one of several elements that match Target: 1 is the first, -1 the last. With
+	// no Nth, Target must match exactly one element.
+	Nth int `yaml:"nth,omitempty" json:"nth,omitempty"`
+	// Args are the call's other arguments.
+	Args map[string]any `yaml:"args,omitempty" json:"args,omitempty"`
+}
+
+// targetPattern matches a Move's Target: a role word and a double-quoted name.
+var targetPattern = regexp.MustCompile(`^([a-z]+) "(.*)"$`)
+
+// ParseTarget splits Target into its role and name.
+func (m Move) ParseTarget() (role, name string, err error) {
+	sub := targetPattern.FindStringSubmatch(strings.TrimSpace(m.Target))
+	if sub == nil {
+		return "", "", fmt.Errorf(`target %q is not a role and a quoted name, e.g. button "Sign in"`, m.Target)
+	}
+	return sub[1], sub[2], nil
+}
+
+func (m Move) validate() error {
+	if strings.TrimSpace(m.Tool) == "" {
+		return errors.New("a reference move has no tool: add e.g. tool: click")
+	}
+	if m.Target != "" {
+		if _, _, err := m.ParseTarget(); err != nil {
+			return fmt.Errorf("reference move %s: %w", m.Tool, err)
+		}
+	}
+	return nil
 }
 
 // answerPattern is the compiled Answer: a regexp for /re/, else a case-insensitive substring.
@@ -82,6 +125,11 @@ func (t *Task) validate() error {
 	}
 	if _, err := t.answerPattern(); err != nil {
 		errs = append(errs, err)
+	}
+	for _, m := range t.Reference {
+		if err := m.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -145,7 +193,7 @@ func loadTask(file string) (Task, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&t); err != nil {
-		return Task{}, fmt.Errorf("%s: not a task (fields: name, start, request, check, answer, maxSteps, confirm, checkApproved, checkDeclined, tags): %w", file, err)
+		return Task{}, fmt.Errorf("%s: not a task (fields: name, start, request, check, answer, maxSteps, confirm, checkApproved, checkDeclined, tags, reference): %w", file, err)
 	}
 	t.File = file
 	if t.Name == "" {

@@ -93,11 +93,17 @@ var (
 	reTypeOnly = regexp.MustCompile(`^(?:type|write|input) (.+)$`)
 	reFill     = regexp.MustCompile(`^(?:fill(?: in| out)?|set) (.+?) (?:with|to|as) (.+)$`)
 	reSearch   = regexp.MustCompile(`^search(?: for)? (.+)$`)
-	reCheck    = regexp.MustCompile(`^(?:check|tick|enable|turn on|switch on|select the checkbox) (.+)$`)
-	reUncheck  = regexp.MustCompile(`^(?:uncheck|untick|disable|turn off|switch off|clear the checkbox) (.+)$`)
-	reFocus    = regexp.MustCompile(`^(?:focus(?: on| in| into| inside)?|(?:click|tap) (?:in|into|inside)) (.+)$`)
-	reToggle   = regexp.MustCompile(`^(?:toggle|flip) (.+)$`)
-	reGoTo     = regexp.MustCompile(`^(?:go|navigate|jump) to (.+)$`)
+	// reSearchIn is "search the contacts for grace": the text is what follows "for".
+	reSearchIn = regexp.MustCompile(`^search (?:the|my|this|our) \w+(?: \w+)? for (.+)$`)
+	// reRunOn finds, in an unquoted search text, a joint followed by a clause of three words or
+	// more: "kettles and add the cheapest one to the cart" holds a second request, where "salt
+	// and pepper" is the text.
+	reRunOn   = regexp.MustCompile(`(?:,|\s(?:and|then))\s+(\S+\s+\S+\s+\S+.*)$`)
+	reCheck   = regexp.MustCompile(`^(?:check|tick|enable|turn on|switch on|select the checkbox) (.+)$`)
+	reUncheck = regexp.MustCompile(`^(?:uncheck|untick|disable|turn off|switch off|clear the checkbox) (.+)$`)
+	reFocus   = regexp.MustCompile(`^(?:focus(?: on| in| into| inside)?|(?:click|tap) (?:in|into|inside)) (.+)$`)
+	reToggle  = regexp.MustCompile(`^(?:toggle|flip) (.+)$`)
+	reGoTo    = regexp.MustCompile(`^(?:go|navigate|jump) to (.+)$`)
 	// reDeleteNth reads "delete the second one", "remove the last order": verb, ordinal, noun.
 	reDeleteNth   = regexp.MustCompile(`^(delete|remove|edit) (?:the )?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th)) [a-z]+$`)
 	reChooseValue = regexp.MustCompile(`^(?:select|choose|pick) (.+)$`)
@@ -298,7 +304,14 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		}
 	}
 	if m := reSearch.FindStringSubmatch(cmd); m != nil {
-		text := originalSpan(command, m[1])
+		q := m[1]
+		if in := reSearchIn.FindStringSubmatch(cmd); in != nil && !strings.HasPrefix(cmd, "search for ") {
+			q = in[1]
+		}
+		if rest := reRunOn.FindStringSubmatch(q); rest != nil && !strings.ContainsAny(q[:1], `"“'`) {
+			return Result{Outcome: NotSimple, Reason: fmt.Sprintf("the search text runs on into another request (%q); put the text in quotes", rest[1])}
+		}
+		text := originalSpan(command, q)
 		r := matchElement(nodes, "search", roleSet("searchbox", "textbox", "combobox"), func(n *snapshot.Node) actions.Action {
 			return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 		})

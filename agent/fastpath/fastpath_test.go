@@ -67,6 +67,12 @@ func TestMatch(t *testing.T) {
 		{`type "two words" in search`, Matched, `{"kind":"type","ref":"e6","text":"two words"}`},
 		{"fill email with bob@example.org", Matched, `{"kind":"type","ref":"e7","text":"bob@example.org"}`},
 		{"search for Blue kettles", Matched, `{"kind":"type","ref":"e6","text":"Blue kettles","submit":true}`},
+		{"search for salt and pepper", Matched, `{"kind":"type","ref":"e6","text":"salt and pepper","submit":true}`},
+		{"search the site for Blue kettles", Matched, `{"kind":"type","ref":"e6","text":"Blue kettles","submit":true}`},
+		{`search for "kettles and add one to the cart"`, Matched, `{"kind":"type","ref":"e6","text":"kettles and add one to the cart","submit":true}`},
+		// a second request after the text is not part of it: the model (or the user) decides
+		{"Search for kettles and add the cheapest one to the cart", NotSimple, ""},
+		{"Search the contacts for grace and tell me who matches", NotSimple, ""},
 		{"press enter", Matched, `{"kind":"press","key":"Enter"}`},
 		{"hit escape", Matched, `{"kind":"press","key":"Escape"}`},
 		{"press the tab key", Matched, `{"kind":"press","key":"Tab"}`},

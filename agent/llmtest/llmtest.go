@@ -156,12 +156,14 @@ type Server struct {
 	// Protocol is "openai" or "anthropic".
 	Protocol string
 
-	t    testing.TB
-	srv  *httptest.Server
-	mu   sync.Mutex
-	next []Reply
-	reqs []Request
-	ids  int
+	// report is told what would fail a test: t.Errorf, or keepProblem outside a test
+	report   func(format string, args ...any)
+	srv      *httptest.Server
+	mu       sync.Mutex
+	next     []Reply
+	reqs     []Request
+	ids      int
+	problems []string
 }
 
 // NewOpenAI starts a server speaking OpenAI chat completions (POST /v1/chat/completions,
@@ -178,11 +180,39 @@ func NewAnthropic(t testing.TB, replies ...Reply) *Server {
 
 func start(t testing.TB, protocol string, replies []Reply) *Server {
 	t.Helper()
-	s := &Server{t: t, Protocol: protocol, next: append([]Reply(nil), replies...)}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/v1"
+	s := newServer(protocol, t.Errorf, replies)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// NewServer starts a scripted server speaking protocol ("openai" or "anthropic") outside a test,
+// for a benchmark: what would fail a test (an unexpected path, an undecodable request, a request
+// with no scripted reply) is kept for Problems. Close it when done.
+func NewServer(protocol string, replies ...Reply) *Server {
+	return newServer(protocol, nil, replies)
+}
+
+func newServer(protocol string, report func(format string, args ...any), replies []Reply) *Server {
+	s := &Server{report: report, Protocol: protocol, next: append([]Reply(nil), replies...)}
+	if report == nil {
+		s.report = s.keepProblem
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+func (s *Server) keepProblem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+}
+
+// Problems returns what went wrong on a server started with NewServer.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
 }
 
 // Close stops the server (also done automatically at the end of the test).
@@ -261,12 +291,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case s.Protocol == "anthropic" && strings.HasSuffix(r.URL.Path, "/messages"):
 		req, err = decodeAnthropic(body)
 	default:
-		s.t.Errorf("llmtest: unexpected %s %s on the %s server", r.Method, r.URL.Path, s.Protocol)
+		s.report("llmtest: unexpected %s %s on the %s server", r.Method, r.URL.Path, s.Protocol)
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
 	if err != nil {
-		s.t.Errorf("llmtest: undecodable %s request: %v\n%s", s.Protocol, err, body)
+		s.report("llmtest: undecodable %s request: %v\n%s", s.Protocol, err, body)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -282,7 +312,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		s.t.Errorf("llmtest: request %d has no scripted reply (last message: %.200q)", n, req.Last().Text)
+		s.report("llmtest: request %d has no scripted reply (last message: %.200q)", n, req.Last().Text)
 		s.writeError(w, http.StatusInternalServerError, "llmtest: script exhausted")
 		return
 	}

@@ -2,6 +2,7 @@ package llmtest_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -100,5 +101,32 @@ func TestHTTPErrorAndDynamic(t *testing.T) {
 	out, err := llms.GenerateFromSinglePrompt(context.Background(), m, "hello")
 	if err != nil || out != "you said hello" {
 		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// TestNewServerKeepsProblems: outside a test, a request the script has no reply for is answered
+// with an error and kept for Problems.
+func TestNewServerKeepsProblems(t *testing.T) {
+	s := llmtest.NewServer("openai", llmtest.Text("hello"))
+	defer s.Close()
+	post := func() int {
+		resp, err := http.Post(s.URL+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(); code != http.StatusOK {
+		t.Fatalf("first request: %d, want 200", code)
+	}
+	if p := s.Problems(); len(p) != 0 {
+		t.Fatalf("problems after a scripted reply: %v", p)
+	}
+	if code := post(); code != http.StatusInternalServerError {
+		t.Fatalf("unscripted request: %d, want 500", code)
+	}
+	if p := s.Problems(); len(p) != 1 || !strings.Contains(p[0], "no scripted reply") {
+		t.Fatalf("problems %v, want the unscripted request", p)
 	}
 }

@@ -172,6 +172,10 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		if len(res.Value) > 0 {
 			fmt.Fprintf(&b, "\nValue: %s", res.Value)
 		}
+		if res.Records != nil {
+			b.WriteString("\nRecords (one JSON object a line):\n")
+			_ = res.Records.WriteJSONLines(&b) // a strings.Builder does not fail
+		}
 		if k.Risk == actions.Reads {
 			return text("%s", b.String()), nil
 		}

@@ -168,6 +168,10 @@ func (l *loop) runFast(fm *fastMatch) {
 			return
 		}
 		res := fastpath.Match(step, snap, fm.tabs)
+		if (!res.OK() || res.Action == nil) && l.opts.Model != nil {
+			l.handToModel(done, fm.rest[i:], res.Reason)
+			return
+		}
 		if !res.OK() || res.Action == nil {
 			l.end(StatusFailed, "", fmt.Sprintf("step %d of %d, %q, was not run: %s; done so far: %s", i+2, total, step, res.Reason, strings.Join(done, "; ")))
 			return
@@ -175,6 +179,20 @@ func (l *loop) runFast(fm *fastMatch) {
 		cur = fastStep(res)
 	}
 	l.end(StatusSucceeded, "Done: "+strings.Join(done, "; then "), "")
+}
+
+// handToModel continues a compound command with the model when the fast path ran its first
+// parts but does not understand the next one: the model sees the steps already run (as its own
+// earlier tool calls), what is left to do and the page as it is now.
+func (l *loop) handToModel(done, rest []string, why string) {
+	l.rn.mu.Lock()
+	l.rn.task.Model = l.opts.ModelName
+	l.rn.mu.Unlock()
+	// why may quote the page (element names): it goes in a page block
+	note := fmt.Sprintf("Done so far without a model: %s. Still to do: %s. Read the page again if you need it, then continue. The fast path could not go on because:\n%s",
+		strings.Join(done, "; then "), strings.Join(rest, ", then "), pageBlock(why))
+	l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: note, step: l.turn})
+	l.think()
 }
 
 // runFastStep runs one fast-path action as the model's tool call would (the same records,

@@ -92,6 +92,12 @@ func (l *loop) setStatus(s Status) {
 
 func (l *loop) run() {
 	l.start()
+	l.think()
+}
+
+// think is the model's turn loop: it asks the model, runs its tool calls and repeats until
+// the task ends. The history must already hold the goal and the page (start).
+func (l *loop) think() {
 	vision := l.opts.Vision
 	if _, ok := l.opts.Browser.(Screenshotter); !ok {
 		vision = false

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -566,6 +568,22 @@ func TestReports(t *testing.T) {
 	recs, err := csv.NewReader(&c).ReadAll()
 	if err != nil || len(recs) != 3 || recs[0][0] != "task_id" || recs[1][4] != "click" {
 		t.Errorf("csv:\n%s", c.String())
+	}
+	// each row ends with its task's model calls and tokens in and out
+	if tk.Usage.LLMCalls != 2 || tk.Usage.PromptTokens == 0 || tk.Usage.CompletionTokens == 0 {
+		t.Errorf("usage %+v: want 2 calls and the tokens the server reported", tk.Usage)
+	}
+	wantUsage := []string{"2", strconv.Itoa(tk.Usage.PromptTokens), strconv.Itoa(tk.Usage.CompletionTokens)}
+	for _, r := range recs {
+		if len(r) < 3 {
+			continue
+		}
+		if tail := r[len(r)-3:]; r[0] == "task_id" && !slices.Equal(tail, []string{"model_calls", "tokens_in", "tokens_out"}) || r[0] != "task_id" && !slices.Equal(tail, wantUsage) {
+			t.Errorf("csv row ends with %v, want the task's usage %v", tail, wantUsage)
+		}
+	}
+	if !strings.Contains(m.String(), "- **Cost:** "+tk.Usage.String()+" (") {
+		t.Errorf("markdown lacks the cost line %q:\n%s", tk.Usage.String(), m.String())
 	}
 	if !strings.Contains(m.String(), "# Task: go") || !strings.Contains(m.String(), "| 1 | click |") || !strings.Contains(m.String(), "went | there") {
 		t.Errorf("markdown:\n%s", m.String())

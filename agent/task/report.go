@@ -31,7 +31,7 @@ func ReportJSON(w io.Writer, tasks ...*Task) error {
 
 // CSVHeader is the header row of [ReportCSV].
 var CSVHeader = []string{"task_id", "goal", "task_status", "step", "tool", "args", "step_status", "error",
-	"url_before", "url_after", "started_at", "duration_ms", "confirmation", "result"}
+	"url_before", "url_after", "started_at", "duration_ms", "confirmation", "result", "model_calls", "tokens_in", "tokens_out"}
 
 // ReportCSV renders one row per step (a task without steps gets one row).
 func ReportCSV(w io.Writer, tasks ...*Task) error {
@@ -40,8 +40,12 @@ func ReportCSV(w io.Writer, tasks ...*Task) error {
 		return fmt.Errorf("writing CSV report: %w", err)
 	}
 	for _, t := range tasks {
+		// the task's model usage is repeated on each of its rows, so a row filtered out of
+		// the sheet still says what its task cost
+		usage := []string{strconv.Itoa(t.Usage.LLMCalls), strconv.Itoa(t.Usage.PromptTokens), strconv.Itoa(t.Usage.CompletionTokens)}
 		if len(t.Steps) == 0 {
-			if err := cw.Write([]string{t.ID, t.Goal, string(t.Status), "", "", "", "", t.Error, "", "", t.CreatedAt.Format(time.RFC3339), "", "", t.Answer}); err != nil {
+			row := []string{t.ID, t.Goal, string(t.Status), "", "", "", "", t.Error, "", "", t.CreatedAt.Format(time.RFC3339), "", "", t.Answer}
+			if err := cw.Write(append(row, usage...)); err != nil {
 				return fmt.Errorf("writing CSV report: %w", err)
 			}
 			continue
@@ -61,7 +65,7 @@ func ReportCSV(w io.Writer, tasks ...*Task) error {
 			}
 			row := []string{t.ID, t.Goal, string(t.Status), strconv.Itoa(s.Index), s.Tool, string(s.Args), string(s.Status), s.Error,
 				s.URLBefore, s.URLAfter, s.StartedAt.Format(time.RFC3339Nano), strconv.FormatInt(s.DurationMS, 10), conf, truncate(s.Result, 500)}
-			if err := cw.Write(row); err != nil {
+			if err := cw.Write(append(row, usage...)); err != nil {
 				return fmt.Errorf("writing CSV report: %w", err)
 			}
 		}
@@ -85,8 +89,11 @@ func ReportMarkdown(w io.Writer, tasks ...*Task) error {
 		if !t.FinishedAt.IsZero() {
 			fmt.Fprintf(&b, "- **Took:** %s\n", t.FinishedAt.Sub(t.CreatedAt).Round(time.Millisecond))
 		}
-		if t.Model != "" {
-			fmt.Fprintf(&b, "- **Model:** %s (%d calls, %d prompt tokens)\n", t.Model, t.Usage.LLMCalls, t.Usage.PromptTokens)
+		switch {
+		case t.Usage.LLMCalls > 0 && t.Model != "":
+			fmt.Fprintf(&b, "- **Cost:** %s (%s)\n", t.Usage, t.Model)
+		default:
+			fmt.Fprintf(&b, "- **Cost:** %s\n", t.Usage)
 		}
 		if t.Answer != "" {
 			fmt.Fprintf(&b, "\n## Answer\n\n%s\n", t.Answer)

@@ -62,7 +62,8 @@ var (
 //   - clicking, selecting in or checking elements whose name says buy, pay, checkout, order,
 //     send, wire, delete, remove, publish, deploy, approve, authorize, confirm, submit, … (also
 //     in German, French, Spanish, Japanese and Chinese: Bestellen, Payer, Eliminar, 購入, 删除…),
-//     or dropping a dragged element on one;
+//     or dropping a dragged element on one (a checkbox, radio button or option of a form
+//     with a button only sets a choice: the form's button is classified when pressed);
 //   - clicking a generic "go on" button (Continue, OK, Next, Weiter, 次へ…) when the page's own
 //     words around it (its form or dialog, else the nearby lines) speak of paying, amounts
 //     ("$500"), ordering, deleting, sending or publishing, or warn that it cannot be undone;
@@ -94,7 +95,7 @@ func DefaultClassifier(a ActionContext) Verdict {
 			return SubmitRisk(a.Page, a.Element)
 		}
 	case "click", "select", "check":
-		if reason, _ := actionRisk(name); reason != "" && isActionable(a.Element.Role) {
+		if reason, _ := actionRisk(name); reason != "" && isActionable(a.Element.Role) && !deferredToSubmit(a.Page, a.Element) {
 			return Verdict{Confirm: true, Reason: reason}
 		}
 		if a.Tool == "click" && isProceed(name) && proceedRole(a.Element.Role) {
@@ -254,6 +255,27 @@ func riskyButton(scope *snapshot.Node) (*snapshot.Node, string) {
 // through results).
 func proceedRole(role string) bool {
 	return role == "button" || role == "menuitem" || role == ""
+}
+
+// deferredToSubmit reports whether changing el only sets a choice that a form's own button
+// sends: a checkbox, radio button or option inside a form with a button. Its name may say
+// "Send me the monthly letter" or "Delete my data after a year", but ticking it does nothing
+// yet; the button that submits the form is classified when it is pressed (SubmitRisk).
+func deferredToSubmit(page *snapshot.Snapshot, el snapshot.Node) bool {
+	switch el.Role {
+	case "checkbox", "radio", "option":
+	default:
+		return false
+	}
+	if page == nil || el.Ref == "" {
+		return false
+	}
+	at := page.Find(el.Ref)
+	if at == nil {
+		return false
+	}
+	form := at.Closest("form")
+	return form != nil && hasButton(form)
 }
 
 func isActionable(role string) bool {

@@ -45,6 +45,16 @@ var (
 			E("form", "",
 				E("searchbox", "Search", ref("e6")),
 				E("button", "Search", ref("e7")))))
+	// club has a form whose choices are named like risky steps; its button sends them
+	club = pagetest.Page("https://club.test/", "Join",
+		E("form", "Join",
+			E("checkbox", "Send me the monthly letter", ref("e2")),
+			E("radio", "Delete my data after a year", ref("e3")),
+			E("button", "Join", ref("e4"))),
+		E("checkbox", "Send alerts now", ref("e5")),
+		E("form", "Settings",
+			E("switch", "Publish profile", ref("e7")),
+			E("button", "Save", ref("e8"))))
 	chatNodes = []*snapshot.Node{
 		E("main", "",
 			E("textbox", "Message", ref("e2")),
@@ -116,6 +126,12 @@ func TestDefaultClassifier(t *testing.T) {
 		{"upload named", ActionContext{Tool: "upload", Files: []string{"/home/ada/cv.pdf"}, Goal: "attach cv.pdf"}, ""},
 		{"upload short name", ActionContext{Tool: "upload", Files: []string{"/etc/a"}, Goal: "attach a file"}, "uploading a file"},
 		{"drop on delete", ActionContext{Tool: "drag", Element: el("listitem", "Card"), Target: el("region", "Delete")}, "deletion"},
+		// a choice in a form is sent by the form's button, which is classified when pressed
+		{"tick a send choice in a form", ActionContext{Tool: "check", Element: node(club, "e2"), Page: club}, ""},
+		{"click a delete choice in a form", ActionContext{Tool: "click", Element: node(club, "e3"), Page: club}, ""},
+		{"tick a send box outside a form", ActionContext{Tool: "check", Element: node(club, "e5"), Page: club}, "sending"},
+		{"a switch in a form acts at once", ActionContext{Tool: "click", Element: node(club, "e7"), Page: club}, "publishing"},
+		{"a form choice with no page", ActionContext{Tool: "check", Element: el("checkbox", "Send me the letter")}, "sending"},
 		{"drop on a list", ActionContext{Tool: "drag", Element: el("listitem", "Card"), Target: el("list", "Done")}, ""},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,10 @@ package task
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -113,6 +116,33 @@ type Usage struct {
 	LLMCalls         int `json:"modelCalls"`
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+}
+
+// String is the usage as a person reads it: "model: 3 calls, 4,210 tokens in, 312 out", or
+// "no model" for a task that made no model call (the fast path, a skill that needed no help).
+func (u Usage) String() string {
+	if u.LLMCalls == 0 {
+		return "no model"
+	}
+	calls := "calls"
+	if u.LLMCalls == 1 {
+		calls = "call"
+	}
+	return fmt.Sprintf("model: %s %s, %s tokens in, %s out", thousands(u.LLMCalls), calls, thousands(u.PromptTokens), thousands(u.CompletionTokens))
+}
+
+// thousands writes n with commas between groups of three digits (4210 → "4,210").
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // Task is one request from the user and everything the agent did for it.

@@ -11,7 +11,9 @@
 // the current page's control names (from the tab's role snapshot, or the request's hints) and
 // the fast-path verbs, once with the general English language model; the grammar's reading wins
 // when both sound alike, so "click the submit button" comes out exactly as the page names it,
-// while a free-form request keeps the general reading. WAV is decoded in Go; WebM, Ogg and MP4
+// while a free-form request keeps the general reading. While a task waits (Request.Wait: a
+// confirmation, a question with its choices, a hand-over) the words that answer it join the
+// grammar, said alone ("yes", a choice's name, "done"). WAV is decoded in Go; WebM, Ogg and MP4
 // need ffmpeg.
 //
 // Text to speech uses an OpenAI-compatible speech endpoint when TABRELAY_TTS_BASE_URL is set,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -231,9 +232,12 @@ func (p *Pocketsphinx) decode(ctx context.Context, wav, grammar string) (string,
 // general pass (no flat search) was tried as the check and misread Opus-compressed commands.
 //
 // names gives the page's control names for the grammar; it is called once the general pass
-// has started, so reading the page overlaps the decoding. A decoder started by Warm (model
+// has started, so reading the page overlaps the decoding. wait is what the task the user talks
+// to waits for: its answer phrases (Wait.AnswerPhrases) join the grammar, said alone; for a
+// question or a hand-over the grammar's answer stands when the general model heard as few
+// words (a choice's name alone is often misread), for a confirmation only when both agree. A decoder started by Warm (model
 // loaded while the user spoke) does the general pass when one is waiting.
-func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []string) (Result, error) {
+func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []string, wait Wait) (Result, error) {
 	dir, err := os.MkdirTemp("", "tabrelay-voice-")
 	if err != nil {
 		return Result{}, err
@@ -262,7 +266,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []s
 		}
 		lText, lErr = p.decode(ctx, wav, "")
 	}()
-	g := BuildGrammar(names(), p.dictionary())
+	g := BuildGrammar(names(), wait.AnswerPhrases(), p.dictionary())
 	gram := filepath.Join(dir, "commands.gram")
 	if err := os.WriteFile(gram, []byte(g.JSGF), 0o600); err != nil {
 		wg.Wait()
@@ -280,6 +284,8 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, pcm PCM, names func() []s
 		thr = 0.6
 	}
 	if gErr == nil && gText != "" && lText != "" && similarity(gText, lText) >= thr {
+		res.Text, res.Grammar, res.General = gText, true, lText
+	} else if gErr == nil && slices.Contains(g.Answers, gText) && wait.Awaiting.trustsShortAnswer() && len(strings.Fields(lText)) <= maxShortAnswer {
 		res.Text, res.Grammar, res.General = gText, true, lText
 	}
 	return res, nil

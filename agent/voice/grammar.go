@@ -110,6 +110,76 @@ func LoadDictionary(path string) (Dictionary, error) {
 	return d, nil
 }
 
+// Awaiting is what the task the user is talking to waits for (its status, as the task API
+// spells it): the words that answer it join the grammar (see AnswerPhrases). Any other status
+// (a task that runs, or none) adds nothing: "stop" is always a command.
+type Awaiting string
+
+// The waits whose answers can be spoken.
+const (
+	// AwaitingConfirmation: a step waits for approval ("yes", "approve", "no", "cancel", …).
+	AwaitingConfirmation Awaiting = "waiting_confirmation"
+	// AwaitingInput: the agent asked a question (one of its choices, or a free answer).
+	AwaitingInput Awaiting = "waiting_input"
+	// AwaitingUser: the person must do something in the tab, then says "continue" or "done".
+	AwaitingUser Awaiting = "waiting_user"
+)
+
+// The spoken answers per wait that the offline grammar listens for. The side panel's router
+// (chrome-extension/converse.js) must route each of them (it accepts more, for engines that hear
+// any words); a test there keeps the lists in step (AnswerWords).
+var (
+	approveWords  = []string{"yes", "yeah", "yep", "ok", "okay", "sure", "approve", "approved", "confirm", "go ahead", "do it"}
+	declineWords  = []string{"no", "nope", "cancel", "reject", "decline", "don't"}
+	continueWords = []string{"continue", "done", "i'm done", "i am done", "finished", "ready", "go on"}
+	ordinalWords  = []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
+)
+
+// AnswerWords returns copies of the spoken answers the offline grammar listens for, by what
+// they do: "approve", "decline" and "continue".
+func AnswerWords() map[string][]string {
+	return map[string][]string{
+		"approve":  append([]string(nil), approveWords...),
+		"decline":  append([]string(nil), declineWords...),
+		"continue": append([]string(nil), continueWords...),
+	}
+}
+
+// Wait is what the task the user talks to waits for, with the waiting question's choices.
+type Wait struct {
+	Awaiting Awaiting
+	Choices  []string
+}
+
+// AnswerPhrases returns the phrases that answer the wait: for a question, its choices (and
+// "the first one" … by position) besides the words to cancel; "stop" is always a command.
+func (w Wait) AnswerPhrases() []string {
+	a, choices := w.Awaiting, w.Choices
+	switch a {
+	case AwaitingConfirmation:
+		return append(append([]string(nil), approveWords...), declineWords...)
+	case AwaitingInput:
+		out := append([]string(nil), choices...)
+		for i := range min(len(choices), len(ordinalWords)) {
+			out = append(out, ordinalWords[i], "the "+ordinalWords[i]+" one")
+		}
+		return append(out, "cancel")
+	case AwaitingUser:
+		return append(append([]string(nil), continueWords...), "cancel")
+	}
+	return nil
+}
+
+// maxShortAnswer is the most words the general model may read into a short answer (a choice's
+// name, "done") that the grammar heard: such words alone are often misread ("done" as "john").
+const maxShortAnswer = 3
+
+// trustsShortAnswer reports whether the grammar's answer phrase may stand although the general
+// model read the short utterance differently: yes for a question's choices and for "continue"
+// / "done", never for a confirmation (a misheard "yes" must never run a risky step: there the
+// two readings must agree, and the panel asks again otherwise).
+func (a Awaiting) trustsShortAnswer() bool { return a == AwaitingInput || a == AwaitingUser }
+
 // Grammar is a JSGF grammar of short commands and the control names it covers.
 type Grammar struct {
 	// JSGF is the grammar text for pocketsphinx's -jsgf.
@@ -117,12 +187,15 @@ type Grammar struct {
 	// Names are the control names included (normalised); names with words the dictionary lacks
 	// are left out (the general model still hears them).
 	Names []string
+	// Answers are the answer phrases included (normalised, the same way).
+	Answers []string
 }
 
 // BuildGrammar makes a JSGF grammar of the fast-path commands: a verb, an optional article,
 // one of names and an optional role word ("click the submit button"), or a fixed command
-// ("scroll down", "go back"). Only words in dict are used (nil dict: all words).
-func BuildGrammar(names []string, dict Dictionary) Grammar {
+// ("scroll down", "go back"), or one of answers alone (what a waiting task's question or
+// confirmation takes: AnswerPhrases). Only words in dict are used (nil dict: all words).
+func BuildGrammar(names, answers []string, dict Dictionary) Grammar {
 	inDict := func(phrase string) bool {
 		if phrase == "" {
 			return false
@@ -166,6 +239,20 @@ func BuildGrammar(names []string, dict Dictionary) Grammar {
 		alts = append(alts, "<fixed>")
 		b.WriteString("<fixed> = " + strings.Join(fixed, " | ") + ";\n")
 	}
+	var said []string
+	seenAnswer := map[string]bool{}
+	for _, a := range answers {
+		a = normalizeWords(a)
+		if len(strings.Fields(a)) > maxNameWords || seenAnswer[a] || !inDict(a) {
+			continue
+		}
+		seenAnswer[a] = true
+		said = append(said, a)
+	}
+	if len(said) > 0 {
+		alts = append(alts, "<answer>")
+		b.WriteString("<answer> = " + strings.Join(said, " | ") + ";\n")
+	}
 	b.WriteString("public <command> = [please] (" + strings.Join(alts, " | ") + ") [please];\n")
 	if len(keep) > 0 {
 		b.WriteString("<verb> = " + strings.Join(filter(Verbs), " | ") + ";\n")
@@ -174,7 +261,7 @@ func BuildGrammar(names []string, dict Dictionary) Grammar {
 		sort.Strings(sorted)
 		b.WriteString("<name> = " + strings.Join(sorted, " | ") + ";\n")
 	}
-	return Grammar{JSGF: b.String(), Names: keep}
+	return Grammar{JSGF: b.String(), Names: keep, Answers: said}
 }
 
 // similarity compares two transcripts by their letters only (so "sign in" and "signing" are

@@ -214,6 +214,9 @@ type Request struct {
 	Tab string
 	// NoPage skips reading the tab's snapshot.
 	NoPage bool
+	// Wait is what the task the user talks to waits for: the words that answer it join the
+	// offline grammar (and a question's choices the cloud engine's prompt).
+	Wait Wait
 }
 
 // ErrNoEngine is returned (wrapped) when no speech recognition engine is available.
@@ -228,7 +231,7 @@ func (s *Service) Transcribe(ctx context.Context, req Request) (Result, error) {
 	var err error
 	switch engine {
 	case "openai-compatible":
-		prompt := strings.Join(req.Hints, ", ")
+		prompt := strings.Join(append(append([]string(nil), req.Wait.Choices...), req.Hints...), ", ")
 		if len(prompt) > 500 {
 			prompt = prompt[:500]
 		}
@@ -285,7 +288,7 @@ func (s *Service) offline(ctx context.Context, req Request) (Result, error) {
 		}
 		return append(names, ControlNames(snap)...)
 	}
-	r, err := s.sphinx.Transcribe(ctx, speech, names)
+	r, err := s.sphinx.Transcribe(ctx, speech, names, req.Wait)
 	if err != nil {
 		return Result{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,7 @@ func TestGrammar(t *testing.T) {
 	for _, w := range strings.Fields("please the submit sign in e mail click press tap push select choose open follow hover over on check uncheck activate button link tab box scroll up down go back") {
 		dict[w] = true
 	}
-	g := BuildGrammar(names, dict)
+	g := BuildGrammar(names, nil, dict)
 	if strings.Join(g.Names, "|") != "submit|sign in|e mail" {
 		t.Errorf("grammar names (out-of-dictionary left out): %q", g.Names)
 	}
@@ -122,6 +123,85 @@ func TestGrammar(t *testing.T) {
 	}
 	if s := similarity("open the cancel button", "find the cheapest can on this side"); s > 0.5 {
 		t.Errorf("different readings scored %.2f", s)
+	}
+}
+
+// TestGrammarAnswers: what a waiting task takes joins the grammar, said alone: the
+// confirmation words, a question's choices (and their positions), "continue" / "done".
+func TestGrammarAnswers(t *testing.T) {
+	for _, c := range []struct {
+		wait      Wait
+		want, not []string
+	}{
+		{Wait{Awaiting: AwaitingConfirmation}, []string{"yes", "approve", "no", "cancel", "okay"}, []string{"continue", "first"}},
+		{Wait{Awaiting: AwaitingInput, Choices: []string{"Home", "Work", "P.O. Box"}}, []string{"home", "work", "p o box", "the second one", "third", "cancel"}, []string{"yes", "fourth", "continue"}},
+		{Wait{Awaiting: AwaitingInput}, []string{"cancel"}, []string{"yes", "first"}},
+		{Wait{Awaiting: AwaitingUser}, []string{"continue", "done", "i'm done", "cancel"}, []string{"yes", "no"}},
+		{Wait{Awaiting: "running"}, nil, []string{"yes", "continue", "cancel"}},
+		{Wait{}, nil, []string{"yes"}},
+	} {
+		g := BuildGrammar([]string{"Submit"}, c.wait.AnswerPhrases(), nil)
+		if !strings.Contains(g.JSGF, "<fixed> = ") || !strings.Contains(g.JSGF, "| stop;") {
+			t.Errorf("%+v: the commands (with stop) are gone:\n%s", c.wait, g.JSGF)
+		}
+		for _, w := range c.want {
+			if !slices.Contains(g.Answers, w) {
+				t.Errorf("%+v: %q is not an answer: %q", c.wait, w, g.Answers)
+			}
+		}
+		for _, w := range c.not {
+			if slices.Contains(g.Answers, w) {
+				t.Errorf("%+v: %q is an answer: %q", c.wait, w, g.Answers)
+			}
+		}
+		if len(c.want) > 0 && !strings.Contains(g.JSGF, "| <answer>) [please];") {
+			t.Errorf("%+v: answers are not said alone:\n%s", c.wait, g.JSGF)
+		}
+		if len(c.want) == 0 && strings.Contains(g.JSGF, "<answer>") {
+			t.Errorf("%+v: answers without a wait:\n%s", c.wait, g.JSGF)
+		}
+	}
+	// words the dictionary lacks are left out of the answers too
+	g := BuildGrammar(nil, Wait{Awaiting: AwaitingInput, Choices: []string{"Home", "Xyzzyqq"}}.AnswerPhrases(), Dictionary{"home": true, "first": true, "second": true})
+	if strings.Join(g.Answers, "|") != "home|first|second" {
+		t.Errorf("answers within the dictionary: %q\n%s", g.Answers, g.JSGF)
+	}
+}
+
+// TestOfflineAnswers: flite speaks one-word answers; with the task's wait in the request the
+// offline engine hears them (a choice's name alone, "done"), a confirmation only when both
+// readings agree, and a free-form request during a question keeps the general reading.
+func TestOfflineAnswers(t *testing.T) {
+	requireTools(t, "flite", "pocketsphinx_continuous")
+	s := New(Options{Getenv: env(nil)})
+	choices := []string{"Home", "Work"}
+	for _, c := range []struct {
+		wait    Wait
+		say     string
+		want    string // "" : anything but a grammar answer the general model disagrees with
+		grammar bool
+	}{
+		{Wait{Awaiting: AwaitingConfirmation}, "yes", "yes", true},
+		{Wait{Awaiting: AwaitingConfirmation}, "approve", "", false},
+		{Wait{Awaiting: "running"}, "stop", "stop", true},
+		{Wait{Awaiting: AwaitingUser}, "done", "done", true},
+		{Wait{Awaiting: AwaitingInput, Choices: choices}, "work", "work", true},
+		{Wait{Awaiting: AwaitingInput, Choices: choices}, "find me the cheapest kettle on this site", "", false},
+	} {
+		r, err := s.Transcribe(context.Background(), Request{Audio: say(t, c.say), MIME: "audio/wav", NoPage: true, Wait: c.wait})
+		if err != nil {
+			t.Fatalf("%q while %s: %v", c.say, c.wait.Awaiting, err)
+		}
+		t.Logf("%q while %s %v: %q (grammar %v, general %q) in %d ms", c.say, c.wait.Awaiting, c.wait.Choices, r.Text, r.Grammar, r.General, r.ElapsedMS)
+		if c.want != "" && (r.Text != c.want || r.Grammar != c.grammar) {
+			t.Errorf("%q while %s: heard %q (grammar %v), want %q (grammar %v)", c.say, c.wait.Awaiting, r.Text, r.Grammar, c.want, c.grammar)
+		}
+		if c.wait.Awaiting == AwaitingConfirmation && r.Grammar && similarity(r.Text, r.General) < 0.6 {
+			t.Errorf("a confirmation answer %q stood against the general reading %q", r.Text, r.General)
+		}
+		if c.want == "" && !c.grammar && r.Grammar && c.wait.Awaiting == AwaitingInput {
+			t.Errorf("the free-form request became the answer %q", r.Text)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,65 +14,28 @@ import (
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 )
 
-// synopsis shows a client command's arguments in its -h output.
-func synopsis(name string) string {
-	switch name {
-	case "tabs":
-		return "[--json]"
-	case "snapshot":
-		return "[--tab ID] [--interactive] [--max-chars N] [--json]"
-	case "act":
-		return "[--tab ID] <kind> [ref] [text…]   e.g. click e3 | type e4 hello world | press Enter | select e5 Blue | navigate https://… | fill e3=Ann e4=true | scroll down | wait Saved | back\n" +
-			"       tabrelay act [--tab ID] --json '{\"kind\":\"click\",\"ref\":\"e3\"}'"
-	case "screenshot":
-		return "[--tab ID] [-o file.png] [--full-page] [--labels] [--ref e7]"
-	case "run":
-		return "[--tab ID] [--yes] \"goal\""
-	case "eval":
-		return "[--tab ID] [--site URL] [--json FILE] [--approve] [--tag T] SUITE\n       tabrelay eval --compare A.json B.json"
-	}
-	return "[flags]"
+// tabsCmd is `tabrelay tabs`.
+type tabsCmd struct {
+	config.Client `embed:""`
+	JSON          bool `name:"json" help:"print the JSON answer"`
 }
 
-// parseClient parses the flags of a client command; extra registers the command's own flags.
-func parseClient(name string, args []string, io stdio, extra func(fs *flag.FlagSet)) (*clientFlags, *flag.FlagSet, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = func() {
-		fmt.Fprintf(io.err, "usage: tabrelay %s %s\n\nflags (before the arguments):\n", name, synopsis(name))
-		fs.PrintDefaults()
-	}
-	var f clientFlags
-	f.register(fs)
-	if extra != nil {
-		extra(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	return &f, fs, nil
-}
-
-func cmdTabs(ctx context.Context, args []string) error { return runTabs(ctx, args, osStdio()) }
-
-// runTabs implements `tabrelay tabs`: the shared tabs, most recently shared or focused first.
 func runTabs(ctx context.Context, args []string, io stdio) error {
-	var asJSON bool
-	f, _, err := parseClient("tabs", args, io, func(fs *flag.FlagSet) {
-		fs.BoolVar(&asJSON, "json", false, "print the JSON answer")
-	})
-	if err != nil {
-		return err
-	}
+	return runCommand(ctx, "tabs", args, io)
+}
+
+// Run lists the shared tabs, most recently shared or focused first.
+func (c *tabsCmd) Run(ctx context.Context, io stdio) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	var res api.TabList
-	if err := f.client().getJSON(ctx, "/tabs", nil, &res); err != nil {
+	if err := newClient(&c.Client).getJSON(ctx, "/tabs", nil, &res); err != nil {
 		return err
 	}
-	if asJSON {
+	if c.JSON {
 		return writeJSON(io.out, res)
 	}
 	if len(res.Tabs) == 0 {
@@ -96,31 +58,36 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func cmdSnapshot(ctx context.Context, args []string) error { return runSnapshot(ctx, args, osStdio()) }
+// snapshotCmd is `tabrelay snapshot`.
+type snapshotCmd struct {
+	config.Client `embed:""`
+	Interactive   bool   `help:"list only elements with refs, one per line"`
+	Full          bool   `help:"keep unnamed structure (the default output is compact)"`
+	MaxChars      int    `name:"max-chars" help:"truncate the outline to this many characters (0: no limit)"`
+	MaxTokens     int    `name:"max-tokens" help:"at most this many tokens (4 bytes each), what matters first; the header says what was left out (0: no limit)"`
+	MaxDepth      int    `name:"max-depth" help:"limit the nesting depth (0: no limit)"`
+	Scope         string `help:"render only the subtree of this ref"`
+	Frame         string `help:"render only this frame (an iframe's ref, a frame id or part of its URL)"`
+	JSON          bool   `name:"json" help:"print the JSON answer (url, title, refs, text, …)"`
+	// Extra catches arguments to refuse them with a hint.
+	Extra []string `arg:"" sep:"none" optional:"" hidden:""`
+}
 
-// runSnapshot implements `tabrelay snapshot`: the tab's role outline with refs.
 func runSnapshot(ctx context.Context, args []string, io stdio) error {
-	var interactive, full, asJSON bool
-	var maxChars, maxTokens, maxDepth int
-	var scope, frame string
-	f, fs, err := parseClient("snapshot", args, io, func(fs *flag.FlagSet) {
-		fs.BoolVar(&interactive, "interactive", false, "list only elements with refs, one per line")
-		fs.BoolVar(&full, "full", false, "keep unnamed structure (the default output is compact)")
-		fs.IntVar(&maxChars, "max-chars", 0, "truncate the outline to this many characters (0: no limit)")
-		fs.IntVar(&maxTokens, "max-tokens", 0, "at most this many tokens (4 bytes each), what matters first; the header says what was left out (0: no limit)")
-		fs.IntVar(&maxDepth, "max-depth", 0, "limit the nesting depth (0: no limit)")
-		fs.StringVar(&scope, "scope", "", "render only the subtree of this ref")
-		fs.StringVar(&frame, "frame", "", "render only this frame (an iframe's ref, a frame id or part of its URL)")
-		fs.BoolVar(&asJSON, "json", false, "print the JSON answer (url, title, refs, text, …)")
-	})
-	if err != nil {
-		return err
-	}
+	return runCommand(ctx, "snapshot", args, io)
+}
+
+// Run prints the tab's role outline with refs.
+func (c *snapshotCmd) Run(ctx context.Context, io stdio) error {
+	interactive, full, asJSON := c.Interactive, c.Full, c.JSON
+	maxChars, maxTokens, maxDepth := c.MaxChars, c.MaxTokens, c.MaxDepth
+	scope, frame := c.Scope, c.Frame
+	f := &c.Client
 	if maxTokens < 0 {
 		return fmt.Errorf("--max-tokens %d: use a number of tokens, or 0 for no limit", maxTokens)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("snapshot takes no arguments (got %q); name a tab with --tab <targetId>", fs.Args())
+	if len(c.Extra) > 0 {
+		return fmt.Errorf("snapshot takes no arguments (got %q); name a tab with --tab <targetId>", c.Extra)
 	}
 	q := url.Values{}
 	setQ := func(k, v string) {
@@ -128,7 +95,7 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 			q.Set(k, v)
 		}
 	}
-	setQ("tab", f.tab)
+	setQ("tab", f.Tab)
 	if interactive {
 		q.Set("interactive", "true")
 	}
@@ -151,7 +118,7 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	b, _, err := f.client().do(ctx, http.MethodGet, "/snapshot", q, nil)
+	b, _, err := newClient(f).do(ctx, http.MethodGet, "/snapshot", q, nil)
 	if err != nil {
 		return err
 	}
@@ -163,8 +130,6 @@ func runSnapshot(ctx context.Context, args []string, io stdio) error {
 	}
 	return nil
 }
-
-func cmdAct(ctx context.Context, args []string) error { return runAct(ctx, args, osStdio()) }
 
 // buildAction turns `act <kind> [args…]` into an action, as the action registry reads
 // command lines (see actions.Registry.ParseArgs); --submit and --append set those parameters.
@@ -179,40 +144,57 @@ func buildAction(kind string, rest []string, submit, appendText bool) (actions.A
 	return actions.Default().ParseArgs(kind, rest, flags...)
 }
 
-// runAct implements `tabrelay act <kind> [ref] [text…]` (or --json '{…}').
+// actCmd is `tabrelay act <kind> [ref] [text…]` (or --json '{…}'). Its arguments are read by
+// the action registry (actions.Registry.ParseArgs), which also writes its help.
+type actCmd struct {
+	config.Client `embed:""`
+	JSON          string `name:"json" placeholder:"'{…}'" help:"the action as JSON, e.g. '{\"kind\":\"click\",\"ref\":\"e3\"}'"`
+	Submit        bool   `help:"type: press Enter after typing"`
+	Append        bool   `help:"type: add to the field's content instead of replacing it"`
+	Out           string `name:"o" short:"o" placeholder:"FILE" help:"screenshot/pdf: write the image or PDF to this file"`
+	PrintJSON     bool   `name:"print-json" help:"print the whole JSON result"`
+	Format        string `default:"text" help:"extract: how to print the records: text (one JSON object a line), csv or json"`
+	// Args are the kind and its arguments, taken as they are from the first one on (text to
+	// type may start with a dash).
+	Args []string `arg:"" sep:"none" optional:"" passthrough:"partial" placeholder:"kind [ref] [text…]"`
+}
+
+// Help lists the actions, from the action registry.
+func (c *actCmd) Help() string {
+	return "e.g. tabrelay act click e3 | type e4 hello world | press Enter | select e5 Blue | navigate https://… | fill e3=Ann e4=true | scroll down | wait Saved | back\n" +
+		"     tabrelay act --json '{\"kind\":\"click\",\"ref\":\"e3\"}'\n\n" +
+		"actions (refs like e3 come from `tabrelay snapshot`):\n" + actions.Default().Usage()
+}
+
 func runAct(ctx context.Context, args []string, io stdio) error {
-	var raw, out string
-	var submit, appendText, asJSON bool
-	f, fs, err := parseClient("act", args, io, func(fs *flag.FlagSet) {
-		fs.StringVar(&raw, "json", "", `the action as JSON, e.g. '{"kind":"click","ref":"e3"}'`)
-		fs.BoolVar(&submit, "submit", false, "type: press Enter after typing")
-		fs.BoolVar(&appendText, "append", false, "type: add to the field's content instead of replacing it")
-		fs.StringVar(&out, "o", "", "screenshot/pdf: write the image or PDF to this file")
-		fs.BoolVar(&asJSON, "print-json", false, "print the whole JSON result")
-		flagsUsage := fs.Usage
-		fs.Usage = func() {
-			flagsUsage()
-			fmt.Fprintf(io.err, "\nactions (refs like e3 come from `tabrelay snapshot`):\n%s", actions.Default().Usage())
-		}
-	})
-	if err != nil {
-		return err
+	return runCommand(ctx, "act", args, io)
+}
+
+// Run sends the action to the tab and prints its result.
+func (c *actCmd) Run(ctx context.Context, io stdio) error {
+	raw, out, asJSON := c.JSON, c.Out, c.PrintJSON
+	f := &c.Client
+	format := strings.ToLower(c.Format)
+	switch format {
+	case "text", "csv", "json":
+	default:
+		return fmt.Errorf("--format %q: use text, csv or json", c.Format)
 	}
 	var action any
 	switch {
 	case raw != "":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("give the action either as --json or as arguments, not both (got %q)", fs.Args())
+		if len(c.Args) > 0 {
+			return fmt.Errorf("give the action either as --json or as arguments, not both (got %q)", c.Args)
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			return fmt.Errorf("--json is not a JSON object: %w", err)
 		}
 		action = m
-	case fs.NArg() == 0:
+	case len(c.Args) == 0:
 		return fmt.Errorf("act needs an action: tabrelay act click e3 | type e4 hello | press Enter | navigate https://…; the actions:\n%s", actions.Default().Usage())
 	default:
-		a, err := buildAction(strings.ToLower(fs.Arg(0)), fs.Args()[1:], submit, appendText)
+		a, err := buildAction(strings.ToLower(c.Args[0]), c.Args[1:], c.Submit, c.Append)
 		if err != nil {
 			return err
 		}
@@ -221,7 +203,7 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	var res actions.Result
-	if err := f.client().postJSON(ctx, "/act", map[string]any{"tab": f.tab, "action": action}, &res); err != nil {
+	if err := newClient(f).postJSON(ctx, "/act", map[string]any{"tab": f.Tab, "action": action}, &res); err != nil {
 		return err
 	}
 	if out != "" && len(res.Data) > 0 {
@@ -234,6 +216,16 @@ func runAct(ctx context.Context, args []string, io stdio) error {
 	if asJSON {
 		res.Data = nil
 		return writeJSON(io.out, res)
+	}
+	if format != "text" {
+		if res.Records == nil {
+			return fmt.Errorf("--format %s prints the records of the extract action; %s has none (%s)", format, res.Kind, res.Message)
+		}
+		fmt.Fprintln(io.err, res.Message)
+		if format == "csv" {
+			return res.Records.WriteCSV(io.out)
+		}
+		return writeJSON(io.out, res.Records)
 	}
 	printResult(io.out, &res)
 	return nil
@@ -258,6 +250,9 @@ func printResult(w io.Writer, r *actions.Result) {
 	if r.Snapshot != nil {
 		fmt.Fprintln(w, r.Snapshot.Text)
 	}
+	if r.Records != nil {
+		_ = r.Records.WriteJSONLines(w) // as the other lines here, best effort on a terminal
+	}
 	for _, t := range r.Tabs {
 		fmt.Fprintf(w, "%s  %s  %s\n", t.TargetID, oneLine(t.Title, 60), t.URL)
 	}
@@ -272,29 +267,27 @@ func printResult(w io.Writer, r *actions.Result) {
 	}
 }
 
-func cmdScreenshot(ctx context.Context, args []string) error {
-	return runScreenshot(ctx, args, osStdio())
+// screenshotCmd is `tabrelay screenshot [-o file.png]`.
+type screenshotCmd struct {
+	config.Client `embed:""`
+	Out           string `name:"o" short:"o" default:"screenshot.png" placeholder:"FILE" help:"file to write the PNG to (- for stdout)"`
+	FullPage      bool   `name:"full-page" help:"capture the whole page, not just the viewport"`
+	Labels        bool   `help:"draw each element's ref over it"`
+	Ref           string `help:"capture only this element"`
+	// Extra catches arguments to refuse them with a hint.
+	Extra []string `arg:"" sep:"none" optional:"" hidden:""`
 }
 
-// runScreenshot implements `tabrelay screenshot [-o file.png]`.
-func runScreenshot(ctx context.Context, args []string, io stdio) error {
-	var out, ref string
-	var fullPage, labels bool
-	f, fs, err := parseClient("screenshot", args, io, func(fs *flag.FlagSet) {
-		fs.StringVar(&out, "o", "screenshot.png", "file to write the PNG to (- for stdout)")
-		fs.BoolVar(&fullPage, "full-page", false, "capture the whole page, not just the viewport")
-		fs.BoolVar(&labels, "labels", false, "draw each element's ref over it")
-		fs.StringVar(&ref, "ref", "", "capture only this element")
-	})
-	if err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("screenshot takes no arguments (got %q); use -o file.png", fs.Args())
+// Run saves a PNG of the tab.
+func (c *screenshotCmd) Run(ctx context.Context, io stdio) error {
+	out, ref, fullPage, labels := c.Out, c.Ref, c.FullPage, c.Labels
+	f := &c.Client
+	if len(c.Extra) > 0 {
+		return fmt.Errorf("screenshot takes no arguments (got %q); use -o file.png", c.Extra)
 	}
 	q := url.Values{}
-	if f.tab != "" {
-		q.Set("tab", f.tab)
+	if f.Tab != "" {
+		q.Set("tab", f.Tab)
 	}
 	if fullPage {
 		q.Set("fullPage", "true")
@@ -307,7 +300,7 @@ func runScreenshot(ctx context.Context, args []string, io stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	b, _, err := f.client().do(ctx, http.MethodGet, "/screenshot", q, nil)
+	b, _, err := newClient(f).do(ctx, http.MethodGet, "/screenshot", q, nil)
 	if err != nil {
 		return err
 	}

@@ -6,42 +6,58 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/agent/llmtest"
+	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 )
 
 // testServer starts `serve`'s server (relay + agent, no model) on a free port with the
 // simulated extension sharing one tab. The end-to-end tests (e2e/agent_test.go) cover the
 // same commands on real Chromium; these check the plain-words errors fast.
-func testServer(t *testing.T) (f *serveFlags, tab string) {
+func testServer(t *testing.T) (f *config.Server, tab string) {
 	t.Helper()
 	f, tab, _ = startTestServer(t)
 	return f, tab
 }
 
 // startTestServer is testServer, also returning the running server.
-func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
+func startTestServer(t *testing.T) (f *config.Server, tab string, srv *server) {
+	t.Helper()
+	return startTestServerEnv(t, nil)
+}
+
+// startTestServerEnv is startTestServer with the environment variables env set (a model's,
+// for instance: the server reads its model from the environment as `tabrelay serve` does).
+func startTestServerEnv(t *testing.T, env map[string]string) (f *config.Server, tab string, srv *server) {
 	t.Helper()
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f = &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "warn"}}
+	f = &config.Server{Common: config.Common{Addr: "127.0.0.1:0", Home: t.TempDir(), LogLevel: "warn"}}
 	log := zerolog.Nop()
-	srv, err := f.startServer(ctx, &log)
+	srv, err := startServer(ctx, f, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	if srv.model != "" {
+	if srv.model != "" && env == nil {
 		t.Fatalf("a model is configured in the test environment: %s", srv.model)
 	}
 	ext, err := relaytest.Dial(ctx, srv.Addr(), srv.Token(), nil)
@@ -60,17 +76,17 @@ func startTestServer(t *testing.T) (f *serveFlags, tab string, srv *server) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	f.addr = srv.Addr()
+	f.Addr = srv.Addr()
 	return f, tab, srv
 }
 
 // runCmd runs a client command in-process and returns its output and error.
-func runCmd(t *testing.T, fn func(context.Context, []string, stdio) error, f *serveFlags, args ...string) (string, string, error) {
+func runCmd(t *testing.T, fn func(context.Context, []string, stdio) error, f *config.Server, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	all := append([]string{"--addr", f.addr, "--home", f.home}, args...)
+	all := append([]string{"--addr", f.Addr, "--home", f.Home}, args...)
 	err := fn(ctx, all, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
 	return out.String(), errOut.String(), err
 }
@@ -104,11 +120,13 @@ func TestClientCommands(t *testing.T) {
 		{"missing ref", runAct, []string{"click"}, "click needs ref: an element ref like e3"},
 		{"missing key", runAct, []string{"press"}, "press needs key; usage: tabrelay act press [ref] key"},
 		{"bad json", runAct, []string{"--json", "{nope"}, "--json is not a JSON object"},
+		{"bad format", runAct, []string{"--format", "xml", "extract"}, `--format "xml": use text, csv or json`},
+		{"extract bad field", runAct, []string{"extract", "=x"}, `extract: field "=x" has no name`},
 		{"json missing text", runAct, []string{"--json", `{"kind":"type","ref":"e4"}`}, "type needs text"},
 		{"run without goal", runRun, nil, "run needs a goal"},
 		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
 		{"snapshot args", runSnapshot, []string{"e3"}, "snapshot takes no arguments"},
-		{"negative max tokens", runSnapshot, []string{"--max-tokens", "-5"}, "--max-tokens -5: use a number of tokens"},
+		{"negative max tokens", runSnapshot, []string{"--max-tokens=-5"}, "--max-tokens -5: use a number of tokens"},
 		{"max tokens reach the API", runSnapshot, []string{"--max-tokens", "999999999"}, `maxTokens="999999999" must be a whole number`},
 	}
 	for _, c := range errCases {
@@ -120,13 +138,13 @@ func TestClientCommands(t *testing.T) {
 
 	// no server, wrong home
 	g := *f
-	g.addr = "127.0.0.1:1"
+	g.Addr = "127.0.0.1:1"
 	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.HasPrefix(err.Error(), "tabrelay server not running at 127.0.0.1:1: start it with `tabrelay serve`") {
 		t.Errorf("no server: %v", err)
 	}
 	g = *f
-	g.home = t.TempDir()
-	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.Contains(err.Error(), "no tabrelay secret in "+g.home) {
+	g.Home = t.TempDir()
+	if _, _, err := runCmd(t, runTabs, &g); err == nil || !strings.Contains(err.Error(), "no tabrelay secret in "+g.Home) {
 		t.Errorf("home without a secret: %v", err)
 	}
 }
@@ -134,9 +152,9 @@ func TestClientCommands(t *testing.T) {
 // TestAPIErrors checks the API's 4xx answers on the simulated extension.
 func TestAPIErrors(t *testing.T) {
 	f, _ := testServer(t)
-	tok := strings.TrimSpace(mustRead(t, f.home+"/token"))
+	tok := strings.TrimSpace(mustRead(t, f.Home+"/token"))
 	do := func(method, path, body string) (int, api.ErrorBody) {
-		req, _ := http.NewRequest(method, "http://"+f.addr+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, "http://"+f.Addr+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -227,12 +245,12 @@ func TestBuildAction(t *testing.T) {
 }
 
 func TestReadSSE(t *testing.T) {
-	in := ": hello\n\nid: 1\nevent: task\ndata: {\"a\":1}\n\nevent: answer\ndata: line1\ndata: line2\n\n"
+	in := ": hello\n\nid: 1\nevent: task\ndata: {\"a\":1}\n\nevent: answer\ndata: line1\ndata: line2\n\ndata:bare\n\n"
 	var got []string
-	if err := readSSE(strings.NewReader(in), func(e sseEvent) bool { got = append(got, e.typ+"="+string(e.data)); return true }); err != nil {
+	if err := readSSE(strings.NewReader(in), func(e sse.Event) bool { got = append(got, e.Type+"="+e.Data); return true }); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, "|") != `task={"a":1}|answer=line1`+"\n"+`line2` {
+	if strings.Join(got, "|") != `task={"a":1}|answer=line1`+"\n"+`line2|message=bare` {
 		t.Fatalf("%q", got)
 	}
 }
@@ -252,10 +270,10 @@ func TestAPIWaitsForTabDuringRestart(t *testing.T) {
 	t.Setenv("TABRELAY_LLM_PROVIDER", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &serveFlags{common: common{addr: "127.0.0.1:0", home: t.TempDir(), logLevel: "debug"}}
+	f := &config.Server{Common: config.Common{Addr: "127.0.0.1:0", Home: t.TempDir(), LogLevel: "debug"}}
 	logs := &lockedBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel)
-	srv, err := f.startServer(ctx, &log)
+	srv, err := startServer(ctx, f, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,4 +335,34 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestRunPrintsCost: `tabrelay run` ends with what the task cost — the model calls and the
+// tokens in and out the provider reported (here the scripted OpenAI-protocol server) — or
+// "no model" for a simple command the fast path did alone.
+func TestRunPrintsCost(t *testing.T) {
+	model := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("update_plan", `{"steps":[{"text":"read the page","status":"active"}]}`),
+		llmtest.ToolCall("finish", `{"answer":"It is an example."}`),
+	)
+	f, tab, _ := startTestServerEnv(t, map[string]string{
+		llm.EnvProvider: "openai", llm.EnvBaseURL: model.URL, llm.EnvModel: "test-model", "OPENAI_API_KEY": "test-key",
+	})
+	out, errOut, err := runCmd(t, runRun, f, "--tab", tab, "what is this page about")
+	if err != nil {
+		t.Fatalf("run: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	in := 0
+	for _, r := range model.Requests() {
+		in += r.ApproxTokens() // what the scripted server reports as prompt_tokens
+	}
+	// two calls, each reply without text: completion_tokens = len("")/4 + 1 each
+	want := task.Usage{LLMCalls: 2, PromptTokens: in, CompletionTokens: 2}.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if last := lines[len(lines)-1]; last != want || !regexp.MustCompile(`^model: 2 calls, [1-9][0-9]{0,2}(,[0-9]{3})* tokens in, 2 out$`).MatchString(last) {
+		t.Errorf("the last line of run's output is %q, want %q; output:\n%s", last, want, out)
+	}
+	if !strings.Contains(out, "It is an example.") {
+		t.Errorf("run's output lacks the answer:\n%s", out)
+	}
 }

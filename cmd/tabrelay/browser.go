@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,12 +18,6 @@ import (
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 )
-
-// urlList is a repeatable string flag.
-type urlList []string
-
-func (u *urlList) String() string     { return strings.Join(*u, ",") }
-func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
 
 // browserReady is the one JSON line `tabrelay browser` prints on stdout once every tab is shared.
 type browserReady struct {
@@ -41,30 +34,33 @@ type browserReady struct {
 // exits. The browser is controlled over --remote-debugging-pipe only: it opens no debugging port
 // and runs without --enable-unsafe-extension-debugging (browser.Options' test-only fields stay
 // unset here).
-func cmdBrowser(ctx context.Context, args []string) error {
-	return runBrowser(ctx, args, os.Stdout)
+// browserCmd is `tabrelay browser`; it takes the server's flags for the relay it may start.
+type browserCmd struct {
+	config.Server `embed:""`
+	Headless      bool     `help:"run the browser without a window"`
+	Chrome        string   `help:"Chrome or Chromium executable (default: ${chrome_env}, then the usual names and places)"`
+	URL           []string `name:"url" sep:"none" help:"open this URL in a new tab and share it (repeatable)"`
+	// URLs are more URLs to open and share.
+	URLs []string `arg:"" sep:"none" name:"urls" optional:"" placeholder:"URL"`
 }
 
 func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("browser", flag.ContinueOnError)
-	var f serveFlags
-	f.register(fs)
-	headless := fs.Bool("headless", false, "run the browser without a window")
-	chrome := fs.String("chrome", "", "Chrome or Chromium executable (default: $"+browser.EnvChrome+", then the usual names and places)")
-	var urls urlList
-	fs.Var(&urls, "url", "open this URL in a new tab and share it (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	urls = append(urls, fs.Args()...)
-	log := f.logger()
+	return runCommand(ctx, "browser", args, stdio{in: os.Stdin, out: stdout, err: os.Stderr})
+}
+
+// Run launches the browser, shares the URLs, prints the ready line and waits.
+func (c *browserCmd) Run(ctx context.Context, io stdio) error {
+	f, headless, chrome, stdout := &c.Server, &c.Headless, &c.Chrome, io.out
+	urls := append(append([]string{}, c.URL...), c.URLs...)
+	f.Normalize()
+	log := logger(&f.Common)
 
 	chromePath, err := browser.Find(*chrome)
 	if err != nil {
 		return err
 	}
 
-	httpURL, token, stopRelay, err := relayFor(ctx, &f, &log)
+	httpURL, token, stopRelay, err := relayFor(ctx, f, &log)
 	if err != nil {
 		return err
 	}
@@ -116,10 +112,10 @@ func runBrowser(ctx context.Context, args []string, stdout io.Writer) error {
 
 // relayFor returns the relay to pair with: the one answering at f.addr (once it proved it knows
 // the secret in f.home), or a new in-process one. stop ends an in-process relay.
-func relayFor(ctx context.Context, f *serveFlags, log *zerolog.Logger) (httpURL, token string, stop func(), err error) {
-	if !strings.HasSuffix(f.addr, ":0") {
-		if addr, ext, ok := probeRelay(ctx, f.addr); ok {
-			tok, err := secret.LoadOrCreate(f.home)
+func relayFor(ctx context.Context, f *config.Server, log *zerolog.Logger) (httpURL, token string, stop func(), err error) {
+	if !strings.HasSuffix(f.Addr, ":0") {
+		if addr, ext, ok := probeRelay(ctx, f.Addr); ok {
+			tok, err := secret.LoadOrCreate(f.Home)
 			if err != nil {
 				return "", "", nil, err
 			}
@@ -133,7 +129,7 @@ func relayFor(ctx context.Context, f *serveFlags, log *zerolog.Logger) (httpURL,
 			return "http://" + addr, tok, func() {}, nil
 		}
 	}
-	srv, err := f.startServer(ctx, log)
+	srv, err := startServer(ctx, f, log)
 	if err != nil {
 		return "", "", nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 )
@@ -29,6 +29,8 @@ type stdio struct {
 	out, err io.Writer
 	// terminal is true when in is an interactive terminal (run asks y/n there).
 	terminal bool
+	// outTerminal is true when out is an interactive terminal (serve shows the secret there).
+	outTerminal bool
 }
 
 // osStdio is the process's own standard streams.
@@ -37,18 +39,7 @@ func osStdio() stdio {
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		term = true
 	}
-	return stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, terminal: term}
-}
-
-// clientFlags are the flags of the commands that talk to a running server.
-type clientFlags struct {
-	common
-	tab string
-}
-
-func (f *clientFlags) register(fs *flag.FlagSet) {
-	f.common.register(fs)
-	fs.StringVar(&f.tab, "tab", "", "the shared tab's `targetId` (default: the tab most recently shared or focused; tabrelay tabs lists them)")
+	return stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, terminal: term, outTerminal: isTerminal(os.Stdout)}
 }
 
 // apiClient calls a running tabrelay server's /api. It never sends the secret: the server first
@@ -62,8 +53,10 @@ type apiClient struct {
 	sess proof.Session
 }
 
-func (f *clientFlags) client() *apiClient {
-	return &apiClient{addr: f.addr, home: f.home, http: &http.Client{}}
+// newClient is the client of the server f names.
+func newClient(f *config.Client) *apiClient {
+	f.Normalize()
+	return &apiClient{addr: f.Addr, home: f.Home, http: &http.Client{}}
 }
 
 // notRunning is the error for a server that does not answer.

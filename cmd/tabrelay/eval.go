@@ -4,54 +4,57 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/eval"
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 )
 
-func cmdEval(ctx context.Context, args []string) error { return runEval(ctx, args, osStdio()) }
+// evalCmd is `tabrelay eval SUITE` and `tabrelay eval --compare A.json B.json`.
+type evalCmd struct {
+	config.Client `embed:""`
+	Site          string        `placeholder:"URL" help:"base URL of the tasks' relative start pages (e.g. http://127.0.0.1:8000)"`
+	JSONFile      string        `name:"json" placeholder:"FILE" help:"write the report as JSON to FILE (for --compare)"`
+	Approve       bool          `help:"approve the steps the agent asks to confirm (default: decline them; tasks marked confirm: expect the question either way)"`
+	Compare       bool          `help:"print the difference of two reports: tabrelay eval --compare A.json B.json"`
+	Tag           string        `placeholder:"tag" help:"run only the tasks with this tag"`
+	Timeout       time.Duration `default:"3m" help:"stop a task that runs longer"`
+	// Args are the suite, or with --compare the two reports.
+	Args []string `arg:"" sep:"none" optional:"" placeholder:"SUITE"`
+}
 
-// runEval implements `tabrelay eval SUITE`: it runs a suite of tasks against the running
-// server and prints a Markdown table (and writes JSON with --json); `--compare A.json B.json`
-// prints the difference of two reports instead. It fails (exit 1) when a task failed.
 func runEval(ctx context.Context, args []string, io stdio) error {
-	var site, jsonFile, tag string
-	var approve, compare bool
-	var timeout time.Duration
-	f, fs, err := parseClient("eval", args, io, func(fs *flag.FlagSet) {
-		fs.StringVar(&site, "site", "", "base `URL` of the tasks' relative start pages (e.g. http://127.0.0.1:8000)")
-		fs.StringVar(&jsonFile, "json", "", "write the report as JSON to `FILE` (for --compare)")
-		fs.BoolVar(&approve, "approve", false, "approve the steps the agent asks to confirm (default: decline them; tasks marked confirm: expect the question either way)")
-		fs.BoolVar(&compare, "compare", false, "print the difference of two reports: tabrelay eval --compare A.json B.json")
-		fs.StringVar(&tag, "tag", "", "run only the tasks with this `tag`")
-		fs.DurationVar(&timeout, "timeout", 3*time.Minute, "stop a task that runs longer")
-	})
-	if err != nil {
-		return err
-	}
+	return runCommand(ctx, "eval", args, io)
+}
+
+// Run runs a suite of tasks against the running server and prints a Markdown table (and
+// writes JSON with --json); --compare prints the difference of two reports instead. It fails
+// (exit 1) when a task failed.
+func (e *evalCmd) Run(ctx context.Context, io stdio) error {
+	site, jsonFile, tag, approve, compare, timeout := e.Site, e.JSONFile, e.Tag, e.Approve, e.Compare, e.Timeout
+	f, args := &e.Client, e.Args
 	if compare {
-		if fs.NArg() != 2 {
+		if len(args) != 2 {
 			return errors.New("--compare takes two report files: tabrelay eval --compare before.json after.json")
 		}
-		a, err := eval.ReadReport(fs.Arg(0))
+		a, err := eval.ReadReport(args[0])
 		if err != nil {
 			return err
 		}
-		b, err := eval.ReadReport(fs.Arg(1))
+		b, err := eval.ReadReport(args[1])
 		if err != nil {
 			return err
 		}
 		eval.Compare(io.out, a, b)
 		return nil
 	}
-	if fs.NArg() != 1 {
+	if len(args) != 1 {
 		return errors.New("eval takes one suite (a folder of task files, or one file): tabrelay eval --site http://127.0.0.1:8000 e2e/evalsuite")
 	}
-	tasks, err := eval.LoadSuite(fs.Arg(0))
+	tasks, err := eval.LoadSuite(args[0])
 	if err != nil {
 		return err
 	}
@@ -66,12 +69,12 @@ func runEval(ctx context.Context, args []string, io stdio) error {
 			}
 		}
 		if len(keep) == 0 {
-			return fmt.Errorf("no task in %s has the tag %q", fs.Arg(0), tag)
+			return fmt.Errorf("no task in %s has the tag %q", args[0], tag)
 		}
 		tasks = keep
 	}
-	rep, err := eval.Run(ctx, &evalClient{c: f.client()}, fs.Arg(0), tasks, eval.Options{
-		Site: site, Tab: f.tab, Approve: approve, Timeout: timeout,
+	rep, err := eval.Run(ctx, &evalClient{c: newClient(f)}, args[0], tasks, eval.Options{
+		Site: site, Tab: f.Tab, Approve: approve, Timeout: timeout,
 		Progress: func(r eval.Result) {
 			mark := "✓"
 			if !r.Success {
@@ -98,8 +101,20 @@ func runEval(ctx context.Context, args []string, io stdio) error {
 // evalClient is eval.Client over the authenticated /api.
 type evalClient struct{ c *apiClient }
 
+// Navigate opens url in tab. A JavaScript dialog a task left open (an alert nobody answered)
+// is dismissed first, so one task's leftovers do not fail the next.
 func (e *evalClient) Navigate(ctx context.Context, tab, url string) error {
-	return e.c.postJSON(ctx, "/act", map[string]any{"tab": tab, "action": map[string]any{"kind": "navigate", "url": url}}, nil)
+	nav := map[string]any{"tab": tab, "action": map[string]any{"kind": "navigate", "url": url}}
+	err := e.c.postJSON(ctx, "/act", nav, nil)
+	var ae *apiError
+	if !errors.As(err, &ae) || !ae.Body.DialogOpen {
+		return err
+	}
+	dismiss := map[string]any{"tab": tab, "action": map[string]any{"kind": "dialog", "accept": false}}
+	if err := e.c.postJSON(ctx, "/act", dismiss, nil); err != nil {
+		return fmt.Errorf("dismiss the dialog the last task left open: %w", err)
+	}
+	return e.c.postJSON(ctx, "/act", nav, nil)
 }
 
 func (e *evalClient) Command(ctx context.Context, tab, text string) (string, error) {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,21 +16,25 @@ import (
 // defaultExtensionDir is where `tabrelay extension` writes the extension without --out.
 const defaultExtensionDir = "tabrelay-extension"
 
-func cmdExtension(_ context.Context, args []string) error { return runExtension(args, osStdio()) }
+// extensionCmd is `tabrelay extension [--out DIR] [--zip FILE]`.
+type extensionCmd struct {
+	Out string `placeholder:"DIR" help:"write the unpacked extension into DIR (default ./${default_extension_dir} unless --zip is given)"`
+	Zip string `placeholder:"FILE" help:"write the extension as a zip for a Chrome Web Store listing into FILE"`
+	// Extra catches arguments to refuse them with a hint.
+	Extra []string `arg:"" sep:"none" optional:"" hidden:""`
+}
 
-// runExtension implements `tabrelay extension [--out DIR] [--zip FILE]`: it writes the
-// extension embedded in the binary as a folder for "Load unpacked" (so a binary installed with
-// `go install` needs no checkout) and prints the steps, or as the zip a store listing takes.
 func runExtension(args []string, io stdio) error {
-	fs := flag.NewFlagSet("extension", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	out := fs.String("out", "", "write the unpacked extension into `DIR` (default ./"+defaultExtensionDir+" unless --zip is given)")
-	zipPath := fs.String("zip", "", "write the extension as a zip for a Chrome Web Store listing into `FILE`")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: use --out DIR or --zip FILE", fs.Arg(0))
+	return runCommand(context.Background(), "extension", args, io)
+}
+
+// Run writes the extension embedded in the binary as a folder for "Load unpacked" (so a binary
+// installed with `go install` needs no checkout) and prints the steps, or as the zip a store
+// listing takes.
+func (e *extensionCmd) Run(io stdio) error {
+	out, zipPath := &e.Out, &e.Zip
+	if len(e.Extra) > 0 {
+		return fmt.Errorf("unexpected argument %q: use --out DIR or --zip FILE", e.Extra[0])
 	}
 	if *out == "" && *zipPath == "" {
 		*out = defaultExtensionDir

@@ -37,7 +37,7 @@ func TestCLIRefusesImpostor(t *testing.T) {
 	}
 	defer im.Close()
 	g := *f
-	g.addr = im.Addr
+	g.Addr = im.Addr
 	_, _, err = runCmd(t, runTabs, &g)
 	var np *proof.NotProvedError
 	if !errors.As(err, &np) || !strings.HasPrefix(err.Error(), "the server at "+im.Addr+" does not know this secret: another program may be using the port") {
@@ -63,7 +63,7 @@ func TestBrowserCheckRefusesImpostor(t *testing.T) {
 	}
 	defer im.Close()
 	g := *f
-	g.addr = im.Addr
+	g.Addr = im.Addr
 	log := zerolog.Nop()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -94,7 +94,7 @@ func TestCLIRefusesImpostorRelayingFromIPv6(t *testing.T) {
 	}
 	defer im.Close()
 	g := *f
-	g.addr = im.Addr
+	g.Addr = im.Addr
 	_, _, err = runCmd(t, runTabs, &g)
 	var np *proof.NotProvedError
 	if !errors.As(err, &np) || np.Addr != "[::1]:"+port {

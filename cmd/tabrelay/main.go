@@ -5,16 +5,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/agent/api"
@@ -22,150 +23,249 @@ import (
 	"github.com/tabrelay/tabrelay/agent/mcpserver"
 	"github.com/tabrelay/tabrelay/agent/voice"
 	"github.com/tabrelay/tabrelay/internal/app"
+	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
-type command struct {
-	run     func(ctx context.Context, args []string) error
-	summary string
+// cli is tabrelay's command line: one field per subcommand, each with its flags as struct
+// fields (github.com/alecthomas/kong reads the tags: names, environment fallbacks, defaults,
+// help). Each command's Run does the work.
+type cli struct {
+	Serve      serveCmd      `cmd:"" default:"withargs" help:"run the relay and agent server (the default)"`
+	Token      tokenCmd      `cmd:"" help:"print the pairing secret (--rotate makes a new one)"`
+	Pair       pairCmd       `cmd:"" help:"print a one-time link that pairs the extension with the running server (valid 10 minutes)"`
+	Browser    browserCmd    `cmd:"" help:"launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"`
+	Tabs       tabsCmd       `cmd:"" help:"list the shared tabs (most recently shared or focused first)"`
+	Snapshot   snapshotCmd   `cmd:"" help:"print a tab's role outline with refs (--interactive, --max-tokens N)"`
+	Act        actCmd        `cmd:"" help:"act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"`
+	Screenshot screenshotCmd `cmd:"" help:"save a PNG of a tab (-o file.png)"`
+	Run        goalCmd       `cmd:"" help:"run a task with the agent, showing the live plan and steps, and print the answer"`
+	Eval       evalCmd       `cmd:"" help:"run a suite of tasks (YAML) against the agent and report success, steps, model calls, tokens, time (--json, --compare)"`
+	MCP        mcpCmd        `cmd:"" name:"mcp" help:"an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"`
+	Skills     skillsCmd     `cmd:"" help:"list, show, run and record skills (replayable procedures): skills list | show | run | record"`
+	Extension  extensionCmd  `cmd:"" help:"write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"`
+	Help       helpCmd       `cmd:"" help:"list the commands"`
 }
 
-func commands() map[string]command {
-	return map[string]command{
-		"serve":      {cmdServe, "run the relay and agent server (the default)"},
-		"token":      {cmdToken, "print the pairing secret (--rotate makes a new one)"},
-		"pair":       {cmdPair, "print a one-time link that pairs the extension with the running server (valid 10 minutes)"},
-		"browser":    {cmdBrowser, "launch an isolated Chromium with the extension, share URLs, print endpoints as JSON"},
-		"tabs":       {cmdTabs, "list the shared tabs (most recently shared or focused first)"},
-		"snapshot":   {cmdSnapshot, "print a tab's role outline with refs (--interactive, --max-tokens N)"},
-		"act":        {cmdAct, "act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"},
-		"screenshot": {cmdScreenshot, "save a PNG of a tab (-o file.png)"},
-		"run":        {cmdRun, "run a task with the agent, showing the live plan and steps, and print the answer"},
-		"eval":       {cmdEval, "run a suite of tasks (YAML) against the agent and report success, steps, model calls, tokens, time (--json, --compare)"},
-		"mcp":        {cmdMCP, "an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"},
-		"skills":     {cmdSkills, "list, show, run and record skills (replayable procedures): skills list | show | run | record"},
-		"extension":  {cmdExtension, "write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"},
+// description heads `tabrelay help`.
+const description = `tabrelay shares your own Chrome tabs with local tools through a DevTools-compatible endpoint, and runs an agent on them.
+
+Every command takes --addr (TABRELAY_ADDR, default 127.0.0.1:18792) and --home (TABRELAY_HOME); tabs, snapshot, act, screenshot and run talk to the running server and take --tab <targetId> before their arguments. ` + "`tabrelay <command> -h`" + ` shows a command's flags.`
+
+// Exit codes: 0 success (and help), 1 the command failed, 2 the command line is wrong.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// usageError is a command line the parser refused (an unknown command or flag, a bad value, a
+// missing argument): exit code 2.
+type usageError struct {
+	err     error
+	command string
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// errHelp is returned when help was asked for and printed: exit code 0.
+var errHelp = errors.New("help printed")
+
+// exitRequest carries the parser's exit code out of its Exit hook (it is recovered in parse).
+type exitRequest int
+
+// newParser builds the command line parser writing help to io.
+func newParser(c *cli, io stdio) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("tabrelay"),
+		kong.Description(description),
+		kong.Writers(io.out, io.err),
+		kong.Exit(func(code int) { panic(exitRequest(code)) }),
+		kong.Vars{"default_addr": config.DefaultAddr, "default_extension_dir": defaultExtensionDir, "chrome_env": "$" + browser.EnvChrome},
+		kong.KindMapper(reflect.Bool, boolMapper{}),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	)
+}
+
+// parse parses args (without the program name) into c.
+func parse(parser *kong.Kong, args []string) (kctx *kong.Context, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			code, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			if code == 0 {
+				kctx, err = nil, errHelp
+			} else {
+				kctx, err = nil, &usageError{err: fmt.Errorf("exit %d", int(code))}
+			}
+		}
+	}()
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !isCommand(parser, args[0]) {
+		return nil, &usageError{err: fmt.Errorf("unknown command %q: `tabrelay help` lists the commands", args[0])}
 	}
+	kctx, err = parser.Parse(args)
+	if err != nil {
+		var command string
+		var pe *kong.ParseError
+		if errors.As(err, &pe) && pe.Context != nil {
+			if cmd := pe.Context.Selected(); cmd != nil {
+				command = cmd.Name
+			}
+		}
+		return nil, &usageError{err: err, command: command}
+	}
+	return kctx, nil
+}
+
+// isCommand reports whether name is one of the parser's commands (or an alias of one).
+func isCommand(parser *kong.Kong, name string) bool {
+	for _, n := range parser.Model.Children {
+		if n.Name == name || slices.Contains(n.Aliases, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// execute runs the command line args (without the program name) with io as its streams.
+func execute(ctx context.Context, args []string, io stdio) error {
+	var c cli
+	parser, err := newParser(&c, io)
+	if err != nil {
+		return fmt.Errorf("building the command line: %w", err) // a mistake in the struct tags above
+	}
+	kctx, err := parse(parser, args)
+	if err != nil {
+		return err
+	}
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(io)
+	return kctx.Run()
+}
+
+// runCommand is execute for one command: name, then args.
+func runCommand(ctx context.Context, name string, args []string, io stdio) error {
+	return execute(ctx, append([]string{name}, args...), io)
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	args := os.Args[1:]
-	name := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if name == "help" || name == "-h" || name == "--help" {
-		usage(os.Stdout)
-		return
-	}
-	cmd, ok := commands()[name]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "tabrelay: unknown command %q\n\n", name)
-		usage(os.Stderr)
-		os.Exit(2)
-	}
-	if err := cmd.run(ctx, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
+	code := exitCode(execute(ctx, os.Args[1:], osStdio()), os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exitCode reports err on w (naming the command) and returns the process's exit code.
+func exitCode(err error, args []string, w io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &ue):
+		if ue.command != "" {
+			fmt.Fprintf(w, "tabrelay %s: %v (`tabrelay %s -h` lists its flags)\n", ue.command, err, ue.command)
+		} else {
+			fmt.Fprintf(w, "tabrelay: %v\n", err)
 		}
-		fmt.Fprintf(os.Stderr, "tabrelay %s: %v\n", name, err)
-		os.Exit(1)
+		return exitUsage
+	default:
+		name := "serve"
+		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			name = args[0]
+		}
+		fmt.Fprintf(w, "tabrelay %s: %v\n", name, err)
+		return exitFailed
 	}
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: tabrelay [command] [flags]")
-	fmt.Fprintln(w, "\ncommands:")
-	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
+// helpCmd is `tabrelay help`: the commands, on stdout.
+type helpCmd struct{}
+
+// Run prints the commands.
+func (helpCmd) Run(io stdio) error {
+	var c cli
+	parser, err := newParser(&c, io)
+	if err != nil {
+		return err
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	_, err = parse(parser, []string{"--help"})
+	return err
+}
+
+// boolMapper reads a boolean flag or variable: 1, true, yes, on or 0, false, no, off (any
+// case); an empty variable is false. A bare flag (--yes) is true.
+type boolMapper struct{}
+
+// Decode implements kong.Mapper.
+func (boolMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	if ctx.Scan.Peek().Type != kong.FlagValueToken {
+		target.SetBool(true)
+		return nil
 	}
-	fmt.Fprintln(w, "\nEvery command takes --addr (TABRELAY_ADDR, default 127.0.0.1:18792) and --home (TABRELAY_HOME);")
-	fmt.Fprintln(w, "tabs, snapshot, act, screenshot and run talk to the running server and take --tab <targetId> before their arguments.")
-	fmt.Fprintln(w, "`tabrelay <command> -h` shows a command's flags.")
+	t := ctx.Scan.Pop()
+	s, ok := t.Value.(string)
+	if !ok {
+		b, ok := t.Value.(bool)
+		if !ok {
+			return fmt.Errorf("expected true or false, got %v", t.Value)
+		}
+		target.SetBool(b)
+		return nil
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		target.SetBool(true)
+	case "0", "false", "no", "off", "":
+		target.SetBool(false)
+	default:
+		return fmt.Errorf("%q is not a yes or no: use true or false (or 1/0, yes/no, on/off)", s)
+	}
+	return nil
 }
 
-// common holds the flags every command shares.
-type common struct {
-	addr     string
-	home     string
-	logLevel string
-}
+// IsBool makes the flag take no value (--yes).
+func (boolMapper) IsBool() bool { return true }
 
-func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.addr, "addr", config.Env("TABRELAY_ADDR", config.DefaultAddr), "server address host:port (port 0 picks a free port)")
-	fs.StringVar(&c.home, "home", config.DefaultHome(), "directory for the secret, database and user skills")
-	fs.StringVar(&c.logLevel, "log-level", config.Env("TABRELAY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
-}
-
-func (c *common) logger() zerolog.Logger {
-	lvl, err := zerolog.ParseLevel(c.logLevel)
-	if err != nil || c.logLevel == "" {
+// logger is the console logger at the configured level.
+func logger(c *config.Common) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(c.LogLevel)
+	if err != nil || c.LogLevel == "" {
 		lvl = zerolog.InfoLevel
 	}
 	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).Level(lvl).With().Timestamp().Logger()
 }
 
-func cmdToken(_ context.Context, args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	var c common
-	c.register(fs)
-	rotate := fs.Bool("rotate", false, "replace the secret with a new one (a running server closes every connection made with the old one)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *rotate {
+// tokenCmd is `tabrelay token`.
+type tokenCmd struct {
+	config.Common `embed:""`
+	Rotate        bool `help:"replace the secret with a new one (a running server closes every connection made with the old one)"`
+}
+
+// Run prints the secret (a new one with --rotate).
+func (c *tokenCmd) Run(io stdio) error {
+	c.Normalize()
+	if c.Rotate {
 		tok, err := secret.Generate()
 		if err != nil {
 			return err
 		}
-		if err := secret.Write(c.home, tok); err != nil {
+		if err := secret.Write(c.Home, tok); err != nil {
 			return err
 		}
-		fmt.Println(tok)
+		fmt.Fprintln(io.out, tok)
 		return nil
 	}
-	tok, err := secret.LoadOrCreate(c.home)
+	tok, err := secret.LoadOrCreate(c.Home)
 	if err != nil {
 		return err
 	}
-	fmt.Println(tok)
+	fmt.Fprintln(io.out, tok)
 	return nil
-}
-
-// serveFlags are the server's own flags, shared by serve and browser (which may start one).
-type serveFlags struct {
-	common
-	allowNonLoopback   bool
-	allowCloseUserTabs bool
-	extensionIDs       string
-	allowedSites       string
-	allowFileURLs      bool
-	vision             bool
-	clientQueueMB      int
-	mcpAllowEvaluate   bool
-}
-
-func (f *serveFlags) register(fs *flag.FlagSet) {
-	f.common.register(fs)
-	fs.BoolVar(&f.allowNonLoopback, "dangerously-listen-non-loopback", config.EnvBool("TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK"), "allow a non-loopback --addr: anyone who reaches it with the secret controls your browser")
-	fs.BoolVar(&f.allowCloseUserTabs, "allow-close-user-tabs", config.EnvBool("TABRELAY_ALLOW_CLOSE_USER_TABS"), "let clients close tabs you shared yourself")
-	fs.StringVar(&f.extensionIDs, "extension-ids", "", "extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)")
-	fs.BoolVar(&f.vision, "agent-vision", llm.VisionFromEnv(), "the model reads images: offer the agent the screenshot tool (also "+llm.EnvVision+"=1)")
-	fs.IntVar(&f.clientQueueMB, "client-queue-budget-mb", 512, "memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008")
-	fs.StringVar(&f.allowedSites, "agent-allowed-sites", config.Env("TABRELAY_AGENT_ALLOWED_SITES", ""), "comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free")
-	fs.BoolVar(&f.mcpAllowEvaluate, "mcp-allow-evaluate", config.EnvBool("TABRELAY_MCP_ALLOW_EVALUATE"), "offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default")
-	fs.BoolVar(&f.allowFileURLs, "agent-allow-file-urls", config.EnvBool("TABRELAY_AGENT_ALLOW_FILE_URLS"), "let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out")
 }
 
 // server is a running tabrelay with the model's description for the banner.
@@ -179,33 +279,29 @@ type server struct {
 // task database under --home, the agent with the model configured in the environment — none:
 // the fast path still works —, skills and voice on /api). serve and browser (when it starts a
 // server in-process) both use it. The server also closes when ctx ends.
-func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*server, error) {
-	store, err := secret.NewStore(f.home)
+func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*server, error) {
+	f.Normalize()
+	store, err := secret.NewStore(f.Home)
 	if err != nil {
 		return nil, err
 	}
 	opts := app.Config{
 		Relay: relay.Options{
-			Addr:             f.addr,
+			Addr:             f.Addr,
 			Secret:           store,
-			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.extensionIDs, ",")...),
-			AllowNonLoopback: f.allowNonLoopback,
-			Hub:              relay.HubOptions{AllowCloseUserTabs: f.allowCloseUserTabs, MaxQueueTotalBytes: f.clientQueueMB << 20},
+			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.ExtensionIDs, ",")...),
+			AllowNonLoopback: f.AllowNonLoopback,
+			Hub:              relay.HubOptions{AllowCloseUserTabs: f.AllowCloseUserTabs, MaxQueueTotalBytes: f.ClientQueueMB << 20, DetachAfter: f.DetachAfter},
 		},
-		Agent: api.Options{Home: f.home, Stream: true, AllowFileURLs: f.allowFileURLs},
+		Agent: api.Options{Home: f.Home, Stream: true, AllowFileURLs: f.AllowFileURLs, AllowedSites: f.Sites()},
 		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment
-		MCP:   mcpserver.Options{AllowEvaluate: f.mcpAllowEvaluate},
+		MCP:   mcpserver.Options{AllowEvaluate: f.MCPAllowEvaluate},
 		Log:   *log,
-	}
-	for _, h := range strings.Split(f.allowedSites, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			opts.Agent.AllowedSites = append(opts.Agent.AllowedSites, h)
-		}
 	}
 	model, cfg, merr := llm.FromEnvModel(ctx)
 	switch {
 	case merr == nil:
-		cfg.Vision = f.vision // the flag, defaulting to TABRELAY_LLM_VISION, has the last word
+		cfg.Vision = f.Vision // the flag, defaulting to TABRELAY_LLM_VISION, has the last word
 		opts.Agent.Model, opts.Agent.ModelName, opts.Agent.ImageMode = model, cfg.String(), cfg.ImageMode()
 		opts.Agent.Vision = cfg.Vision
 	case errors.Is(merr, llm.ErrNotConfigured):
@@ -221,20 +317,20 @@ func (f *serveFlags) startServer(ctx context.Context, log *zerolog.Logger) (*ser
 	return &server{App: srv, model: opts.Agent.ModelName}, nil
 }
 
-func cmdServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var f serveFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	log := f.logger()
-	srv, err := f.startServer(ctx, &log)
+// serveCmd is `tabrelay serve` (and `tabrelay` alone).
+type serveCmd struct {
+	config.Server `embed:""`
+}
+
+// Run serves until ctx ends.
+func (c *serveCmd) Run(ctx context.Context, io stdio) error {
+	log := logger(&c.Common)
+	srv, err := startServer(ctx, &c.Server, &log)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	printBanner(os.Stdout, srv, isTerminal(os.Stdout))
+	printBanner(io.out, srv, io.outTerminal)
 	<-ctx.Done()
 	log.Info().Msg("shutting down")
 	return nil
@@ -281,19 +377,19 @@ func printBanner(w io.Writer, srv *server, terminal bool) {
 	}
 }
 
-func cmdPair(ctx context.Context, args []string) error { return runPair(ctx, args, osStdio()) }
+// pairCmd is `tabrelay pair`.
+type pairCmd struct {
+	config.Common `embed:""`
+}
 
-// runPair implements `tabrelay pair`: it asks the running server (after it proved it knows the
-// secret) for a one-time pairing code and prints the link on stdout.
 func runPair(ctx context.Context, args []string, io stdio) error {
-	fs := flag.NewFlagSet("pair", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	var f clientFlags
-	f.common.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	c := f.client()
+	return runCommand(ctx, "pair", args, io)
+}
+
+// Run asks the running server (after it proved it knows the secret) for a one-time pairing
+// code and prints the link on stdout.
+func (p *pairCmd) Run(ctx context.Context, io stdio) error {
+	c := newClient(&config.Client{Common: p.Common})
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var ans proof.PairCodeAnswer

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	goio "io"
 	"net/http"
@@ -11,36 +10,33 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
-func cmdMCP(ctx context.Context, args []string) error { return runMCP(ctx, args, osStdio()) }
+// mcpCmd is `tabrelay mcp`; it takes the server's flags for the server it may start.
+type mcpCmd struct {
+	config.Server `embed:""`
+	Tools         string `help:"tools to offer: empty for the core set, \"all\", or names added to the core set (e.g. \"hover,drag,network\")"`
+}
 
-// runMCP implements `tabrelay mcp`: the MCP server on stdio. With a tabrelay server running at
-// --addr it relays every MCP call to that server's /mcp (after the server proved it knows the
-// secret; each request carries a short-lived credential, never the secret), so the agent sees
-// the user's shared tabs and paired extension; with none answering it starts one in this
-// process and says so on stderr.
-func runMCP(ctx context.Context, args []string, io stdio) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	var f serveFlags
-	f.register(fs)
-	tools := fs.String("tools", "", `tools to offer: empty for the core set, "all", or names added to the core set (e.g. "hover,drag,network")`)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	c := (&clientFlags{common: f.common}).client()
+// Run serves MCP on stdio. With a tabrelay server running at --addr it relays every MCP call
+// to that server's /mcp (after the server proved it knows the secret; each request carries a
+// short-lived credential, never the secret), so the agent sees the user's shared tabs and
+// paired extension; with none answering it starts one in this process and says so on stderr.
+func (m *mcpCmd) Run(ctx context.Context, io stdio) error {
+	f, tools := &m.Server, &m.Tools
+	c := newClient(&config.Client{Common: f.Common})
 	if c.answers(ctx) {
-		if f.mcpAllowEvaluate {
+		if f.MCPAllowEvaluate {
 			fmt.Fprintln(io.err, "tabrelay mcp: --mcp-allow-evaluate is the server's option: start it with `tabrelay serve --mcp-allow-evaluate`; ignored here")
 		}
 		return proxyMCP(ctx, c, *tools, &mcp.IOTransport{Reader: readCloser{io.in}, Writer: writeCloser{io.out}})
 	}
-	log := f.logger()
-	srv, err := f.startServer(ctx, &log)
+	log := logger(&f.Common)
+	srv, err := startServer(ctx, f, &log)
 	if err != nil {
-		return fmt.Errorf("no tabrelay server answered at %s and none could be started here: %w", f.addr, err)
+		return fmt.Errorf("no tabrelay server answered at %s and none could be started here: %w", f.Addr, err)
 	}
 	defer srv.Close()
 	fmt.Fprintf(io.err, "tabrelay mcp: no tabrelay server answered at %s, so this process started one there (until it exits). "+

@@ -5,70 +5,60 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	sse "github.com/tmaxmax/go-sse"
+
 	"github.com/tabrelay/tabrelay/agent/task"
+	"github.com/tabrelay/tabrelay/internal/config"
 )
 
-func cmdRun(ctx context.Context, args []string) error { return runRun(ctx, args, osStdio()) }
+// maxEventSize bounds one event of a task's stream (a task event carries every step's result).
+const maxEventSize = 32 << 20
 
-// sseEvent is one Server-Sent Event.
-type sseEvent struct {
-	typ  string
-	data []byte
-}
-
-// readSSE reads events from r until it ends, calling fn for each.
-func readSSE(r io.Reader, fn func(sseEvent) bool) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 32<<20)
-	var ev sseEvent
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.typ != "" || len(data) > 0 {
-				if ev.typ == "" {
-					ev.typ = "message"
-				}
-				ev.data = []byte(strings.Join(data, "\n"))
-				if !fn(ev) {
-					return nil
-				}
-			}
-			ev, data = sseEvent{}, nil
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			ev.typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+// readSSE reads the Server-Sent Events of r until the stream ends or fn returns false. Unnamed
+// events get the type "message", as a browser's EventSource gives them.
+func readSSE(r io.Reader, fn func(sse.Event) bool) error {
+	for ev, err := range sse.Read(r, &sse.ReadConfig{MaxEventSize: maxEventSize}) {
+		if err != nil {
+			return fmt.Errorf("reading the event stream: %w", err)
+		}
+		if ev.Type == "" {
+			ev.Type = "message"
+		}
+		if !fn(ev) {
+			return nil
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
-// runRun implements `tabrelay run "goal"`: it starts a task, follows its live events (plan and
-// steps), asks y/n when a step needs confirmation and stdin is a terminal, and prints the
-// answer. It fails (exit code 1) unless the task succeeds; interrupting it cancels the task.
+// goalCmd is `tabrelay run "goal"`.
+type goalCmd struct {
+	config.Client `embed:""`
+	Yes           bool `help:"approve every step that needs confirmation without asking (careful: purchases, messages, deletions)"`
+	// Goal is the request, in words; everything from its first word on belongs to it.
+	Goal []string `arg:"" sep:"none" optional:"" passthrough:"partial" placeholder:"goal"`
+}
+
 func runRun(ctx context.Context, args []string, io stdio) error {
-	var yes bool
-	f, fs, err := parseClient("run", args, io, func(fs *flag.FlagSet) {
-		fs.BoolVar(&yes, "yes", false, "approve every step that needs confirmation without asking (careful: purchases, messages, deletions)")
-	})
-	if err != nil {
-		return err
-	}
-	goal := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	return runCommand(ctx, "run", args, io)
+}
+
+// Run starts a task, follows its live events (plan and steps), asks y/n when a step needs
+// confirmation and stdin is a terminal, and prints the answer and what the task cost. It fails
+// (exit code 1) unless the task succeeds; interrupting it cancels the task.
+func (r *goalCmd) Run(ctx context.Context, io stdio) error {
+	yes, f := r.Yes, &r.Client
+	goal := strings.TrimSpace(strings.Join(r.Goal, " "))
 	if goal == "" {
 		return errors.New(`run needs a goal: tabrelay run "find the cheapest kettle on this page"`)
 	}
-	c := f.client()
+	c := newClient(f)
 	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	// The same entry as the side panel: a skill the request names, then a simple command
 	// through the fast path (no model needed), then a task of the model.
@@ -76,7 +66,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		ID     string      `json:"id"`
 		Status task.Status `json:"status"`
 	}
-	err = c.postJSON(sctx, "/command", map[string]any{"text": goal, "tab": f.tab, "approve": yes, "wait": false}, &started)
+	err := c.postJSON(sctx, "/command", map[string]any{"text": goal, "tab": f.Tab, "approve": yes, "wait": false}, &started)
 	cancel()
 	if err != nil {
 		return err
@@ -95,11 +85,11 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	p := &runPrinter{w: io.out}
 	var final *task.Task
-	streamErr := readSSE(resp.Body, func(ev sseEvent) bool {
-		switch ev.typ {
+	streamErr := readSSE(resp.Body, func(ev sse.Event) bool {
+		switch ev.Type {
 		case "task":
 			var t task.Task
-			if json.Unmarshal(ev.data, &t) == nil {
+			if json.Unmarshal([]byte(ev.Data), &t) == nil {
 				p.plan(t.Plan)
 				for i := range t.Steps {
 					p.stepDone(&t.Steps[i])
@@ -111,7 +101,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			}
 		default:
 			var e task.Event
-			if json.Unmarshal(ev.data, &e) != nil {
+			if json.Unmarshal([]byte(ev.Data), &e) != nil {
 				return true
 			}
 			switch e.Type {
@@ -177,6 +167,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	if final.Answer != "" {
 		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
 	}
+	// what the task cost, always the last line: "model: 3 calls, 4,210 tokens in, 312 out"
+	fmt.Fprintln(io.out, final.Usage)
 	if final.Status != task.StatusSucceeded {
 		return &errTaskFailed{status: final.Status, reason: final.Error}
 	}

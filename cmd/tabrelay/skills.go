@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/skills"
 )
 
@@ -28,16 +30,24 @@ func (p paramList) String() string {
 	return strings.Join(parts, ",")
 }
 
-func (p paramList) Set(s string) error {
+// Decode reads one --param name=value (kong.MapperValue); repeated flags add up.
+func (p *paramList) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("name=value", &s); err != nil {
+		return err
+	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(k) == "" {
 		return fmt.Errorf("--param takes name=value, got %q", s)
 	}
-	p[strings.TrimSpace(k)] = v
+	if *p == nil {
+		*p = paramList{}
+	}
+	(*p)[strings.TrimSpace(k)] = v
 	return nil
 }
 
-const skillsUsage = `usage: tabrelay skills [flags] <command>
+const skillsUsage = `commands:
 
   list [--q REQUEST] [--url URL]     the skills (ranked for a request and page when given) and broken files
   show <name>                        print a skill's SKILL.md
@@ -51,47 +61,43 @@ const skillsUsage = `usage: tabrelay skills [flags] <command>
 
 Flags may come before or after the command.`
 
-// cmdSkills implements `tabrelay skills list|show|run|record start|record stop|save|delete` as
-// a client of the running server's /api/skills.
-func cmdSkills(ctx context.Context, args []string) error { return runSkills(ctx, args, osStdio()) }
+// skillsCmd is `tabrelay skills list|show|run|record start|record stop|save|delete`, a client
+// of the running server's /api/skills. Flags may come before or after the command.
+type skillsCmd struct {
+	config.Client `embed:""`
+	Params        paramList `name:"param" placeholder:"name=value" help:"a parameter for run, name=value (repeatable)"`
+	JSON          bool      `name:"json" help:"print the JSON answer"`
+	Query         string    `name:"q" short:"q" help:"list: rank the skills for this request (skills for every site unless --url)"`
+	URL           string    `name:"url" help:"list: only skills for this page URL"`
+	Request       string    `help:"run: take missing parameters from these words"`
+	Narration     string    `help:"record stop: what you did, in a sentence (names and describes the skill)"`
+	Save          bool      `help:"record stop: save the draft at once"`
+	Yes           bool      `help:"run: approve the steps that need confirmation (purchases, sending, deleting, subscribing…)"`
+	Out           string    `name:"o" short:"o" placeholder:"FILE" help:"record stop: write the draft to this file"`
+	// Args are the skills command and its arguments.
+	Args []string `arg:"" sep:"none" optional:"" placeholder:"command"`
+}
+
+// Help lists the skills commands.
+func (c *skillsCmd) Help() string { return skillsUsage }
 
 func runSkills(ctx context.Context, args []string, io stdio) error {
-	fs := flag.NewFlagSet("skills", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	var f clientFlags
-	f.register(fs)
-	params := paramList{}
-	var asJSON, save, yes bool
-	var query, pageURL, request, narration, out string
-	fs.Var(params, "param", "a parameter for run, name=value (repeatable)")
-	fs.BoolVar(&asJSON, "json", false, "print the JSON answer")
-	fs.StringVar(&query, "q", "", "list: rank the skills for this request (skills for every site unless --url)")
-	fs.StringVar(&pageURL, "url", "", "list: only skills for this page URL")
-	fs.StringVar(&request, "request", "", "run: take missing parameters from these words")
-	fs.StringVar(&narration, "narration", "", "record stop: what you did, in a sentence (names and describes the skill)")
-	fs.BoolVar(&save, "save", false, "record stop: save the draft at once")
-	fs.BoolVar(&yes, "yes", false, "run: approve the steps that need confirmation (purchases, sending, deleting, subscribing…)")
-	fs.StringVar(&out, "o", "", "record stop: write the draft to this file")
-	fs.Usage = func() { fmt.Fprintln(io.err, skillsUsage); fs.PrintDefaults() }
-	// Flags may follow positional arguments: parse in rounds.
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		pos = append(pos, rest[0])
-		rest = rest[1:]
+	return runCommand(ctx, "skills", args, io)
+}
+
+// Run runs the skills command.
+func (sc *skillsCmd) Run(ctx context.Context, io stdio) error {
+	f, pos, params := &sc.Client, sc.Args, sc.Params
+	if params == nil {
+		params = paramList{}
 	}
+	asJSON, save, yes := sc.JSON, sc.Save, sc.Yes
+	query, pageURL, request, narration, out := sc.Query, sc.URL, sc.Request, sc.Narration, sc.Out
 	if len(pos) == 0 {
-		fs.Usage()
+		fmt.Fprintln(io.err, skillsUsage)
 		return errors.New("name a command: list, show, run, record, save or delete")
 	}
-	c := f.client()
+	c := newClient(f)
 	need := func(n int, what string) error {
 		if len(pos) != n+1 {
 			return fmt.Errorf("usage: tabrelay skills %s %s", pos[0], what)
@@ -156,7 +162,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 		defer cancel()
 		var res skills.RunResult
-		req := skills.RunRequest{Params: params, Tab: f.tab, Request: request, Approve: yes}
+		req := skills.RunRequest{Params: params, Tab: f.Tab, Request: request, Approve: yes}
 		if err := c.postJSON(ctx, "/skills/"+url.PathEscape(pos[1])+"/run", req, &res); err != nil {
 			return err
 		}
@@ -179,7 +185,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		defer cancel()
 		if pos[1] == "start" {
 			var rec skills.Recording
-			if err := c.postJSON(ctx, "/skills/record/start", api.RecordRequest{Tab: f.tab}, &rec); err != nil {
+			if err := c.postJSON(ctx, "/skills/record/start", api.RecordRequest{Tab: f.Tab}, &rec); err != nil {
 				return err
 			}
 			if asJSON {
@@ -189,7 +195,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 			return nil
 		}
 		var d skills.Draft
-		if err := c.postJSON(ctx, "/skills/record/stop", api.RecordRequest{Tab: f.tab, Narration: narration}, &d); err != nil {
+		if err := c.postJSON(ctx, "/skills/record/stop", api.RecordRequest{Tab: f.Tab, Narration: narration}, &d); err != nil {
 			return err
 		}
 		if out != "" {
@@ -248,7 +254,7 @@ func runSkills(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.out, "deleted %s\n", pos[1])
 		return nil
 	}
-	fs.Usage()
+	fmt.Fprintln(io.err, skillsUsage)
 	return fmt.Errorf("unknown skills command %q", pos[0])
 }
 

@@ -77,7 +77,7 @@ type group struct {
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
-	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp", "comma-separated groups to run")
+	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp,agent", "comma-separated groups to run")
 	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
 	if *serveDirect {
@@ -93,7 +93,7 @@ func main() {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {

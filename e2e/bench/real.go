@@ -28,10 +28,11 @@ type realSetup struct {
 	close func()
 }
 
-// startReal starts a tabrelay process, the fixture site and headless Chromium with the
-// extension, pairs them and shares a tab on the fixture page path. The caller closes it.
-func startReal(ctx context.Context, path string) (*realSetup, error) {
-	rp, err := startRelay()
+// startReal starts a tabrelay process (with env added to its environment), the fixture site and
+// headless Chromium with the extension, pairs them and shares a tab on the fixture page path.
+// The caller closes it.
+func startReal(ctx context.Context, path string, env ...string) (*realSetup, error) {
+	rp, err := startRelay(env...)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ var runningAt = regexp.MustCompile(`is running at http://(\S+)`)
 
 // startRelay starts `tabrelay serve` on a free port with a fresh home and waits until it prints
 // its address.
-func startRelay() (*relayProc, error) {
+func startRelay(env ...string) (*relayProc, error) {
 	bin, err := buildOnce()
 	if err != nil {
 		return nil, err
@@ -79,6 +79,7 @@ func startRelay() (*relayProc, error) {
 		return nil, fmt.Errorf("make a home for tabrelay: %w", err)
 	}
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--home", home, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("tabrelay serve: %w", err)
@@ -128,7 +129,7 @@ func (p *relayProc) stop() {
 
 // api sends one request to the process's HTTP API (path like "/api/act?tab=…") with its token,
 // body (when not nil) as JSON, and decodes the JSON answer into out (when not nil). Any status
-// other than 200 is an error quoting the answer: the benchmarks only time requests that did
+// other than 2xx is an error quoting the answer: the benchmarks only time requests that did
 // their work.
 func (p *relayProc) api(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
@@ -156,7 +157,7 @@ func (p *relayProc) api(ctx context.Context, method, path string, body, out any)
 	if err != nil {
 		return fmt.Errorf("%s %s: read the answer: %w", method, path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s %s: HTTP %d: %.500s", method, path, resp.StatusCode, bytes.TrimSpace(b))
 	}
 	if out != nil {

@@ -37,6 +37,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/extensions"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/rs/zerolog"
 
 	chromeextension "github.com/tabrelay/tabrelay/chrome-extension"
@@ -360,7 +363,8 @@ func (b *Browser) targets(ctx context.Context) ([]targetInfo, error) {
 	var r struct {
 		TargetInfos []targetInfo `json:"targetInfos"`
 	}
-	if err := b.CDP.Call(ctx, "", "Target.getTargets", map[string]any{"filter": []any{map[string]any{}}}, &r); err != nil {
+	// one entry that excludes nothing: every target, the extension's service worker included
+	if err := b.CDP.Call(ctx, "", target.CommandGetTargets, &target.GetTargetsParams{Filter: target.Filter{{}}}, &r); err != nil {
 		return nil, fmt.Errorf("list browser targets: %w", err)
 	}
 	return r.TargetInfos, nil
@@ -392,8 +396,8 @@ func (b *Browser) serviceWorker(ctx context.Context) (string, error) {
 			var r struct {
 				TargetID string `json:"targetId"`
 			}
-			if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": prefix + "options.html", "background": true}, &r); err == nil {
-				defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": r.TargetID}, nil) //nolint:errcheck // best effort
+			if err := b.CDP.Call(ctx, "", target.CommandCreateTarget, &target.CreateTargetParams{URL: prefix + "options.html", Background: new(true)}, &r); err == nil {
+				defer b.CDP.Call(context.WithoutCancel(ctx), "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(r.TargetID)}, nil) //nolint:errcheck // best effort
 			}
 		}
 		select {
@@ -450,10 +454,10 @@ func (b *Browser) withSession(ctx context.Context, targetID string, fn func(sess
 	var r struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := b.CDP.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, &r); err != nil {
+	if err := b.CDP.Call(ctx, "", target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: target.ID(targetID), Flatten: new(true)}, &r); err != nil {
 		return fmt.Errorf("attach to %s: %w", targetID, err)
 	}
-	defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.detachFromTarget", map[string]any{"sessionId": r.SessionID}, nil) //nolint:errcheck // best effort
+	defer b.CDP.Call(context.WithoutCancel(ctx), "", target.CommandDetachFromTarget, &target.DetachFromTargetParams{SessionID: target.SessionID(r.SessionID)}, nil) //nolint:errcheck // best effort
 	return fn(r.SessionID)
 }
 
@@ -489,8 +493,8 @@ func evaluate(ctx context.Context, c *cdpclient.Client, sid, expression string, 
 			} `json:"exception"`
 		} `json:"exceptionDetails"`
 	}
-	err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{
-		"expression": expression, "awaitPromise": true, "returnByValue": true,
+	err := c.Call(ctx, sid, cdpruntime.CommandEvaluate, &cdpruntime.EvaluateParams{
+		Expression: expression, AwaitPromise: new(true), ReturnByValue: new(true),
 	}, &r)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
@@ -519,10 +523,10 @@ func (b *Browser) withExtensionPage(ctx context.Context, fn func(sessionID strin
 	var r struct {
 		TargetID string `json:"targetId"`
 	}
-	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": origin + "/options.html", "background": true}, &r); err != nil {
+	if err := b.CDP.Call(ctx, "", target.CommandCreateTarget, &target.CreateTargetParams{URL: origin + "/options.html", Background: new(true)}, &r); err != nil {
 		return fmt.Errorf("open the extension's options page: %w", err)
 	}
-	defer b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": r.TargetID}, nil) //nolint:errcheck // best effort
+	defer b.CDP.Call(context.WithoutCancel(ctx), "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(r.TargetID)}, nil) //nolint:errcheck // best effort
 	return b.withSession(ctx, r.TargetID, func(sid string) error {
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
@@ -628,7 +632,7 @@ func (b *Browser) newTab(ctx context.Context, url string, newWindow bool) (Tab, 
 	var r struct {
 		TargetID string `json:"targetId"`
 	}
-	if err := b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": url, "forTab": true, "newWindow": newWindow}, &r); err != nil {
+	if err := b.CDP.Call(ctx, "", target.CommandCreateTarget, &target.CreateTargetParams{URL: url, ForTab: new(true), NewWindow: new(newWindow)}, &r); err != nil {
 		return Tab{}, fmt.Errorf("open %s: %w", url, err)
 	}
 	tab := Tab{TabTargetID: r.TargetID, URL: url}
@@ -654,7 +658,7 @@ func (b *Browser) pageOfTab(ctx context.Context, tabTargetID string) (string, er
 		w := b.CDP.Expect(sid, "Target.attachedToTarget", func(e cdpclient.Event) bool {
 			return bytes.Contains(e.Params, []byte(`"type":"page"`))
 		})
-		if err := b.CDP.Call(ctx, sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}, nil); err != nil {
+		if err := b.CDP.Call(ctx, sid, target.CommandSetAutoAttach, &target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: false, Flatten: new(true)}, nil); err != nil {
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -744,7 +748,7 @@ func (b *Browser) Click(ctx context.Context, tab Tab) error {
 	if !b.extensionDebugging {
 		return fmt.Errorf("click the tabrelay button on tab %d: %w", tab.TabID, ErrNoExtensionDebugging)
 	}
-	if err := b.CDP.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
+	if err := b.CDP.Call(ctx, "", target.CommandActivateTarget, &target.ActivateTargetParams{TargetID: target.ID(tab.TargetID)}, nil); err != nil {
 		return fmt.Errorf("bring tab %d to the front: %w", tab.TabID, err)
 	}
 	for i := 0; i < 100; i++ {
@@ -758,7 +762,7 @@ func (b *Browser) Click(ctx context.Context, tab Tab) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := b.CDP.Call(ctx, "", "Extensions.triggerAction", map[string]any{"id": b.ExtensionID, "targetId": tab.TabTargetID}, nil); err != nil {
+	if err := b.CDP.Call(ctx, "", extensions.CommandTriggerAction, &extensions.TriggerActionParams{ID: b.ExtensionID, TargetID: tab.TabTargetID}, nil); err != nil {
 		return fmt.Errorf("click the tabrelay button on tab %d: %w", tab.TabID, err)
 	}
 	return nil
@@ -905,7 +909,7 @@ func (b *Browser) ShareURL(ctx context.Context, url string) (Tab, error) {
 
 // CloseTab closes a tab over the control channel, as a person closing it would.
 func (b *Browser) CloseTab(ctx context.Context, tab Tab) error {
-	if err := b.CDP.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": tab.TargetID}, nil); err != nil {
+	if err := b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(tab.TargetID)}, nil); err != nil {
 		return fmt.Errorf("close tab %d: %w", tab.TabID, err)
 	}
 	return nil

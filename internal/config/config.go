@@ -17,14 +17,6 @@ const DefaultAddr = "127.0.0.1:18792"
 // DefaultExtensionID is the pinned id of the bundled extension (the "key" in its manifest).
 const DefaultExtensionID = "ofadlohlidnjalhlaflailnbkbminbnb"
 
-// Env returns the value of the environment variable name, or def when it is unset or empty.
-func Env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // EnvBool reads a boolean environment variable ("1", "true", "yes").
 func EnvBool(name string) bool {
 	v, _ := strconv.ParseBool(strings.TrimSpace(os.Getenv(name)))

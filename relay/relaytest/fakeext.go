@@ -59,6 +59,9 @@ type Extension struct {
 	emit     func(targetID, sessionID, method string, params any) error
 	closeErr error
 
+	// debugger holds the attachTab and detachTab requests received, as "type targetId".
+	debugger []string
+
 	chunkSize int
 	chunks    atomic.Bool  // the relay takes chunk frames
 	stream    atomic.Int64 // numbers chunked messages
@@ -92,6 +95,9 @@ type Options struct {
 	// longer than this many bytes into chunk frames (wire.ChunkPrefix) as the real extension
 	// does; other messages may go between the pieces.
 	ChunkSize int
+	// OnDemand makes the hello say "onDemand": the relay then sends attachTab and detachTab
+	// (see Debugger).
+	OnDemand bool
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -125,8 +131,12 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 		if product == "" {
 			product = "Chrome/156.0.0.0"
 		}
-		if err := e.send(map[string]any{"type": "hello", "protocol": wire.Version, "extensionVersion": "test", "product": product,
-			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36"}); err != nil {
+		hello := map[string]any{"type": "hello", "protocol": wire.Version, "extensionVersion": "test", "product": product,
+			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36"}
+		if opts.OnDemand {
+			hello["onDemand"] = true
+		}
+		if err := e.send(hello); err != nil {
 			return nil, err
 		}
 	}
@@ -371,6 +381,11 @@ func (e *Extension) readLoop() {
 			e.cancels = append(e.cancels, c.GUID)
 			e.mu.Unlock()
 			_ = e.respond(m.ID, map[string]any{}, nil)
+		case wire.TypeAttachTab, wire.TypeDetachTab:
+			e.mu.Lock()
+			e.debugger = append(e.debugger, m.Type+" "+m.TargetID)
+			e.mu.Unlock()
+			_ = e.respond(m.ID, map[string]any{}, nil)
 		}
 	}
 }
@@ -408,6 +423,14 @@ func (e *Extension) handleCDP(id int64, cmd Command) {
 	e.mu.Lock()
 	e.answered++
 	e.mu.Unlock()
+}
+
+// Debugger returns the attachTab and detachTab requests received so far, in order, each as
+// "attachTab <targetId>" or "detachTab <targetId>".
+func (e *Extension) Debugger() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.debugger...)
 }
 
 // Answered counts the CDP commands answered by the default behaviour.

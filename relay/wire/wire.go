@@ -35,6 +35,11 @@ const (
 	TypeCloseTab    = "closeTab"
 	TypeActivateTab = "activateTab"
 	TypeUnshareTab  = "unshareTab"
+	// TypeAttachTab asks an extension that said "onDemand" to attach the tab's debugger now.
+	TypeAttachTab = "attachTab"
+	// TypeDetachTab asks an extension that said "onDemand" to detach the tab's debugger; the tab
+	// stays shared.
+	TypeDetachTab = "detachTab"
 )
 
 // Reasons a tab stops being shared.
@@ -72,6 +77,8 @@ type Envelope struct {
 	ExtensionVersion string `json:"extensionVersion,omitempty"`
 	Product          string `json:"product,omitempty"`
 	UserAgent        string `json:"userAgent,omitempty"`
+	// OnDemand says the extension attaches the debugger only when asked (see TypeAttachTab).
+	OnDemand bool `json:"onDemand,omitempty"`
 
 	// tabShared / tabUpdated / tabUnshared
 	Tab      *Tab            `json:"tab,omitempty"`
@@ -92,6 +99,8 @@ type Tab struct {
 	OpenerTargetID string `json:"openerTargetId,omitempty"`
 	Origin         string `json:"origin,omitempty"`
 	Reattached     bool   `json:"reattached,omitempty"`
+	// Detached says the tab is shared without the debugger attached (debugger on demand).
+	Detached bool `json:"detached,omitempty"`
 }
 
 // Child is a child target (out-of-process iframe, worker) already attached when a tab is announced.

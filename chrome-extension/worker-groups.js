@@ -1,0 +1,140 @@
+// @ts-check
+// The "tabrelay" tab group: the visible boundary of what is shared (setting "tabGroup", on by
+// default). Shared tabs are moved into their window's tabrelay group (made on first share and
+// reused); a tab the user drags into the group is shared, a shared tab dragged out of it (or
+// ungrouped) stops being shared. With the setting off, nothing here runs.
+//
+// The group of each window is remembered in state.groups (saved with the shared tabs); after a
+// worker restart a group not in it is found again by its title and colour.
+
+import { persist, state } from './worker-state.js';
+import { sleep } from './worker-util.js';
+
+/** The group's title and colour, which is also how it is found again. */
+export const GROUP = Object.freeze({ title: 'tabrelay', color: /** @type {`${chrome.tabGroups.Color}`} */ ('blue') });
+
+/** Group changes one at a time: two tabs shared at once must not make two groups. */
+let queue = Promise.resolve();
+
+/**
+ * Runs fn after the group changes before it, logging (never throwing) failures.
+ * @param {() => Promise<void>} fn
+ */
+function serial(fn) {
+  const p = queue.then(fn).catch((e) => console.warn('tabrelay: tab group:', e));
+  queue = p;
+  return p;
+}
+
+/**
+ * Whether groupId is one of tabrelay's groups.
+ * @param {number|undefined} groupId
+ */
+export function isRelayGroup(groupId) {
+  if (groupId === undefined || groupId < 0) return false;
+  for (const g of state.groups.values()) if (g === groupId) return true;
+  return false;
+}
+
+/**
+ * The window's tabrelay group, if it has one (checked against the browser: the user may have
+ * closed or ungrouped it).
+ * @param {number} windowId
+ * @returns {Promise<number|undefined>}
+ */
+async function groupOf(windowId) {
+  const known = state.groups.get(windowId);
+  if (known !== undefined) {
+    const g = await chrome.tabGroups.get(known).catch(() => null);
+    if (g && g.windowId === windowId) return known;
+    state.groups.delete(windowId);
+  }
+  const [found] = await chrome.tabGroups.query({ windowId, title: GROUP.title, color: GROUP.color });
+  if (!found) return undefined;
+  state.groups.set(windowId, found.id);
+  void persist();
+  return found.id;
+}
+
+/**
+ * Moves a shared tab into its window's tabrelay group, making the group if needed.
+ * @param {number} tabId
+ */
+export function joinGroup(tabId) {
+  if (!state.tabGroup) return Promise.resolve();
+  return serial(async () => {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab || tab.windowId === undefined || isRelayGroup(tab.groupId)) return;
+    const win = await chrome.windows.get(tab.windowId).catch(() => null);
+    if (win?.type !== 'normal') return; // only normal windows have tab groups
+    const existing = await groupOf(tab.windowId);
+    if (existing !== undefined) {
+      await chrome.tabs.group({ groupId: existing, tabIds: [tabId] });
+      return;
+    }
+    const groupId = await chrome.tabs.group({ tabIds: [tabId], createProperties: { windowId: tab.windowId } });
+    state.groups.set(tab.windowId, groupId);
+    void persist();
+    await chrome.tabGroups.update(groupId, { title: GROUP.title, color: GROUP.color, collapsed: false });
+  });
+}
+
+/**
+ * Takes a tab that stopped being shared out of the tabrelay group.
+ * @param {number} tabId
+ */
+export function leaveGroup(tabId) {
+  return serial(async () => {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (tab && isRelayGroup(tab.groupId)) await chrome.tabs.ungroup(tabId);
+  });
+}
+
+/**
+ * A tab's group changed (chrome.tabs.onUpdated groupId): into the tabrelay group shares it,
+ * out of it stops sharing it.
+ * @param {number} tabId
+ * @param {number} groupId
+ * @param {{share: (tabId: number, openerTabId: number|undefined) => Promise<void>, unshare: (tabId: number) => Promise<void>}} act
+ */
+export async function onGroupChanged(tabId, groupId, act) {
+  if (!state.tabGroup) return;
+  // Our own group changes fire this too, sometimes before chrome.tabs.group's answer told us the
+  // new group's id: let them finish, then look at where the tab is now.
+  await queue;
+  const now = await chrome.tabs.get(tabId).catch(() => null);
+  if (!now || now.groupId !== groupId) return; // it moved again: that change is handled on its own
+  if (!isRelayGroup(groupId)) {
+    if (state.shared.get(tabId)?.ready) await act.unshare(tabId);
+    return;
+  }
+  if (state.shared.has(tabId) || state.sharing.has(tabId)) return;
+  // A tab created for a client, or opened by a shared tab, may land in the group before the
+  // code that shares it (with the right origin) has its id: give it that moment.
+  await sleep(150);
+  if (state.shared.has(tabId) || state.sharing.has(tabId) || state.clientCreated.has(tabId)) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab || !isRelayGroup(tab.groupId)) return;
+  await act.share(tabId, tab.openerTabId);
+}
+
+/**
+ * The user closed or emptied a tabrelay group: forget it.
+ * @param {chrome.tabGroups.TabGroup} group
+ */
+export function onGroupRemoved(group) {
+  for (const [windowId, id] of state.groups) {
+    if (id === group.id) state.groups.delete(windowId);
+  }
+  void persist();
+}
+
+/** The setting was turned on: every shared tab joins the group. */
+export async function groupAllShared() {
+  for (const rec of state.shared.values()) if (rec.ready) await joinGroup(rec.tabId);
+}
+
+/** The setting was turned off: shared tabs leave the group (and stay shared). */
+export async function ungroupAllShared() {
+  for (const rec of state.shared.values()) await leaveGroup(rec.tabId);
+}

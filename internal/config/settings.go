@@ -1,0 +1,63 @@
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// The settings below are read once, in cmd/tabrelay, from the command line and the
+// environment; packages take what they need as options. The struct tags are the command line
+// parser's (github.com/alecthomas/kong): the flag's name, its environment fallback (env:), its
+// default and its help. A variable that is set but empty counts as unset (see Normalize).
+
+// Common are the settings every command takes.
+type Common struct {
+	Addr     string `name:"addr" env:"TABRELAY_ADDR" default:"${default_addr}" help:"server address host:port (port 0 picks a free port)"`
+	Home     string `name:"home" env:"TABRELAY_HOME" help:"directory for the secret, database and user skills (default: <user config dir>/tabrelay)"`
+	LogLevel string `name:"log-level" env:"TABRELAY_LOG_LEVEL" default:"info" help:"log level: debug, info, warn, error"`
+}
+
+// Normalize fills what was left empty (an empty variable, an empty flag) with its default.
+func (c *Common) Normalize() {
+	if strings.TrimSpace(c.Addr) == "" {
+		c.Addr = DefaultAddr
+	}
+	if strings.TrimSpace(c.Home) == "" {
+		c.Home = DefaultHome()
+	}
+	if strings.TrimSpace(c.LogLevel) == "" {
+		c.LogLevel = "info"
+	}
+}
+
+// Client are the settings of the commands that talk to a running server.
+type Client struct {
+	Common `embed:""`
+	// Tab is the shared tab to act on ("": the most recently shared or focused).
+	Tab string `name:"tab" placeholder:"targetId" help:"the shared tab's targetId (default: the tab most recently shared or focused; tabrelay tabs lists them)"`
+}
+
+// Server are the server's own settings, for serve and for browser (which may start one).
+type Server struct {
+	Common             `embed:""`
+	AllowNonLoopback   bool          `name:"dangerously-listen-non-loopback" env:"TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK" help:"allow a non-loopback --addr: anyone who reaches it with the secret controls your browser"`
+	AllowCloseUserTabs bool          `name:"allow-close-user-tabs" env:"TABRELAY_ALLOW_CLOSE_USER_TABS" help:"let clients close tabs you shared yourself"`
+	ExtensionIDs       string        `name:"extension-ids" help:"extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)"`
+	Vision             bool          `name:"agent-vision" env:"TABRELAY_LLM_VISION" help:"the model reads images: offer the agent the screenshot tool"`
+	ClientQueueMB      int           `name:"client-queue-budget-mb" default:"512" help:"memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008"`
+	DetachAfter        time.Duration `name:"detach-after" env:"TABRELAY_DETACH_AFTER" default:"30s" help:"with the extension's \"debugger only while something drives\" setting on: how long a shared tab keeps the debugger attached after its last client left"`
+	AllowedSites       []string      `name:"agent-allowed-sites" env:"TABRELAY_AGENT_ALLOWED_SITES" help:"comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free"`
+	MCPAllowEvaluate   bool          `name:"mcp-allow-evaluate" env:"TABRELAY_MCP_ALLOW_EVALUATE" help:"offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default"`
+	AllowFileURLs      bool          `name:"agent-allow-file-urls" env:"TABRELAY_AGENT_ALLOW_FILE_URLS" help:"let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out"`
+}
+
+// Sites are the non-empty, trimmed hosts of AllowedSites.
+func (s *Server) Sites() []string {
+	var out []string
+	for _, h := range s.AllowedSites {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package relay
+
+import (
+	"time"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
+)
+
+// The debugger on demand (wire.Welcome's counterpart: the extension's hello says "onDemand").
+//
+// Such an extension shares a tab without attaching chrome.debugger, and attaches it when the
+// relay asks (wire.TypeAttachTab) or a command for the tab arrives. The hub asks when the first
+// client session binds to the tab (a client attaching to it, its page endpoint, the agent) and,
+// DetachAfter after the last one ended, tells the extension to detach again
+// (wire.TypeDetachTab), so that Chrome's "started debugging this browser" bar shows only while
+// something drives a tab. The tab stays listed throughout, under the same target id.
+
+// boundSessions counts the client sessions bound to the tab or to any of its child targets.
+func (t *target) boundSessions() int {
+	n := 0
+	for _, m := range t.bound {
+		n += len(m)
+	}
+	return n
+}
+
+// onDemand reports whether the live extension attaches the debugger only when asked. Call
+// with h.mu held.
+func (h *Hub) onDemand() bool { return h.ext != nil && h.ext.onDemand }
+
+// sessionBound is called after a client session was bound to t: the first one wakes the
+// debugger. Call with h.mu held.
+func (h *Hub) sessionBound(t *target) {
+	if t.boundSessions() != 1 {
+		return
+	}
+	h.stopIdle(t)
+	if h.onDemand() && t.live {
+		h.tabDebugger(t, wire.TypeAttachTab)
+		h.attachedForDownloads(t)
+	}
+}
+
+// sessionUnbound is called after a client session was unbound from t: the last one starts the
+// countdown to detaching the debugger. Call with h.mu held.
+func (h *Hub) sessionUnbound(t *target) {
+	if t.boundSessions() == 0 {
+		h.armIdle(t)
+	}
+}
+
+// armIdle starts (or restarts) the countdown to detaching t's debugger, when the extension
+// detaches on request. Call with h.mu held.
+func (h *Hub) armIdle(t *target) {
+	h.stopIdle(t)
+	if !h.onDemand() || h.targets[t.id] != t {
+		return
+	}
+	t.idle = time.AfterFunc(h.opts.DetachAfter, func() { h.idleFired(t) })
+}
+
+// stopIdle cancels t's countdown. Call with h.mu held.
+func (h *Hub) stopIdle(t *target) {
+	if t.idle != nil {
+		t.idle.Stop()
+		t.idle = nil
+	}
+}
+
+// idleFired detaches the debugger of a tab no client session used for DetachAfter.
+func (h *Hub) idleFired(t *target) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.targets[t.id] != t || !t.live || t.boundSessions() > 0 || !h.onDemand() {
+		return
+	}
+	t.idle = nil
+	h.log.Debug().Str("target", t.id).Dur("idle", h.opts.DetachAfter).Msg("no client used the tab for a while: detaching its debugger")
+	// The debugger session's state goes with it: its child targets (they come back, attached
+	// anew, when it is attached again) and what the hub kept of that session.
+	for ext, ch := range t.children {
+		if ch.parentExt == "" {
+			h.removeChild(t, ext, ch)
+		}
+	}
+	t.runtime = map[string]*runtimeState{}
+	t.caches = map[string]map[string]*eventCache{}
+	t.docs = map[string]*domDoc{}
+	t.owners = map[string]map[string]*session{}
+	t.baselines = map[string]map[string]*baseline{}
+	h.tabDebugger(t, wire.TypeDetachTab)
+	h.detachedForDownloads(t)
+	h.notifyChanged()
+}
+
+// tabDebugger asks the extension to attach (wire.TypeAttachTab) or detach
+// (wire.TypeDetachTab) t's debugger; a failure is logged (a command to the tab attaches it
+// anyway). Call with h.mu held.
+func (h *Hub) tabDebugger(t *target, typ string) {
+	p := &pending{target: t, done: func(_, errRaw []byte) {
+		if errRaw != nil {
+			h.log.Warn().Str("target", t.id).Str("request", typ).RawJSON("error", errRaw).Msg("the extension could not switch the tab's debugger")
+		}
+	}}
+	h.request(p, func(id int64) []byte {
+		return mustJSON(wire.TabRequest{Type: typ, ID: id, TargetID: t.id})
+	}, h.opts.TabTimeout)
+}
