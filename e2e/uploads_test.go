@@ -142,6 +142,11 @@ func TestUploadWithoutFileAccess(t *testing.T) {
 
 	url := e.site.URL("/upload.html?refused")
 	tab := e.share(t, url)
+	// a client on the tab: the debugger is attached (it is attached on demand)
+	c := dialPage(t, ctx, e, tab.TargetID)
+	if err := c.Call(ctx, "", "Runtime.evaluate", map[string]any{"expression": "1"}, nil); err != nil {
+		t.Fatal(err)
+	}
 	var chromeSays string
 	js := fmt.Sprintf(`(async () => {
   const tgt = {tabId: %d};
@@ -189,7 +194,6 @@ func TestUploadWithoutFileAccess(t *testing.T) {
 	if err := os.Truncate(big, relay.DefaultMaxUploadBytes+1); err != nil {
 		t.Fatal(err)
 	}
-	c := dialPage(t, ctx, e, tab.TargetID)
 	var doc struct {
 		Root struct {
 			NodeID int64 `json:"nodeId"`
