@@ -7,9 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
@@ -243,4 +245,51 @@ func TestUploadFallback(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "more than 1 MB") || !strings.Contains(ce.Message, "Allow access to file URLs") {
 		t.Errorf("past the limit: %v, want an error naming the limit and the switch", err)
 	}
+}
+
+// TestDownloadsWithDebuggerOnDemand: with an extension that attaches the debugger on demand, a
+// client's download behavior never attaches a tab nobody uses (no command goes to it); Page is
+// switched on when a client session attaches the tab, and again after a detach and a new attach.
+func TestDownloadsWithDebuggerOnDemand(t *testing.T) {
+	e := onDemandEnv(t, true, 50*time.Millisecond)
+	if err := e.ext.ShareTab(wire.Tab{TabID: 1, TargetID: tabA, URL: "https://a.example/", Title: "A", Detached: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ext.ShareTab(wire.Tab{TabID: 2, TargetID: tabB, URL: "https://b.example/", Title: "B"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("tabs shared", func() bool { return e.hasTab(tabA) && e.hasTab(tabB) })
+	pageEnables := func(target string) int {
+		n := 0
+		for _, cmd := range e.ext.Commands() {
+			if cmd.TargetID == target && cmd.SessionID == "" && cmd.Method == "Page.enable" {
+				n++
+			}
+		}
+		return n
+	}
+
+	c := e.client("/cdp")
+	if err := c.Call(ctx(t), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "allowAndName", "downloadPath": t.TempDir(), "eventsEnabled": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("Page on in the attached tab B", func() bool { return pageEnables(tabB) == 1 })
+	// a round trip through the extension: whatever the hub sent before has arrived
+	if err := evaluate(e.client("/devtools/page/"+tabB), "", "1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range e.ext.Commands() {
+		if cmd.TargetID == tabA {
+			t.Fatalf("the download behavior sent %s to the detached tab A: it would attach its debugger", cmd.Method)
+		}
+	}
+
+	sid := attach(t, c, tabA)
+	e.waitFor("Page on in tab A once a client attached it", func() bool { return pageEnables(tabA) == 1 })
+	if err := c.Call(ctx(t), "", "Target.detachFromTarget", map[string]string{"sessionId": sid}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("tab A detached", func() bool { return slices.Contains(e.ext.Debugger(), "detachTab "+tabA) })
+	attach(t, c, tabA)
+	e.waitFor("Page on again in tab A after a new attach", func() bool { return pageEnables(tabA) == 2 })
 }
