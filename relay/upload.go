@@ -144,7 +144,7 @@ func readUploads(paths []string, limit int64) ([]uploadFile, error) {
 		}
 		total += st.Size()
 		if total > limit {
-			return nil, fmt.Errorf("tabrelay: %w: the files to upload are more than %d MB together, the limit when the extension has no file access (the relay then sends their bytes to the page itself); turn on \"Allow access to file URLs\" for tabrelay on chrome://extensions, so that Chrome reads the files, or raise the limit", ErrUploadTooLarge, limit>>20)
+			return nil, fmt.Errorf("tabrelay: %w: the files to upload are more than %d MB together, the limit when the extension has no file access (the relay then sends their bytes to the page itself); turn on \"Allow access to file URLs\" for tabrelay on chrome://extensions, so that Chrome reads the files, or raise the limit (tabrelay serve --max-upload-mb)", ErrUploadTooLarge, limit>>20)
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
