@@ -187,7 +187,7 @@ async function showFileAccess() {
   const on = await chrome.extension.isAllowedFileSchemeAccess();
   $('file-access').textContent = on
     ? 'File access is on: Chrome reads the files clients and the agent upload itself (any size), and shared file:// pages can be driven.'
-    : 'File access is off ("Allow access to file URLs" on tabrelay\'s details page). Uploads still work: the tabrelay server reads the files and hands them to the page, up to 50 MB per upload. Turning it on lets Chrome read the files itself, without that limit, and lets shared file:// pages be driven.';
+    : 'File access is off ("Allow access to file URLs" on tabrelay\'s details page). Uploads still work: the tabrelay server reads the files and hands them to the page, up to 50 MB per upload by default (tabrelay serve --max-upload-mb). Turning it on lets Chrome read the files itself, without that limit, and lets shared file:// pages be driven.';
 }
 
 $('open-details').addEventListener('click', () => {

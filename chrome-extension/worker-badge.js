@@ -61,7 +61,7 @@ function globalBadge() {
 /** A word on uploads when the extension may not read local files (else ''). */
 function fileAccessNote() {
   return state.fileAccess === false
-    ? ' File access is off: uploads go through the tabrelay server (up to 50 MB); turn on "Allow access to file URLs" in the extension\'s details to let Chrome read files itself.'
+    ? ' File access is off: uploads go through the tabrelay server (up to 50 MB by default); turn on "Allow access to file URLs" in the extension\'s details to let Chrome read files itself.'
     : '';
 }
 
