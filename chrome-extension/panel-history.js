@@ -4,17 +4,18 @@
 import { downloadReport } from './panel-api.js';
 import { $, el, showNotice } from './panel-dom.js';
 import { state } from './panel-state.js';
-import { attach, listTasks } from './panel-task.js';
+import { attach, listTasks, shownRequest, usageText } from './panel-task.js';
 
 export async function loadRecent() {
   const tasks = await listTasks(10);
   $('recent').replaceChildren(...(tasks.length ? tasks.map((t) => {
     const li = el('li');
     li.dataset.task = t.id;
-    const goal = el('div', '', t.goal);
+    // what the user asked, never the model's goal (a skill hand-over's internal prompt)
+    const goal = el('div', '', shownRequest(t));
     goal.style.cursor = 'pointer';
     goal.addEventListener('click', () => attach(t));
-    li.append(goal, el('div', 'meta', `${t.status} · ${new Date(t.createdAt ?? '').toLocaleTimeString()}`));
+    li.append(goal, el('div', 'meta', `${t.status} · ${new Date(t.createdAt ?? '').toLocaleTimeString()} · ${usageText(t.usage)}`));
     for (const [fmt, label] of /** @type {const} */ ([['json', 'JSON'], ['csv', 'CSV'], ['markdown', 'Markdown']])) {
       const a = /** @type {HTMLAnchorElement} */ (el('a', '', label));
       a.href = '#';

@@ -49,13 +49,14 @@ export function addNarration(text) {
 }
 
 /**
- * Shows a skill draft to review and save (a recording's, or a run's the model healed).
+ * Shows a skill draft to review and save (a recording's, a run's the model healed, or one made
+ * from a finished task).
  * @param {string} name
  * @param {string} markdown
  * @param {string} label
  * @param {string} note
  */
-function showDraft(name, markdown, label, note) {
+export function showDraft(name, markdown, label, note) {
   $('draft').hidden = false;
   $('draft-label').textContent = label;
   /** @type {HTMLInputElement} */ ($('draft-name')).value = name;

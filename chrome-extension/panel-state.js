@@ -9,7 +9,15 @@ import { Speaker } from './panel-voice.js';
 
 /** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
 /** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
-/** @typedef {{id: string, goal: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean}} Task */
+/** @typedef {{id: string, text: string, choices?: string[], askedAt?: string, deadline?: string}} Question */
+/** @typedef {{id: string, instruction: string, askedAt?: string, deadline?: string}} Handover */
+/** @typedef {{modelCalls?: number, promptTokens?: number, completionTokens?: number}} Usage */
+/**
+ * The task as the server sends it (agent/task.Task). status adds waiting_input (question set)
+ * and waiting_user (handover set) to the others; request is what the user asked, goal what the
+ * model was asked.
+ * @typedef {{id: string, goal: string, request?: string, conversation?: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean, question?: Question, handover?: Handover, usage?: Usage}} Task
+ */
 export const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
   /** @type {'unknown'|'unpaired'|'rejected'|'ok'} */ pairing: 'unknown',
@@ -23,6 +31,7 @@ export const state = {
   /** @type {any[]} */ skills: [],
   /** @type {any} */ selectedSkill: null,
   /** the task whose healed skill draft was last offered */ draftFor: '',
+  /** how many tasks the last "new conversation" cleared (-1 before any) */ conversationCleared: -1,
   recording: false,
   /** @type {any[]} */ voiceLog: [],
   /** @type {any[]} */ downloads: [],

@@ -1,13 +1,15 @@
 // @ts-check
 // Requests and the live task: sending a typed or spoken request, following the task's events
-// (plan stepper, steps, confirmation, streamed prose, answer), approving and stopping.
+// (plan stepper, steps, confirmation, questions, hand-overs, streamed prose, answer, model calls
+// and tokens), approving, answering, continuing, stopping; saving a finished task as a skill and
+// starting a new conversation in the tab.
 
 import { api, ApiError, followTask } from './panel-api.js';
 import { spokenSummary } from './converse.js';
 import { announce } from './panel-converse.js';
 import { $, el, showNotice } from './panel-dom.js';
 import { loadRecent } from './panel-history.js';
-import { checkRunDraft } from './panel-record.js';
+import { checkRunDraft, showDraft } from './panel-record.js';
 import { askSkillApproval } from './panel-skills.js';
 import { speaker, state } from './panel-state.js';
 import { ready, refresh } from './panel-status.js';
@@ -26,7 +28,7 @@ export async function submit(text, opts = {}) {
   if (!text) return null;
   if (!(await ready())) return null;
   const sentAt = Date.now();
-  startView({ id: '', goal: text, status: 'planning', plan: [], steps: [] });
+  startView({ id: '', goal: text, request: text, status: 'planning', plan: [], steps: [] });
   try {
     // wait: false answers at once with the new task; the live view follows its events
     const res = await api('POST', '/api/command', { body: { text, tab: state.targetId, wait: false, approve: !!opts.approve }, timeout: 15000 });
@@ -69,6 +71,23 @@ export async function listTasks(n) {
 
 /** @param {string} s */
 function isDone(s) { return s === 'succeeded' || s === 'failed' || s === 'cancelled'; }
+
+/**
+ * What the user asked (never the model's internal goal, e.g. a skill hand-over's prompt).
+ * @param {{request?: string, goal?: string}} t
+ */
+export function shownRequest(t) { return t.request || t.goal || ''; }
+
+/**
+ * "N model calls · X tokens in · Y out", or "no model" for a task that needed none.
+ * @param {import('./panel-state.js').Usage|undefined} u
+ */
+export function usageText(u) {
+  const calls = u?.modelCalls || 0;
+  if (!calls) return 'no model';
+  const n = (/** @type {number} */ x) => x.toLocaleString('en-US');
+  return `${n(calls)} model call${calls === 1 ? '' : 's'} · ${n(u?.promptTokens || 0)} tokens in · ${n(u?.completionTokens || 0)} out`;
+}
 
 /** @param {Task} t */
 function startView(t) {
@@ -117,6 +136,16 @@ function onEvent(type, ev) {
       return;
     case 'status':
       t.status = ev.status || t.status;
+      if (t.status !== 'waiting_input') t.question = undefined;
+      if (t.status !== 'waiting_user') t.handover = undefined;
+      break;
+    case 'question_asked':
+      t.question = ev.question;
+      t.status = 'waiting_input';
+      break;
+    case 'handover_requested':
+      t.handover = ev.handover;
+      t.status = 'waiting_user';
       break;
     case 'plan':
       t.plan = ev.plan || [];
@@ -136,6 +165,7 @@ function onEvent(type, ev) {
     case 'answer':
       t.answer = ev.answer || t.answer;
       t.error = ev.error || t.error;
+      if (ev.usage) t.usage = ev.usage;
       if (ev.status) t.status = ev.status;
       else if (!isDone(t.status)) t.status = ev.error ? 'failed' : 'succeeded';
       break;
@@ -174,6 +204,13 @@ function done() {
   void speaker.speak(spokenSummary(say));
   void loadRecent();
   void checkRunDraft(t);
+  if (!t.usage && t.id) {
+    // a skill run's answer comes without the usage: read the task
+    api('GET', `/api/tasks/${t.id}`, { timeout: 5000 }).then((full) => {
+      const cur = state.task;
+      if (cur && cur.id === full.id) { cur.usage = full.usage; cur.steps = full.steps || cur.steps; render(); }
+    }, () => { /* keep what we have */ });
+  }
 }
 
 /**
@@ -209,7 +246,7 @@ function readable(result) {
 function render() {
   const t = state.task;
   if (!t) return;
-  $('task-goal').textContent = t.goal;
+  $('task-goal').textContent = shownRequest(t);
   const st = $('task-status');
   st.textContent = (t.status || '').replace('_', ' ');
   st.className = `badge ${t.status}`;
@@ -252,6 +289,50 @@ function render() {
   } else {
     box.hidden = true;
   }
+  // a question of the agent: its choices as buttons, and a box for any other answer
+  const qbox = $('question');
+  const q = t.status === 'waiting_input' ? t.question : undefined;
+  if (q) {
+    const fresh = qbox.hidden || qbox.dataset.question !== q.id;
+    qbox.hidden = false;
+    if (fresh) {
+      state.marks.questionShown = Date.now();
+      qbox.dataset.question = q.id;
+      $('question-text').textContent = q.text;
+      $('question-choices').replaceChildren(...(q.choices || []).map((c) => {
+        const b = /** @type {HTMLButtonElement} */ (el('button', '', c));
+        b.type = 'button';
+        b.dataset.choice = c;
+        b.addEventListener('click', () => { void answer(c); });
+        return b;
+      }));
+      /** @type {HTMLInputElement} */ ($('question-answer')).value = '';
+      qbox.scrollIntoView({ block: 'nearest' });
+    }
+  } else {
+    qbox.hidden = true;
+    qbox.dataset.question = '';
+  }
+  // a hand-over: the person acts in the tab, then presses Continue
+  const hbox = $('handover');
+  const h = t.status === 'waiting_user' ? t.handover : undefined;
+  if (h) {
+    if (hbox.hidden || hbox.dataset.handover !== h.id) {
+      state.marks.handoverShown = Date.now();
+      hbox.scrollIntoView({ block: 'nearest' });
+    }
+    hbox.hidden = false;
+    hbox.dataset.handover = h.id;
+    $('handover-text').textContent = h.instruction;
+  } else {
+    hbox.hidden = true;
+    hbox.dataset.handover = '';
+  }
+  // model calls and tokens, once the task ended
+  const usage = $('task-usage');
+  usage.hidden = !isDone(t.status) || !t.id;
+  usage.textContent = usage.hidden ? '' : usageText(t.usage);
+  $('save-skill').hidden = t.status !== 'succeeded' || !t.id || (t.model || '').startsWith('skill:');
   // streamed prose of the model while it thinks
   const prose = $('prose');
   prose.textContent = t.prose || '';
@@ -302,3 +383,79 @@ export async function stop() {
     /** @type {HTMLButtonElement} */ ($('stop')).disabled = false;
   }
 }
+
+/**
+ * Answers the question the task waits for (a choice clicked, or the text typed).
+ * @param {string} text
+ */
+export async function answer(text) {
+  const t = state.task;
+  const questionId = $('question').dataset.question;
+  text = text.trim();
+  if (!t?.id || !questionId || !text) return;
+  const send = /** @type {HTMLButtonElement} */ ($('question-send'));
+  send.disabled = true;
+  try {
+    await api('POST', `/api/tasks/${t.id}/answer`, { body: { questionId, answer: text } });
+    if (t.status === 'waiting_input') t.status = 'running';
+    t.question = undefined;
+    render();
+  } catch (e) {
+    showNotice(`Could not send your answer: ${e instanceof Error ? e.message : e}`);
+  } finally {
+    send.disabled = false;
+  }
+}
+
+/** The person did what the hand-over asked: the task reads the page again and goes on. */
+export async function continueTask() {
+  const t = state.task;
+  const handoverId = $('handover').dataset.handover;
+  if (!t?.id || !handoverId) return;
+  const b = /** @type {HTMLButtonElement} */ ($('handover-continue'));
+  b.disabled = true;
+  try {
+    await api('POST', `/api/tasks/${t.id}/continue`, { body: { handoverId } });
+    if (t.status === 'waiting_user') t.status = 'running';
+    t.handover = undefined;
+    render();
+  } catch (e) {
+    showNotice(`Could not continue: ${e instanceof Error ? e.message : e}`);
+  } finally {
+    b.disabled = false;
+  }
+}
+
+/** Drafts a skill from the finished task and shows it for review, as a recording's draft. */
+export async function saveAsSkill() {
+  const t = state.task;
+  if (!t?.id) return;
+  try {
+    const d = await api('POST', `/api/tasks/${t.id}/skill`);
+    showDraft(d.skill?.name || '', d.markdown || '', 'Review the skill made from this task (markdown)',
+      'The steps the agent took, to replay without the model. Review the steps and the parameters, then save.');
+  } catch (e) {
+    showNotice(`Save as skill: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
+/** Starts a new conversation in this tab: the next request no longer sees the earlier ones. */
+export async function newConversation() {
+  try {
+    const r = await api('POST', '/api/conversation/new', { body: { tab: state.targetId } });
+    state.conversationCleared = r.cleared ?? 0;
+    showNotice('New conversation: the next request starts afresh.', 'info');
+  } catch (e) {
+    showNotice(`New conversation: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
+// The controls this module draws (questions, hand-overs, save as skill, new conversation) are
+// wired here, beside their code.
+$('question-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  void answer(/** @type {HTMLInputElement} */ ($('question-answer')).value);
+});
+$('handover-continue').addEventListener('click', () => { void continueTask(); });
+$('save-skill').addEventListener('click', () => { void saveAsSkill(); });
+$('new-conversation').addEventListener('click', () => { void newConversation(); });

@@ -800,7 +800,7 @@ func testPanelHealedDraft(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	)
 	calls := oa.Calls()
 	pe.ask(t, "run stash-order")
-	pe.waitText(t, "task-goal", "skill stash-order", 10*time.Second)
+	pe.waitText(t, "task-goal", "run stash-order", 10*time.Second) // what the user asked
 	note := pe.waitText(t, "draft", "Review the updated skill stash-order", 10*time.Second)
 	var md, name string
 	pe.js(t, `document.getElementById('draft-md').value`, &md)
@@ -810,6 +810,11 @@ func testPanelHealedDraft(t *testing.T, pe *panelEnv, oa *llmtest.Server) {
 	}
 	if !strings.Contains(goal, "may be labelled differently") {
 		t.Errorf("the model was not given the skill's notes:\n%s", goal)
+	}
+	// the recent tasks show the request, for the model's part too, never the prompt it got
+	recent := pe.waitText(t, "recent", "run stash-order, step 1 (handed to the model)", 10*time.Second)
+	if strings.Contains(recent, "You are running the skill") {
+		t.Errorf("the recent tasks show the model's prompt:\n%s", recent)
 	}
 	pe.shot(t, "healed-draft")
 	pe.click(t, "draft-save")

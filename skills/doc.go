@@ -42,7 +42,9 @@
 //	The new contact appears in the list.
 //
 // Step fields: do (click, type, press, select, check, uncheck, fill, hover, navigate, wait,
-// evaluate, back, forward, reload, scroll), target, text (what to type or wait for), submit
+// evaluate, back, forward, reload, scroll, hand_over: the person does what text says in the tab,
+// a sign-in or a CAPTCHA, and the run goes on when they press Continue), target, text (what to
+// type or wait for, or the hand-over's instruction), submit
 // (Enter after typing), key, values (select), url, script (evaluate: a JavaScript expression
 // whose value becomes the run's output), fields (fill: target + value each) or from (fill from a
 // "Label: value" list such as {{values}}), direction (scroll), optional (skip when the target is
@@ -69,7 +71,8 @@
 // configured. [Service.StartRecording] and [Service.StopRecording] learn a skill by watching a
 // shared tab: a click's effect is checked on replay, as the URL it led to (expect: url:) or as
 // the short text a status, alert or live region showed just after it (expect: text:, with the
-// typed values as their parameters). The HTTP API (agent/api) serves all of it under
+// typed values as their parameters). [Service.DraftFromTask] drafts a skill the same way from
+// a task the agent finished well (its steps name the elements they acted on). The HTTP API (agent/api) serves all of it under
 // /api/skills through these methods; [Service.Tools] and
 // [Service.CallTool] offer list_skills, read_skill and run_skill to a model (the Service is the
 // agent's task.Toolbox), and [Service.StartNamed] starts, in the background, the skill a

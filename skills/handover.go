@@ -24,7 +24,12 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	r.s.log.Info().Str("skill", r.sk.Name).Int("step", i+1).Msg("handing a skill step to the model")
 	// The model does this one step with browser tools only: a handover task that could run a
 	// skill would wait on this run's tab forever.
-	t, err := r.s.opts.Runner.Run(task.WithoutToolbox(ctx), goal, r.tab)
+	// Task lists show the run's own request, never this prompt.
+	request := fmt.Sprintf("%s, step %d (handed to the model)", r.t.Shown(), i+1)
+	if i < 0 {
+		request = r.t.Shown() + " (handed to the model)"
+	}
+	t, err := r.s.opts.Runner.RunWith(task.WithoutToolbox(ctx), task.StartRequest{Goal: goal, Request: request, Tab: r.tab})
 	if err != nil {
 		if errors.Is(err, llm.ErrNotConfigured) {
 			return fmt.Errorf("no language model is configured to adapt the step (%v)", err)
@@ -33,6 +38,9 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	}
 	r.res.Handovers++
 	r.res.ModelCalls += t.Usage.LLMCalls
+	// the run's task reports the tokens too (its model calls are counted at the end)
+	r.t.Usage.PromptTokens += t.Usage.PromptTokens
+	r.t.Usage.CompletionTokens += t.Usage.CompletionTokens
 	rep.HandoverTask = t.ID
 	for _, st := range t.Steps {
 		st.ID = fmt.Sprintf("s%d", len(r.t.Steps)+1)
@@ -173,7 +181,13 @@ func (r *run) stepsFromTask(t *task.Task, pre, post *snapshot.Snapshot) ([]Step,
 				continue
 			}
 			st.Text = r.templatize(a.Text)
-		case "snapshot", "update_plan", "finish", "tabs", "screenshot", "scroll":
+		case "hand_over":
+			var h struct {
+				Instruction string `json:"instruction"`
+			}
+			_ = json.Unmarshal(ts.Args, &h)
+			st.Text = h.Instruction
+		case "snapshot", "update_plan", "finish", "tabs", "screenshot", "scroll", "ask_user":
 			continue
 		default:
 			return nil, false

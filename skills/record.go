@@ -500,8 +500,14 @@ func slug(s string, maxWords int) string {
 	return strings.Join(w, "-")
 }
 
-// draft turns captured steps into a skill.
+// draft turns captured steps into a skill, named from the narration by the model when there
+// is one.
 func (s *Service) draft(ctx context.Context, info Recording, caps []captured, narration string) (*Draft, error) {
+	return s.draftWith(ctx, info, caps, narration, true)
+}
+
+// draftWith is draft; useModel false names the skill from the narration without the model.
+func (s *Service) draftWith(ctx context.Context, info Recording, caps []captured, narration string, useModel bool) (*Draft, error) {
 	sk := &Skill{Kind: KindWorkflow}
 	host := ""
 	if u, err := url.Parse(info.URL); err == nil && u.Host != "" {
@@ -540,7 +546,9 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 	for _, c := range caps {
 		t := c.Target
 		st := Step{Do: c.Kind}
-		if c.Kind != "navigate" {
+		switch c.Kind {
+		case "navigate", "hand_over", "back", "forward", "reload": // no element
+		default:
 			st.Target = &t
 		}
 		switch c.Kind {
@@ -572,6 +580,8 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 				st.Do = "uncheck"
 			}
 			st.Hint = strings.ToUpper(st.Do[:1]) + st.Do[1:] + " " + t.String()
+		case "hand_over": // from a task's hand-over (DraftFromTask): the person's turn again
+			st.Text = c.Value
 		case "navigate":
 			st.URL = c.URL
 			for v, name := range values {
@@ -589,7 +599,7 @@ func (s *Service) draft(ctx context.Context, info Recording, caps []captured, na
 		return nil, fmt.Errorf("%w: click, type or choose on the shared tab between start and stop (actions in other tabs or in cross-origin frames are not captured yet)", ErrNothingRecorded)
 	}
 	named, calls := false, 0
-	if s.opts.Model != nil && strings.TrimSpace(narration) != "" {
+	if useModel && s.opts.Model != nil && strings.TrimSpace(narration) != "" {
 		named, calls = s.nameFromNarration(ctx, sk, narration, host), 1
 	}
 	if !named {

@@ -317,7 +317,7 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
 		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
 	}
-	return &run{s: s, sk: sk, params: params, tab: req.Tab, start: time.Now(), paramCalls: calls}, nil
+	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls}, nil
 }
 
 // run is one skill run in progress.
@@ -326,12 +326,14 @@ type run struct {
 	sk     *Skill
 	params map[string]string
 	tab    string
-	start  time.Time
-	t      *task.Task
-	tr     *task.Tracked // the task as the runner tracks it (nil without a runner)
-	res    *RunResult
-	draft  []Step // steps as they actually ran (nil until a step is done differently)
-	diff   bool
+	// request is the user's words that started the run ("" when it was started by name).
+	request string
+	start   time.Time
+	t       *task.Task
+	tr      *task.Tracked // the task as the runner tracks it (nil without a runner)
+	res     *RunResult
+	draft   []Step // steps as they actually ran (nil until a step is done differently)
+	diff    bool
 	// paramCalls counts the model calls that found parameter values in the request.
 	paramCalls int
 	// failErr is the error the run failed with, which finish checks for the stop's cause.
@@ -375,7 +377,7 @@ func (r *run) begin(ctx context.Context) context.Context {
 		goal += " (" + strings.Join(shown, ", ") + ")"
 	}
 	now := time.Now()
-	r.t = &task.Task{ID: uuid.NewString(), Goal: goal, TabID: r.tab, Status: task.StatusRunning,
+	r.t = &task.Task{ID: uuid.NewString(), Goal: goal, Request: r.mask(r.request), TabID: r.tab, Status: task.StatusRunning,
 		Model: "skill:" + r.sk.Name, CreatedAt: now, UpdatedAt: now}
 	for _, st := range r.sk.Steps {
 		r.t.Plan = append(r.t.Plan, task.PlanItem{Text: r.mask(describe(st, r.params)), Status: task.PlanPending})
@@ -667,6 +669,9 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 	} else if st.Do == "navigate" {
 		_, urlBefore, _ = r.snapshot(ctx) // relative URLs resolve against the page's
 	}
+	if st.Do == "hand_over" {
+		return "", r.handOverToPerson(ctx, x(st.Text), rep)
+	}
 	// The step as an action of the registry (see stepKinds).
 	var action actions.Action
 	switch st.Do {
@@ -869,6 +874,8 @@ func describe(st Step, params map[string]string) string {
 		s = "read the page with a script"
 	case "scroll":
 		s = "scroll " + st.Direction
+	case "hand_over":
+		s = "hand the tab to you: " + x(st.Text)
 	default:
 		s = st.Do
 	}
@@ -886,4 +893,34 @@ func describe(st Step, params map[string]string) string {
 		s += " (then " + strings.Join(e, " and ") + ")"
 	}
 	return s
+}
+
+// handOverToPerson runs a hand_over step: the task waits (status waiting_user, with the
+// hand-over) until the person presses Continue, then the run goes on. Nobody continuing within
+// the time limit fails the run (a model could not do it instead).
+func (r *run) handOverToPerson(ctx context.Context, instruction string, rep *StepReport) error {
+	started := time.Now()
+	_, before, _ := r.snapshot(ctx)
+	ok, err := r.tr.WaitHandover(ctx, instruction, func(h task.Handover) {
+		r.t.Status, r.t.Handover = task.StatusWaitingUser, &h
+		r.save(ctx)
+		r.publish(task.Event{Type: task.EventStatus, Status: task.StatusWaitingUser})
+		r.publish(task.Event{Type: task.EventHandover, Handover: &h})
+	})
+	r.t.Status, r.t.Handover = task.StatusRunning, nil
+	r.publish(task.Event{Type: task.EventStatus, Status: task.StatusRunning})
+	args := map[string]string{"instruction": instruction}
+	_, after, _ := r.snapshot(ctx)
+	switch {
+	case err != nil:
+		r.record(ctx, "hand_over", args, task.StepError, "", err.Error(), before, after, started)
+		return fmt.Errorf("handing the tab over: %w", err)
+	case !ok:
+		msg := fmt.Sprintf("nobody pressed Continue in time after: %s", instruction)
+		r.record(ctx, "hand_over", args, task.StepError, "", msg, before, after, started)
+		return errors.New(msg)
+	}
+	r.record(ctx, "hand_over", args, task.StepOK, "the person pressed Continue", "", before, after, started)
+	rep.Message = "the person pressed Continue"
+	return nil
 }

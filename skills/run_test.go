@@ -300,8 +300,16 @@ func TestRunHandsRenamedStepToModel(t *testing.T) {
 				t.Fatalf("draft does not parse: %v", err)
 			}
 			tk, _ := st.GetTask(context.Background(), res.TaskID)
-			if tk.Usage.LLMCalls != 2 || !hasTool(tk, "model:click") {
+			if tk.Usage.LLMCalls != 2 || tk.Usage.PromptTokens == 0 || !hasTool(tk, "model:click") {
 				t.Fatalf("recorded task lacks the model's steps: %+v", tk.Steps)
+			}
+			// Task lists show the run's request for the model's part, never the prompt it got.
+			ho, err := st.GetTask(context.Background(), last.HandoverTask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(ho.Goal, "You are running the skill") || ho.Shown() != tk.Shown()+", step 4 (handed to the model)" {
+				t.Errorf("the hand-over task shows %q (goal %q)", ho.Shown(), ho.Goal)
 			}
 			// The draft, saved, replays with no model.
 			if _, err := s.Library().Save("add-contact", []byte(res.Draft)); err != nil {

@@ -23,7 +23,7 @@ const (
 
 // StepKinds are the values a step's "do" may take.
 var stepKinds = []string{"click", "type", "press", "select", "check", "uncheck", "fill", "hover",
-	"navigate", "wait", "evaluate", "back", "forward", "reload", "scroll"}
+	"navigate", "wait", "evaluate", "back", "forward", "reload", "scroll", "hand_over"}
 
 // StepKinds returns the step kinds a skill may use, sorted.
 func StepKinds() []string {
@@ -73,11 +73,13 @@ type Param struct {
 // Step is one structured, replayable step.
 type Step struct {
 	// Do is the step kind: click, type, press, select, check, uncheck, fill, hover, navigate,
-	// wait, evaluate, back, forward, reload, scroll.
+	// wait, evaluate, back, forward, reload, scroll, hand_over (the person does something in
+	// the tab, Text says what, and the run goes on when they press Continue).
 	Do string `yaml:"do" json:"do"`
 	// Target is the element acted on, by role and accessible name.
 	Target *Target `yaml:"target,omitempty" json:"target,omitempty"`
-	// Text is what to type (type), or the text to wait for (wait). Templates allowed.
+	// Text is what to type (type), the text to wait for (wait), or what the person must do
+	// (hand_over). Templates allowed.
 	Text string `yaml:"text,omitempty" json:"text,omitempty"`
 	// Submit presses Enter after typing.
 	Submit bool `yaml:"submit,omitempty" json:"submit,omitempty"`
@@ -456,6 +458,10 @@ func validateStep(st *Step) error {
 			return errors.New("a wait step needs text: or url: (what to wait for; expect: only checks after a step that acts)")
 		case st.Text != "" && st.URL != "":
 			return errors.New("a wait step waits for one thing: text: or url:, not both (use two wait steps)")
+		}
+	case "hand_over":
+		if strings.TrimSpace(st.Text) == "" {
+			return errors.New("a hand_over step needs text: (what the person must do in the tab, e.g. \"Sign in, then press Continue.\")")
 		}
 	case "scroll":
 		if st.Direction == "" && st.Target == nil {

@@ -49,6 +49,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/task/taskstore"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/skills"
 )
 
 // Options configure the agent.
@@ -77,6 +78,11 @@ type Options struct {
 	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
 	MaxSteps    int
 	TaskTimeout time.Duration
+	// AskTimeout and HandoverTimeout bound a task's wait for the user's answer to its
+	// question and for the person's Continue after a hand-over (task.Options defaults, 5
+	// minutes, when zero).
+	AskTimeout      time.Duration
+	HandoverTimeout time.Duration
 	// ActionTimeout bounds one browser action (actions.Options default when zero).
 	ActionTimeout time.Duration
 	// Skills, when not nil, builds the skills service from the agent's parts (New calls it
@@ -139,17 +145,19 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		st = a.store
 	}
 	a.runner = task.NewRunner(task.Options{
-		Model:        opts.Model,
-		ModelName:    opts.ModelName,
-		ImageMode:    opts.ImageMode,
-		Vision:       opts.Vision,
-		Browser:      adapter.New(a.svc),
-		Store:        st,
-		Log:          opts.Log,
-		MaxSteps:     opts.MaxSteps,
-		Timeout:      opts.TaskTimeout,
-		Stream:       opts.Stream,
-		AllowedSites: opts.AllowedSites,
+		Model:           opts.Model,
+		ModelName:       opts.ModelName,
+		ImageMode:       opts.ImageMode,
+		Vision:          opts.Vision,
+		Browser:         adapter.New(a.svc),
+		Store:           st,
+		Log:             opts.Log,
+		MaxSteps:        opts.MaxSteps,
+		Timeout:         opts.TaskTimeout,
+		AskTimeout:      opts.AskTimeout,
+		HandoverTimeout: opts.HandoverTimeout,
+		Stream:          opts.Stream,
+		AllowedSites:    opts.AllowedSites,
 		Toolbox: func(r *task.Runner) task.Toolbox {
 			if opts.Skills == nil {
 				return nil
@@ -181,6 +189,9 @@ type Skills interface {
 	// a *skills.MissingParamsError answers 400 listing the missing parameters, a
 	// *skills.ConfirmationError 409 listing the steps approve allows.
 	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
+	// DraftFromTask drafts a skill from a task that succeeded, to review and save like a
+	// recording's draft; it fails wrapping skills.ErrNotSavable when the task cannot be kept.
+	DraftFromTask(ctx context.Context, t *task.Task) (*skills.Draft, error)
 }
 
 // SkillParts are the agent's parts the skills service is built from ([Options.Skills]).

@@ -15,7 +15,8 @@ import (
 
 // EventTask is the SSE event type of the first event of GET /api/tasks/:id/events: the task's
 // whole current state (a task.Task). Live task.Event objects follow, each with its own type
-// (status, plan, step_started, step_finished, confirmation_needed, answer, text); the stream
+// (status, plan, step_started, step_finished, confirmation_needed, question_asked,
+// handover_requested, answer, text); the stream
 // ends after the answer event, or at once when the task had already ended.
 const EventTask = "task"
 

@@ -42,6 +42,10 @@ func Register(g *echo.Group, s Services) (largeBodies map[string]int64) {
 	g.GET("/tasks/:id/events", agent(a.taskEvents))
 	g.POST("/tasks/:id/cancel", agent(a.cancelTask))
 	g.POST("/tasks/:id/confirm", agent(a.confirmTask))
+	g.POST("/tasks/:id/answer", agent(a.answerTask))
+	g.POST("/tasks/:id/continue", agent(a.continueTask))
+	g.POST("/tasks/:id/skill", agent(a.taskSkill))
+	g.POST("/conversation/new", agent(a.newConversation))
 	g.GET("/tasks/:id/report", agent(a.taskReport))
 
 	skill := func(h handler) echo.HandlerFunc { return handle(running("the skills service", s.Skills != nil, h)) }

@@ -24,8 +24,14 @@ type fakeClient struct {
 	navigated []string
 	cur       *task.Task
 	asking    bool
+	// conversations counts the new conversations started (one per task)
+	conversations int
 }
 
+func (f *fakeClient) NewConversation(context.Context, string) error {
+	f.conversations++
+	return nil
+}
 func (f *fakeClient) Navigate(_ context.Context, _, url string) error {
 	f.navigated = append(f.navigated, url)
 	return nil
@@ -60,6 +66,8 @@ func TestRunOne(t *testing.T) {
 		Usage: task.Usage{LLMCalls: 3, PromptTokens: 900, CompletionTokens: 40}}
 	failed := &task.Task{Status: task.StatusFailed, Error: "no teapots", Steps: steps(1)}
 	long := &task.Task{Status: task.StatusSucceeded, Steps: steps(9)}
+	asking := &task.Task{Status: task.StatusWaitingInput, Question: &task.Question{ID: "q1", Text: "Which address?", Choices: []string{"Home", "Work"}}, Steps: steps(1)}
+	handing := &task.Task{Status: task.StatusWaitingUser, Handover: &task.Handover{ID: "h1", Instruction: "Sign in, then press Continue."}, Steps: steps(1)}
 	ask := &task.Task{Status: task.StatusCancelled, Steps: []task.Step{{ID: "s1", Confirmation: &task.Confirmation{Reason: "purchase"}}}}
 	tests := []struct {
 		name    string
@@ -77,6 +85,8 @@ func TestRunOne(t *testing.T) {
 		{"task failed", Task{Check: "x"}, failed, "true", false, false, "the task ended failed: no teapots"},
 		{"step limit", Task{Check: "x", MaxSteps: 4}, long, "true", false, false, "over the step limit: 9 steps, the task allows 4"},
 		{"confirm declined", Task{Confirm: true, CheckDeclined: "x"}, ask, "true", false, true, ""},
+		{"a question nobody answers", Task{Check: "x"}, asking, "true", false, false, `the agent asked "Which address?"; a task of the suite must say all the agent needs`},
+		{"a hand-over nobody takes", Task{Check: "x"}, handing, "true", false, false, `the agent handed the tab over to the person ("Sign in, then press Continue.")`},
 		{"confirm never asked", Task{Confirm: true}, ok, "true", false, false, "the agent did not stop to ask for confirmation (task succeeded)"},
 	}
 	for _, tc := range tests {
@@ -94,8 +104,8 @@ func TestRunOne(t *testing.T) {
 			if r.Success != tc.success || r.Reason != tc.reason {
 				t.Errorf("success %v reason %q; want %v %q", r.Success, r.Reason, tc.success, tc.reason)
 			}
-			if f.navigated[0] != "http://h:1/p.html" || r.Steps != len(tc.final.Steps) || r.ModelCalls != tc.final.Usage.LLMCalls || r.TokensIn != tc.final.Usage.PromptTokens {
-				t.Errorf("navigated %v; result %+v", f.navigated, r)
+			if f.navigated[0] != "http://h:1/p.html" || f.conversations != 1 || r.Steps != len(tc.final.Steps) || r.ModelCalls != tc.final.Usage.LLMCalls || r.TokensIn != tc.final.Usage.PromptTokens {
+				t.Errorf("navigated %v, %d new conversations; result %+v", f.navigated, f.conversations, r)
 			}
 			if tc.tk.Confirm && tc.final == ask && (len(f.confirmed) != 1 || f.confirmed[0] != tc.approve || !r.Asked) {
 				t.Errorf("confirmations answered %v, asked %v", f.confirmed, r.Asked)

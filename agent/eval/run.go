@@ -14,6 +14,8 @@ import (
 // Client is what the runner needs of a running tabrelay server (cmd/tabrelay implements it
 // over the authenticated /api).
 type Client interface {
+	// NewConversation starts a new conversation in tab, so a task does not see the ones before.
+	NewConversation(ctx context.Context, tab string) error
 	// Navigate opens url in tab (empty: the tab the server would pick).
 	Navigate(ctx context.Context, tab, url string) error
 	// Command sends the request as the side panel does (POST /api/command, not waiting) and
@@ -107,6 +109,9 @@ func runOne(ctx context.Context, c Client, t *Task, o Options) Result {
 	}
 	if err := c.Navigate(ctx, o.Tab, start); err != nil {
 		return fail("open the start page %s: %v", start, err)
+	}
+	if err := c.NewConversation(ctx, o.Tab); err != nil {
+		return fail("start a new conversation for the task: %v", err)
 	}
 	began := time.Now()
 	id, err := c.Command(ctx, o.Tab, t.Request)
@@ -204,6 +209,21 @@ func follow(ctx context.Context, c Client, id string, t *Task, o Options, r *Res
 			if s.Confirmation != nil {
 				r.Asked = true
 			}
+		}
+		// nobody is there to answer a question or take a hand-over: say so at once rather
+		// than wait for the task's time limit
+		var waiting string
+		switch {
+		case tk.Status == task.StatusWaitingInput && tk.Question != nil:
+			waiting = fmt.Sprintf("the agent asked %q; a task of the suite must say all the agent needs", oneLine(tk.Question.Text, 200))
+		case tk.Status == task.StatusWaitingUser && tk.Handover != nil:
+			waiting = fmt.Sprintf("the agent handed the tab over to the person (%q)", oneLine(tk.Handover.Instruction, 200))
+		}
+		if waiting != "" {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_ = c.Cancel(cctx, id)
+			cancel()
+			return tk, limit, errors.New(waiting)
 		}
 		select {
 		case <-ctx.Done():

@@ -50,7 +50,7 @@ func mustSchema[T any]() map[string]any {
 func (s *Server) taskTool() *tool {
 	return &tool{
 		def: &mcp.Tool{Name: "run_task", InputSchema: mustSchema[taskArgs](),
-			Description: "Hand a whole task to tabrelay's own agent on the current tab (needs a model configured on the server); progress notifications show its plan and steps."},
+			Description: "Hand a whole task to tabrelay's own agent on the current tab (needs a model configured on the server); progress notifications show its plan and steps. When the agent asks the user a question or hands the tab over (sign-in), clients with elicitation get it as a form; others get a result saying how to answer."},
 		run: (*Server).runTask,
 	}
 }
@@ -107,6 +107,16 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 				if ev.Step != nil {
 					notify(fmt.Sprintf("step %d %s: %s", ev.Step.Index, ev.Step.Status, clip(firstNonEmpty(ev.Step.Error, ev.Step.Result), 200)))
 				}
+			case task.EventQuestion, task.EventHandover:
+				if !canElicit(c) {
+					cur, err := s.opts.Runner.Get(c.ctx, t.ID)
+					if err != nil {
+						return nil, err
+					}
+					return waitingResult(cur, ev), nil
+				}
+				notify("waiting for the user: " + firstNonEmpty(questionText(ev), handoverText(ev)))
+				go s.elicit(c.ctx, c, t.ID, ev)
 			case task.EventConfirmation:
 				if ev.Step != nil {
 					if !a.Approve {
@@ -211,6 +221,20 @@ func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
 	res := text("%s", b.String())
 	res.IsError = r.Status != task.StatusSucceeded
 	return res, nil
+}
+
+func questionText(ev task.Event) string {
+	if ev.Question == nil {
+		return ""
+	}
+	return ev.Question.Text
+}
+
+func handoverText(ev task.Event) string {
+	if ev.Handover == nil {
+		return ""
+	}
+	return ev.Handover.Instruction
 }
 
 func planText(plan []task.PlanItem) string {

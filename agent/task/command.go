@@ -67,7 +67,7 @@ func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, er
 	if fm != nil {
 		fm.approved = req.Approve
 	}
-	rn, err := r.start(context.WithoutCancel(ctx), command, tabID, fm)
+	rn, err := r.start(context.WithoutCancel(ctx), StartRequest{Goal: command, Tab: tabID, Conversation: true}, fm)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,12 @@ const (
 	EventStepFinished EventType = "step_finished"
 	// EventConfirmation: a step waits for Confirm(taskID, stepID, approve).
 	EventConfirmation EventType = "confirmation_needed"
+	// EventQuestion: the agent asked the user a question (Event.Question); answer it with
+	// Runner.Answer.
+	EventQuestion EventType = "question_asked"
+	// EventHandover: the agent handed the tab over to the person (Event.Handover); resume
+	// with Runner.Continue.
+	EventHandover EventType = "handover_requested"
 	// EventAnswer: the task finished with an answer (or a failure reason in Error).
 	EventAnswer EventType = "answer"
 	// EventText: streamed model prose (when streaming is on).
@@ -37,6 +43,11 @@ type Event struct {
 	Answer string     `json:"answer,omitempty"`
 	Error  string     `json:"error,omitempty"`
 	Text   string     `json:"text,omitempty"`
+	// Question and Handover come with question_asked and handover_requested.
+	Question *Question `json:"question,omitempty"`
+	Handover *Handover `json:"handover,omitempty"`
+	// Usage comes with the answer: the task's model calls and tokens.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Bus is a small publish/subscribe hub for events. Publishing never blocks: a subscriber whose

@@ -57,6 +57,15 @@ type loop struct {
 	nudges   int
 	usage    Usage
 	startRun bool
+	// waits counts the questions ("q") and hand-overs ("h") of the task: their ids are q1,
+	// q2, …, h1, h2, ….
+	waits map[string]int
+	// clock is the task's time limit (nil in loops that have none), paused while the task waits
+	// for the user.
+	clock *clock
+	// conversation is the tab's conversation so far, rendered for the first message ("" when
+	// the task starts one).
+	conversation string
 	// approved: the user approved beforehand the steps that need confirmation (a simple
 	// command sent with "approve": true).
 	approved bool
@@ -151,6 +160,13 @@ func (l *loop) think() {
 // start resolves the tab and puts the goal and the first snapshot in the history.
 func (l *loop) start() {
 	var b strings.Builder
+	conv := ""
+	if l.conversation != "" {
+		// earlier answers and findings can quote pages: they are page content too
+		conv = "Earlier in this conversation in this tab (oldest first; the user's follow-up may refer to it; answers may quote pages):\n" +
+			pageBlock(l.conversation) + "\n\n"
+	}
+	b.WriteString(conv)
 	fmt.Fprintf(&b, "Goal: %s\n\n", l.rn.task.Goal)
 	if err := l.refreshTab(); err != nil {
 		fmt.Fprintf(&b, "Listing tabs failed: %s\n", pageErr(err))
@@ -170,7 +186,7 @@ func (l *loop) start() {
 		}
 	}
 	l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: b.String(), full: full,
-		summary: fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
+		summary: conv + fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
 			pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120))))})
 }
 
@@ -218,7 +234,8 @@ func (l *loop) end(s Status, answer, errMsg string) {
 	// saved first: whoever sees the answer and then lists the tasks finds this one ended
 	l.r.save(l.ctx, t)
 	l.r.bus.Publish(Event{Type: EventStatus, TaskID: t.ID, Status: s})
-	l.r.bus.Publish(Event{Type: EventAnswer, TaskID: t.ID, Status: s, Answer: answer, Error: errMsg})
+	usage := t.Usage
+	l.r.bus.Publish(Event{Type: EventAnswer, TaskID: t.ID, Status: s, Answer: answer, Error: errMsg, Usage: &usage})
 	l.opts.Log.Info().Str("task", t.ID).Str("status", string(s)).Int("steps", len(t.Steps)).Int("llm_calls", t.Usage.LLMCalls).Msg("task ended")
 }
 
@@ -481,6 +498,10 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		return result{text: "ok", finish: &finish{status: StatusFailed, err: reason}}
 	case toolUpdatePlan:
 		return l.updatePlan(args)
+	case toolAskUser:
+		return l.askUser(args)
+	case toolHandOver:
+		return l.handOver(args)
 	}
 	if l.isBoxTool(name) {
 		return l.callBox(name, args)
@@ -596,6 +617,9 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		return result{err: err}
 	}
 	ac := acs[0]
+	if ac.Element.Role != "" {
+		step.Target = targetOf(ac.Page, ac.Element)
+	}
 	if u := navURL(a); u != "" {
 		if err := l.navigationAllowed(u); err != nil {
 			return result{blocked: true, err: err}
@@ -944,4 +968,25 @@ func capSnapshot(s string, n int) string {
 
 func sortTasks(ts []*Task) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].CreatedAt.After(ts[j].CreatedAt) })
+}
+
+// targetOf names element el of page by role and name, with its place among equals.
+func targetOf(page *snapshot.Snapshot, el snapshot.Node) *Target {
+	t := &Target{Role: el.Role, Name: el.Name}
+	if page == nil {
+		return t
+	}
+	n, at := 0, 0
+	for _, o := range page.Nodes() {
+		if o.Role == el.Role && o.Name == el.Name {
+			n++
+			if o.Ref == el.Ref {
+				at = n
+			}
+		}
+	}
+	if n > 1 {
+		t.Nth = at
+	}
+	return t
 }

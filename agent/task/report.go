@@ -84,7 +84,7 @@ func ReportMarkdown(w io.Writer, tasks ...*Task) error {
 		if i > 0 {
 			b.WriteString("\n---\n\n")
 		}
-		fmt.Fprintf(&b, "# Task: %s\n\n", mdInline(t.Goal))
+		fmt.Fprintf(&b, "# Task: %s\n\n", mdInline(t.Shown())) // what the user asked
 		fmt.Fprintf(&b, "- **Status:** %s\n- **Id:** `%s`\n- **Started:** %s\n", t.Status, t.ID, t.CreatedAt.Format(time.RFC3339))
 		if !t.FinishedAt.IsZero() {
 			fmt.Fprintf(&b, "- **Took:** %s\n", t.FinishedAt.Sub(t.CreatedAt).Round(time.Millisecond))

@@ -45,7 +45,9 @@ type Options struct {
 	Log zerolog.Logger
 	// MaxSteps bounds the model calls per task (default 30).
 	MaxSteps int
-	// Timeout bounds a task's wall time, waiting for confirmation included (default 10 min).
+	// Timeout bounds a task's wall time, waiting for confirmation included (default 10 min);
+	// the time it waits for the user's answer to a question or for their Continue after a
+	// hand-over does not count (those waits have their own limits).
 	Timeout time.Duration
 	// MaxSnapshotChars caps a snapshot sent to the model (default 30000).
 	MaxSnapshotChars int
@@ -60,6 +62,16 @@ type Options struct {
 	Memory int
 	// Stream streams the model's prose as EventText events.
 	Stream bool
+	// AskTimeout bounds the wait for the answer to a question the agent asks (ask_user;
+	// default DefaultAskTimeout); the model is then told nobody answered.
+	AskTimeout time.Duration
+	// HandoverTimeout bounds the wait for the person to press Continue after a hand-over
+	// (hand_over; default DefaultHandoverTimeout).
+	HandoverTimeout time.Duration
+	// ConversationTokens is the budget, in tokens (about four characters each), of the
+	// earlier requests, answers and findings of the tab's conversation given to a follow-up
+	// task (default DefaultConversationTokens, -1 for none): the oldest are left out first.
+	ConversationTokens int
 	// Toolbox, when not nil, builds the toolbox whose tools the runner's tasks offer the model
 	// next to the browser tools. NewRunner calls it once, with the runner itself: the toolbox
 	// (the skills service) runs its skills as this runner's tasks and hands steps to it, so
@@ -80,6 +92,7 @@ type Runner struct {
 	runs         map[string]*run
 	memory       []*Task
 	memoryLoaded bool
+	convs        map[string]string // tab id → its current conversation id
 	wg           sync.WaitGroup
 
 	box Toolbox // set once by NewRunner (Options.Toolbox), never changed
@@ -91,6 +104,13 @@ type run struct {
 	cancel  context.CancelCauseFunc
 	done    chan struct{}
 	pending map[string]chan bool
+	// answers are the questions and hand-overs waiting, by id: an answer's text (empty for
+	// a Continue).
+	answers map[string]chan string
+}
+
+func newRun(t *Task, cancel context.CancelCauseFunc) *run {
+	return &run{task: t, cancel: cancel, done: make(chan struct{}), pending: map[string]chan bool{}, answers: map[string]chan string{}}
 }
 
 var (
@@ -119,8 +139,17 @@ func NewRunner(opts Options) *Runner {
 	if opts.Memory == 0 {
 		opts.Memory = 5
 	}
+	if opts.AskTimeout <= 0 {
+		opts.AskTimeout = DefaultAskTimeout
+	}
+	if opts.HandoverTimeout <= 0 {
+		opts.HandoverTimeout = DefaultHandoverTimeout
+	}
+	if opts.ConversationTokens == 0 {
+		opts.ConversationTokens = DefaultConversationTokens
+	}
 	base, cancel := context.WithCancel(context.Background())
-	r := &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}}
+	r := &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}, convs: map[string]string{}}
 	if opts.Toolbox != nil {
 		r.box = opts.Toolbox(r)
 	}
@@ -135,20 +164,45 @@ func (r *Runner) Subscribe(taskID string, buf int) (<-chan Event, func()) {
 	return r.bus.Subscribe(taskID, buf)
 }
 
-// Start creates a task for goal on tab tabID ("" for the active tab) and runs it in the
-// background; it returns the new task at once. The task outlives ctx (which only carries values
-// and bounds the initial bookkeeping): stop it with Cancel.
+// StartRequest is a task for [Runner.StartWith] and [Runner.RunWith].
+type StartRequest struct {
+	// Goal is what the model is asked to do.
+	Goal string
+	// Request is what the user asked, shown in task lists ("" means Goal).
+	Request string
+	// Tab is the tab's target id ("" for the active tab).
+	Tab string
+	// Conversation makes the task a turn of the tab's conversation: it sees the earlier
+	// turns, and later tasks in the tab see it. Only requests of the user should be turns.
+	Conversation bool
+}
+
+// Start creates a task for the user's request goal on tab tabID ("" for the active tab), as
+// the next turn of the tab's conversation, and runs it in the background; it returns the new
+// task at once. The task outlives ctx (which only carries values and bounds the initial
+// bookkeeping): stop it with Cancel.
 func (r *Runner) Start(ctx context.Context, goal, tabID string) (*Task, error) {
-	rn, err := r.start(context.WithoutCancel(ctx), goal, tabID, nil)
+	return r.StartWith(ctx, StartRequest{Goal: goal, Tab: tabID, Conversation: true})
+}
+
+// StartWith is Start with options (see StartRequest).
+func (r *Runner) StartWith(ctx context.Context, req StartRequest) (*Task, error) {
+	rn, err := r.start(context.WithoutCancel(ctx), req, nil)
 	if err != nil {
 		return nil, err
 	}
 	return r.snapshotOf(rn), nil
 }
 
-// Run runs a task to its end and returns it; cancelling ctx cancels the task.
+// Run runs a task to its end and returns it; cancelling ctx cancels the task. It is not a
+// turn of the tab's conversation (see RunWith).
 func (r *Runner) Run(ctx context.Context, goal, tabID string) (*Task, error) {
-	rn, err := r.start(ctx, goal, tabID, nil)
+	return r.RunWith(ctx, StartRequest{Goal: goal, Tab: tabID})
+}
+
+// RunWith is Run with options (see StartRequest).
+func (r *Runner) RunWith(ctx context.Context, req StartRequest) (*Task, error) {
+	rn, err := r.start(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +210,8 @@ func (r *Runner) Run(ctx context.Context, goal, tabID string) (*Task, error) {
 	return r.snapshotOf(rn), nil
 }
 
-func (r *Runner) start(parent context.Context, goal, tabID string, fast *fastMatch) (*run, error) {
+func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch) (*run, error) {
+	goal, tabID := req.Goal, req.Tab
 	if r.opts.Model == nil && fast == nil {
 		return nil, &llm.NotConfiguredError{Reason: "the agent was started without a model"}
 	}
@@ -175,14 +230,37 @@ func (r *Runner) start(parent context.Context, goal, tabID string, fast *fastMat
 	if fast != nil {
 		model = ModelFastPath
 	}
-	t := &Task{ID: uuid.NewString(), Goal: goal, TabID: tabID, Status: StatusPlanning, Model: model,
+	request := req.Request
+	if request == "" {
+		request = goal
+	}
+	t := &Task{ID: uuid.NewString(), Goal: goal, Request: request, TabID: tabID, Status: StatusPlanning, Model: model,
 		Plan: []PlanItem{}, Steps: []Step{}, CreatedAt: now, UpdatedAt: now}
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(r.base, func() { cancel(errClosed) })
-	rn := &run{task: t, cancel: cancel, done: make(chan struct{}), pending: map[string]chan bool{}}
+	rn := newRun(t, cancel)
+	var turns []*Task
+	var restored *storedConversation
+	if req.Conversation && tabID != "" {
+		restored = r.restoreConversation(parent, tabID)
+	}
 	r.mu.Lock()
+	if req.Conversation && tabID != "" {
+		if restored != nil && r.convs[tabID] == "" {
+			r.convs[tabID] = restored.id
+		}
+		t.Conversation, turns = r.conversation(tabID, uuid.NewString())
+		if restored != nil && t.Conversation == restored.id {
+			turns = append(restored.turns, turns...)
+		}
+	}
 	r.runs[t.ID] = rn
-	memory := append([]*Task(nil), r.memory...)
+	memory := make([]*Task, 0, len(r.memory))
+	for _, m := range r.memory {
+		if t.Conversation == "" || m.Conversation != t.Conversation { // the conversation says it already
+			memory = append(memory, m)
+		}
+	}
 	r.mu.Unlock()
 	r.save(ctx, t.Clone())
 	r.bus.Publish(Event{Type: EventStatus, TaskID: t.ID, Status: t.Status})
@@ -193,9 +271,13 @@ func (r *Runner) start(parent context.Context, goal, tabID string, fast *fastMat
 		defer close(rn.done)
 		defer stop()
 		defer cancel(nil)
-		tctx, tcancel := context.WithTimeoutCause(ctx, r.opts.Timeout, errTimeout)
-		defer tcancel()
+		tctx, tcancel := context.WithCancelCause(ctx)
+		defer tcancel(nil)
+		clock := startClock(r.opts.Timeout, func() { tcancel(errTimeout) })
+		defer clock.stop()
 		l := newLoop(r, rn, tctx, memory)
+		l.clock = clock
+		l.conversation = conversationText(turns, r.opts.ConversationTokens)
 		if fast != nil {
 			l.runFast(fast)
 		} else {

@@ -1,8 +1,10 @@
 // Package task runs the agent's tasks: a tool-calling loop over a langchaingo model
 // (llms.Model.GenerateContent with JSON-schema tools) that reads pages as role snapshots and acts
 // on them through a narrow [Browser] interface, keeps a plan, records every step, pauses for the
-// user's confirmation before irreversible or sensitive steps, publishes live [Event]s and
-// persists tasks through a [Store].
+// user's confirmation before irreversible or sensitive steps, asks the user what the request
+// leaves open ([Runner.Answer]) and hands the tab over for what only the person may do
+// ([Runner.Continue]), keeps a conversation per tab ([Runner.NewConversation]), publishes live
+// [Event]s and persists tasks through a [Store].
 //
 // The loop heeds langchaingo's quirks: one ToolCallResponse per tool message, one tool call per
 // AI message in the history (the anthropic provider only sends back an AI message's first
@@ -27,9 +29,15 @@ const (
 	StatusPlanning            Status = "planning"
 	StatusRunning             Status = "running"
 	StatusWaitingConfirmation Status = "waiting_confirmation"
-	StatusSucceeded           Status = "succeeded"
-	StatusFailed              Status = "failed"
-	StatusCancelled           Status = "cancelled"
+	// StatusWaitingInput: the agent asked the user a question (Task.Question) and waits for
+	// Runner.Answer.
+	StatusWaitingInput Status = "waiting_input"
+	// StatusWaitingUser: the agent handed the tab over to the person (Task.Handover), who
+	// does something in it (signs in, solves a CAPTCHA…) and then calls Runner.Continue.
+	StatusWaitingUser Status = "waiting_user"
+	StatusSucceeded   Status = "succeeded"
+	StatusFailed      Status = "failed"
+	StatusCancelled   Status = "cancelled"
 )
 
 // Done reports whether the status is final.
@@ -78,6 +86,42 @@ type Confirmation struct {
 	DecidedAt time.Time `json:"decidedAt,omitzero"`
 }
 
+// Question is what the agent asked the user (the ask_user tool), present on the task while it
+// waits for the answer (status waiting_input).
+type Question struct {
+	// ID names the question within the task ("q1", "q2", …); an answer names it.
+	ID string `json:"id"`
+	// Text is the question.
+	Text string `json:"text"`
+	// Choices are the answers offered (empty: a free-text answer).
+	Choices []string `json:"choices"`
+	// AskedAt is when it was asked; Deadline when the agent stops waiting.
+	AskedAt  time.Time `json:"askedAt"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// Handover is what the agent asked the person to do in the tab themselves (the hand_over
+// tool), present on the task while it waits for them (status waiting_user).
+type Handover struct {
+	// ID names the hand-over within the task ("h1", "h2", …); Continue names it.
+	ID string `json:"id"`
+	// Instruction says what the person must do, e.g. "Sign in to your bank in this tab, then
+	// press Continue."
+	Instruction string `json:"instruction"`
+	// AskedAt is when the tab was handed over; Deadline when the agent stops waiting.
+	AskedAt  time.Time `json:"askedAt"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// Target names the element a step acted on, by role and accessible name (Nth counts from 1
+// among elements of the same role and name, 0 when it is the only one), as the page showed it
+// when the step ran. Saving a task as a skill finds the elements again by it.
+type Target struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Nth  int    `json:"nth,omitempty"`
+}
+
 // Step is the record of one tool call.
 type Step struct {
 	// ID is unique within the task ("s1", "s2", …).
@@ -109,6 +153,8 @@ type Step struct {
 	DurationMS int64     `json:"durationMs"`
 	// Confirmation is set when the step needed the user's approval.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Target is the element the step acted on, when it acted on one.
+	Target *Target `json:"target,omitempty"`
 }
 
 // Usage counts model calls and tokens as reported by the provider.
@@ -147,8 +193,19 @@ func thousands(n int) string {
 
 // Task is one request from the user and everything the agent did for it.
 type Task struct {
-	ID         string     `json:"id"`
-	Goal       string     `json:"goal"`
+	ID string `json:"id"`
+	// Goal is what the model was asked to do (for a skill's step handed to the model, the
+	// runner's own prompt).
+	Goal string `json:"goal"`
+	// Request is what the user asked, as they typed or said it: what task lists show.
+	Request string `json:"request,omitempty"`
+	// Conversation groups the tasks of one conversation in a tab: a task sees the earlier
+	// requests and answers of its conversation (see Runner.NewConversation).
+	Conversation string `json:"conversation,omitempty"`
+	// Question is the question waiting for an answer (status waiting_input).
+	Question *Question `json:"question,omitempty"`
+	// Handover is the hand-over waiting for the person (status waiting_user).
+	Handover   *Handover  `json:"handover,omitempty"`
 	TabID      string     `json:"tabId,omitempty"`
 	Status     Status     `json:"status"`
 	Plan       []PlanItem `json:"plan"`
@@ -169,6 +226,15 @@ func (t *Task) Clone() *Task {
 	}
 	c := *t
 	c.Plan = slices.Clone(t.Plan)
+	if t.Question != nil {
+		q := *t.Question
+		q.Choices = slices.Clone(q.Choices)
+		c.Question = &q
+	}
+	if t.Handover != nil {
+		h := *t.Handover
+		c.Handover = &h
+	}
 	c.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
 		c.Steps[i] = s.clone()
@@ -186,7 +252,20 @@ func (s Step) clone() Step {
 		}
 		s.Confirmation = &cf
 	}
+	if s.Target != nil {
+		tg := *s.Target
+		s.Target = &tg
+	}
 	return s
+}
+
+// Shown is the user's request, or the goal when the task has no separate request (tasks saved
+// before requests were kept apart).
+func (t *Task) Shown() string {
+	if t.Request != "" {
+		return t.Request
+	}
+	return t.Goal
 }
 
 // Step returns the step with the id.

@@ -29,6 +29,11 @@ const (
 	toolUpdatePlan = "update_plan"
 	toolFinish     = "finish"
 	toolFail       = "fail"
+	// toolAskUser asks the user a question and waits for the answer (Runner.Answer).
+	toolAskUser = "ask_user"
+	// toolHandOver hands the tab to the person for a step only they may do (signing in, a
+	// CAPTCHA, a 2FA code) and waits until they press Continue (Runner.Continue).
+	toolHandOver = "hand_over"
 )
 
 // Tools returns the tool definitions offered to the model: the action registry's tools
@@ -56,6 +61,13 @@ func toolsFrom(reg *actions.Registry, vision bool) []llms.Tool {
 		}, "steps")),
 		tool(toolFinish, "The goal is achieved: give the user the answer or a one-line summary of what was done.", obj(map[string]any{"answer": str("answer for the user")}, "answer")),
 		tool(toolFail, "The goal cannot be achieved: say why and what the user could do.", obj(map[string]any{"reason": str("reason")}, "reason")),
+		tool(toolAskUser, "Ask the user what the goal leaves open instead of guessing (which address, account, item); waits for the answer.", obj(map[string]any{
+			"question": str("question"),
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "answers to offer (optional)"},
+		}, "question")),
+		tool(toolHandOver, "Let the person do what only they may (sign-in, CAPTCHA, 2FA code) in this tab; waits for their Continue, then shows the page.", obj(map[string]any{
+			"instruction": str("what they must do in the tab"),
+		}, "instruction")),
 	)
 }
 
@@ -66,7 +78,7 @@ func isScreenshot(k *actions.Kind) bool { return k.Params() == reflect.TypeFor[a
 // afterwards): the loop's own tools and actions of risk class Reads.
 func isReadOnlyTool(name string) bool {
 	switch name {
-	case toolUpdatePlan, toolFinish, toolFail:
+	case toolUpdatePlan, toolFinish, toolFail, toolAskUser, toolHandOver:
 		return true
 	}
 	k := toolKind(name)

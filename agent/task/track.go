@@ -2,7 +2,10 @@ package task
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 )
 
 // Tracked is a task another part of the agent runs itself (a skill replay), registered with
@@ -14,6 +17,8 @@ type Tracked struct {
 	stop    func() bool
 	counted bool
 	once    sync.Once
+	// handovers counts the hand-overs (see WaitHandover), under rn.mu.
+	handovers int
 }
 
 // Track registers t, a task run outside the runner's loop, so that Get, List (without a
@@ -24,7 +29,7 @@ type Tracked struct {
 // the task itself.
 func (r *Runner) Track(ctx context.Context, t *Task) (context.Context, *Tracked) {
 	tctx, cancel := context.WithCancelCause(ctx)
-	rn := &run{task: t.Clone(), cancel: cancel, done: make(chan struct{}), pending: map[string]chan bool{}}
+	rn := newRun(t.Clone(), cancel)
 	tr := &Tracked{r: r, rn: rn, stop: func() bool { return false }}
 	r.mu.Lock()
 	r.runs[t.ID] = rn
@@ -66,4 +71,39 @@ func (tr *Tracked) End(t *Task) {
 			tr.r.wg.Done()
 		}
 	})
+}
+
+// WaitHandover hands the tracked task's tab over to the person (a skill's hand_over step): it
+// makes the hand-over (id h1, h2, …; its deadline the runner's HandoverTimeout), calls announce
+// with it (the caller sets it and status waiting_user on its task, saves and publishes), and
+// waits until Runner.Continue names it (ok true), the time limit passes (ok false) or ctx ends
+// (the error). A nil *Tracked has no runner to continue it: it fails at once.
+func (tr *Tracked) WaitHandover(ctx context.Context, instruction string, announce func(Handover)) (ok bool, err error) {
+	if tr == nil {
+		return false, errors.New("handing over needs the agent's task runner (the server's), which this run has not")
+	}
+	limit := tr.r.opts.HandoverTimeout
+	ch := make(chan string, 1)
+	tr.rn.mu.Lock()
+	tr.handovers++
+	id := fmt.Sprintf("h%d", tr.handovers)
+	tr.rn.answers[id] = ch
+	tr.rn.mu.Unlock()
+	defer func() {
+		tr.rn.mu.Lock()
+		delete(tr.rn.answers, id)
+		tr.rn.mu.Unlock()
+	}()
+	now := time.Now().UTC()
+	announce(Handover{ID: id, Instruction: instruction, AskedAt: now, Deadline: now.Add(limit)})
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true, nil
+	case <-timer.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
 }

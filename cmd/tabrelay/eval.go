@@ -101,6 +101,11 @@ func (e *evalCmd) Run(ctx context.Context, io stdio) error {
 // evalClient is eval.Client over the authenticated /api.
 type evalClient struct{ c *apiClient }
 
+// NewConversation starts a new conversation in tab: each task of a suite stands alone.
+func (e *evalClient) NewConversation(ctx context.Context, tab string) error {
+	return newConversation(ctx, e.c, tab)
+}
+
 // Navigate opens url in tab. A JavaScript dialog a task left open (an alert nobody answered)
 // is dismissed first, so one task's leftovers do not fail the next.
 func (e *evalClient) Navigate(ctx context.Context, tab, url string) error {

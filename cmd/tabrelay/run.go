@@ -41,6 +41,8 @@ func readSSE(r io.Reader, fn func(sse.Event) bool) error {
 type goalCmd struct {
 	config.Client `embed:""`
 	Yes           bool `help:"approve every step that needs confirmation without asking (careful: purchases, messages, deletions)"`
+	// NewConversation starts a new conversation in the tab first.
+	NewConversation bool `name:"new-conversation" help:"start a new conversation in the tab: the request does not see the tab's earlier requests and answers"`
 	// Goal is the request, in words; everything from its first word on belongs to it.
 	Goal []string `arg:"" sep:"none" optional:"" passthrough:"partial" placeholder:"goal"`
 }
@@ -59,6 +61,11 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 		return errors.New(`run needs a goal: tabrelay run "find the cheapest kettle on this page"`)
 	}
 	c := newClient(f)
+	if r.NewConversation {
+		if err := newConversation(ctx, c, f.Tab); err != nil {
+			return err
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	// The same entry as the side panel: a skill the request names, then a simple command
 	// through the fast path (no model needed), then a task of the model.
@@ -84,6 +91,7 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 		lines = bufio.NewReader(io.in)
 	}
 	p := &runPrinter{w: io.out}
+	ask := &asker{ctx: ctx, c: c, io: io, lines: lines, taskID: started.ID}
 	var final *task.Task
 	streamErr := readSSE(resp.Body, func(ev sse.Event) bool {
 		switch ev.Type {
@@ -98,6 +106,8 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 					final = &t
 					return false
 				}
+				p.line()
+				ask.task(&t)
 			}
 		default:
 			var e task.Event
@@ -132,6 +142,9 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 				default:
 					fmt.Fprintf(io.out, "  waiting for your answer: POST /api/tasks/%s/confirm {\"stepId\":%q,\"approve\":true|false} (or rerun with --yes)\n", started.ID, e.Step.ID)
 				}
+			case task.EventQuestion, task.EventHandover:
+				p.line()
+				ask.event(e)
 			case task.EventAnswer:
 				return false
 			}

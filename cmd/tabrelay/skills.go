@@ -56,6 +56,8 @@ const skillsUsage = `commands:
   record start                       start recording what you do on the tab (--tab)
   record stop [--narration TEXT] [--save] [-o FILE]
                                      stop and print the draft SKILL.md (--save stores it as is)
+  save-task <taskId> [--save] [-o FILE]
+                                     draft a skill from a task that succeeded (print, write or save it)
   save <file>                        store a SKILL.md (its name: decides the skill's name)
   delete <name>                      delete one of your skills
 
@@ -71,9 +73,9 @@ type skillsCmd struct {
 	URL           string    `name:"url" help:"list: only skills for this page URL"`
 	Request       string    `help:"run: take missing parameters from these words"`
 	Narration     string    `help:"record stop: what you did, in a sentence (names and describes the skill)"`
-	Save          bool      `help:"record stop: save the draft at once"`
+	Save          bool      `help:"record stop, save-task: save the draft at once"`
 	Yes           bool      `help:"run: approve the steps that need confirmation (purchases, sending, deleting, subscribing…)"`
-	Out           string    `name:"o" short:"o" placeholder:"FILE" help:"record stop: write the draft to this file"`
+	Out           string    `name:"o" short:"o" placeholder:"FILE" help:"record stop, save-task: write the draft to this file"`
 	// Args are the skills command and its arguments.
 	Args []string `arg:"" sep:"none" optional:"" placeholder:"command"`
 }
@@ -95,7 +97,7 @@ func (sc *skillsCmd) Run(ctx context.Context, io stdio) error {
 	query, pageURL, request, narration, out := sc.Query, sc.URL, sc.Request, sc.Narration, sc.Out
 	if len(pos) == 0 {
 		fmt.Fprintln(io.err, skillsUsage)
-		return errors.New("name a command: list, show, run, record, save or delete")
+		return errors.New("name a command: list, show, run, record, save-task, save or delete")
 	}
 	c := newClient(f)
 	need := func(n int, what string) error {
@@ -198,31 +200,12 @@ func (sc *skillsCmd) Run(ctx context.Context, io stdio) error {
 		if err := c.postJSON(ctx, "/skills/record/stop", api.RecordRequest{Tab: f.Tab, Narration: narration}, &d); err != nil {
 			return err
 		}
-		if out != "" {
-			if err := os.WriteFile(out, []byte(d.Markdown), 0o644); err != nil {
-				return fmt.Errorf("write the draft: %w", err)
-			}
+		return printDraft(ctx, c, io, &d, save, out, asJSON)
+	case "save-task":
+		if err := need(1, "<task id>"); err != nil {
+			return err
 		}
-		if save {
-			if err := saveSkill(ctx, c, d.Skill.Name, d.Markdown); err != nil {
-				return err
-			}
-		}
-		switch {
-		case asJSON:
-			return writeJSON(io.out, d)
-		case out == "":
-			fmt.Fprint(io.out, d.Markdown)
-		}
-		switch {
-		case save:
-			fmt.Fprintf(io.err, "saved as %s: run it with `tabrelay skills run %s`\n", d.Skill.Name, d.Skill.Name)
-		case out != "":
-			fmt.Fprintf(io.err, "draft written to %s: review it, then `tabrelay skills save %s`\n", out, out)
-		default:
-			fmt.Fprintln(io.err, "this is a draft: save it with --save next time, or write it to a file with -o and `tabrelay skills save FILE`")
-		}
-		return nil
+		return skillsSaveTask(ctx, c, io, pos[1], save, out, asJSON)
 	case "save":
 		if err := need(1, "<SKILL.md file>"); err != nil {
 			return err

@@ -77,6 +77,11 @@ var migrations = []string{
 		confirmation TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (task_id, step_index)
 	);`,
+	// 2: the user's request apart from the model's goal, the tab conversation, the element
+	// each step acted on (saving a task as a skill names it).
+	`ALTER TABLE tasks ADD COLUMN request TEXT NOT NULL DEFAULT '';
+	ALTER TABLE tasks ADD COLUMN conversation TEXT NOT NULL DEFAULT '';
+	ALTER TABLE steps ADD COLUMN target TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the version Open migrates to.
@@ -254,13 +259,14 @@ func (s *Store) SaveTask(ctx context.Context, t *task.Task) error {
 		return fmt.Errorf("store: saving task %s: %w", t.ID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, goal, tab_id, status, answer, error, model, llm_calls, prompt_tokens, completion_tokens, created_at, updated_at, finished_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, goal, tab_id, status, answer, error, model, llm_calls, prompt_tokens, completion_tokens, created_at, updated_at, finished_at, request, conversation)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET goal=excluded.goal, tab_id=excluded.tab_id, status=excluded.status, answer=excluded.answer,
 		error=excluded.error, model=excluded.model, llm_calls=excluded.llm_calls, prompt_tokens=excluded.prompt_tokens,
-		completion_tokens=excluded.completion_tokens, updated_at=excluded.updated_at, finished_at=excluded.finished_at`,
+		completion_tokens=excluded.completion_tokens, updated_at=excluded.updated_at, finished_at=excluded.finished_at,
+		request=excluded.request, conversation=excluded.conversation`,
 		t.ID, t.Goal, t.TabID, string(t.Status), t.Answer, t.Error, t.Model, t.Usage.LLMCalls, t.Usage.PromptTokens, t.Usage.CompletionTokens,
-		ts(t.CreatedAt), ts(t.UpdatedAt), ts(t.FinishedAt))
+		ts(t.CreatedAt), ts(t.UpdatedAt), ts(t.FinishedAt), t.Request, t.Conversation)
 	if err != nil {
 		return fmt.Errorf("store: saving task %s: %w", t.ID, err)
 	}
@@ -281,10 +287,18 @@ func (s *Store) SaveTask(ctx context.Context, t *task.Task) error {
 			}
 			conf = string(b)
 		}
+		target := ""
+		if st.Target != nil {
+			b, err := json.Marshal(st.Target)
+			if err != nil {
+				return fmt.Errorf("store: encoding the target of step %s: %w", st.ID, err)
+			}
+			target = string(b)
+		}
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO steps (task_id, step_index, id, tool, args, status, result, error, thought, tab_id,
-			url_before, url_after, title_after, started_at, ended_at, duration_ms, confirmation) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			url_before, url_after, title_after, started_at, ended_at, duration_ms, confirmation, target) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			t.ID, st.Index, st.ID, st.Tool, string(st.Args), string(st.Status), st.Result, st.Error, st.Thought, st.TabID,
-			st.URLBefore, st.URLAfter, st.TitleAfter, ts(st.StartedAt), ts(st.EndedAt), st.DurationMS, conf)
+			st.URLBefore, st.URLAfter, st.TitleAfter, ts(st.StartedAt), ts(st.EndedAt), st.DurationMS, conf, target)
 		if err != nil {
 			return fmt.Errorf("store: saving step %s of task %s: %w", st.ID, t.ID, err)
 		}
@@ -298,7 +312,7 @@ func (s *Store) SaveTask(ctx context.Context, t *task.Task) error {
 	return nil
 }
 
-const taskCols = `id, goal, tab_id, status, answer, error, model, llm_calls, prompt_tokens, completion_tokens, created_at, updated_at, finished_at`
+const taskCols = `id, goal, tab_id, status, answer, error, model, llm_calls, prompt_tokens, completion_tokens, created_at, updated_at, finished_at, request, conversation`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -306,7 +320,7 @@ func scanTask(r scanner) (*task.Task, error) {
 	var t task.Task
 	var status, created, updated, finished string
 	if err := r.Scan(&t.ID, &t.Goal, &t.TabID, &status, &t.Answer, &t.Error, &t.Model, &t.Usage.LLMCalls, &t.Usage.PromptTokens,
-		&t.Usage.CompletionTokens, &created, &updated, &finished); err != nil {
+		&t.Usage.CompletionTokens, &created, &updated, &finished, &t.Request, &t.Conversation); err != nil {
 		return nil, err
 	}
 	t.Status = task.Status(status)
@@ -348,16 +362,16 @@ func (s *Store) fill(ctx context.Context, t *task.Task) error {
 	}
 	rows.Close()
 	rows, err = s.db.QueryContext(ctx, `SELECT step_index, id, tool, args, status, result, error, thought, tab_id, url_before, url_after,
-		title_after, started_at, ended_at, duration_ms, confirmation FROM steps WHERE task_id = ? ORDER BY step_index`, t.ID)
+		title_after, started_at, ended_at, duration_ms, confirmation, target FROM steps WHERE task_id = ? ORDER BY step_index`, t.ID)
 	if err != nil {
 		return fmt.Errorf("store: reading the steps of task %s: %w", t.ID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var st task.Step
-		var args, status, started, ended, conf string
+		var args, status, started, ended, conf, target string
 		if err := rows.Scan(&st.Index, &st.ID, &st.Tool, &args, &status, &st.Result, &st.Error, &st.Thought, &st.TabID, &st.URLBefore,
-			&st.URLAfter, &st.TitleAfter, &started, &ended, &st.DurationMS, &conf); err != nil {
+			&st.URLAfter, &st.TitleAfter, &started, &ended, &st.DurationMS, &conf, &target); err != nil {
 			return fmt.Errorf("store: reading the steps of task %s: %w", t.ID, err)
 		}
 		if args != "" {
@@ -377,6 +391,12 @@ func (s *Store) fill(ctx context.Context, t *task.Task) error {
 					c.DecidedAt = c.LegacyDecidedAt
 				}
 				st.Confirmation = &c.Confirmation
+			}
+		}
+		if target != "" {
+			var tg task.Target
+			if err := json.Unmarshal([]byte(target), &tg); err == nil {
+				st.Target = &tg
 			}
 		}
 		t.Steps = append(t.Steps, st)

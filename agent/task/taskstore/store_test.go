@@ -19,11 +19,12 @@ func sampleTask(i int) *task.Task {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	yes := false
 	return &task.Task{
-		ID: fmt.Sprintf("t%02d", i), Goal: fmt.Sprintf("goal %d", i), TabID: "tab1", Status: task.StatusCancelled,
+		ID: fmt.Sprintf("t%02d", i), Goal: fmt.Sprintf("goal %d", i), Request: fmt.Sprintf("request %d", i), Conversation: "c1",
+		TabID: "tab1", Status: task.StatusCancelled,
 		Plan: []task.PlanItem{{Text: "open", Status: task.PlanDone}, {Text: "buy", Status: task.PlanFailed}},
 		Steps: []task.Step{
 			{ID: "s1", Index: 1, Tool: "click", Args: json.RawMessage(`{"ref":"e3"}`), Status: task.StepOK, Result: "result: ok",
-				URLBefore: "https://a.test/", URLAfter: "https://a.test/b", StartedAt: at, EndedAt: at.Add(time.Second), DurationMS: 1000},
+				Target: &task.Target{Role: "button", Name: "Buy", Nth: 2}, URLBefore: "https://a.test/", URLAfter: "https://a.test/b", StartedAt: at, EndedAt: at.Add(time.Second), DurationMS: 1000},
 			{ID: "s2", Index: 2, Tool: "click", Args: json.RawMessage(`{"ref":"e6"}`), Status: task.StepDeclined, Error: "declined",
 				StartedAt: at, Confirmation: &task.Confirmation{Reason: "purchase or payment", Prompt: `click button "Buy"`, Approved: &yes, DecidedAt: at}},
 		},
@@ -122,7 +123,11 @@ func TestListPagingExportDelete(t *testing.T) {
 		if err := s.Export(ctx, &b, f); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), "goal 6") || !strings.Contains(b.String(), "goal 0") {
+		title := "goal" // the Markdown report is titled with the user's request
+		if f == "markdown" {
+			title = "request"
+		}
+		if !strings.Contains(b.String(), title+" 6") || !strings.Contains(b.String(), title+" 0") {
 			t.Errorf("%s export lacks tasks:\n%s", f, b.String())
 		}
 		if f == "csv" && strings.Count(b.String(), "\n") != 1+7*2 {
