@@ -19,6 +19,7 @@
 //   worker-dispatch.js  answering the relay's requests
 //   worker-badge.js     badge, tooltip and status report
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
+//   worker-downloads.js downloads started in shared tabs, reported to the relay
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
 // chrome.storage.session; settings (relayAddr, token, tabGroup, onDemand) live in
@@ -31,6 +32,7 @@ import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from '
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
+import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
 /** @typedef {import('./worker-state.js').SavedState} SavedState */
@@ -49,6 +51,12 @@ chrome.contextMenus.onClicked.addListener((info, tab) => { void onMenuClicked(in
 chrome.runtime.onInstalled.addListener(createMenus);
 
 chrome.debugger.onEvent.addListener((source, method, params) => onDebuggerEvent(source, method, params));
+
+chrome.debugger.onEvent.addListener(onDownloadDebuggerEvent);
+
+chrome.downloads.onCreated.addListener((item) => { void withReady(async () => onDownloadCreated(item)); });
+
+chrome.downloads.onChanged.addListener((delta) => { void withReady(() => onDownloadChanged(delta)); });
 
 chrome.debugger.onDetach.addListener((source, reason) => { void withReady(() => handleDetach(source, reason)); });
 
@@ -125,6 +133,7 @@ async function init() {
   }
   state.notice = saved.notice ?? '';
   state.groups = new Map(saved.groups ?? []);
+  await checkFileAccess().catch((e) => console.warn('tabrelay: file access', e));
   const tabs = saved.shared ?? [];
   let attachedTabs = new Set();
   try {

@@ -182,6 +182,18 @@ $('confirm-cancel').addEventListener('click', () => {
   show('Pairing canceled: nothing was saved.', '');
 });
 
+/** Says whether the extension may read local files, and what that changes for uploads. */
+async function showFileAccess() {
+  const on = await chrome.extension.isAllowedFileSchemeAccess();
+  $('file-access').textContent = on
+    ? 'File access is on: Chrome reads the files clients and the agent upload itself (any size), and shared file:// pages can be driven.'
+    : 'File access is off ("Allow access to file URLs" on tabrelay\'s details page). Uploads still work: the tabrelay server reads the files and hands them to the page, up to 50 MB per upload by default (tabrelay serve --max-upload-mb). Turning it on lets Chrome read the files itself, without that limit, and lets shared file:// pages be driven.';
+}
+
+$('open-details').addEventListener('click', () => {
+  void chrome.tabs.create({ url: `chrome://extensions/?id=${chrome.runtime.id}` });
+});
+
 // The sharing settings (chrome.storage.local tabGroup and onDemand, on unless turned off): saved
 // at once; the service worker watches them.
 for (const key of ['tabGroup', 'onDemand']) {
@@ -196,4 +208,5 @@ Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest } });
 await load();
 readPairingLink();
 await refreshStatus();
+await showFileAccess();
 window.addEventListener('hashchange', () => { readPairingLink(); });

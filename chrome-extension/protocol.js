@@ -34,6 +34,15 @@ export const Type = Object.freeze({
   UNSHARE_TAB: 'unshareTab',
   ATTACH_TAB: 'attachTab',
   DETACH_TAB: 'detachTab',
+  DOWNLOAD: 'download',
+  CANCEL_DOWNLOAD: 'cancelDownload',
+});
+
+/** States of a download report, as chrome.downloads names them. */
+export const DownloadState = Object.freeze({
+  IN_PROGRESS: 'in_progress',
+  COMPLETE: 'complete',
+  INTERRUPTED: 'interrupted',
 });
 
 /** Reasons a tab stops being shared. */
@@ -100,6 +109,7 @@ export const Origin = Object.freeze({
  * @property {string} [relayVersion]
  * @property {string} [browserId]
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
+ * @property {string} [guid] cancelDownload: the download's guid
  */
 
 /**
@@ -186,6 +196,23 @@ export const CHUNK_SIZE = 1 << 20;
  */
 export function chunk(stream, last, piece) {
   return `${CHUNK_PREFIX}${stream} ${last ? 'end' : 'more'}\n${piece}`;
+}
+
+/**
+ * A report on a download started in a shared tab (see PROTOCOL.md, Downloads).
+ * @param {string} targetId the tab it started in
+ * @param {string} guid from the tab's Page.downloadWillBegin
+ * @param {chrome.downloads.DownloadItem} item from chrome.downloads
+ */
+export function download(targetId, guid, item) {
+  /** @type {Record<string, unknown>} */
+  const m = {
+    type: Type.DOWNLOAD, targetId, guid, state: item.state,
+    totalBytes: item.totalBytes > 0 ? item.totalBytes : item.fileSize, receivedBytes: item.bytesReceived,
+  };
+  if (item.filename) m.path = item.filename;
+  if (item.error) m.error = item.error;
+  return m;
 }
 
 export function ping() {

@@ -54,8 +54,15 @@ function globalBadge() {
   return {
     text: bad ? '!' : '',
     color: bad ? '#d93025' : '#5f6368',
-    title: state.notice ? `tabrelay: ${state.notice}` : `${statusText()}. Click to share this tab.`,
+    title: state.notice ? `tabrelay: ${state.notice}` : `${statusText()}. Click to share this tab.${fileAccessNote()}`,
   };
+}
+
+/** A word on uploads when the extension may not read local files (else ''). */
+function fileAccessNote() {
+  return state.fileAccess === false
+    ? ' File access is off: uploads go through the tabrelay server (up to 50 MB by default); turn on "Allow access to file URLs" in the extension\'s details to let Chrome read files itself.'
+    : '';
 }
 
 export async function refreshBadges() {

@@ -5,6 +5,7 @@
 
 import * as P from './protocol.js';
 import { transmit } from './worker-send.js';
+import { cancelDownload } from './worker-downloads.js';
 import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
 import { state } from './worker-state.js';
 import { errorText } from './worker-util.js';
@@ -94,6 +95,9 @@ async function dispatch(msg) {
       await unshare(rec, P.Reason.USER);
       return {};
     }
+    case P.Type.CANCEL_DOWNLOAD:
+      await cancelDownload(msg.guid ?? '');
+      return {};
     default:
       throw Object.assign(new Error(`tabrelay extension: unknown request type "${msg.type}"`), { code: -32601 });
   }

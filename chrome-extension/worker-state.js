@@ -80,6 +80,30 @@ export const state = {
   onDemand: true,
   /** the "tabrelay" tab group of each window: windowId -> groupId @type {Map<number, number>} */
   groups: new Map(),
+  /** "Allow access to file URLs" (undefined until checked; see checkFileAccess) @type {boolean|undefined} */
+  fileAccess: undefined,
+};
+
+/**
+ * A download started in a shared tab: what the tab's Page.downloadWillBegin said, and the
+ * chrome.downloads item it was matched with (see worker-downloads.js).
+ * @typedef {object} TabDownload
+ * @property {string} targetId the shared tab it started in
+ * @property {string} url
+ * @property {number} [id] the chrome.downloads id, once matched
+ * @property {boolean} cancel the relay asked to cancel it
+ * @property {boolean} reported the relay got its report (kept a while for a late cancel)
+ * @property {number} at when it was seen (ms)
+ */
+
+/** Downloads started in shared tabs, matched between the debugger and chrome.downloads. */
+export const downloads = {
+  /** by guid @type {Map<string, TabDownload>} */
+  byGuid: new Map(),
+  /** chrome.downloads id -> guid @type {Map<number, string>} */
+  byId: new Map(),
+  /** chrome.downloads items not matched to a tab yet @type {chrome.downloads.DownloadItem[]} */
+  unmatched: [],
 };
 
 /**

@@ -139,6 +139,18 @@ func private(t *testing.T) *env {
 	return e
 }
 
+// privateBrowser is private with browser options of the test's own (file access off, say).
+func privateBrowser(t *testing.T, opt func(*browser.Options)) *env {
+	t.Helper()
+	requireChromium(t)
+	e, err := startEnvWith(relay.HubOptions{}, opt)
+	if err != nil {
+		t.Fatalf("start an end-to-end environment: %v", err)
+	}
+	t.Cleanup(e.close)
+	return e
+}
+
 // startEnv starts an environment; on failure it stops what it had started (e is its own
 // variable, not the result, which is nil then).
 func startEnv() (_ *env, err error) { return startEnvWith(relay.HubOptions{}) }
@@ -155,8 +167,8 @@ func privateWith(t *testing.T, hub relay.HubOptions) *env {
 	return e
 }
 
-// startEnvWith is startEnv with the relay's hub tuned.
-func startEnvWith(hub relay.HubOptions) (_ *env, err error) {
+// startEnvWith is startEnv with the relay's hub tuned and browser options.
+func startEnvWith(hub relay.HubOptions, opts ...func(*browser.Options)) (_ *env, err error) {
 	e := &env{relayLog: &logBuffer{}, hub: hub}
 	defer func() {
 		if err != nil {
@@ -182,7 +194,11 @@ func startEnvWith(hub relay.HubOptions) (_ *env, err error) {
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
 	}
-	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}); err != nil {
+	bo := browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}
+	for _, o := range opts {
+		o(&bo)
+	}
+	if e.b, err = browser.Launch(ctx, bo); err != nil {
 		return nil, err
 	}
 	if err = e.b.Pair(ctx, e.addr, e.store.Token()); err != nil {

@@ -25,6 +25,8 @@ type Client struct {
 	inflight int
 	closed   bool
 	cut      bool // disconnected as too slow (see cutSlow)
+	// dl is the client's Browser.setDownloadBehavior, nil for Chrome's default (download.go).
+	dl *dlBehavior
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -255,6 +257,10 @@ func (c *Client) Leave() {
 	}
 	delete(h.clients, c)
 	c.closed = true
+	if c.dl != nil { // its download behavior ends with it, as in Chrome (download.go)
+		c.dl = nil
+		h.unwatchDownloads()
+	}
 	for _, s := range c.sessions {
 		if s.parent == nil || s.parent.c != c {
 			h.endSession(s, true)
@@ -315,7 +321,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 			if dom == "DOM" {
 				t.forgetDocument(s.ext)
 			}
-			if cleanup && disableable(dom) {
+			if cleanup && disableable(dom) && !h.keepsDomain(t, s.ext, dom) {
 				h.internal(t, s.ext, dom+".disable", nil)
 			}
 		}
@@ -615,6 +621,9 @@ func (h *Hub) forward(r *req, domain string) {
 	if r.method == "DOM.getDocument" && h.shareDocument(r) {
 		return
 	}
+	if r.method == "DOM.setFileInputFiles" && h.setFileInputFiles(r) {
+		return
+	}
 	var runtimeRS *runtimeState // set when this forwards the Runtime.enable others will wait for
 	replay := ""
 	_, suffix, _ := strings.Cut(r.method, ".")
@@ -651,6 +660,13 @@ func (h *Hub) forward(r *req, domain string) {
 			// another client still uses the domain: keep it on for them
 			delete(users, s)
 			delete(s.enabled, domain) // a replay still due goes out first, as in Chrome
+			s.afterEarlier(func() { r.ok(nil) })
+			return
+		}
+		if h.keepsDomain(t, s.ext, domain) {
+			// the hub needs it on (see download.go): the client stops getting its events
+			h.unmarkEnabled(s, domain)
+			t.dropCache(s.ext, domain)
 			s.afterEarlier(func() { r.ok(nil) })
 			return
 		}

@@ -41,7 +41,7 @@ func (h *Hub) emulate(r *req) {
 			"userAgent": h.userAgent, "jsVersion": "",
 		}))
 	case "Browser.setDownloadBehavior":
-		r.ok(nil)
+		h.setDownloadBehavior(r)
 	case "Browser.getWindowForTarget":
 		win := int64(1)
 		if r.s.t != nil && r.s.t.tab.WindowID != 0 {

@@ -218,6 +218,13 @@ func (e *Extension) Handle(msg []byte) {
 		}
 	case wire.TypeEvent:
 		h.route(env)
+	case wire.TypeDownload:
+		var d wire.Download
+		if err := json.Unmarshal(msg, &d); err != nil || d.GUID == "" {
+			h.log.Warn().Msg("extension sent a download report without guid; ignored")
+			return
+		}
+		h.downloadReport(d)
 	case wire.TypeResponse:
 		p := h.pending[env.id]
 		if p == nil {
@@ -248,6 +255,7 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
 		}
 		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Bool("detached", tab.Detached).Msg("tab shared")
+		h.sharedForDownloads(t, false)
 		for c := range h.clients {
 			if c.discover {
 				h.announceCreated(c, t)
@@ -276,6 +284,7 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	t.tab = tab
 	if tab.Reattached {
 		h.reattached(t)
+		h.sharedForDownloads(t, true)
 		for _, ch := range children {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
 		}
@@ -521,6 +530,9 @@ func (h *Hub) route(e envelope) {
 		}
 	case "DOM.documentUpdated":
 		t.forgetDocument(e.sessionID) // every node id is gone, for every client
+	}
+	if e.method == "Page.downloadWillBegin" || e.method == "Page.downloadProgress" {
+		h.downloadEvent(t, e.method, e.params)
 	}
 	t.recordReplayable(e.sessionID, e.method, e.params)
 	domain, _, _ := strings.Cut(e.method, ".")

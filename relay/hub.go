@@ -38,6 +38,9 @@ type HubOptions struct {
 	MaxQueueTotalBytes int
 	// MaxInFlight bounds one client's commands awaiting an answer (default 1000).
 	MaxInFlight int
+	// MaxUploadBytes bounds the files of one DOM.setFileInputFiles the relay sets itself when
+	// the extension has no file access (default DefaultMaxUploadBytes; see upload.go).
+	MaxUploadBytes int64
 	// Logger receives structured logs (default: disabled).
 	Logger *zerolog.Logger
 }
@@ -63,6 +66,9 @@ func (o *HubOptions) defaults() {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 1000
+	}
+	if o.MaxUploadBytes <= 0 {
+		o.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if o.Logger == nil {
 		l := zerolog.Nop()
@@ -93,9 +99,11 @@ type Hub struct {
 	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)
 	graceEnd  *time.Timer
 	// gapUntil ends the current gap (see gap.go); parked are the requests waiting in it.
-	gapUntil  time.Time
-	gapTimer  *time.Timer
-	parked    []parkedReq
+	gapUntil time.Time
+	gapTimer *time.Timer
+	parked   []parkedReq
+	// downloads holds the downloads under way in shared tabs, by guid (see download.go).
+	downloads map[string]*download
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	stopSweep context.CancelFunc
@@ -198,6 +206,8 @@ type target struct {
 	docs map[string]*domDoc
 	// childSeq numbers children in the order they were attached.
 	childSeq int64
+	// dlWatch: the hub switched Page on in the tab's session to see its downloads (download.go).
+	dlWatch bool
 	// idle counts down to detaching the debugger once no client session uses the tab (see
 	// ondemand.go).
 	idle *time.Timer

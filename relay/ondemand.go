@@ -37,6 +37,7 @@ func (h *Hub) sessionBound(t *target) {
 	h.stopIdle(t)
 	if h.onDemand() && t.live {
 		h.tabDebugger(t, wire.TypeAttachTab)
+		h.attachedForDownloads(t)
 	}
 }
 
@@ -88,6 +89,7 @@ func (h *Hub) idleFired(t *target) {
 	t.owners = map[string]map[string]*session{}
 	t.baselines = map[string]map[string]*baseline{}
 	h.tabDebugger(t, wire.TypeDetachTab)
+	h.detachedForDownloads(t)
 	h.notifyChanged()
 }
 

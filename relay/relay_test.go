@@ -646,10 +646,13 @@ func TestPuppeteerTabTargetsAndPlaywrightRoot(t *testing.T) {
 	if err := p.Call(ctx(t), "", "Target.closeTarget", map[string]string{"targetId": tabA}, nil); err == nil || !strings.Contains(err.Error(), "user's own tab") {
 		t.Errorf("closing the user's tab: %v, want a refusal", err)
 	}
-	for _, m := range []string{"Browser.setDownloadBehavior", "Browser.getWindowForTarget", "Target.getBrowserContexts", "Target.getTargetInfo"} {
+	for _, m := range []string{"Browser.getWindowForTarget", "Target.getBrowserContexts", "Target.getTargetInfo"} {
 		if err := p.Call(ctx(t), "", m, nil, nil); err != nil {
 			t.Errorf("%s: %v", m, err)
 		}
+	}
+	if err := p.Call(ctx(t), "", "Browser.setDownloadBehavior", map[string]string{"behavior": "default"}, nil); err != nil {
+		t.Errorf("Browser.setDownloadBehavior: %v", err)
 	}
 	var targets struct {
 		TargetInfos []map[string]any `json:"targetInfos"`

@@ -41,6 +41,8 @@ type Result struct {
 	Records *Records `json:"records,omitempty"`
 	// Tabs for kind tabs.
 	Tabs []TabInfo `json:"tabs,omitempty"`
+	// Downloads for kind downloads, newest first.
+	Downloads []Download `json:"downloads,omitempty"`
 }
 
 // Act validates and runs action a on tab targetID ("" for the first tab, or the tab the action
@@ -66,6 +68,8 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	s.watchDownloads(ctx)
+	downloadsBefore := s.dl.count()
 	rn := &runner{Service: s, kind: k.Name}
 	if k.Browser {
 		r, err := k.run(rn, ctx, a.Params)
@@ -73,6 +77,9 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 			return nil, err
 		}
 		r.Kind = k.Name
+		if k.Name != "downloads" {
+			r.Message += s.dl.begunSince(downloadsBefore)
+		}
 		return r, nil
 	}
 	ts, err := s.tabFor(ctx, targetID)
@@ -101,6 +108,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	if r.TargetID == "" {
 		r.TargetID = ts.id
 	}
+	r.Message += s.dl.begunSince(downloadsBefore)
 	return r, nil
 }
 

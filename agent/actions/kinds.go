@@ -72,6 +72,8 @@ var Default = sync.OnceValue(func() *Registry {
 	Register(r, Spec[Network]{Name: "network", Doc: "Read network requests.", Returns: "requests",
 		DuringDialog: true, Risk: Reads,
 		Run: func(r *runner, _ context.Context, p *Network) (*Result, error) { return r.ts.networkLog(p.Limit), nil }})
+	Register(r, Spec[Downloads]{Name: "downloads", Doc: "List downloads (name, size, state, path).",
+		Returns: "downloads", Browser: true, Risk: Reads, Run: (*runner).downloads})
 	Register(r, Spec[Tabs]{Name: "tabs", Doc: "List the shared tabs (id, title, url).", Returns: "tabs", Browser: true,
 		Risk: Reads, Run: (*runner).tabs})
 	Register(r, Spec[Open]{Name: "open", Tool: "new_tab", Doc: "Open a URL in a new tab, which becomes current.",

@@ -41,6 +41,7 @@ type Service struct {
 
 	mu   sync.Mutex
 	tabs map[string]*tabState
+	dl   *downloadLog // downloads started in the tabs (downloads.go)
 }
 
 // New returns a Service over c, a connection to a browser-level CDP endpoint (the relay's /cdp
@@ -61,7 +62,11 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	if opts.SettleTimeout == 0 {
 		opts.SettleTimeout = defaultSettleTimeout
 	}
-	return &Service{c: c, opts: opts, tabs: map[string]*tabState{}}
+	s := &Service{c: c, opts: opts, tabs: map[string]*tabState{}, dl: newDownloadLog()}
+	if c != nil {
+		c.Subscribe(s.dl.onEvent)
+	}
+	return s
 }
 
 // Registry is the registry of the kinds the service runs.

@@ -12,13 +12,14 @@ import (
 // without vision, 6615 with) plus the find tool (search, 335 bytes, which lets the model's
 // snapshot shrink from a 30 KB cap to a 4,000-token budget), the extract tool (536 bytes:
 // records from rows, cards and results across pages, in one call instead of a page read and
-// many steps) and the conversation tools (ask_user and hand_over, 750 bytes), so the registry
-// costs no tokens.
+// many steps), the conversation tools (ask_user and hand_over, 750 bytes) and the downloads
+// tool (221 bytes, without which the agent cannot see or wait for a file it downloads), so the
+// registry costs no tokens.
 func TestToolList(t *testing.T) {
 	for _, c := range []struct {
 		vision bool
 		max    int
-	}{{false, 6410 + 335 + 536 + 750}, {true, 6615 + 335 + 536 + 750}} {
+	}{{false, 6410 + 335 + 536 + 750 + 221}, {true, 6615 + 335 + 536 + 750 + 221}} {
 		tools := Tools(c.vision)
 		b, err := json.Marshal(tools)
 		if err != nil {

@@ -46,7 +46,11 @@ func TestEnvFallback(t *testing.T) {
 				return c.Run.Home == "/tmp/somewhere" && slices.Equal(c.Run.Goal, []string{"hello"})
 			}},
 		{"serve is the default command", map[string]string{"TABRELAY_LOG_LEVEL": "debug"}, nil,
-			func(c *cli) bool { return c.Serve.LogLevel == "debug" && c.Serve.ClientQueueMB == 512 }},
+			func(c *cli) bool {
+				return c.Serve.LogLevel == "debug" && c.Serve.ClientQueueMB == 512 && c.Serve.MaxUploadMB == 50
+			}},
+		{"upload limit from the environment", map[string]string{"TABRELAY_MAX_UPLOAD_MB": "8"}, []string{"serve"},
+			func(c *cli) bool { return c.Serve.MaxUploadMB == 8 }},
 		{"server switches: yes, 1, on", map[string]string{"TABRELAY_MCP_ALLOW_EVALUATE": "yes", "TABRELAY_ALLOW_CLOSE_USER_TABS": "1", "TABRELAY_LLM_VISION": "on"}, []string{"serve"},
 			func(c *cli) bool {
 				return c.Serve.MCPAllowEvaluate && c.Serve.AllowCloseUserTabs && c.Serve.Vision && !c.Serve.AllowFileURLs

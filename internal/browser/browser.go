@@ -80,6 +80,11 @@ type Options struct {
 	// that compare tabrelay with Chrome's own endpoint. Any local user can control a browser
 	// through that port: cmd/tabrelay never sets it.
 	DebuggingPort bool
+	// NoFileAccess (tests only) starts the extension without access to file URLs, as a store
+	// install is until the user turns on "Allow access to file URLs" on chrome://extensions
+	// (an unpacked extension has it by default). It writes that switch into the profile
+	// before the browser starts; see noFileAccess.
+	NoFileAccess bool
 }
 
 // Browser is a running browser with the extension loaded.
@@ -176,6 +181,11 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 		profile = d
 	}
 	_ = os.Remove(filepath.Join(profile, "DevToolsActivePort"))
+	if opts.NoFileAccess {
+		if err := noFileAccess(profile, b.ExtensionID); err != nil {
+			return nil, fmt.Errorf("launch browser: %w", err)
+		}
+	}
 
 	args := []string{
 		"--no-first-run", "--no-default-browser-check",

@@ -45,6 +45,7 @@ type Server struct {
 	ExtensionIDs       string        `name:"extension-ids" help:"extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)"`
 	Vision             bool          `name:"agent-vision" env:"TABRELAY_LLM_VISION" help:"the model reads images: offer the agent the screenshot tool"`
 	ClientQueueMB      int           `name:"client-queue-budget-mb" default:"512" help:"memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008"`
+	MaxUploadMB        int64         `name:"max-upload-mb" env:"TABRELAY_MAX_UPLOAD_MB" default:"50" help:"when the extension may not read local files, the relay hands uploaded files to the page itself: at most this many MiB per upload"`
 	DetachAfter        time.Duration `name:"detach-after" env:"TABRELAY_DETACH_AFTER" default:"30s" help:"with the extension's \"debugger only while something drives\" setting on: how long a shared tab keeps the debugger attached after its last client left"`
 	AllowedSites       []string      `name:"agent-allowed-sites" env:"TABRELAY_AGENT_ALLOWED_SITES" help:"comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free"`
 	MCPAllowEvaluate   bool          `name:"mcp-allow-evaluate" env:"TABRELAY_MCP_ALLOW_EVALUATE" help:"offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default"`

@@ -47,6 +47,7 @@ type Extension struct {
 	mu       sync.Mutex
 	tabs     map[string]*tab
 	cmds     []Command
+	cancels  []string // guids of the cancelDownload requests received
 	handler  Handler
 	nextTab  int64
 	answered int
@@ -160,6 +161,13 @@ func (e *Extension) SetHandler(h Handler) {
 	e.mu.Lock()
 	e.handler = h
 	e.mu.Unlock()
+}
+
+// Cancels returns the guids of the downloads the relay asked to cancel, in order.
+func (e *Extension) Cancels() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.cancels...)
 }
 
 // Commands returns the CDP commands received so far.
@@ -365,6 +373,13 @@ func (e *Extension) readLoop() {
 			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
 			_ = e.respond(m.ID, map[string]any{}, nil)
 		case wire.TypeActivateTab, wire.TypeUnshareTab:
+			_ = e.respond(m.ID, map[string]any{}, nil)
+		case wire.TypeCancelDownload:
+			var c wire.DownloadRequest
+			_ = json.Unmarshal(b, &c)
+			e.mu.Lock()
+			e.cancels = append(e.cancels, c.GUID)
+			e.mu.Unlock()
 			_ = e.respond(m.ID, map[string]any{}, nil)
 		case wire.TypeAttachTab, wire.TypeDetachTab:
 			e.mu.Lock()

@@ -159,3 +159,39 @@ type Error struct {
 	Message string `json:"message"`
 	Data    string `json:"data,omitempty"`
 }
+
+// Downloads (see PROTOCOL.md, "Downloads").
+const (
+	// TypeDownload is the extension's report on a download started in a shared tab
+	// (Download), sent when chrome.downloads says it completed or was interrupted.
+	TypeDownload = "download"
+	// TypeCancelDownload asks the extension to cancel a download (DownloadRequest).
+	TypeCancelDownload = "cancelDownload"
+)
+
+// States of a Download, as chrome.downloads names them.
+const (
+	DownloadStateInProgress  = "in_progress"
+	DownloadStateComplete    = "complete"
+	DownloadStateInterrupted = "interrupted"
+)
+
+// Download is the extension's report on a download started in a shared tab: GUID is the
+// download's guid from the tab's Page.downloadWillBegin, the rest comes from chrome.downloads.
+type Download struct {
+	Type          string  `json:"type"`
+	TargetID      string  `json:"targetId"`
+	GUID          string  `json:"guid"`
+	State         string  `json:"state"`
+	Path          string  `json:"path,omitempty"` // where the browser saved it (absolute), once known
+	Error         string  `json:"error,omitempty"`
+	TotalBytes    float64 `json:"totalBytes,omitempty"`
+	ReceivedBytes float64 `json:"receivedBytes,omitempty"`
+}
+
+// DownloadRequest asks the extension to act on a download, named by its guid.
+type DownloadRequest struct {
+	Type string `json:"type"`
+	ID   int64  `json:"id"`
+	GUID string `json:"guid"`
+}
