@@ -64,6 +64,15 @@ type Snapshot struct {
 
 // build fetches every frame's accessibility tree and assigns refs.
 func (t *Tab) build(ctx context.Context) (*node, error) {
+	if t.usesInPage() {
+		root, err := t.buildInPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		numberNth(root)
+		t.refs.assign(root)
+		return root, nil
+	}
 	frames, data, err := t.fetch(ctx)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,26 @@ type Tab struct {
 	closed   bool
 
 	refs refTable
+	// worlds are the in-page walker's isolated worlds, by frame
+	worlds worlds
+	// inPage builds snapshots with the in-page walker instead of the accessibility tree
+	inPage bool
+}
+
+// UseInPage chooses how the tab's snapshots are built: on, by a walker that computes the
+// outline in each frame's isolated world and hands over only what is rendered (fast on large
+// pages); off, from Chrome's accessibility tree (the reference). Call it before the first
+// snapshot: refs of one tab come from one builder.
+func (t *Tab) UseInPage(on bool) {
+	t.mu.Lock()
+	t.inPage = on
+	t.mu.Unlock()
+}
+
+func (t *Tab) usesInPage() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inPage
 }
 
 type childSession struct {

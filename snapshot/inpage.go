@@ -1,0 +1,532 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
+)
+
+// walkerJS is the in-page walker (inpage.js): evaluated once in an isolated world of each frame,
+// it defines globalThis.__tabrelay there, which computes the outline of a document or shadow
+// root in the page (roles, names, states, values, boxes, script-clickables) and hands over only
+// that, as compact JSON, instead of the whole accessibility tree.
+//
+//go:embed inpage.js
+var walkerJS string
+
+// worldName names the isolated world the walker lives in.
+const worldName = "tabrelay-snapshot"
+
+// Flags of an in-page node (inpage.js).
+const (
+	wFocused = 1 << iota
+	wModal
+	wPassword
+	wFocusable
+	wEditable
+	wPointer
+	wListener
+	wShadowHost
+)
+
+// wnode is one element of the walker's output.
+type wnode struct {
+	R string   `json:"r"`
+	N string   `json:"n"`
+	V string   `json:"v"`
+	U string   `json:"u"`
+	S []string `json:"s"`
+	F int      `json:"f"`
+	I int      `json:"i"`
+	Y *float64 `json:"y"`
+	B *float64 `json:"b"`
+	O []string `json:"o"`
+	K []wkid   `json:"k"`
+}
+
+// wkid is a child in the walker's output: a run of text or an element.
+type wkid struct {
+	text string
+	el   *wnode
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (k *wkid) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &k.text)
+	}
+	k.el = &wnode{}
+	return json.Unmarshal(b, k.el)
+}
+
+// world is the walker's isolated world in one frame document.
+type world struct {
+	loaderID string
+	context  int
+}
+
+// worlds caches the isolated world of each frame (by frame id) for a tab.
+type worlds struct {
+	mu sync.Mutex
+	m  map[string]world
+	// event is the secret event type by which the main-world listener scan tells the walker
+	// which elements have click listeners (random per tab)
+	event string
+}
+
+// eventType returns the tab's secret event type, choosing it on first use.
+func (w *worlds) eventType() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.event == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		w.event = "tabrelay-" + hex.EncodeToString(b[:])
+	}
+	return w.event
+}
+
+// context returns the execution context of f's walker world, creating the world and
+// evaluating the walker in it on first use for f's document.
+func (t *Tab) worldContext(ctx context.Context, f *Frame) (int, error) {
+	t.worlds.mu.Lock()
+	w, ok := t.worlds.m[f.ID]
+	t.worlds.mu.Unlock()
+	if ok && w.loaderID == f.LoaderID {
+		return w.context, nil
+	}
+	var r struct {
+		ContextID int `json:"executionContextId"`
+	}
+	if err := t.c.Call(ctx, f.Session, "Page.createIsolatedWorld", map[string]any{"frameId": f.ID, "worldName": worldName}, &r); err != nil {
+		return 0, fmt.Errorf("isolated world for frame %s: %w", f.ID, err)
+	}
+	var ev evalResult
+	load := "var __tabrelayEvent = " + strconv.Quote(t.worlds.eventType()) + ";\n" + walkerJS
+	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": load, "contextId": r.ContextID}, &ev); err != nil {
+		return 0, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
+	}
+	if err := ev.err(); err != nil {
+		return 0, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
+	}
+	t.worlds.mu.Lock()
+	if t.worlds.m == nil {
+		t.worlds.m = map[string]world{}
+	}
+	t.worlds.m[f.ID] = world{loaderID: f.LoaderID, context: r.ContextID}
+	t.worlds.mu.Unlock()
+	return r.ContextID, nil
+}
+
+// forgetWorld drops f's cached world (its context was destroyed).
+func (t *Tab) forgetWorld(f *Frame) {
+	t.worlds.mu.Lock()
+	delete(t.worlds.m, f.ID)
+	t.worlds.mu.Unlock()
+}
+
+// evalResult is a Runtime.evaluate or Runtime.callFunctionOn result.
+type evalResult struct {
+	Result struct {
+		Type     string          `json:"type"`
+		Value    json.RawMessage `json:"value"`
+		ObjectID string          `json:"objectId"`
+	} `json:"result"`
+	Exception *struct {
+		Text      string `json:"text"`
+		Exception struct {
+			Description string `json:"description"`
+		} `json:"exception"`
+	} `json:"exceptionDetails"`
+}
+
+func (e *evalResult) err() error {
+	if e.Exception == nil {
+		return nil
+	}
+	if d := e.Exception.Exception.Description; d != "" {
+		return errors.New(clip(d, 300))
+	}
+	return errors.New(e.Exception.Text)
+}
+
+// inWorld evaluates expression in f's walker world; a destroyed context (the document went
+// away between the frame list and now) is recreated once.
+func (t *Tab) inWorld(ctx context.Context, f *Frame, expression string, byValue bool) (*evalResult, error) {
+	for attempt := 0; ; attempt++ {
+		id, err := t.worldContext(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		var ev evalResult
+		err = t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{
+			"expression": expression, "contextId": id, "returnByValue": byValue, "includeCommandLineAPI": true,
+		}, &ev)
+		var ce *cdpclient.Error
+		if err != nil && errors.As(err, &ce) && attempt == 0 && ctx.Err() == nil {
+			t.forgetWorld(f) // "Cannot find context with specified id"
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &ev, ev.err()
+	}
+}
+
+// listenerScan finds, in the main world of session's root frame and its same-origin frames,
+// the elements with click listeners that nothing else marks as clickable (Chrome's DevTools
+// console API getEventListeners sees only listeners of the world it runs in, and the page's
+// are in the main world), and tells the walkers' worlds by dispatching the tab's secret event
+// on each. A page could fake or hide such events; they only add or drop "clickable" refs.
+func (t *Tab) listenerScan(ctx context.Context, session string) {
+	expr := `(() => {
+  const type = ` + strconv.Quote(t.worlds.eventType()) + `;
+  const skip = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'LABEL', 'OPTION', 'IFRAME', 'FRAME', 'HTML', 'BODY', 'SCRIPT', 'STYLE', 'HEAD']);
+  const visit = (root) => {
+    const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let el = w.nextNode(); el; el = w.nextNode()) {
+      if (el.shadowRoot) visit(el.shadowRoot);
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { try { if (el.contentDocument) visit(el.contentDocument); } catch (e) {} }
+      if (skip.has(el.tagName) || el.hasAttribute('onclick')) continue;
+      const l = getEventListeners(el);
+      if (l.click || l.mousedown || l.mouseup || l.pointerdown || l.pointerup) el.dispatchEvent(new Event(type, { composed: true }));
+    }
+  };
+  visit(document);
+})()`
+	_ = t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": expr, "includeCommandLineAPI": true, "silent": true}, nil)
+}
+
+// walkFrame runs the walker on f's document and returns its outline and title.
+func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wkid, string, error) {
+	ev, err := t.inWorld(ctx, f, `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: `+strconv.FormatBool(main)+`}) + ']'`, true)
+	if err != nil {
+		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+	}
+	var s string
+	if err := json.Unmarshal(ev.Result.Value, &s); err != nil {
+		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+	}
+	var r struct {
+		title string
+		kids  []wkid
+	}
+	parts := []any{&r.title, &r.kids}
+	if err := json.Unmarshal([]byte(s), &parts); err != nil {
+		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+	}
+	return r.kids, collapse(r.title), nil
+}
+
+// decodeWalk decodes the walker's JSON string.
+func decodeWalk(v json.RawMessage) ([]wkid, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, fmt.Errorf("outline: %w", err)
+	}
+	var out []wkid
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("outline: %w", err)
+	}
+	return out, nil
+}
+
+// frameOwner returns the walker id of the <iframe> element that holds frame f, in the
+// parent frame's world.
+func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame) (int, error) {
+	var fo struct {
+		BackendID int `json:"backendNodeId"`
+	}
+	if err := t.c.Call(ctx, parent.Session, "DOM.getFrameOwner", map[string]any{"frameId": f.ID}, &fo); err != nil {
+		return 0, fmt.Errorf("owner of frame %s: %w", f.ID, err)
+	}
+	wctx, err := t.worldContext(ctx, parent)
+	if err != nil {
+		return 0, err
+	}
+	obj, err := t.resolveIn(ctx, parent.Session, fo.BackendID, wctx)
+	if err != nil {
+		return 0, err
+	}
+	defer t.release(ctx, parent.Session, obj)
+	var cr evalResult
+	if err := t.c.Call(ctx, parent.Session, "Runtime.callFunctionOn", map[string]any{
+		"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.id(this)}", "returnByValue": true,
+	}, &cr); err != nil {
+		return 0, err
+	}
+	var id int
+	if err := json.Unmarshal(cr.Result.Value, &id); err != nil {
+		return 0, fmt.Errorf("owner of frame %s: %w", f.ID, err)
+	}
+	return id, nil
+}
+
+// resolveIn resolves a backend node to a remote object in execution context wctx (0: the
+// main world).
+func (t *Tab) resolveIn(ctx context.Context, session string, backendID, wctx int) (string, error) {
+	p := map[string]any{"backendNodeId": backendID}
+	if wctx != 0 {
+		p["executionContextId"] = wctx
+	}
+	var rn struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := t.c.Call(ctx, session, "DOM.resolveNode", p, &rn); err != nil {
+		return "", err
+	}
+	return rn.Object.ObjectID, nil
+}
+
+// closedShadow walks the closed shadow root of the element with walker id host in f, if it
+// has one (JavaScript cannot see a closed root; the DOM domain can, and hands it to the world).
+func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wkid, bool, error) {
+	ev, err := t.inWorld(ctx, f, "__tabrelay.el("+strconv.Itoa(host)+")", false)
+	if err != nil || ev.Result.ObjectID == "" {
+		return nil, false, err
+	}
+	defer t.release(ctx, f.Session, ev.Result.ObjectID)
+	var d struct {
+		Node struct {
+			ShadowRoots []struct {
+				BackendID int    `json:"backendNodeId"`
+				Type      string `json:"shadowRootType"`
+			} `json:"shadowRoots"`
+		} `json:"node"`
+	}
+	if err := t.c.Call(ctx, f.Session, "DOM.describeNode", map[string]any{"objectId": ev.Result.ObjectID, "depth": 0, "pierce": true}, &d); err != nil {
+		return nil, false, err
+	}
+	for _, sr := range d.Node.ShadowRoots {
+		if sr.Type != "closed" {
+			continue
+		}
+		wctx, err := t.worldContext(ctx, f)
+		if err != nil {
+			return nil, false, err
+		}
+		obj, err := t.resolveIn(ctx, f.Session, sr.BackendID, wctx)
+		if err != nil {
+			return nil, false, err
+		}
+		var cr evalResult
+		err = t.c.Call(ctx, f.Session, "Runtime.callFunctionOn", map[string]any{
+			"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.walk(this, {})}", "returnByValue": true,
+		}, &cr)
+		t.release(ctx, f.Session, obj)
+		if err == nil {
+			err = cr.err()
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		kids, err := decodeWalk(cr.Result.Value)
+		return kids, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// walked is one frame's walker output.
+type walked struct {
+	frame *Frame
+	kids  []wkid
+	title string
+	err   error
+	owner int            // walker id of the frame's <iframe> in its parent (0: main or unknown)
+	roots map[int][]wkid // closed shadow roots by host id
+	mu    sync.Mutex
+}
+
+// buildInPage builds the snapshot tree with the in-page walker: one evaluation per frame (in
+// parallel), the iframe owners and closed shadow roots through the DOM domain.
+func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
+	frames, err := t.Frames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Frame{}
+	for i := range frames {
+		byID[frames[i].ID] = &frames[i]
+	}
+	out := make([]*walked, len(frames))
+	sessions := map[string][]int{} // session -> indexes of its frames
+	var order []string
+	for i := range frames {
+		out[i] = &walked{frame: &frames[i]}
+		s := frames[i].Session
+		if sessions[s] == nil {
+			order = append(order, s)
+		}
+		sessions[s] = append(sessions[s], i)
+	}
+	var wg sync.WaitGroup
+	walk := func(i int) {
+		defer wg.Done()
+		w := out[i]
+		w.kids, w.title, w.err = t.walkFrame(ctx, w.frame, i == 0)
+		if w.err != nil {
+			return
+		}
+		var hosts []int
+		collectHosts(w.kids, &hosts)
+		var hwg sync.WaitGroup
+		for _, h := range hosts {
+			hwg.Add(1)
+			go func() {
+				defer hwg.Done()
+				kids, ok, err := t.closedShadow(ctx, w.frame, h)
+				if err != nil || !ok {
+					return
+				}
+				w.mu.Lock()
+				if w.roots == nil {
+					w.roots = map[int][]wkid{}
+				}
+				w.roots[h] = kids
+				w.mu.Unlock()
+			}()
+		}
+		hwg.Wait()
+	}
+	for _, s := range order {
+		idx := sessions[s]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// the walkers' worlds first (they hear the listener scan), then the scan, then the walks
+			var ww sync.WaitGroup
+			for _, i := range idx {
+				ww.Add(1)
+				go func() {
+					defer ww.Done()
+					_, _ = t.worldContext(ctx, out[i].frame)
+				}()
+			}
+			ww.Wait()
+			t.listenerScan(ctx, s)
+			for _, i := range idx {
+				wg.Add(1)
+				go walk(i)
+			}
+		}()
+	}
+	for i := 1; i < len(frames); i++ {
+		f := &frames[i]
+		if p := byID[f.ParentID]; p != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if id, err := t.frameOwner(ctx, p, f); err == nil {
+					out[i].owner = id
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if out[0].err != nil {
+		return nil, out[0].err
+	}
+	// children of each frame by owner: parent frame id -> owner id -> walked
+	owned := map[string]map[int]*walked{}
+	for _, w := range out[1:] {
+		if w.err != nil || w.owner == 0 {
+			continue
+		}
+		m := owned[w.frame.ParentID]
+		if m == nil {
+			m = map[int]*walked{}
+			owned[w.frame.ParentID] = m
+		}
+		m[w.owner] = w
+	}
+	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
+	return ib.frame(out[0]), nil
+}
+
+func collectHosts(ks []wkid, hosts *[]int) {
+	for _, k := range ks {
+		if k.el == nil {
+			continue
+		}
+		if k.el.F&wShadowHost != 0 && k.el.I != 0 && len(*hosts) < 64 {
+			*hosts = append(*hosts, k.el.I)
+		}
+		collectHosts(k.el.K, hosts)
+	}
+}
+
+// inpageBuilder turns walker output into the snapshot tree, as builder does with
+// accessibility trees.
+type inpageBuilder struct {
+	owned map[string]map[int]*walked
+	done  map[string]bool
+}
+
+func (b *inpageBuilder) frame(w *walked) *node {
+	b.done[w.frame.ID] = true
+	r := &node{role: "document", axRole: "RootWebArea", name: w.title, frame: w.frame, y: -1}
+	for _, k := range w.kids {
+		r.kids = append(r.kids, b.convert(w, k)...)
+	}
+	return r
+}
+
+func (b *inpageBuilder) convert(w *walked, k wkid) []*node {
+	if k.el == nil {
+		if k.text == "" {
+			return nil
+		}
+		return []*node{{role: "text", text: k.text, frame: w.frame, y: -1}}
+	}
+	e := k.el
+	role := e.R
+	n := &node{axRole: role, role: role, name: e.N, axName: e.N, value: e.V, url: e.U, states: e.S, frame: w.frame, pid: e.I, y: -1,
+		focused: e.F&wFocused != 0, modal: e.F&wModal != 0, password: e.F&wPassword != 0, options: e.O}
+	if v, ok := roleNames[role]; ok {
+		n.role = v
+	}
+	if e.Y != nil && e.B != nil {
+		n.y, n.bottom = *e.Y, *e.B
+	}
+	if role == "Iframe" {
+		n.wantRef = n.name != ""
+		if cw := b.owned[w.frame.ID][e.I]; cw != nil && !b.done[cw.frame.ID] {
+			child := b.frame(cw)
+			n.kids = child.kids
+			if n.name == "" {
+				n.name = child.name
+			}
+		}
+		return []*node{n}
+	}
+	src := e.K
+	if sr, ok := w.roots[e.I]; ok && e.I != 0 {
+		src = sr
+	}
+	var kids []*node
+	for _, c := range src {
+		kids = append(kids, b.convert(w, c)...)
+	}
+	var click uint8
+	if e.F&wPointer != 0 {
+		click |= clickPointer
+	}
+	if e.F&wListener != 0 {
+		click |= clickListener
+	}
+	return classify(n, role, kids, e.F&wFocusable != 0, e.F&wEditable != 0, click)
+}

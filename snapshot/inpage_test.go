@@ -1,0 +1,90 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inPagePages are the fixture pages on which the in-page walker must agree with the
+// accessibility tree.
+var inPagePages = []string{
+	"/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html", "/hard/combobox.html",
+	"/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html", "/hard/rerender.html", "/hard/upload.html",
+	"/hard/alert.html", "/gen.html?n=200",
+}
+
+// refLines lists the elements with a ref of a snapshot as `role "name"` lines, in document order.
+func refLines(s *Snapshot) []string {
+	var out []string
+	for _, n := range s.Nodes() {
+		if n.Ref != "" {
+			out = append(out, fmt.Sprintf("%s %q %v", n.Role, n.Name, n.States))
+		}
+	}
+	return out
+}
+
+// TestInPageMatchesAXTree checks on every fixture page that the in-page walker gives refs to
+// the same elements, with the same roles, names and states, in the same order, as the
+// accessibility tree (the reference).
+func TestInPageMatchesAXTree(t *testing.T) {
+	for _, p := range inPagePages {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			ax := openTab(t, ctx, p)
+			ip, err := Attach(ctx, ax.Client(), ax.TargetID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ip.Close(context.Background())
+			ip.UseInPage(true)
+			want, err := ax.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ip.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, g := refLines(want), refLines(got)
+			if strings.Join(w, "\n") != strings.Join(g, "\n") {
+				t.Errorf("refs differ:\n%s\n--- accessibility tree:\n%s\n--- in page:\n%s", lineDiff(w, g), want.Text, got.Text)
+			}
+			if got.Title != want.Title {
+				t.Errorf("title %q, want %q", got.Title, want.Title)
+			}
+			t.Logf("%s: %d refs; built in %v (accessibility tree) and %v (in page)", p, len(g), want.Took.Round(time.Millisecond), got.Took.Round(time.Millisecond))
+		})
+	}
+}
+
+// lineDiff shows the lines only one side has (- reference, + in page).
+func lineDiff(want, got []string) string {
+	count := map[string]int{}
+	for _, l := range want {
+		count[l]++
+	}
+	for _, l := range got {
+		count[l]--
+	}
+	var b strings.Builder
+	for _, l := range want {
+		if count[l] > 0 {
+			b.WriteString("- " + l + "\n")
+			count[l]--
+		}
+	}
+	for l, c := range count {
+		for ; c < 0; c++ {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(same lines, other order)"
+	}
+	return b.String()
+}
