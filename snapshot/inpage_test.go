@@ -36,6 +36,7 @@ func TestInPageMatchesAXTree(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			ax := openTab(t, ctx, p)
+			ax.UseInPage(false)
 			ip, err := Attach(ctx, ax.Client(), ax.TargetID())
 			if err != nil {
 				t.Fatal(err)

@@ -58,10 +58,10 @@ type Tab struct {
 	inPage bool
 }
 
-// UseInPage chooses how the tab's snapshots are built: on, by a walker that computes the
-// outline in each frame's isolated world and hands over only what is rendered (fast on large
-// pages); off, from Chrome's accessibility tree (the reference). Call it before the first
-// snapshot: refs of one tab come from one builder.
+// UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
+// computes the outline in each frame's isolated world and hands over only what is rendered
+// (fast on large pages); off, from Chrome's full accessibility tree (the reference, slow on
+// large pages). Call it before the first snapshot: refs of one tab come from one builder.
 func (t *Tab) UseInPage(on bool) {
 	t.mu.Lock()
 	t.inPage = on
@@ -84,7 +84,7 @@ type childSession struct {
 // sessions), enables the Page domain and auto-attach for out-of-process iframes, and starts
 // tracking dialogs. The caller must Close the tab when done.
 func Attach(ctx context.Context, c *cdpclient.Client, targetID string) (*Tab, error) {
-	t := &Tab{c: c, targetID: targetID, children: map[string]childSession{}}
+	t := &Tab{c: c, targetID: targetID, children: map[string]childSession{}, inPage: true}
 	t.refs.init()
 	// Subscribe before attaching so no auto-attach event is missed.
 	t.unsub = c.Subscribe(t.onEvent)

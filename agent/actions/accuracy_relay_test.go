@@ -49,6 +49,12 @@ func TestAccuracyThroughExtension(t *testing.T) {
 	throughExtension(t, func() { accuracy(t) })
 }
 
+// TestAccuracyAXTreeThroughExtension runs the accuracy check through the real extension with
+// snapshots built from the accessibility tree (the reference builder).
+func TestAccuracyAXTreeThroughExtension(t *testing.T) {
+	throughExtension(t, func() { withAXTree(t, func() { accuracy(t) }) })
+}
+
 // throughExtension runs fn with the package's shared environment switched to tabs shared
 // through the real extension and a service over the relay's hub.
 func throughExtension(t *testing.T, fn func()) {
