@@ -114,7 +114,7 @@
       case 'SECTION': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title') ? 'region' : 'Section';
       case 'ARTICLE': return 'article';
       case 'TABLE': return 'table';
-      case 'CAPTION': return 'caption';
+      case 'CAPTION': return 'Caption';
       case 'TR': return 'row';
       case 'TD': return el.closest('table')?.getAttribute('role') === 'grid' ? 'gridcell' : 'cell';
       case 'TH': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';

@@ -13,7 +13,7 @@ import (
 var inPagePages = []string{
 	"/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html", "/hard/combobox.html",
 	"/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html", "/hard/rerender.html", "/hard/upload.html",
-	"/hard/alert.html", "/gen.html?n=200",
+	"/hard/alert.html", "/hard/closed.html", "/gen.html?n=200",
 }
 
 // refLines lists the elements with a ref of a snapshot as `role "name"` lines, in document order.
@@ -29,7 +29,7 @@ func refLines(s *Snapshot) []string {
 
 // TestInPageMatchesAXTree checks on every fixture page that the in-page walker gives refs to
 // the same elements, with the same roles, names and states, in the same order, as the
-// accessibility tree (the reference).
+// accessibility tree (the reference), and that the outlines are the same text.
 func TestInPageMatchesAXTree(t *testing.T) {
 	for _, p := range inPagePages {
 		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
@@ -54,6 +54,9 @@ func TestInPageMatchesAXTree(t *testing.T) {
 			w, g := refLines(want), refLines(got)
 			if strings.Join(w, "\n") != strings.Join(g, "\n") {
 				t.Errorf("refs differ:\n%s\n--- accessibility tree:\n%s\n--- in page:\n%s", lineDiff(w, g), want.Text, got.Text)
+			}
+			if got.Text != want.Text {
+				t.Errorf("outlines differ:\n--- accessibility tree:\n%s\n--- in page:\n%s", want.Text, got.Text)
 			}
 			if got.Title != want.Title {
 				t.Errorf("title %q, want %q", got.Title, want.Title)
@@ -88,4 +91,63 @@ func lineDiff(want, got []string) string {
 		return "(same lines, other order)"
 	}
 	return b.String()
+}
+
+// TestInPageClosedShadowRefs checks that controls inside closed shadow roots (which page
+// scripts cannot reach) get refs in the in-page build, keep them across snapshots, and
+// resolve to exactly those elements.
+func TestInPageClosedShadowRefs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openTab(t, ctx, "/hard/closed.html")
+	s, err := tab.Snapshot(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{} // ref -> the testid it must resolve to
+	for _, n := range s.Nodes() {
+		if n.Ref == "" {
+			continue
+		}
+		card := n.Closest("region")
+		switch {
+		case card != nil && n.Name == "Closed action":
+			want[n.Ref] = strings.TrimPrefix(card.Name, "Closed card ") + "-closed-btn"
+		case card != nil && n.Name == "Closed field":
+			want[n.Ref] = strings.TrimPrefix(card.Name, "Closed card ") + "-closed-input"
+		case n.Name == "Slotted in closed":
+			want[n.Ref] = "slotted-btn"
+		}
+	}
+	if len(want) != 5 {
+		t.Fatalf("want refs for 2 buttons, 2 fields and a slotted button in closed roots, got %v in\n%s", want, s.Text)
+	}
+	again, err := tab.Snapshot(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Text != s.Text {
+		t.Errorf("refs changed between two snapshots of an unchanged page:\n%s\n---\n%s", s.Text, again.Text)
+	}
+	for ref, tid := range want {
+		el, err := tab.Resolve(ctx, ref)
+		if err != nil {
+			t.Fatalf("resolve %s: %v", ref, err)
+		}
+		var r struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		err = tab.Client().Call(ctx, el.Frame.Session, "Runtime.callFunctionOn", map[string]any{
+			"objectId": el.ObjectID, "functionDeclaration": "function(){return this.getAttribute('data-testid')}", "returnByValue": true,
+		}, &r)
+		tab.Release(ctx, el)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Result.Value != tid {
+			t.Errorf("%s resolved to %q, want %q", ref, r.Result.Value, tid)
+		}
+	}
 }
