@@ -37,8 +37,10 @@ const (
 	wShadowHost
 )
 
-// wnode is one element of the walker's output.
+// wnode is one node of the walker's output: a run of text (T) or an element. Plain structs,
+// so that encoding/json decodes the whole tree in one pass.
 type wnode struct {
+	T string   `json:"t"`
 	R string   `json:"r"`
 	N string   `json:"n"`
 	V string   `json:"v"`
@@ -49,22 +51,7 @@ type wnode struct {
 	Y *float64 `json:"y"`
 	B *float64 `json:"b"`
 	O []string `json:"o"`
-	K []wkid   `json:"k"`
-}
-
-// wkid is a child in the walker's output: a run of text or an element.
-type wkid struct {
-	text string
-	el   *wnode
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (k *wkid) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &k.text)
-	}
-	k.el = &wnode{}
-	return json.Unmarshal(b, k.el)
+	K []wnode  `json:"k"`
 }
 
 // world is the walker's isolated world in one frame document.
@@ -207,7 +194,7 @@ func (t *Tab) listenerScan(ctx context.Context, session string) {
 }
 
 // walkFrame runs the walker on f's document and returns its outline and title.
-func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wkid, string, error) {
+func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wnode, string, error) {
 	ev, err := t.inWorld(ctx, f, `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: `+strconv.FormatBool(main)+`}) + ']'`, true)
 	if err != nil {
 		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
@@ -218,7 +205,7 @@ func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wkid, strin
 	}
 	var r struct {
 		title string
-		kids  []wkid
+		kids  []wnode
 	}
 	parts := []any{&r.title, &r.kids}
 	if err := json.Unmarshal([]byte(s), &parts); err != nil {
@@ -228,12 +215,12 @@ func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wkid, strin
 }
 
 // decodeWalk decodes the walker's JSON string.
-func decodeWalk(v json.RawMessage) ([]wkid, error) {
+func decodeWalk(v json.RawMessage) ([]wnode, error) {
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return nil, fmt.Errorf("outline: %w", err)
 	}
-	var out []wkid
+	var out []wnode
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
 		return nil, fmt.Errorf("outline: %w", err)
 	}
@@ -291,7 +278,7 @@ func (t *Tab) resolveIn(ctx context.Context, session string, backendID, wctx int
 
 // closedShadow walks the closed shadow root of the element with walker id host in f, if it
 // has one (JavaScript cannot see a closed root; the DOM domain can, and hands it to the world).
-func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wkid, bool, error) {
+func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wnode, bool, error) {
 	ev, err := t.inWorld(ctx, f, "__tabrelay.el("+strconv.Itoa(host)+")", false)
 	if err != nil || ev.Result.ObjectID == "" {
 		return nil, false, err
@@ -340,11 +327,11 @@ func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wkid, boo
 // walked is one frame's walker output.
 type walked struct {
 	frame *Frame
-	kids  []wkid
+	kids  []wnode
 	title string
 	err   error
-	owner int            // walker id of the frame's <iframe> in its parent (0: main or unknown)
-	roots map[int][]wkid // closed shadow roots by host id
+	owner int             // walker id of the frame's <iframe> in its parent (0: main or unknown)
+	roots map[int][]wnode // closed shadow roots by host id
 	mu    sync.Mutex
 }
 
@@ -391,7 +378,7 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 				}
 				w.mu.Lock()
 				if w.roots == nil {
-					w.roots = map[int][]wkid{}
+					w.roots = map[int][]wnode{}
 				}
 				w.roots[h] = kids
 				w.mu.Unlock()
@@ -457,15 +444,13 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 	return ib.frame(out[0]), nil
 }
 
-func collectHosts(ks []wkid, hosts *[]int) {
-	for _, k := range ks {
-		if k.el == nil {
-			continue
+func collectHosts(ks []wnode, hosts *[]int) {
+	for i := range ks {
+		k := &ks[i]
+		if k.F&wShadowHost != 0 && k.I != 0 && len(*hosts) < 64 {
+			*hosts = append(*hosts, k.I)
 		}
-		if k.el.F&wShadowHost != 0 && k.el.I != 0 && len(*hosts) < 64 {
-			*hosts = append(*hosts, k.el.I)
-		}
-		collectHosts(k.el.K, hosts)
+		collectHosts(k.K, hosts)
 	}
 }
 
@@ -479,20 +464,19 @@ type inpageBuilder struct {
 func (b *inpageBuilder) frame(w *walked) *node {
 	b.done[w.frame.ID] = true
 	r := &node{role: "document", axRole: "RootWebArea", name: w.title, frame: w.frame, y: -1}
-	for _, k := range w.kids {
-		r.kids = append(r.kids, b.convert(w, k)...)
+	for i := range w.kids {
+		r.kids = append(r.kids, b.convert(w, &w.kids[i])...)
 	}
 	return r
 }
 
-func (b *inpageBuilder) convert(w *walked, k wkid) []*node {
-	if k.el == nil {
-		if k.text == "" {
+func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
+	if e.R == "" {
+		if e.T == "" {
 			return nil
 		}
-		return []*node{{role: "text", text: k.text, frame: w.frame, y: -1}}
+		return []*node{{role: "text", text: e.T, frame: w.frame, y: -1}}
 	}
-	e := k.el
 	role := e.R
 	n := &node{axRole: role, role: role, name: e.N, axName: e.N, value: e.V, url: e.U, states: e.S, frame: w.frame, pid: e.I, y: -1,
 		focused: e.F&wFocused != 0, modal: e.F&wModal != 0, password: e.F&wPassword != 0, options: e.O}
@@ -518,8 +502,8 @@ func (b *inpageBuilder) convert(w *walked, k wkid) []*node {
 		src = sr
 	}
 	var kids []*node
-	for _, c := range src {
-		kids = append(kids, b.convert(w, c)...)
+	for i := range src {
+		kids = append(kids, b.convert(w, &src[i])...)
 	}
 	var click uint8
 	if e.F&wPointer != 0 {

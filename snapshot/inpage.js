@@ -9,9 +9,9 @@
 //   check(id)         [connected, role, name] of an element, to re-resolve a ref.
 // Element ids live in a WeakMap of this world: the page cannot read or forge them.
 //
-// A node of the output is a string (a run of text) or an object: r role (the accessibility
-// tree's role names), n name, v value, u url, s states, f flags, i id, y/b top and bottom in
-// document coordinates, o options (native select), k children.
+// A node of the output is an object: t a run of text, or an element with r role (the
+// accessibility tree's role names), n name, v value, u url, s states, f flags, i id, y/b top
+// and bottom in document coordinates, o options (native select), k children.
 (() => {
   if (globalThis.__tabrelay) return;
   /** @type {WeakMap<Element, number>} */
@@ -210,6 +210,31 @@
     return out.length ? out : null;
   };
 
+  /** @type {Map<Node, Map<string, Element[]>>} labels with a for attribute, by tree scope and id (per walk) */
+  let forLabels = new Map();
+  // labelsOf is el.labels without its cost: that live list scans the whole document once per
+  // control, which makes a page of thousands of fields quadratic
+  const labelsOf = (el) => {
+    const out = [];
+    const anc = el.closest('label');
+    if (anc && anc.control === el) out.push(anc);
+    if (el.id) {
+      const root = el.getRootNode();
+      let m = forLabels.get(root);
+      if (!m) {
+        m = new Map();
+        for (const l of root.querySelectorAll('label[for]')) {
+          const f = l.htmlFor;
+          m.set(f, [...(m.get(f) || []), l]);
+        }
+        forLabels.set(root, m);
+      }
+      for (const l of m.get(el.id) || []) if (l !== anc && l.control === el) out.push(l);
+    }
+    if (out.length > 1) out.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    return out;
+  };
+
   const nameOf = (el, role) => {
     const lb = byIds(el, 'aria-labelledby');
     if (lb) {
@@ -225,9 +250,9 @@
         return collapse(el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
       }
       if (tag === 'INPUT' && t === 'image') return collapse(el.getAttribute('alt') || el.value || 'Submit');
-      const labels = el.labels;
-      if (labels && labels.length) {
-        const n = collapse([...labels].map((l) => textFrom(l, true, new Set([el]))).join(' '));
+      const labels = labelsOf(el);
+      if (labels.length) {
+        const n = collapse(labels.map((l) => textFrom(l, true, new Set([el]))).join(' '));
         if (n) return n;
       }
       if (tag === 'INPUT' && t === 'file') return 'Choose File';
@@ -324,6 +349,7 @@
    */
   const walk = (root, opts) => {
     styles = new Map();
+    forLabels = new Map();
     const active = deepActive();
     const focusedPage = document.hasFocus();
     const sx = window.scrollX, sy = window.scrollY;
@@ -333,7 +359,7 @@
     const visit = (node, out, parentPointer) => {
       if (node.nodeType === 3) {
         const t = collapse(node.data);
-        if (t) out.push(t);
+        if (t) out.push({ t });
         return;
       }
       if (node.nodeType !== 1) return;
@@ -423,11 +449,14 @@
       visit(start, out, false);
     }
     styles = new Map();
+    forLabels = new Map();
     if (root.nodeType === 9) clicked = new Set();
     return JSON.stringify(out);
   };
 
   const check = (id) => {
+    styles = new Map();
+    forLabels = new Map();
     const el = byId.get(id)?.deref();
     if (!el || !el.isConnected) return [false, '', ''];
     const role = roleOf(el);
