@@ -2,14 +2,14 @@ package snapshot
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
@@ -35,6 +35,7 @@ const (
 	wPointer
 	wListener
 	wShadowHost
+	wNoListener // an element whose listeners do not make it clickable (html, body, frames, labels)
 )
 
 // wnode is one node of the walker's output: a run of text (T) or an element. Plain structs,
@@ -64,21 +65,6 @@ type world struct {
 type worlds struct {
 	mu sync.Mutex
 	m  map[string]world
-	// event is the secret event type by which the main-world listener scan tells the walker
-	// which elements have click listeners (random per tab)
-	event string
-}
-
-// eventType returns the tab's secret event type, choosing it on first use.
-func (w *worlds) eventType() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.event == "" {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		w.event = "tabrelay-" + hex.EncodeToString(b[:])
-	}
-	return w.event
 }
 
 // context returns the execution context of f's walker world, creating the world and
@@ -97,8 +83,7 @@ func (t *Tab) worldContext(ctx context.Context, f *Frame) (int, error) {
 		return 0, fmt.Errorf("isolated world for frame %s: %w", f.ID, err)
 	}
 	var ev evalResult
-	load := "var __tabrelayEvent = " + strconv.Quote(t.worlds.eventType()) + ";\n" + walkerJS
-	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": load, "contextId": r.ContextID}, &ev); err != nil {
+	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": walkerJS, "contextId": r.ContextID}, &ev); err != nil {
 		return 0, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
 	}
 	if err := ev.err(); err != nil {
@@ -169,28 +154,102 @@ func (t *Tab) inWorld(ctx context.Context, f *Frame, expression string, byValue 
 	}
 }
 
-// listenerScan finds, in the main world of session's root frame and its same-origin frames,
-// the elements with click listeners that nothing else marks as clickable (Chrome's DevTools
-// console API getEventListeners sees only listeners of the world it runs in, and the page's
-// are in the main world), and tells the walkers' worlds by dispatching the tab's secret event
-// on each. A page could fake or hide such events; they only add or drop "clickable" refs.
-func (t *Tab) listenerScan(ctx context.Context, session string) {
-	expr := `(() => {
-  const type = ` + strconv.Quote(t.worlds.eventType()) + `;
-  const skip = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'LABEL', 'OPTION', 'IFRAME', 'FRAME', 'HTML', 'BODY', 'SCRIPT', 'STYLE', 'HEAD']);
-  const visit = (root) => {
-    const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-    for (let el = w.nextNode(); el; el = w.nextNode()) {
-      if (el.shadowRoot) visit(el.shadowRoot);
-      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { try { if (el.contentDocument) visit(el.contentDocument); } catch (e) {} }
-      if (skip.has(el.tagName) || el.hasAttribute('onclick')) continue;
-      const l = getEventListeners(el);
-      if (l.click || l.mousedown || l.mouseup || l.pointerdown || l.pointerup) el.dispatchEvent(new Event(type, { composed: true }));
-    }
-  };
-  visit(document);
-})()`
-	_ = t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": expr, "includeCommandLineAPI": true, "silent": true}, nil)
+// clickTypes are the events whose listeners make an element script-clickable.
+var clickTypes = map[string]bool{"click": true, "mousedown": true, "mouseup": true, "pointerdown": true, "pointerup": true}
+
+// maxListenerNodes bounds how many elements with script-added click listeners a snapshot looks
+// up (each costs two calls).
+const maxListenerNodes = 200
+
+// listeners returns, per frame of session (frames: the session's frames, its root first), the
+// walker ids of the elements that have click listeners added by script: DOMDebugger lists every
+// listener of the document's tree (frames and shadow roots included) with its node, and each
+// node is then found in the walkers' worlds. Handlers set by onclick attributes are left out:
+// the walker sees those itself.
+func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) map[string]map[int]bool {
+	const group = "tabrelay-listeners"
+	defer func() {
+		go func() {
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = t.c.Call(c, session, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}, nil)
+		}()
+	}()
+	var doc evalResult
+	if err := t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": "document", "objectGroup": group}, &doc); err != nil || doc.Result.ObjectID == "" {
+		return nil
+	}
+	var r struct {
+		Listeners []struct {
+			Type      string `json:"type"`
+			BackendID int    `json:"backendNodeId"`
+			Handler   *struct {
+				Description string `json:"description"`
+			} `json:"handler"`
+		} `json:"listeners"`
+	}
+	if err := t.c.Call(ctx, session, "DOMDebugger.getEventListeners", map[string]any{"objectId": doc.Result.ObjectID, "depth": -1, "pierce": true}, &r); err != nil {
+		return nil
+	}
+	seen := map[int]bool{}
+	var nodes []int
+	for _, l := range r.Listeners {
+		if !clickTypes[l.Type] || l.BackendID == 0 || seen[l.BackendID] || len(nodes) >= maxListenerNodes {
+			continue
+		}
+		if l.Handler != nil && strings.HasPrefix(l.Handler.Description, "function on"+l.Type+"(") {
+			continue // an onclick attribute's handler
+		}
+		seen[l.BackendID] = true
+		nodes = append(nodes, l.BackendID)
+	}
+	out := map[string]map[int]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, backendID := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range frames {
+				wctx, err := t.worldContext(ctx, f)
+				if err != nil {
+					continue
+				}
+				obj, err := t.resolveIn(ctx, session, backendID, wctx)
+				if err != nil {
+					continue // not in this frame's document
+				}
+				var cr evalResult
+				err = t.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
+					"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.id(this)}", "returnByValue": true,
+				}, &cr)
+				t.release(ctx, session, obj)
+				var id int
+				if err == nil && json.Unmarshal(cr.Result.Value, &id) == nil && id != 0 {
+					mu.Lock()
+					if out[f.ID] == nil {
+						out[f.ID] = map[int]bool{}
+					}
+					out[f.ID][id] = true
+					mu.Unlock()
+				}
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// markListeners sets the listener flag on the walker nodes whose ids are in ids.
+func markListeners(ks []wnode, ids map[int]bool) {
+	for i := range ks {
+		k := &ks[i]
+		if k.I != 0 && ids[k.I] && k.F&wNoListener == 0 {
+			k.F |= wListener
+		}
+		markListeners(k.K, ids)
+	}
 }
 
 // walkFrame runs the walker on f's document and returns its outline and title.
@@ -358,6 +417,8 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 		sessions[s] = append(sessions[s], i)
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	listen := map[string]map[int]bool{} // frame id -> walker ids of elements with click listeners
 	walk := func(i int) {
 		defer wg.Done()
 		w := out[i]
@@ -391,21 +452,19 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// the walkers' worlds first (they hear the listener scan), then the scan, then the walks
-			var ww sync.WaitGroup
+			// the walks, and beside them the elements with script-added click listeners
+			var fs []*Frame
 			for _, i := range idx {
-				ww.Add(1)
-				go func() {
-					defer ww.Done()
-					_, _ = t.worldContext(ctx, out[i].frame)
-				}()
-			}
-			ww.Wait()
-			t.listenerScan(ctx, s)
-			for _, i := range idx {
+				fs = append(fs, out[i].frame)
 				wg.Add(1)
 				go walk(i)
 			}
+			ls := t.listeners(ctx, s, fs)
+			mu.Lock()
+			for f, ids := range ls {
+				listen[f] = ids
+			}
+			mu.Unlock()
 		}()
 	}
 	for i := 1; i < len(frames); i++ {
@@ -426,6 +485,14 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 	}
 	if out[0].err != nil {
 		return nil, out[0].err
+	}
+	for _, w := range out {
+		if ids := listen[w.frame.ID]; ids != nil && w.err == nil {
+			markListeners(w.kids, ids)
+			for _, r := range w.roots {
+				markListeners(r, ids)
+			}
+		}
 	}
 	// children of each frame by owner: parent frame id -> owner id -> walked
 	owned := map[string]map[int]*walked{}

@@ -5,9 +5,12 @@
 //                     compact JSON string: what the accessibility tree would show, computed
 //                     here instead of moving the whole tree over chrome.debugger;
 //   el(id)            the element with an id the walker gave (undefined once it is gone);
-//   id(el)            the id of an element (given on first sight, stable while it lives);
+//   id(el)            the id of an element (given on first sight, stable while it lives; 0 for
+//                     other nodes);
 //   check(id)         [connected, role, name] of an element, to re-resolve a ref.
-// Element ids live in a WeakMap of this world: the page cannot read or forge them.
+// Element ids live in a WeakMap of this world: the page cannot read or forge them. Click
+// listeners added by script are invisible here: inpage.go finds them with the DOMDebugger
+// domain and sets the listener flag on the output.
 //
 // A node of the output is an object: t a run of text, or an element with r role (the
 // accessibility tree's role names), n name, v value, u url, s states, f flags, i id, y/b top
@@ -19,13 +22,6 @@
   /** @type {Map<number, WeakRef<Element>>} */
   const byId = new Map();
   let next = 0;
-  // elements the main-world listener scan (inpage.go) reported as having click listeners: it
-  // dispatches an event of this world's secret type on each
-  /** @type {Set<EventTarget>} */
-  let clicked = new Set();
-  // @ts-ignore: set by the evaluation that loads this script
-  const eventType = typeof __tabrelayEvent === 'string' ? __tabrelayEvent : '';
-  if (eventType) window.addEventListener(eventType, (e) => { clicked.add(e.composedPath()[0]); e.stopImmediatePropagation(); }, true);
   const idOf = (el) => {
     let i = ids.get(el);
     if (i === undefined) {
@@ -37,7 +33,7 @@
   };
 
   // flags
-  const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128;
+  const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128, NOLISTEN = 256;
 
   const skipTags = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   const landmarkScope = 'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],[role=navigation],[role=region]';
@@ -353,7 +349,6 @@
     const active = deepActive();
     const focusedPage = document.hasFocus();
     const sx = window.scrollX, sy = window.scrollY;
-    const hasClick = (el) => el.hasAttribute('onclick') || clicked.has(el);
 
     /** @returns {any[]} the output nodes for node (none, one, or its children's) */
     const visit = (node, out, parentPointer) => {
@@ -400,7 +395,7 @@
       if (tag === 'INPUT' && el.type === 'password') f |= PASSWORD;
       if ((role === 'dialog' || role === 'alertdialog') && (ariaState(el, 'aria-modal') === 'true' || (tag === 'DIALOG' && el.matches(':modal')))) f |= MODAL;
       if (cursorPointer && !parentPointer && tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL') f |= POINTER;
-      if (tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL' && role !== 'none' && hasClick(el)) f |= LISTENER;
+      if (tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL' && el.hasAttribute('onclick')) f |= LISTENER;
       if (!el.shadowRoot && tag.includes('-')) f |= SHADOWHOST;
       if (role === 'none' && !(f & (POINTER | LISTENER | FOCUSABLE))) {
         out.push(...kidsOf());
@@ -413,7 +408,6 @@
       const s = statesOf(el, role);
       if (s.length) n.s = s;
       if (role === 'link' && el.href) n.u = String(el.href);
-      if (f) n.f = f;
       if (opts.boxes) {
         const r = el.getBoundingClientRect();
         if (r.width || r.height) {
@@ -421,7 +415,10 @@
           n.b = r.bottom + sy;
         }
       }
-      if (f & (FOCUSABLE | EDITABLE | POINTER | LISTENER | SHADOWHOST) || role !== 'generic' || tag === 'IFRAME' || tag === 'FRAME') n.i = idOf(el);
+      if (tag === 'BODY' || tag === 'HTML' || tag === 'IFRAME' || tag === 'FRAME' || tag === 'LABEL') f |= NOLISTEN;
+      if (f) n.f = f;
+      // every element gets its id: script-added click listeners are matched to ids afterwards
+      n.i = idOf(el);
       if (tag === 'IFRAME' || tag === 'FRAME') {
         out.push(n);
         return;
@@ -450,7 +447,6 @@
     }
     styles = new Map();
     forLabels = new Map();
-    if (root.nodeType === 9) clicked = new Set();
     return JSON.stringify(out);
   };
 
@@ -464,6 +460,6 @@
   };
 
   Object.defineProperty(globalThis, '__tabrelay', {
-    value: Object.freeze({ walk, id: idOf, el: (id) => byId.get(id)?.deref(), check }),
+    value: Object.freeze({ walk, id: (el) => (el && el.nodeType === 1 ? idOf(el) : 0), el: (id) => byId.get(id)?.deref(), check }),
   });
 })();
