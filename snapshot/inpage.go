@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,32 @@ type world struct {
 type worlds struct {
 	mu sync.Mutex
 	m  map[string]world
+	// frames are the frames of the latest in-page build (the next one starts from them)
+	frames []Frame
+	// owners caches frame owners: child frame id -> parent loader id and walker id
+	owners map[string]owner
+	// nodes caches listener nodes: session -> backend node id -> frame id and walker id (0: not
+	// an element of a walked frame)
+	nodes map[string]map[int]listenerNode
+	// doc is the main-world document object per session, fetched ahead for the next
+	// listener lookup in its own object group
+	doc map[string]docObject
+	// groups numbers the object groups of listener lookups
+	groups int
+}
+
+type owner struct {
+	parentLoader string
+	id           int
+}
+
+type listenerNode struct {
+	frameID, loaderID string
+	id                int
+}
+
+type docObject struct {
+	objectID, group string
 }
 
 // context returns the execution context of f's walker world, creating the world and
@@ -167,18 +194,14 @@ const maxListenerNodes = 200
 // node is then found in the walkers' worlds. Handlers set by onclick attributes are left out:
 // the walker sees those itself.
 func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) map[string]map[int]bool {
-	const group = "tabrelay-listeners"
-	defer func() {
-		go func() {
-			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			_ = t.c.Call(c, session, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}, nil)
-		}()
-	}()
-	var doc evalResult
-	if err := t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": "document", "objectGroup": group}, &doc); err != nil || doc.Result.ObjectID == "" {
-		return nil
+	doc, ok := t.takeDoc(session)
+	if !ok {
+		var err error
+		if doc, err = t.fetchDoc(ctx, session); err != nil {
+			return nil
+		}
 	}
+	defer t.prefetchDoc(ctx, session, doc.group)
 	var r struct {
 		Listeners []struct {
 			Type      string `json:"type"`
@@ -188,8 +211,17 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 			} `json:"handler"`
 		} `json:"listeners"`
 	}
-	if err := t.c.Call(ctx, session, "DOMDebugger.getEventListeners", map[string]any{"objectId": doc.Result.ObjectID, "depth": -1, "pierce": true}, &r); err != nil {
-		return nil
+	params := map[string]any{"objectId": doc.objectID, "depth": -1, "pierce": true}
+	if err := t.c.Call(ctx, session, "DOMDebugger.getEventListeners", params, &r); err != nil {
+		// the document fetched ahead is gone (a navigation): fetch it again
+		t.releaseGroup(ctx, session, doc.group)
+		if doc, err = t.fetchDoc(ctx, session); err != nil {
+			return nil
+		}
+		params["objectId"] = doc.objectID
+		if err := t.c.Call(ctx, session, "DOMDebugger.getEventListeners", params, &r); err != nil {
+			return nil
+		}
 	}
 	seen := map[int]bool{}
 	var nodes []int
@@ -203,17 +235,37 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 		seen[l.BackendID] = true
 		nodes = append(nodes, l.BackendID)
 	}
+	loaders := map[string]string{}
+	for _, f := range frames {
+		loaders[f.ID] = f.LoaderID
+	}
 	out := map[string]map[int]bool{}
 	var mu sync.Mutex
+	add := func(n listenerNode) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n.id == 0 {
+			return
+		}
+		if out[n.frameID] == nil {
+			out[n.frameID] = map[int]bool{}
+		}
+		out[n.frameID][n.id] = true
+	}
 	var wg sync.WaitGroup
 	for _, backendID := range nodes {
+		if n, ok := t.cachedNode(session, backendID); ok && loaders[n.frameID] == n.loaderID {
+			add(n)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			n := listenerNode{frameID: frames[0].ID, loaderID: frames[0].LoaderID} // not an element of a walked frame
 			for _, f := range frames {
 				wctx, err := t.worldContext(ctx, f)
 				if err != nil {
-					continue
+					return // try again next time
 				}
 				obj, err := t.resolveIn(ctx, session, backendID, wctx)
 				if err != nil {
@@ -225,20 +277,96 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 				}, &cr)
 				t.release(ctx, session, obj)
 				var id int
-				if err == nil && json.Unmarshal(cr.Result.Value, &id) == nil && id != 0 {
-					mu.Lock()
-					if out[f.ID] == nil {
-						out[f.ID] = map[int]bool{}
-					}
-					out[f.ID][id] = true
-					mu.Unlock()
+				if err != nil || json.Unmarshal(cr.Result.Value, &id) != nil {
+					return
 				}
-				return
+				n = listenerNode{frameID: f.ID, loaderID: f.LoaderID, id: id}
+				break
 			}
+			t.cacheNode(session, backendID, n)
+			add(n)
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// maxCachedNodes bounds the listener node cache of a session.
+const maxCachedNodes = 20000
+
+func (t *Tab) cachedNode(session string, backendID int) (listenerNode, bool) {
+	t.worlds.mu.Lock()
+	defer t.worlds.mu.Unlock()
+	n, ok := t.worlds.nodes[session][backendID]
+	return n, ok
+}
+
+func (t *Tab) cacheNode(session string, backendID int, n listenerNode) {
+	t.worlds.mu.Lock()
+	defer t.worlds.mu.Unlock()
+	if t.worlds.nodes == nil {
+		t.worlds.nodes = map[string]map[int]listenerNode{}
+	}
+	m := t.worlds.nodes[session]
+	if m == nil || len(m) >= maxCachedNodes {
+		m = map[int]listenerNode{}
+		t.worlds.nodes[session] = m
+	}
+	m[backendID] = n
+}
+
+// takeDoc returns (and forgets) the document object fetched ahead for session.
+func (t *Tab) takeDoc(session string) (docObject, bool) {
+	t.worlds.mu.Lock()
+	defer t.worlds.mu.Unlock()
+	d, ok := t.worlds.doc[session]
+	delete(t.worlds.doc, session)
+	return d, ok
+}
+
+// fetchDoc evaluates the main world's document of session's root frame in a new object group
+// (the listeners' handlers are wrapped in the same group, released after use).
+func (t *Tab) fetchDoc(ctx context.Context, session string) (docObject, error) {
+	t.worlds.mu.Lock()
+	t.worlds.groups++
+	group := "tabrelay-listeners-" + strconv.Itoa(t.worlds.groups)
+	t.worlds.mu.Unlock()
+	var doc evalResult
+	if err := t.c.Call(ctx, session, "Runtime.evaluate", map[string]any{"expression": "document", "objectGroup": group}, &doc); err != nil {
+		return docObject{}, err
+	}
+	if doc.Result.ObjectID == "" {
+		return docObject{}, errors.New("no document")
+	}
+	return docObject{objectID: doc.Result.ObjectID, group: group}, nil
+}
+
+// prefetchDoc releases the object group used and fetches the document for the next lookup,
+// in the background.
+func (t *Tab) prefetchDoc(ctx context.Context, session, used string) {
+	go func() {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		t.releaseGroup(c, session, used)
+		d, err := t.fetchDoc(c, session)
+		if err != nil {
+			return
+		}
+		t.worlds.mu.Lock()
+		if t.worlds.doc == nil {
+			t.worlds.doc = map[string]docObject{}
+		}
+		old, had := t.worlds.doc[session]
+		t.worlds.doc[session] = d
+		t.worlds.mu.Unlock()
+		if had {
+			t.releaseGroup(c, session, old.group)
+		}
+	}()
+}
+
+func (t *Tab) releaseGroup(ctx context.Context, session, group string) {
+	_ = t.c.Call(ctx, session, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}, nil)
 }
 
 // markListeners sets the listener flag on the walker nodes whose ids are in ids.
@@ -289,6 +417,26 @@ func decodeWalk(v json.RawMessage) ([]wnode, error) {
 // frameOwner returns the walker id of the <iframe> element that holds frame f, in the
 // parent frame's world.
 func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame) (int, error) {
+	t.worlds.mu.Lock()
+	o, ok := t.worlds.owners[f.ID]
+	t.worlds.mu.Unlock()
+	if ok && o.parentLoader == parent.LoaderID {
+		return o.id, nil
+	}
+	id, err := t.findFrameOwner(ctx, parent, f)
+	if err == nil && id != 0 {
+		t.worlds.mu.Lock()
+		if t.worlds.owners == nil {
+			t.worlds.owners = map[string]owner{}
+		}
+		t.worlds.owners[f.ID] = owner{parentLoader: parent.LoaderID, id: id}
+		t.worlds.mu.Unlock()
+	}
+	return id, err
+}
+
+// findFrameOwner asks the DOM domain for frame f's owner element and its walker id.
+func (t *Tab) findFrameOwner(ctx context.Context, parent, f *Frame) (int, error) {
 	var fo struct {
 		BackendID int `json:"backendNodeId"`
 	}
@@ -395,12 +543,57 @@ type walked struct {
 }
 
 // buildInPage builds the snapshot tree with the in-page walker: one evaluation per frame (in
-// parallel), the iframe owners and closed shadow roots through the DOM domain.
+// parallel), the iframe owners, closed shadow roots and script-added click listeners through
+// the DOM and DOMDebugger domains. With the frame list of the tab's previous build it does not
+// wait for the frame tree: it walks the frames it knew, asks the frame tree beside, and walks
+// again only if the frames changed (a navigation, a new iframe).
 func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
+	t.worlds.mu.Lock()
+	known := t.worlds.frames
+	t.worlds.mu.Unlock()
+	if len(known) > 0 {
+		type listed struct {
+			frames []Frame
+			err    error
+		}
+		fresh := make(chan listed, 1)
+		go func() {
+			f, err := t.Frames(ctx)
+			fresh <- listed{f, err}
+		}()
+		root, werr := t.walkFrames(ctx, known)
+		l := <-fresh
+		if l.err != nil {
+			return nil, l.err
+		}
+		if werr == nil && sameFrames(known, l.frames) {
+			return root, nil
+		}
+		return t.walkFrames(ctx, l.frames)
+	}
 	frames, err := t.Frames(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return t.walkFrames(ctx, frames)
+}
+
+// sameFrames reports whether two frame lists name the same documents in the same sessions.
+func sameFrames(a, b []Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].LoaderID != b[i].LoaderID || a[i].Session != b[i].Session || a[i].ParentID != b[i].ParentID {
+			return false
+		}
+	}
+	return true
+}
+
+// walkFrames walks frames (the main frame first) and stitches their outlines.
+func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, error) {
+	frames = slices.Clone(frames)
 	byID := map[string]*Frame{}
 	for i := range frames {
 		byID[frames[i].ID] = &frames[i]
@@ -508,7 +701,16 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 		m[w.owner] = w
 	}
 	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
-	return ib.frame(out[0]), nil
+	root := ib.frame(out[0])
+	t.worlds.mu.Lock()
+	t.worlds.frames = frames
+	for _, w := range out[1:] {
+		if !ib.done[w.frame.ID] {
+			delete(t.worlds.owners, w.frame.ID) // its owner moved: ask again next time
+		}
+	}
+	t.worlds.mu.Unlock()
+	return root, nil
 }
 
 func collectHosts(ks []wnode, hosts *[]int) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -296,18 +298,32 @@ func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
 		children[k] = v
 	}
 	t.mu.Unlock()
-	for id, ch := range children {
-		var r struct {
-			FrameTree frameTreeJSON `json:"frameTree"`
+	// the out-of-process frames' trees, asked in parallel, walked in a stable order
+	ids := slices.Sorted(maps.Keys(children))
+	trees := make([]*frameTreeJSON, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r struct {
+				FrameTree frameTreeJSON `json:"frameTree"`
+			}
+			if err := t.c.Call(ctx, children[id].session, "Page.getFrameTree", nil, &r); err != nil {
+				return // the frame went away
+			}
+			if r.FrameTree.Frame.ID == "" {
+				r.FrameTree.Frame.ID = id
+			}
+			trees[i] = &r.FrameTree
+		}()
+	}
+	wg.Wait()
+	for i, id := range ids {
+		if trees[i] != nil {
+			// an OOPIF's own tree names it as a root; its parent is the embedding frame
+			walk(children[id].session, children[id].parentID, *trees[i])
 		}
-		if err := t.c.Call(ctx, ch.session, "Page.getFrameTree", nil, &r); err != nil {
-			continue // the frame went away
-		}
-		if r.FrameTree.Frame.ID == "" {
-			r.FrameTree.Frame.ID = id
-		}
-		// an OOPIF's own tree names it as a root; its parent is the embedding frame
-		walk(ch.session, ch.parentID, r.FrameTree)
 	}
 	return out, nil
 }
