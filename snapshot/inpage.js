@@ -22,6 +22,7 @@
   /** @type {Map<number, WeakRef<Element>>} */
   const byId = new Map();
   let next = 0;
+  let seenLive = 0; // byId's size after its last pruning
   const idOf = (el) => {
     let i = ids.get(el);
     if (i === undefined) {
@@ -447,6 +448,11 @@
     }
     styles = new Map();
     forLabels = new Map();
+    // forget the ids of elements that were collected (their WeakRefs stay in byId otherwise)
+    if (root.nodeType === 9 && byId.size > 2 * seenLive + 5000) {
+      for (const [i, r] of byId) if (!r.deref()) byId.delete(i);
+      seenLive = byId.size;
+    }
     return JSON.stringify(out);
   };
 

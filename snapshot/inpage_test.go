@@ -151,3 +151,62 @@ func TestInPageClosedShadowRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestInPageFollowsFrameChanges checks that in-page builds, which start from the previous
+// build's frame list, follow a frame that navigates, a frame added by script, a listener added
+// by script and a navigation of the page itself.
+func TestInPageFollowsFrameChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openTab(t, ctx, "/hard/frames.html")
+	snap := func(want ...string) *Snapshot {
+		t.Helper()
+		var s *Snapshot
+		// the change lands asynchronously (a frame loads): wait for it, bounded by ctx
+		for {
+			var err error
+			if s, err = tab.Snapshot(ctx, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			missing := ""
+			for _, w := range want {
+				if !strings.Contains(s.Text, w) {
+					missing = w
+				}
+			}
+			if missing == "" {
+				return s
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no %s in\n%s", missing, s.Text)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	snap(`button "Button in same"`, `button "Button in cross"`)
+	if _, err := evalIn(ctx, tab, `document.getElementById('same').src = 'frame-controls.html?p=moved'`); err != nil {
+		t.Fatal(err)
+	}
+	s := snap(`button "Button in moved"`, `button "Button in cross"`)
+	if strings.Contains(s.Text, "Button in same") {
+		t.Errorf("the navigated frame's old content is still shown:\n%s", s.Text)
+	}
+	if _, err := evalIn(ctx, tab, `(() => { const f = document.createElement('iframe'); f.title = 'Added'; f.src = 'frame-controls.html?p=added'; document.body.append(f); })()`); err != nil {
+		t.Fatal(err)
+	}
+	snap(`iframe "Added"`, `button "Button in added"`, `button "Button in moved"`)
+	if _, err := evalIn(ctx, tab, `(() => { const s = document.createElement('span'); s.textContent = 'Late listener'; s.addEventListener('click', () => {}); document.body.append(s); })()`); err != nil {
+		t.Fatal(err)
+	}
+	snap(`clickable "Late listener"`)
+	url := shared.srv.URL("/hard/menu.html")
+	if _, err := evalIn(ctx, tab, `location.href = `+strconvQuote(url)); err != nil {
+		t.Fatal(err)
+	}
+	s = snap(`clickable "Plain clickable"`, `tab "Day"`)
+	if strings.Contains(s.Text, "iframe") {
+		t.Errorf("frames of the previous page are still shown:\n%s", s.Text)
+	}
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
