@@ -380,25 +380,32 @@ func markListeners(ks []wnode, ids map[int]bool) {
 	}
 }
 
-// walkFrame runs the walker on f's document and returns its outline and title.
-func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wnode, string, error) {
-	ev, err := t.inWorld(ctx, f, `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: `+strconv.FormatBool(main)+`}) + ']'`, true)
+// walkFrame runs the walker on f's document and returns its outline and title, and for the
+// main frame the page state a snapshot's header tells (so no other call asks it).
+func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wnode, string, pageState, error) {
+	expr := `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: false}) + ']'`
+	if main {
+		expr = `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: true}) + ',' + JSON.stringify(document.readyState) + ',' +
+			(window.visualViewport ? visualViewport.pageTop + visualViewport.height : scrollY + innerHeight) + ']'`
+	}
+	ev, err := t.inWorld(ctx, f, expr, true)
 	if err != nil {
-		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
 	}
 	var s string
 	if err := json.Unmarshal(ev.Result.Value, &s); err != nil {
-		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
 	}
-	var r struct {
-		title string
-		kids  []wnode
-	}
-	parts := []any{&r.title, &r.kids}
+	var (
+		title, ready string
+		kids         []wnode
+		fold         float64
+	)
+	parts := []any{&title, &kids, &ready, &fold}
 	if err := json.Unmarshal([]byte(s), &parts); err != nil {
-		return nil, "", fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
 	}
-	return r.kids, collapse(r.title), nil
+	return kids, collapse(title), pageState{loading: ready != "" && ready != "complete", fold: fold}, nil
 }
 
 // decodeWalk decodes the walker's JSON string.
@@ -536,6 +543,7 @@ type walked struct {
 	frame *Frame
 	kids  []wnode
 	title string
+	state pageState // the main frame's
 	err   error
 	owner int             // walker id of the frame's <iframe> in its parent (0: main or unknown)
 	roots map[int][]wnode // closed shadow roots by host id
@@ -547,7 +555,7 @@ type walked struct {
 // the DOM and DOMDebugger domains. With the frame list of the tab's previous build it does not
 // wait for the frame tree: it walks the frames it knew, asks the frame tree beside, and walks
 // again only if the frames changed (a navigation, a new iframe).
-func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
+func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
 	t.worlds.mu.Lock()
 	known := t.worlds.frames
 	t.worlds.mu.Unlock()
@@ -561,19 +569,19 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, error) {
 			f, err := t.Frames(ctx)
 			fresh <- listed{f, err}
 		}()
-		root, werr := t.walkFrames(ctx, known)
+		root, ps, werr := t.walkFrames(ctx, known)
 		l := <-fresh
 		if l.err != nil {
-			return nil, l.err
+			return nil, pageState{}, l.err
 		}
 		if werr == nil && sameFrames(known, l.frames) {
-			return root, nil
+			return root, ps, nil
 		}
 		return t.walkFrames(ctx, l.frames)
 	}
 	frames, err := t.Frames(ctx)
 	if err != nil {
-		return nil, err
+		return nil, pageState{}, err
 	}
 	return t.walkFrames(ctx, frames)
 }
@@ -592,7 +600,7 @@ func sameFrames(a, b []Frame) bool {
 }
 
 // walkFrames walks frames (the main frame first) and stitches their outlines.
-func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, error) {
+func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState, error) {
 	frames = slices.Clone(frames)
 	byID := map[string]*Frame{}
 	for i := range frames {
@@ -615,7 +623,7 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, error) {
 	walk := func(i int) {
 		defer wg.Done()
 		w := out[i]
-		w.kids, w.title, w.err = t.walkFrame(ctx, w.frame, i == 0)
+		w.kids, w.title, w.state, w.err = t.walkFrame(ctx, w.frame, i == 0)
 		if w.err != nil {
 			return
 		}
@@ -674,10 +682,10 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, error) {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, pageState{}, err
 	}
 	if out[0].err != nil {
-		return nil, out[0].err
+		return nil, pageState{}, out[0].err
 	}
 	for _, w := range out {
 		if ids := listen[w.frame.ID]; ids != nil && w.err == nil {
@@ -710,7 +718,7 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, error) {
 		}
 	}
 	t.worlds.mu.Unlock()
-	return root, nil
+	return root, out[0].state, nil
 }
 
 func collectHosts(ks []wnode, hosts *[]int) {
