@@ -171,6 +171,7 @@ func (t *Tab) inWorld(ctx context.Context, f *Frame, expression string, byValue 
 		}, &ev)
 		var ce *cdpclient.Error
 		if err != nil && errors.As(err, &ce) && attempt == 0 && ctx.Err() == nil {
+			t.markFramesChanged()
 			t.forgetWorld(f) // "Cannot find context with specified id"
 			continue
 		}
@@ -552,13 +553,21 @@ type walked struct {
 
 // buildInPage builds the snapshot tree with the in-page walker: one evaluation per frame (in
 // parallel), the iframe owners, closed shadow roots and script-added click listeners through
-// the DOM and DOMDebugger domains. With the frame list of the tab's previous build it does not
-// wait for the frame tree: it walks the frames it knew, asks the frame tree beside, and walks
-// again only if the frames changed (a navigation, a new iframe).
+// the DOM and DOMDebugger domains. It reuses the previous build's frame list while no frame
+// event (attach, detach, navigation) arrived since; else it asks the frame tree, beside a walk
+// of the frames it knew, and walks again only if the frames changed.
 func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
+	changed := t.takeFramesChanged()
 	t.worlds.mu.Lock()
 	known := t.worlds.frames
 	t.worlds.mu.Unlock()
+	if len(known) > 0 && !changed {
+		root, ps, err := t.walkFrames(ctx, known)
+		if err == nil {
+			return root, ps, nil
+		}
+		// a frame went away without our hearing of it yet: ask the frame tree
+	}
 	if len(known) > 0 {
 		type listed struct {
 			frames []Frame
@@ -686,6 +695,11 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState,
 	}
 	if out[0].err != nil {
 		return nil, pageState{}, out[0].err
+	}
+	for _, w := range out[1:] {
+		if w.err != nil {
+			t.markFramesChanged() // a frame went away or was replaced: list the frames next time
+		}
 	}
 	for _, w := range out {
 		if ids := listen[w.frame.ID]; ids != nil && w.err == nil {

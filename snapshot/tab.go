@@ -58,6 +58,9 @@ type Tab struct {
 	worlds worlds
 	// inPage builds snapshots with the in-page walker instead of the accessibility tree
 	inPage bool
+	// framesChanged is set by any frame event (attached, detached, navigated, an iframe
+	// target attached or detached) since the last in-page build took the frame list
+	framesChanged bool
 }
 
 // UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
@@ -67,6 +70,22 @@ type Tab struct {
 func (t *Tab) UseInPage(on bool) {
 	t.mu.Lock()
 	t.inPage = on
+	t.mu.Unlock()
+}
+
+// takeFramesChanged reports whether the tab's frames may have changed since the last call.
+func (t *Tab) takeFramesChanged() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.framesChanged
+	t.framesChanged = false
+	return c
+}
+
+// markFramesChanged makes the next in-page build ask the frame tree.
+func (t *Tab) markFramesChanged() {
+	t.mu.Lock()
+	t.framesChanged = true
 	t.mu.Unlock()
 }
 
@@ -197,6 +216,11 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 		if json.Unmarshal(e.Params, &p) == nil && p.Frame.ParentID == "" && e.SessionID == t.session {
 			t.dialog = nil
 		}
+	}
+	switch e.Method {
+	case "Page.frameAttached", "Page.frameDetached", "Page.frameNavigated", "Page.documentOpened",
+		"Target.attachedToTarget", "Target.detachedFromTarget":
+		t.framesChanged = true
 	}
 	fns := t.listen
 	t.mu.Unlock()
