@@ -92,6 +92,7 @@ type listenerNode struct {
 
 type docObject struct {
 	objectID, group string
+	uses            int
 }
 
 // context returns the execution context of f's walker world, creating the world and
@@ -202,7 +203,7 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 			return nil
 		}
 	}
-	defer t.prefetchDoc(ctx, session, doc.group)
+	defer t.keepDoc(ctx, session, doc)
 	var r struct {
 		Listeners []struct {
 			Type      string `json:"type"`
@@ -316,13 +317,38 @@ func (t *Tab) cacheNode(session string, backendID int, n listenerNode) {
 	m[backendID] = n
 }
 
-// takeDoc returns (and forgets) the document object fetched ahead for session.
+// docUses is how many listener lookups use one document object: the handlers each lookup
+// wraps stay in its object group until the group is released with it.
+const docUses = 16
+
+// takeDoc returns (and forgets) the document object kept for session.
 func (t *Tab) takeDoc(session string) (docObject, bool) {
 	t.worlds.mu.Lock()
 	defer t.worlds.mu.Unlock()
 	d, ok := t.worlds.doc[session]
 	delete(t.worlds.doc, session)
 	return d, ok
+}
+
+// keepDoc keeps the document object d for the next lookup, or after docUses lookups
+// releases its group and fetches a new one in the background.
+func (t *Tab) keepDoc(ctx context.Context, session string, d docObject) {
+	d.uses++
+	if d.uses < docUses {
+		t.worlds.mu.Lock()
+		if t.worlds.doc == nil {
+			t.worlds.doc = map[string]docObject{}
+		}
+		_, taken := t.worlds.doc[session]
+		if !taken {
+			t.worlds.doc[session] = d
+		}
+		t.worlds.mu.Unlock()
+		if !taken {
+			return
+		}
+	}
+	t.prefetchDoc(ctx, session, d.group)
 }
 
 // fetchDoc evaluates the main world's document of session's root frame in a new object group
