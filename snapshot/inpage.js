@@ -267,7 +267,7 @@
       const fc = [...el.children].find((c) => c.tagName === 'FIGCAPTION');
       if (fc) return collapse(textFrom(fc, true, new Set()));
     }
-    if (fromContent.has(role) || (role === 'generic' && false)) {
+    if (fromContent.has(role)) {
       const n = collapse(textFrom(el, true, new Set()));
       if (n) return n;
     }
@@ -349,7 +349,7 @@
     forLabels = new Map();
     const active = deepActive();
     const focusedPage = document.hasFocus();
-    const sx = window.scrollX, sy = window.scrollY;
+    const sy = window.scrollY;
 
     /** @returns {any[]} the output nodes for node (none, one, or its children's) */
     const visit = (node, out, parentPointer) => {
@@ -437,7 +437,6 @@
         if (k.length) n.k = k;
       }
       out.push(n);
-      void sx;
     };
     const out = [];
     const start = root.nodeType === 9 ? root.documentElement : root;
