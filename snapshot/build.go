@@ -81,6 +81,7 @@ type node struct {
 
 	frame     *Frame
 	backendID int
+	pid       int // the in-page walker's id of the element (in-page builds; 0 otherwise)
 	wantRef   bool
 	ref       string
 	ctx       string // text of the row or item around it (re-resolution)
@@ -496,6 +497,15 @@ func (b *builder) convert(fd *frameData, byID map[string]*axNode, ax *axNode, in
 		return []*node{n}
 	}
 	convertKids(false)
+	return classify(n, role, kids, focusable, editable, fd.click[ax.BackendID])
+}
+
+// classify finishes node n of accessibility role role with its converted children: native
+// select options become n.options, fields lose their user-agent parts, and n gets a ref when it
+// is interactive, editable, a named dialog or frame, or script-clickable (click says why, see
+// clickListener). Both builders (the accessibility tree's and the in-page walker's) use it, so
+// they agree on what gets a ref.
+func classify(n *node, role string, kids []*node, focusable, editable bool, click uint8) []*node {
 	// collect native select options
 	if role == "combobox" || role == "PopUpButton" {
 		var rest []*node
@@ -524,7 +534,7 @@ func (b *builder) convert(fd *frameData, byID map[string]*axNode, ax *axNode, in
 		n.wantRef = true
 	case role == "LabelText":
 		// a label's clicks go to its control, which has its own ref
-	case fd.click[ax.BackendID]&clickPointer != 0 || (fd.click[ax.BackendID]&clickListener != 0 && !anyRef(kids)) ||
+	case click&clickPointer != 0 || (click&clickListener != 0 && !anyRef(kids)) ||
 		(focusable && role != "RootWebArea"):
 		// script-clickable; a listener on a container of controls is event delegation, not a target
 		n.wantRef = true

@@ -12,8 +12,16 @@
 //	- link "Checkout" [ref=e4] [url=/checkout]
 //
 // Everything goes through the Chrome DevTools Protocol methods a Chrome extension's
-// chrome.debugger may use (Accessibility, DOM, DOMSnapshot, Page, Runtime, Target auto-attach),
-// so the same code works on a real Chrome endpoint and through the tabrelay relay.
+// chrome.debugger may use (Accessibility, DOM, DOMDebugger, DOMSnapshot, Page, Runtime, Target
+// auto-attach), so the same code works on a real Chrome endpoint and through the tabrelay relay.
+//
+// Two builders make the same tree. By default the outline is computed in the page (inpage.js,
+// run in an isolated world of each frame: roles, names, states and values of what is rendered,
+// a few hundred bytes per element instead of Chrome's whole accessibility tree); iframes are
+// stitched by their owner elements, closed shadow roots are handed to the walker through the
+// DOM domain, and script-added click listeners come from DOMDebugger. The other builder reads
+// Chrome's full accessibility tree (Tab.UseInPage(false)): it is the reference the tests
+// compare the in-page outline with.
 //
 // Refs are per tab and stable: an unchanged element keeps its ref across snapshots, and an
 // element re-rendered by a framework (same role, name and position among equals in the same

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -23,6 +24,7 @@ type refEntry struct {
 	loaderID  string
 	session   string
 	backendID int
+	pid       int // in-page walker id (refs of in-page builds)
 	axRole    string
 	axName    string
 	role      string
@@ -43,7 +45,16 @@ func (e *refEntry) describe() string {
 type refKey struct {
 	frame   string
 	backend int
+	pid     int
 }
+
+// key is the identity of n's element in its frame: its backend node id (accessibility-tree
+// builds) or its in-page walker id (in-page builds); ok is false when it has neither.
+func (n *node) key() (refKey, bool) {
+	return refKey{n.frame.ID, n.backendID, n.pid}, n.backendID != 0 || n.pid != 0
+}
+
+func (e *refEntry) key() refKey { return refKey{e.frameID, e.backendID, e.pid} }
 
 type staleKey struct {
 	frame, loader, role, name, ctx string
@@ -88,13 +99,15 @@ func (rt *refTable) assign(root *node) {
 	}
 	walk(root)
 	update := func(e *refEntry, n *node) {
-		e.frameID, e.loaderID, e.session, e.backendID = n.frame.ID, n.frame.LoaderID, n.frame.Session, n.backendID
+		e.frameID, e.loaderID, e.session, e.backendID, e.pid = n.frame.ID, n.frame.LoaderID, n.frame.Session, n.backendID, n.pid
 		e.axRole, e.axName, e.role, e.name, e.ctx, e.nth, e.count, e.gen = n.axRole, n.axName, n.role, n.name, n.ctx, n.nth, n.count, gen
 		n.ref = e.ref
 	}
 	var pending []*node
 	for _, n := range nodes {
-		if e := rt.byKey[refKey{n.frame.ID, n.backendID}]; e != nil && e.axRole == n.axRole && e.gen != gen && n.backendID != 0 {
+		if k, ok := n.key(); !ok {
+			pending = append(pending, n)
+		} else if e := rt.byKey[k]; e != nil && e.axRole == n.axRole && e.gen != gen {
 			update(e, n)
 		} else {
 			pending = append(pending, n)
@@ -109,24 +122,26 @@ func (rt *refTable) assign(root *node) {
 	for _, n := range pending {
 		k := staleKey{n.frame.ID, n.frame.LoaderID, n.axRole, n.name, n.ctx, n.nth, n.count}
 		if e := stale[k]; e != nil && e.gen != gen {
-			delete(rt.byKey, refKey{e.frameID, e.backendID})
+			delete(rt.byKey, e.key())
 			update(e, n)
-			rt.byKey[refKey{n.frame.ID, n.backendID}] = e
+			if k, ok := n.key(); ok {
+				rt.byKey[k] = e
+			}
 			continue
 		}
 		rt.next++
 		e := &refEntry{ref: "e" + strconv.Itoa(rt.next)}
 		update(e, n)
 		rt.byRef[e.ref] = e
-		if n.backendID != 0 {
-			rt.byKey[refKey{n.frame.ID, n.backendID}] = e
+		if k, ok := n.key(); ok {
+			rt.byKey[k] = e
 		}
 	}
 	for r, e := range rt.byRef {
 		if gen-e.gen >= keepGenerations {
 			delete(rt.byRef, r)
-			if rt.byKey[refKey{e.frameID, e.backendID}] == e {
-				delete(rt.byKey, refKey{e.frameID, e.backendID})
+			if rt.byKey[e.key()] == e {
+				delete(rt.byKey, e.key())
 			}
 		}
 	}
@@ -219,12 +234,15 @@ func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
 
 // identity checks that e's node is still connected with the same role and name.
 func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
-	if e.backendID == 0 {
-		return nil, errors.New("no node")
-	}
 	session := e.session
 	if f, ok := t.childSessionFor(e.frameID); ok {
 		session = f // an out-of-process frame may have been re-attached
+	}
+	if e.pid != 0 {
+		return t.identityInPage(ctx, e, session)
+	}
+	if e.backendID == 0 {
+		return nil, errors.New("no node")
 	}
 	var rn struct {
 		Object struct {
@@ -267,6 +285,40 @@ func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
 	}
 	return &Element{
 		Ref: e.ref, Role: e.role, Name: e.name, BackendID: e.backendID, ObjectID: rn.Object.ObjectID,
+		Frame: Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID},
+	}, nil
+}
+
+// identityInPage checks, in the walker's world, that the element of an in-page build's ref is
+// still connected with the same role and name, and resolves it to its backend node and a
+// main-world object.
+func (t *Tab) identityInPage(ctx context.Context, e refEntry, session string) (*Element, error) {
+	f := &Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID}
+	role, _ := json.Marshal(e.axRole)
+	name, _ := json.Marshal(e.axName)
+	ev, err := t.inWorld(ctx, f, fmt.Sprintf(`(() => { const c = __tabrelay.check(%d); return c[0] && c[1] === %s && c[2].replace(/\s+/g, ' ').trim() === %s ? __tabrelay.el(%d) : null })()`,
+		e.pid, role, name, e.pid), false)
+	if err != nil {
+		return nil, err
+	}
+	if ev.Result.ObjectID == "" {
+		return nil, errors.New("gone, or role or name changed")
+	}
+	defer t.release(ctx, session, ev.Result.ObjectID)
+	var d struct {
+		Node struct {
+			BackendID int `json:"backendNodeId"`
+		} `json:"node"`
+	}
+	if err := t.c.Call(ctx, session, "DOM.describeNode", map[string]any{"objectId": ev.Result.ObjectID}, &d); err != nil {
+		return nil, err
+	}
+	obj, err := t.resolveIn(ctx, session, d.Node.BackendID, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Element{
+		Ref: e.ref, Role: e.role, Name: e.name, BackendID: d.Node.BackendID, ObjectID: obj,
 		Frame: Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID},
 	}, nil
 }

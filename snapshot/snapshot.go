@@ -68,6 +68,10 @@ type Snapshot struct {
 
 // build fetches every frame's accessibility tree and assigns refs.
 func (t *Tab) build(ctx context.Context) (*node, error) {
+	if t.usesInPage() {
+		root, _, err := t.buildPage(ctx)
+		return root, err
+	}
 	frames, data, err := t.fetch(ctx)
 	if err != nil {
 		return nil, err
@@ -81,6 +85,17 @@ func (t *Tab) build(ctx context.Context) (*node, error) {
 	numberNth(root)
 	t.refs.assign(root)
 	return root, nil
+}
+
+// buildPage builds in the page and assigns refs; the walk also reads the page state.
+func (t *Tab) buildPage(ctx context.Context) (*node, pageState, error) {
+	root, ps, err := t.buildInPage(ctx)
+	if err != nil {
+		return nil, ps, err
+	}
+	numberNth(root)
+	t.refs.assign(root)
+	return root, ps, nil
 }
 
 // Snapshot takes a role snapshot of the tab.
@@ -102,10 +117,21 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		s.Took = time.Since(start)
 		return s, nil
 	}
-	// the page state is asked beside the build: neither waits for the other
-	state, stop := t.pageState(ctx)
-	defer stop()
-	root, err := t.build(ctx)
+	var root *node
+	var state func() pageState
+	var err error
+	if t.usesInPage() {
+		// the walk reads the page state too
+		var ps pageState
+		root, ps, err = t.buildPage(ctx)
+		state = func() pageState { return ps }
+	} else {
+		// the page state is asked beside the build: neither waits for the other
+		var stop func()
+		state, stop = t.pageState(ctx)
+		defer stop()
+		root, err = t.build(ctx)
+	}
 	if err != nil {
 		// the page state calls end on their own (1 s at most); a dialog may be what blocks them
 		if d := t.Dialog(); d != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +54,45 @@ type Tab struct {
 	closed   bool
 
 	refs refTable
+	// worlds are the in-page walker's isolated worlds, by frame
+	worlds worlds
+	// inPage builds snapshots with the in-page walker instead of the accessibility tree
+	inPage bool
+	// framesChanged is set by any frame event (attached, detached, navigated, an iframe
+	// target attached or detached) since the last in-page build took the frame list
+	framesChanged bool
+}
+
+// UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
+// computes the outline in each frame's isolated world and hands over only what is rendered
+// (fast on large pages); off, from Chrome's full accessibility tree (the reference, slow on
+// large pages). Call it before the first snapshot: refs of one tab come from one builder.
+func (t *Tab) UseInPage(on bool) {
+	t.mu.Lock()
+	t.inPage = on
+	t.mu.Unlock()
+}
+
+// takeFramesChanged reports whether the tab's frames may have changed since the last call.
+func (t *Tab) takeFramesChanged() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.framesChanged
+	t.framesChanged = false
+	return c
+}
+
+// markFramesChanged makes the next in-page build ask the frame tree.
+func (t *Tab) markFramesChanged() {
+	t.mu.Lock()
+	t.framesChanged = true
+	t.mu.Unlock()
+}
+
+func (t *Tab) usesInPage() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inPage
 }
 
 type childSession struct {
@@ -64,7 +105,7 @@ type childSession struct {
 // sessions), enables the Page domain and auto-attach for out-of-process iframes, and starts
 // tracking dialogs. The caller must Close the tab when done.
 func Attach(ctx context.Context, c *cdpclient.Client, targetID string) (*Tab, error) {
-	t := &Tab{c: c, targetID: targetID, children: map[string]childSession{}}
+	t := &Tab{c: c, targetID: targetID, children: map[string]childSession{}, inPage: true}
 	t.refs.init()
 	// Subscribe before attaching so no auto-attach event is missed.
 	t.unsub = c.Subscribe(t.onEvent)
@@ -176,6 +217,11 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 			t.dialog = nil
 		}
 	}
+	switch e.Method {
+	case "Page.frameAttached", "Page.frameDetached", "Page.frameNavigated", "Page.documentOpened",
+		"Target.attachedToTarget", "Target.detachedFromTarget":
+		t.framesChanged = true
+	}
 	fns := t.listen
 	t.mu.Unlock()
 	for _, fn := range fns {
@@ -276,18 +322,32 @@ func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
 		children[k] = v
 	}
 	t.mu.Unlock()
-	for id, ch := range children {
-		var r struct {
-			FrameTree frameTreeJSON `json:"frameTree"`
+	// the out-of-process frames' trees, asked in parallel, walked in a stable order
+	ids := slices.Sorted(maps.Keys(children))
+	trees := make([]*frameTreeJSON, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r struct {
+				FrameTree frameTreeJSON `json:"frameTree"`
+			}
+			if err := t.c.Call(ctx, children[id].session, "Page.getFrameTree", nil, &r); err != nil {
+				return // the frame went away
+			}
+			if r.FrameTree.Frame.ID == "" {
+				r.FrameTree.Frame.ID = id
+			}
+			trees[i] = &r.FrameTree
+		}()
+	}
+	wg.Wait()
+	for i, id := range ids {
+		if trees[i] != nil {
+			// an OOPIF's own tree names it as a root; its parent is the embedding frame
+			walk(children[id].session, children[id].parentID, *trees[i])
 		}
-		if err := t.c.Call(ctx, ch.session, "Page.getFrameTree", nil, &r); err != nil {
-			continue // the frame went away
-		}
-		if r.FrameTree.Frame.ID == "" {
-			r.FrameTree.Frame.ID = id
-		}
-		// an OOPIF's own tree names it as a root; its parent is the embedding frame
-		walk(ch.session, ch.parentID, r.FrameTree)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // extensionOpener opens tabs in a browser with the real extension and shares each with a click
@@ -47,6 +48,12 @@ func (o *extensionOpener) CloseTab(ctx context.Context, id string) error {
 // connection: the path the agent takes.
 func TestAccuracyThroughExtension(t *testing.T) {
 	throughExtension(t, func() { accuracy(t) })
+}
+
+// TestAccuracyAXTreeThroughExtension runs the accuracy check through the real extension with
+// snapshots built from the accessibility tree (the reference builder).
+func TestAccuracyAXTreeThroughExtension(t *testing.T) {
+	throughExtension(t, func() { withAXTree(t, func() { accuracy(t) }) })
 }
 
 // throughExtension runs fn with the package's shared environment switched to tabs shared
@@ -95,4 +102,32 @@ func throughExtension(t *testing.T, fn func()) {
 	shared = env{b: &extensionOpener{b: b, tabs: map[string]browser.Tab{}}, srv: direct.srv, svc: svc}
 	defer func() { shared = direct }()
 	fn()
+}
+
+// TestInPageMatchesAXTreeThroughExtension compares, through the real extension, the outline
+// built in the page (the default) with the one built from the accessibility tree (the
+// reference) on every hard fixture page: the same text, so the same refs, roles, names, states
+// and values.
+func TestInPageMatchesAXTreeThroughExtension(t *testing.T) {
+	throughExtension(t, func() {
+		svc, _, _ := need(t)
+		ref := New(svc.c, Options{Timeout: 20 * time.Second, AccessibilityTree: true})
+		defer ref.Close(context.Background())
+		for _, pg := range hardPages {
+			t.Run(pg.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				id := open(t, ctx, "/hard/"+pg.name+".html")
+				defer ref.forget(id)
+				got := snap(t, ctx, id, snapshot.Options{})
+				want, err := ref.Snapshot(ctx, id, snapshot.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Text != want.Text {
+					t.Errorf("outlines differ:\n--- accessibility tree:\n%s\n--- in page:\n%s", want.Text, got.Text)
+				}
+			})
+		}
+	})
 }

@@ -36,6 +36,26 @@ var hardPages = []struct {
 // reaches exactly that element (ground truth: the page's __hits).
 func TestAccuracy(t *testing.T) { accuracy(t) }
 
+// TestAccuracyAXTree runs the accuracy check with snapshots built from the accessibility tree
+// (the reference builder) instead of in the page.
+func TestAccuracyAXTree(t *testing.T) { withAXTree(t, func() { accuracy(t) }) }
+
+// withAXTree runs fn with the shared environment's service building snapshots from the
+// accessibility tree.
+func withAXTree(t *testing.T, fn func()) {
+	t.Helper()
+	prev := shared
+	if shared.svc == nil {
+		fn() // need() reports why there is no service
+		return
+	}
+	svc := New(shared.svc.c, Options{Timeout: 20 * time.Second, AccessibilityTree: true})
+	defer svc.Close(context.Background())
+	shared.svc = svc
+	defer func() { shared = prev }()
+	fn()
+}
+
 // accuracy runs the accuracy check on the current environment.
 func accuracy(t *testing.T) {
 	svc, _, _ := need(t)

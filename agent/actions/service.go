@@ -31,6 +31,9 @@ type Options struct {
 	SettleQuiet time.Duration
 	// SettleTimeout bounds that wait (default 3s); a negative value turns settling off.
 	SettleTimeout time.Duration
+	// AccessibilityTree builds snapshots from Chrome's full accessibility tree (the reference
+	// builder) instead of in the page (see snapshot.Tab.UseInPage); slower on large pages.
+	AccessibilityTree bool
 }
 
 // Service runs actions on the tabs of one browser connection. Actions on the same tab run one
@@ -293,6 +296,9 @@ func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error
 	}
 	s.mu.Unlock()
 	tab, err := snapshot.Attach(ctx, s.c, targetID)
+	if err == nil && s.opts.AccessibilityTree {
+		tab.UseInPage(false)
+	}
 	if err != nil {
 		tabs, lerr := s.Tabs(ctx)
 		if lerr == nil {

@@ -1,0 +1,470 @@
+// In-page outline walker (see inpage.go). It is evaluated in an isolated world of each frame
+// (Page.createIsolatedWorld), so the page's scripts can neither see nor change it, and it
+// defines globalThis.__tabrelay with:
+//   walk(root, opts)  the rendered elements and text under root (a Document or ShadowRoot) as a
+//                     compact JSON string: what the accessibility tree would show, computed
+//                     here instead of moving the whole tree over chrome.debugger;
+//   el(id)            the element with an id the walker gave (undefined once it is gone);
+//   id(el)            the id of an element (given on first sight, stable while it lives; 0 for
+//                     other nodes);
+//   check(id)         [connected, role, name] of an element, to re-resolve a ref.
+// Element ids live in a WeakMap of this world: the page cannot read or forge them. Click
+// listeners added by script are invisible here: inpage.go finds them with the DOMDebugger
+// domain and sets the listener flag on the output.
+//
+// A node of the output is an object: t a run of text, or an element with r role (the
+// accessibility tree's role names), n name, v value, u url, s states, f flags, i id, y/b top
+// and bottom in document coordinates, o options (native select), k children.
+(() => {
+  if (globalThis.__tabrelay) return;
+  /** @type {WeakMap<Element, number>} */
+  const ids = new WeakMap();
+  /** @type {Map<number, WeakRef<Element>>} */
+  const byId = new Map();
+  let next = 0;
+  let seenLive = 0; // byId's size after its last pruning
+  const idOf = (el) => {
+    let i = ids.get(el);
+    if (i === undefined) {
+      i = ++next;
+      ids.set(el, i);
+      byId.set(i, new WeakRef(el));
+    }
+    return i;
+  };
+
+  // flags
+  const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128, NOLISTEN = 256;
+
+  const skipTags = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  const landmarkScope = 'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],[role=navigation],[role=region]';
+  const validRoles = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code columnheader combobox ' +
+    'complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid gridcell group heading img image ' +
+    'insertion link list listbox listitem log main mark marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter navigation none note ' +
+    'option paragraph presentation progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton ' +
+    'status strong subscript superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem').split(' '));
+  // roles whose name comes from their content
+  const fromContent = new Set(['button', 'cell', 'checkbox', 'columnheader', 'gridcell', 'heading', 'link', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'option', 'radio', 'row', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem', 'DisclosureTriangle', 'ToggleButton']);
+  const inlineDisplay = new Set(['inline', 'inline-block', 'inline-flex', 'inline-grid', 'contents']);
+  const inputRoles = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio', range: 'slider',
+    number: 'spinbutton', search: 'searchbox', color: 'ColorWell', date: 'date', 'datetime-local': 'DateTime', time: 'InputTime',
+    month: 'DateTime', week: 'DateTime', file: 'button',
+  };
+
+  /** @type {Map<Element, CSSStyleDeclaration>} */
+  let styles = new Map();
+  const style = (el) => {
+    let s = styles.get(el);
+    if (!s) {
+      s = getComputedStyle(el);
+      styles.set(el, s);
+    }
+    return s;
+  };
+  const collapse = (s) => s.replace(/\s+/g, ' ').trim();
+
+  const explicitRole = (el) => {
+    const r = el.getAttribute('role');
+    if (!r) return '';
+    for (const t of r.trim().toLowerCase().split(/\s+/)) if (validRoles.has(t)) return t;
+    return '';
+  };
+
+  const nativeFocusable = (el) => {
+    switch (el.tagName) {
+      case 'A': case 'AREA': return el.hasAttribute('href');
+      case 'BUTTON': case 'SELECT': case 'TEXTAREA': return !el.disabled;
+      case 'INPUT': return !el.disabled && el.type !== 'hidden';
+      case 'SUMMARY': return el.parentElement?.tagName === 'DETAILS' && el.parentElement.querySelector('summary') === el;
+      case 'IFRAME': return true;
+    }
+    return el.hasAttribute('tabindex') || el.isContentEditable && el.contentEditable !== 'inherit';
+  };
+
+  const implicitRole = (el) => {
+    switch (el.tagName) {
+      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'BUTTON': return 'button';
+      case 'INPUT': {
+        const t = el.type;
+        if (inputRoles[t]) return inputRoles[t];
+        if (el.hasAttribute('list')) return 'combobox';
+        return 'textbox';
+      }
+      case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'OPTION': return 'option';
+      case 'OPTGROUP': return 'group';
+      case 'TEXTAREA': return 'textbox';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+      case 'IMG': return el.getAttribute('alt') === '' && !el.title ? 'none' : 'image';
+      case 'UL': case 'OL': case 'MENU': return 'list';
+      case 'LI': return 'listitem';
+      case 'NAV': return 'navigation';
+      case 'MAIN': return 'main';
+      case 'ASIDE': return 'complementary';
+      case 'HEADER': return el.parentElement?.closest(landmarkScope) ? 'generic' : 'banner';
+      case 'FOOTER': return el.parentElement?.closest(landmarkScope) ? 'generic' : 'contentinfo';
+      case 'FORM': return 'form';
+      case 'SEARCH': return 'search';
+      case 'SECTION': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title') ? 'region' : 'Section';
+      case 'ARTICLE': return 'article';
+      case 'TABLE': return 'table';
+      case 'CAPTION': return 'Caption';
+      case 'TR': return 'row';
+      case 'TD': return el.closest('table')?.getAttribute('role') === 'grid' ? 'gridcell' : 'cell';
+      case 'TH': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+      case 'THEAD': case 'TBODY': case 'TFOOT': return 'rowgroup';
+      case 'DIALOG': return 'dialog';
+      case 'DETAILS': return 'Details';
+      case 'SUMMARY': return 'DisclosureTriangle';
+      case 'LABEL': return 'LabelText';
+      case 'P': return 'paragraph';
+      case 'FIELDSET': return 'group';
+      case 'LEGEND': return 'Legend';
+      case 'HR': return 'separator';
+      case 'PROGRESS': return 'progressbar';
+      case 'METER': return 'meter';
+      case 'OUTPUT': return 'status';
+      case 'FIGURE': return 'figure';
+      case 'FIGCAPTION': return 'Figcaption';
+      case 'DL': return 'list';
+      case 'DT': return 'DescriptionListTerm';
+      case 'DD': return 'DescriptionListDetail';
+      case 'BLOCKQUOTE': return 'blockquote';
+      case 'CODE': return 'code';
+      case 'STRONG': return 'strong';
+      case 'EM': return 'emphasis';
+      case 'PRE': return 'Pre';
+      case 'IFRAME': case 'FRAME': return 'Iframe';
+      case 'CANVAS': return 'Canvas';
+      case 'TIME': return 'time';
+      case 'MARK': return 'mark';
+      case 'SVG': case 'svg': return 'image';
+    }
+    return 'generic';
+  };
+
+  const roleOf = (el) => {
+    const r = explicitRole(el);
+    if (r === 'none' || r === 'presentation') return nativeFocusable(el) ? implicitRole(el) : 'none';
+    if (r === 'img') return 'image';
+    if (r) return r;
+    if (el.isContentEditable && el.contentEditable !== 'inherit' && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') return 'generic';
+    return implicitRole(el);
+  };
+
+  const hidden = (el) => {
+    if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return true;
+    return style(el).display === 'none';
+  };
+
+  // text of an element for a name from content (aria-labelledby, labels, content)
+  const textFrom = (node, top, seen) => {
+    if (node.nodeType === 3) return node.data;
+    if (node.nodeType !== 1 && node.nodeType !== 11) return '';
+    /** @type {Element} */
+    const el = node;
+    if (node.nodeType === 1) {
+      if (seen.has(el)) return '';
+      seen.add(el);
+      if (skipTags.has(el.tagName)) return '';
+      if (!top && hidden(el)) return '';
+      if (!top) {
+        const role = roleOf(el);
+        if (role === 'textbox' || role === 'searchbox') return el.value ?? el.textContent ?? '';
+        if (el.tagName === 'SELECT') return [...el.selectedOptions].map((o) => o.label).join(' ');
+        if (role === 'slider' || role === 'spinbutton') return el.getAttribute('aria-valuetext') ?? el.getAttribute('aria-valuenow') ?? el.value ?? '';
+        const label = el.getAttribute('aria-label');
+        if (label && label.trim()) return label;
+        if (el.tagName === 'IMG' || el.tagName === 'AREA' || (el.tagName === 'INPUT' && el.type === 'image')) return el.getAttribute('alt') ?? '';
+        if (el.tagName === 'INPUT' && (el.type === 'submit' || el.type === 'reset' || el.type === 'button')) return el.value || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
+      }
+    }
+    let out = '';
+    const kids = node.nodeType === 1 && el.shadowRoot ? el.shadowRoot.childNodes : el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : node.childNodes;
+    const list = kids.length === 0 && el.tagName === 'SLOT' ? node.childNodes : kids;
+    for (const k of list) {
+      const t = textFrom(k, false, seen);
+      if (!t) continue;
+      const block = k.nodeType === 1 && !inlineDisplay.has(style(k).display);
+      out += block ? ' ' + t + ' ' : t;
+    }
+    if (node.nodeType === 1 && !collapse(out) && !top && el.title) return el.title;
+    return out;
+  };
+
+  const byIds = (el, attr) => {
+    const v = el.getAttribute(attr);
+    if (!v) return null;
+    const root = el.getRootNode();
+    const out = [];
+    for (const id of v.trim().split(/\s+/)) {
+      const t = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+      if (t) out.push(t);
+    }
+    return out.length ? out : null;
+  };
+
+  /** @type {Map<Node, Map<string, Element[]>>} labels with a for attribute, by tree scope and id (per walk) */
+  let forLabels = new Map();
+  // labelsOf is el.labels without its cost: that live list scans the whole document once per
+  // control, which makes a page of thousands of fields quadratic
+  const labelsOf = (el) => {
+    const out = [];
+    const anc = el.closest('label');
+    if (anc && anc.control === el) out.push(anc);
+    if (el.id) {
+      const root = el.getRootNode();
+      let m = forLabels.get(root);
+      if (!m) {
+        m = new Map();
+        for (const l of root.querySelectorAll('label[for]')) {
+          const f = l.htmlFor;
+          m.set(f, [...(m.get(f) || []), l]);
+        }
+        forLabels.set(root, m);
+      }
+      for (const l of m.get(el.id) || []) if (l !== anc && l.control === el) out.push(l);
+    }
+    if (out.length > 1) out.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    return out;
+  };
+
+  const nameOf = (el, role) => {
+    const lb = byIds(el, 'aria-labelledby');
+    if (lb) {
+      const n = collapse(lb.map((t) => textFrom(t, true, new Set([el]))).join(' '));
+      if (n) return n;
+    }
+    const al = el.getAttribute('aria-label');
+    if (al && al.trim()) return collapse(al);
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'BUTTON' || tag === 'METER' || tag === 'PROGRESS' || tag === 'OUTPUT') {
+      const t = el.type;
+      if (tag === 'INPUT' && (t === 'submit' || t === 'reset' || t === 'button')) {
+        return collapse(el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
+      }
+      if (tag === 'INPUT' && t === 'image') return collapse(el.getAttribute('alt') || el.value || 'Submit');
+      const labels = labelsOf(el);
+      if (labels.length) {
+        const n = collapse(labels.map((l) => textFrom(l, true, new Set([el]))).join(' '));
+        if (n) return n;
+      }
+      if (tag === 'INPUT' && t === 'file') return 'Choose File';
+    }
+    if (tag === 'IMG' || tag === 'AREA') {
+      const a = el.getAttribute('alt');
+      if (a && a.trim()) return collapse(a);
+    }
+    if (tag === 'FIELDSET') {
+      const lg = [...el.children].find((c) => c.tagName === 'LEGEND');
+      if (lg) return collapse(textFrom(lg, true, new Set()));
+    }
+    if (tag === 'TABLE' && el.caption) return collapse(textFrom(el.caption, true, new Set()));
+    if (tag === 'FIGURE') {
+      const fc = [...el.children].find((c) => c.tagName === 'FIGCAPTION');
+      if (fc) return collapse(textFrom(fc, true, new Set()));
+    }
+    if (fromContent.has(role)) {
+      const n = collapse(textFrom(el, true, new Set()));
+      if (n) return n;
+    }
+    const title = el.getAttribute('title');
+    if (title && title.trim()) return collapse(title);
+    const ph = el.getAttribute('placeholder') || el.getAttribute('aria-placeholder');
+    if (ph && (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton')) return collapse(ph);
+    return '';
+  };
+
+  const ariaState = (el, attr) => {
+    const v = el.getAttribute(attr);
+    return v === null ? '' : v.trim().toLowerCase();
+  };
+
+  const checkable = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
+
+  /** states in the order the accessibility tree lists them */
+  const statesOf = (el, role) => {
+    const s = [];
+    const tag = el.tagName;
+    const disabled = el.matches(':disabled') || ariaState(el, 'aria-disabled') === 'true' || !!el.parentElement?.closest('[aria-disabled=true]');
+    if (disabled) s.push('disabled');
+    const exp = ariaState(el, 'aria-expanded');
+    if (exp === 'true' || (role === 'DisclosureTriangle' && el.parentElement?.open)) s.push('expanded');
+    if (role === 'heading') {
+      const lv = parseInt(el.getAttribute('aria-level') || '', 10) || (/^H[1-6]$/.test(tag) ? +tag[1] : 2);
+      s.push('level=' + lv);
+    }
+    if (ariaState(el, 'aria-multiselectable') === 'true' || (tag === 'SELECT' && el.multiple)) s.push('multiselectable');
+    if (ariaState(el, 'aria-readonly') === 'true' || ((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly)) s.push('readonly');
+    if (ariaState(el, 'aria-required') === 'true' || ((tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') && el.required)) s.push('required');
+    if (checkable.has(role)) {
+      const a = ariaState(el, 'aria-checked');
+      if (tag === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) {
+        if (el.indeterminate) s.push('checked=mixed');
+        else if (el.checked) s.push('checked');
+      } else if (a === 'true') s.push('checked');
+      else if (a === 'mixed') s.push('checked=mixed');
+    }
+    const pr = ariaState(el, 'aria-pressed');
+    if (pr === 'true') s.push('pressed');
+    else if (pr === 'mixed') s.push('pressed=mixed');
+    if (ariaState(el, 'aria-selected') === 'true' || (tag === 'OPTION' && el.selected)) s.push('selected');
+    return s;
+  };
+
+  const deepActive = () => {
+    let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  };
+
+  const valueOf = (el, role) => {
+    const tag = el.tagName;
+    if (role === 'slider' || role === 'spinbutton' || role === 'progressbar' || role === 'meter' || role === 'scrollbar') {
+      const vt = el.getAttribute('aria-valuetext');
+      if (vt) return vt;
+      const vn = el.getAttribute('aria-valuenow');
+      if (vn !== null) return vn;
+    }
+    if (tag === 'INPUT') {
+      if (el.type === 'password') return el.value ? '•'.repeat(el.value.length) : '';
+      if (el.type === 'file') return el.files?.length ? [...el.files].map((f) => f.name).join(', ') : 'No file chosen';
+      if (el.type === 'checkbox' || el.type === 'radio' || el.type === 'button' || el.type === 'submit' || el.type === 'reset' || el.type === 'image') return '';
+      return el.value;
+    }
+    if (tag === 'TEXTAREA') return el.value;
+    if (tag === 'SELECT') return el.selectedOptions[0]?.label ?? '';
+    return '';
+  };
+
+  /**
+   * @param {Node} root
+   * @param {{boxes?: boolean}} opts
+   */
+  const walk = (root, opts) => {
+    styles = new Map();
+    forLabels = new Map();
+    const active = deepActive();
+    const focusedPage = document.hasFocus();
+    const sy = window.scrollY;
+
+    /** @returns {any[]} the output nodes for node (none, one, or its children's) */
+    const visit = (node, out, parentPointer) => {
+      if (node.nodeType === 3) {
+        const t = collapse(node.data);
+        if (t) out.push({ t });
+        return;
+      }
+      if (node.nodeType !== 1) return;
+      /** @type {any} */
+      const el = node;
+      if (skipTags.has(el.tagName)) return;
+      if (el.tagName === 'INPUT' && el.type === 'hidden') return;
+      if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
+      const st = style(el);
+      if (st.display === 'none') return;
+      const cursorPointer = st.cursor === 'pointer';
+      const kidsOf = () => {
+        const k = [];
+        if (el.tagName === 'SLOT') {
+          const as = el.assignedNodes({ flatten: true });
+          for (const c of as.length ? as : el.childNodes) visit(c, k, cursorPointer);
+          return k;
+        }
+        for (const c of (el.shadowRoot || el).childNodes) visit(c, k, cursorPointer);
+        return k;
+      };
+      if (st.display === 'contents' && el.tagName !== 'SLOT' && !el.hasAttribute('role')) {
+        for (const c of (el.shadowRoot || el).childNodes) visit(c, out, parentPointer);
+        return;
+      }
+      if (st.visibility !== 'visible' || el.tagName === 'SLOT') {
+        out.push(...kidsOf());
+        return;
+      }
+      const role = roleOf(el);
+      /** @type {any} */
+      const n = { r: role };
+      let f = 0;
+      const tag = el.tagName;
+      if (el === active && focusedPage) f |= FOCUSED;
+      if (nativeFocusable(el) && !el.matches(':disabled')) f |= FOCUSABLE;
+      if (el.isContentEditable && (el.contentEditable === 'true' || el.contentEditable === 'plaintext-only')) f |= EDITABLE | FOCUSABLE;
+      if (tag === 'INPUT' && el.type === 'password') f |= PASSWORD;
+      if ((role === 'dialog' || role === 'alertdialog') && (ariaState(el, 'aria-modal') === 'true' || (tag === 'DIALOG' && el.matches(':modal')))) f |= MODAL;
+      if (cursorPointer && !parentPointer && tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL') f |= POINTER;
+      if (tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL' && el.hasAttribute('onclick')) f |= LISTENER;
+      if (!el.shadowRoot && tag.includes('-')) f |= SHADOWHOST;
+      if (role === 'none' && !(f & (POINTER | LISTENER | FOCUSABLE))) {
+        out.push(...kidsOf());
+        return;
+      }
+      const name = nameOf(el, role);
+      if (name) n.n = name;
+      const v = valueOf(el, role);
+      if (v) n.v = collapse(v);
+      const s = statesOf(el, role);
+      if (s.length) n.s = s;
+      if (role === 'link' && el.href) n.u = String(el.href);
+      if (opts.boxes) {
+        const r = el.getBoundingClientRect();
+        if (r.width || r.height) {
+          n.y = r.top + sy;
+          n.b = r.bottom + sy;
+        }
+      }
+      if (tag === 'BODY' || tag === 'HTML' || tag === 'IFRAME' || tag === 'FRAME' || tag === 'LABEL') f |= NOLISTEN;
+      if (f) n.f = f;
+      // every element gets its id: script-added click listeners are matched to ids afterwards
+      n.i = idOf(el);
+      if (tag === 'IFRAME' || tag === 'FRAME') {
+        out.push(n);
+        return;
+      }
+      if (tag === 'SELECT' && role === 'combobox') {
+        n.o = [...el.options].map((o) => collapse(o.label));
+      } else if (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton' || role === 'slider' || role === 'ColorWell' ||
+        role === 'date' || role === 'DateTime' || role === 'InputTime') {
+        if (!n.v && (f & EDITABLE)) {
+          const t = collapse(el.innerText || '');
+          if (t) n.v = t;
+        }
+      } else {
+        const k = kidsOf();
+        if (k.length) n.k = k;
+      }
+      out.push(n);
+    };
+    const out = [];
+    const start = root.nodeType === 9 ? root.documentElement : root;
+    if (start && start.nodeType === 11) {
+      for (const c of start.childNodes) visit(c, out, false);
+    } else if (start) {
+      visit(start, out, false);
+    }
+    styles = new Map();
+    forLabels = new Map();
+    // forget the ids of elements that were collected (their WeakRefs stay in byId otherwise)
+    if (root.nodeType === 9 && byId.size > 2 * seenLive + 5000) {
+      for (const [i, r] of byId) if (!r.deref()) byId.delete(i);
+      seenLive = byId.size;
+    }
+    return JSON.stringify(out);
+  };
+
+  const check = (id) => {
+    styles = new Map();
+    forLabels = new Map();
+    const el = byId.get(id)?.deref();
+    if (!el || !el.isConnected) return [false, '', ''];
+    const role = roleOf(el);
+    return [true, role, nameOf(el, role)];
+  };
+
+  Object.defineProperty(globalThis, '__tabrelay', {
+    value: Object.freeze({ walk, id: (el) => (el && el.nodeType === 1 ? idOf(el) : 0), el: (id) => byId.get(id)?.deref(), check }),
+  });
+})();

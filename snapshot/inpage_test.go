@@ -1,0 +1,212 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inPagePages are the fixture pages on which the in-page walker must agree with the
+// accessibility tree.
+var inPagePages = []string{
+	"/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html", "/hard/combobox.html",
+	"/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html", "/hard/rerender.html", "/hard/upload.html",
+	"/hard/alert.html", "/hard/closed.html", "/gen.html?n=200",
+}
+
+// refLines lists the elements with a ref of a snapshot as `role "name"` lines, in document order.
+func refLines(s *Snapshot) []string {
+	var out []string
+	for _, n := range s.Nodes() {
+		if n.Ref != "" {
+			out = append(out, fmt.Sprintf("%s %q %v", n.Role, n.Name, n.States))
+		}
+	}
+	return out
+}
+
+// TestInPageMatchesAXTree checks on every fixture page that the in-page walker gives refs to
+// the same elements, with the same roles, names and states, in the same order, as the
+// accessibility tree (the reference), and that the outlines are the same text.
+func TestInPageMatchesAXTree(t *testing.T) {
+	for _, p := range inPagePages {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			ax := openTab(t, ctx, p)
+			ax.UseInPage(false)
+			ip, err := Attach(ctx, ax.Client(), ax.TargetID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ip.Close(context.Background())
+			ip.UseInPage(true)
+			want, err := ax.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ip.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, g := refLines(want), refLines(got)
+			if strings.Join(w, "\n") != strings.Join(g, "\n") {
+				t.Errorf("refs differ:\n%s\n--- accessibility tree:\n%s\n--- in page:\n%s", lineDiff(w, g), want.Text, got.Text)
+			}
+			if got.Text != want.Text {
+				t.Errorf("outlines differ:\n--- accessibility tree:\n%s\n--- in page:\n%s", want.Text, got.Text)
+			}
+			if got.Title != want.Title {
+				t.Errorf("title %q, want %q", got.Title, want.Title)
+			}
+			t.Logf("%s: %d refs; built in %v (accessibility tree) and %v (in page)", p, len(g), want.Took.Round(time.Millisecond), got.Took.Round(time.Millisecond))
+		})
+	}
+}
+
+// lineDiff shows the lines only one side has (- reference, + in page).
+func lineDiff(want, got []string) string {
+	count := map[string]int{}
+	for _, l := range want {
+		count[l]++
+	}
+	for _, l := range got {
+		count[l]--
+	}
+	var b strings.Builder
+	for _, l := range want {
+		if count[l] > 0 {
+			b.WriteString("- " + l + "\n")
+			count[l]--
+		}
+	}
+	for l, c := range count {
+		for ; c < 0; c++ {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(same lines, other order)"
+	}
+	return b.String()
+}
+
+// TestInPageClosedShadowRefs checks that controls inside closed shadow roots (which page
+// scripts cannot reach) get refs in the in-page build, keep them across snapshots, and
+// resolve to exactly those elements.
+func TestInPageClosedShadowRefs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openTab(t, ctx, "/hard/closed.html")
+	s, err := tab.Snapshot(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{} // ref -> the testid it must resolve to
+	for _, n := range s.Nodes() {
+		if n.Ref == "" {
+			continue
+		}
+		card := n.Closest("region")
+		switch {
+		case card != nil && n.Name == "Closed action":
+			want[n.Ref] = strings.TrimPrefix(card.Name, "Closed card ") + "-closed-btn"
+		case card != nil && n.Name == "Closed field":
+			want[n.Ref] = strings.TrimPrefix(card.Name, "Closed card ") + "-closed-input"
+		case n.Name == "Slotted in closed":
+			want[n.Ref] = "slotted-btn"
+		}
+	}
+	if len(want) != 5 {
+		t.Fatalf("want refs for 2 buttons, 2 fields and a slotted button in closed roots, got %v in\n%s", want, s.Text)
+	}
+	again, err := tab.Snapshot(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Text != s.Text {
+		t.Errorf("refs changed between two snapshots of an unchanged page:\n%s\n---\n%s", s.Text, again.Text)
+	}
+	for ref, tid := range want {
+		el, err := tab.Resolve(ctx, ref)
+		if err != nil {
+			t.Fatalf("resolve %s: %v", ref, err)
+		}
+		var r struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		err = tab.Client().Call(ctx, el.Frame.Session, "Runtime.callFunctionOn", map[string]any{
+			"objectId": el.ObjectID, "functionDeclaration": "function(){return this.getAttribute('data-testid')}", "returnByValue": true,
+		}, &r)
+		tab.Release(ctx, el)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Result.Value != tid {
+			t.Errorf("%s resolved to %q, want %q", ref, r.Result.Value, tid)
+		}
+	}
+}
+
+// TestInPageFollowsFrameChanges checks that in-page builds, which start from the previous
+// build's frame list, follow a frame that navigates, a frame added by script, a listener added
+// by script and a navigation of the page itself.
+func TestInPageFollowsFrameChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openTab(t, ctx, "/hard/frames.html")
+	snap := func(want ...string) *Snapshot {
+		t.Helper()
+		var s *Snapshot
+		// the change lands asynchronously (a frame loads): wait for it, bounded by ctx
+		for {
+			var err error
+			if s, err = tab.Snapshot(ctx, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			missing := ""
+			for _, w := range want {
+				if !strings.Contains(s.Text, w) {
+					missing = w
+				}
+			}
+			if missing == "" {
+				return s
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no %s in\n%s", missing, s.Text)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	snap(`button "Button in same"`, `button "Button in cross"`)
+	if _, err := evalIn(ctx, tab, `document.getElementById('same').src = 'frame-controls.html?p=moved'`); err != nil {
+		t.Fatal(err)
+	}
+	s := snap(`button "Button in moved"`, `button "Button in cross"`)
+	if strings.Contains(s.Text, "Button in same") {
+		t.Errorf("the navigated frame's old content is still shown:\n%s", s.Text)
+	}
+	if _, err := evalIn(ctx, tab, `(() => { const f = document.createElement('iframe'); f.title = 'Added'; f.src = 'frame-controls.html?p=added'; document.body.append(f); })()`); err != nil {
+		t.Fatal(err)
+	}
+	snap(`iframe "Added"`, `button "Button in added"`, `button "Button in moved"`)
+	if _, err := evalIn(ctx, tab, `(() => { const s = document.createElement('span'); s.textContent = 'Late listener'; s.addEventListener('click', () => {}); document.body.append(s); })()`); err != nil {
+		t.Fatal(err)
+	}
+	snap(`clickable "Late listener"`)
+	url := shared.srv.URL("/hard/menu.html")
+	if _, err := evalIn(ctx, tab, `location.href = `+strconvQuote(url)); err != nil {
+		t.Fatal(err)
+	}
+	s = snap(`clickable "Plain clickable"`, `tab "Day"`)
+	if strings.Contains(s.Text, "iframe") {
+		t.Errorf("frames of the previous page are still shown:\n%s", s.Text)
+	}
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
