@@ -45,7 +45,7 @@
     'status strong subscript superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem').split(' '));
   // roles whose name comes from their content
   const fromContent = new Set(['button', 'cell', 'checkbox', 'columnheader', 'gridcell', 'heading', 'link', 'menuitem', 'menuitemcheckbox',
-    'menuitemradio', 'option', 'radio', 'row', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem', 'DisclosureTriangle', 'ToggleButton']);
+    'menuitemradio', 'option', 'radio', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem', 'DisclosureTriangle', 'ToggleButton']);
   const inlineDisplay = new Set(['inline', 'inline-block', 'inline-flex', 'inline-grid', 'contents']);
   const inputRoles = {
     button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio', range: 'slider',

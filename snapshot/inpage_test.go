@@ -14,6 +14,9 @@ var inPagePages = []string{
 	"/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html", "/hard/combobox.html",
 	"/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html", "/hard/rerender.html", "/hard/upload.html",
 	"/hard/alert.html", "/hard/closed.html", "/gen.html?n=200",
+	// the extraction, summary and agent fixtures: tables, cards, results, forms
+	"/extract/table.html", "/extract/cards.html", "/extract/results.html", "/extract/form.html",
+	"/flow.html", "/agent/shop.html", "/agent/controls.html", "/skills/contacts.html",
 }
 
 // refLines lists the elements with a ref of a snapshot as `role "name"` lines, in document order.
