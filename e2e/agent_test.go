@@ -229,17 +229,17 @@ func testAPI(t *testing.T, ae *agentEnv, controls browser.Tab) {
 
 // refOf2 finds the ref of `role "name"` in a snapshot text.
 func refOf2(snap, role, name string) string {
-	i := strings.Index(snap, role+` "`+name+`"`)
-	if i < 0 {
-		return ""
+	// the outline's line of the element (the header's summary names elements too, with bare refs)
+	for line := range strings.Lines(snap) {
+		if !strings.Contains(line, role+` "`+name+`"`) {
+			continue
+		}
+		if _, after, ok := strings.Cut(line, "[ref="); ok {
+			ref, _, _ := strings.Cut(after, "]")
+			return ref
+		}
 	}
-	line, _, _ := strings.Cut(snap[i:], "\n")
-	_, after, ok := strings.Cut(line, "[ref=")
-	if !ok {
-		return ""
-	}
-	ref, _, _ := strings.Cut(after, "]")
-	return ref
+	return ""
 }
 
 // fastCase is one command for the fast path with its effect on the page.
