@@ -126,7 +126,7 @@ func TestLoadSuiteErrors(t *testing.T) {
 	write("c.yaml", "start: /x.html\nrequest: hi\nanswr: yes\n")
 	write("d.yaml", "start: /x.html\nrequest: hi\nanswer: /(/\n")
 	_, err := LoadSuite(dir)
-	for _, want := range []string{"b.yaml: no success check", `c.yaml: not a task`, "field answr not found", "d.yaml: answer /(/ is not a valid regexp"} {
+	for _, want := range []string{"b.yaml: no success check", `c.yaml: not a task`, `[3:1] unknown field "answr"`, "d.yaml: answer /(/ is not a valid regexp"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/goccy/go-yaml"
 )
 
 // DefaultMaxSteps is the step limit of a task that names none.
@@ -190,9 +190,8 @@ func loadTask(file string) (Task, error) {
 		return Task{}, fmt.Errorf("read task: %w", err)
 	}
 	var t Task
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&t); err != nil {
+	// strict, as the skills' YAML: an unknown field is a mistake the author wants to hear of
+	if err := yaml.UnmarshalWithOptions(b, &t, yaml.Strict()); err != nil {
 		return Task{}, fmt.Errorf("%s: not a task (fields: name, start, request, check, answer, maxSteps, confirm, checkApproved, checkDeclined, tags, reference): %w", file, err)
 	}
 	t.File = file

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/goccy/go-yaml"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
