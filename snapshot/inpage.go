@@ -621,13 +621,14 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
 	return t.walkFrames(ctx, frames)
 }
 
-// sameFrames reports whether two frame lists name the same documents in the same sessions.
+// sameFrames reports whether two frame lists name the same documents in the same sessions, at
+// the same URLs (history.pushState changes a document's URL, not its loader).
 func sameFrames(a, b []Frame) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].ID != b[i].ID || a[i].LoaderID != b[i].LoaderID || a[i].Session != b[i].Session || a[i].ParentID != b[i].ParentID {
+		if a[i].ID != b[i].ID || a[i].LoaderID != b[i].LoaderID || a[i].Session != b[i].Session || a[i].ParentID != b[i].ParentID || a[i].URL != b[i].URL {
 			return false
 		}
 	}

@@ -210,6 +210,13 @@ func TestInPageFollowsFrameChanges(t *testing.T) {
 	if strings.Contains(s.Text, "iframe") {
 		t.Errorf("frames of the previous page are still shown:\n%s", s.Text)
 	}
+	// history.pushState: the same document at a new URL (a results page's Next, a router)
+	if _, err := evalIn(ctx, tab, `history.pushState(null, '', '?page=2'), true`); err != nil {
+		t.Fatal(err)
+	}
+	if s = snap(`tab "Day"`); s.URL != url+"?page=2" {
+		t.Errorf("after pushState the snapshot's URL is %s, want %s?page=2", s.URL, url)
+	}
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

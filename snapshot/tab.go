@@ -219,6 +219,7 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 	}
 	switch e.Method {
 	case "Page.frameAttached", "Page.frameDetached", "Page.frameNavigated", "Page.documentOpened",
+		"Page.navigatedWithinDocument", // history.pushState, a #fragment: the frame's URL changed
 		"Target.attachedToTarget", "Target.detachedFromTarget":
 		t.framesChanged = true
 	}
