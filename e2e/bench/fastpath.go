@@ -40,7 +40,8 @@ type fastPathBench struct {
 // with a ref from a snapshot taken once) and, for the click, the raw CDP mouse events through
 // tabrelay. The difference between command and action is the cost of understanding the text,
 // its snapshot included. Every path is checked on the page before timing, and the loop's clicks
-// and last typed text are checked after it.
+// and last typed text are checked after it. Then the phrasing corpus (runCorpus) gives the share
+// of commands done with no model.
 func runFastPath(cfg config, r *Results) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -139,7 +140,7 @@ func runFastPath(cfg config, r *Results) error {
 	rMed, rP99 := stats(d["raw click"])
 	r.add(Figure{Group: "fastpath", Name: "POST /api/act click by ref, median", Unit: "ms", Value: ms(aMed), Reference: ms(rMed), RefName: "raw CDP mouse press+release via tabrelay"})
 	r.add(Figure{Group: "fastpath", Name: "POST /api/act click by ref, p99", Unit: "ms", Value: ms(aP99), Reference: ms(rP99), RefName: "raw CDP mouse press+release via tabrelay"})
-	return nil
+	return fb.runCorpus(cfg.short, r)
 }
 
 // prepare reads the two controls' refs from one snapshot, attaches a CDP client to the tab

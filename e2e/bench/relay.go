@@ -132,33 +132,12 @@ func (p *relayProc) stop() {
 // other than 2xx is an error quoting the answer: the benchmarks only time requests that did
 // their work.
 func (p *relayProc) api(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("%s %s: encode the body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.addr+path, rd)
+	status, b, err := p.apiStatus(ctx, method, path, body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+p.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: read the answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: HTTP %d: %.500s", method, path, resp.StatusCode, bytes.TrimSpace(b))
+	if status/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d: %.500s", method, path, status, bytes.TrimSpace(b))
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -166,6 +145,37 @@ func (p *relayProc) api(ctx context.Context, method, path string, body, out any)
 		}
 	}
 	return nil
+}
+
+// apiStatus sends one request as api does and returns the answer's status and body, whatever
+// the status.
+func (p *relayProc) apiStatus(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s %s: encode the body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.addr+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
+	}
+	return resp.StatusCode, b, nil
 }
 
 // rssKiB reads a process's resident memory.
