@@ -36,6 +36,7 @@ export const state = {
   /** @type {any[]} */ voiceLog: [],
   /** @type {any[]} */ downloads: [],
   /** @type {string} */ notice: '',
+  /** the notice the status refresh showed (it clears only that one) @type {string} */ statusNotice: '',
   /** when things first showed (Date.now()), for latency measurements: confirmShown */
   /** @type {Record<string, number>} */ marks: {},
   /** the waiting task's prompt last said aloud (see panel-converse.js announce) */ announced: '',

@@ -6,6 +6,18 @@ import { api, ApiError, settings } from './panel-api.js';
 import { $, optionsLink, pill, showNotice } from './panel-dom.js';
 import { state } from './panel-state.js';
 
+/**
+ * Shows a notice about the connection or the tab's sharing, which a later refresh clears once
+ * the tab is shared (as it clears errors; an info notice a button showed stays).
+ * @param {string} text
+ * @param {'error'|'info'} [kind]
+ * @param {Node[]} [extra]
+ */
+function statusNotice(text, kind, extra) {
+  showNotice(text, kind, extra);
+  state.statusNotice = text;
+}
+
 /** The browser tab this panel is about. */
 async function currentTabId() {
   const q = new URLSearchParams(location.search).get('tabId');
@@ -54,7 +66,7 @@ async function readState() {
   if (!token) {
     state.pairing = 'unpaired';
     pill('pair', 'Not paired', 'bad');
-    showNotice('Not paired with the server yet: open the pairing link the server printed, or paste the token in the ', 'error', [optionsLink('extension options'), document.createTextNode('.')]);
+    statusNotice('Not paired with the server yet: open the pairing link the server printed, or paste the token in the ', 'error', [optionsLink('extension options'), document.createTextNode('.')]);
     pill('tabstate', 'Tab ?', '');
     $('share').hidden = $('unshare').hidden = true;
     return;
@@ -69,7 +81,7 @@ async function readState() {
     if (e instanceof ApiError && e.status === 401) {
       state.pairing = 'rejected';
       pill('pair', 'Token rejected', 'bad');
-      showNotice(`Pairing token rejected: ${e.body?.notProved ? e.message.replace(/\.$/, '') : `the server at ${addr} does not accept this token`}. Open a pairing link (\`tabrelay pair\` prints one), or paste the token from "tabrelay token" into the `, 'error', [optionsLink('extension options'), document.createTextNode('.')]);
+      statusNotice(`Pairing token rejected: ${e.body?.notProved ? e.message.replace(/\.$/, '') : `the server at ${addr} does not accept this token`}. Open a pairing link (\`tabrelay pair\` prints one), or paste the token from "tabrelay token" into the `, 'error', [optionsLink('extension options'), document.createTextNode('.')]);
       pill('tabstate', 'Tab ?', '');
       $('share').hidden = $('unshare').hidden = true;
       return;
@@ -79,7 +91,7 @@ async function readState() {
       return;
     }
     pill('pair', 'Pairing ?', 'warn');
-    showNotice(e instanceof Error ? e.message : String(e));
+    statusNotice(e instanceof Error ? e.message : String(e));
     return;
   }
   /** @type {any} */
@@ -94,12 +106,13 @@ async function readState() {
     pill('tabstate', 'This tab is shared', 'ok');
     $('share').hidden = true;
     $('unshare').hidden = false;
-    showNotice('');
+    // its own notices and errors go; an info notice a button showed ("New conversation…") stays
+    if (state.notice && (state.notice === state.statusNotice || $('notice').className !== 'info')) showNotice('');
   } else {
     pill('tabstate', 'This tab is not shared', 'warn');
     $('share').hidden = state.tabId === undefined;
     $('unshare').hidden = true;
-    showNotice(state.tabId === undefined
+    statusNotice(state.tabId === undefined
       ? 'No tab to work on: open a web page next to this panel.'
       : 'This tab is not shared with tabrelay: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.', 'info');
   }
@@ -117,7 +130,7 @@ function showServerDown(addr) {
   pill('pair', 'Pairing ?', '');
   pill('tabstate', 'Tab ?', '');
   $('share').hidden = $('unshare').hidden = true;
-  showNotice(`tabrelay server not running at ${addr}. Start it with "tabrelay" (or "go run ./cmd/tabrelay") and this panel reconnects by itself.`);
+  statusNotice(`tabrelay server not running at ${addr}. Start it with "tabrelay" (or "go run ./cmd/tabrelay") and this panel reconnects by itself.`);
 }
 
 export async function share(on = true) {
