@@ -229,14 +229,16 @@ function describeArgs(args) {
 }
 
 /**
- * A step's result in words: the "message" of an action's JSON result, else the text.
+ * A step's result in words: what the action said (inside the observation's first page block),
+ * or the "message" of a JSON result, else the text.
  * @param {string} result
  */
 function readable(result) {
-  const line = result.split('\n')[0].replace(/^result:\s*/, '');
-  if (!line.startsWith('{')) return result;
+  const said = /^result:\n<page_content>\n([\s\S]*?)\n<\/page_content>/.exec(result);
+  if (said) return said[1];
+  if (!result.startsWith('{')) return result;
   try {
-    const r = JSON.parse(line);
+    const r = JSON.parse(result.split('\n')[0]);
     return typeof r.message === 'string' ? r.message : result;
   } catch {
     return result;

@@ -607,34 +607,23 @@ func (r *run) find(ctx context.Context, t Target) (*snapshot.Node, string, error
 }
 
 // act runs an action and records it (as the tool the step names).
-func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBefore string) (string, error) {
+func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBefore string) (*actions.Result, error) {
 	started := time.Now()
 	after := urlBefore
 	if err := action.Validate(); err != nil {
 		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
-		return "", err
+		return nil, err
 	}
 	out, err := r.s.opts.Browser.Act(ctx, r.tab, action)
-	if u := resultURL(out); u != "" {
-		after = u
-	}
 	if err != nil {
 		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
-		return "", err
+		return nil, err
 	}
-	r.record(ctx, tool, action, task.StepOK, out, "", urlBefore, after, started)
+	if out.URL != "" {
+		after = out.URL
+	}
+	r.record(ctx, tool, action, task.StepOK, out.Text(), "", urlBefore, after, started)
 	return out, nil
-}
-
-func resultURL(out string) string {
-	var v struct {
-		URL string `json:"url"`
-	}
-	first, _, _ := strings.Cut(out, "\n")
-	if json.Unmarshal([]byte(first), &v) == nil {
-		return v.URL
-	}
-	return ""
 }
 
 // step runs one structured step. Errors of type *stepError may be handed to the model.
@@ -781,7 +770,7 @@ func (r *run) expect(ctx context.Context, e Expect) error {
 			r.record(ctx, "expect", a, task.StepError, "", err.Error(), "", "", started)
 			return soft("the step ran but %s did not follow within %gs", what, timeout)
 		}
-		r.record(ctx, "expect", a, task.StepOK, out, "", "", "", started)
+		r.record(ctx, "expect", a, task.StepOK, out.Text(), "", "", "", started)
 		return nil
 	}
 	if e.Text != "" {
@@ -805,19 +794,16 @@ func (r *run) expect(ctx context.Context, e Expect) error {
 	return nil
 }
 
-// evalOutput extracts an evaluate result's value: a JSON string becomes its text.
-func evalOutput(out string) string {
-	var v struct {
-		Value json.RawMessage `json:"value"`
-	}
-	if json.Unmarshal([]byte(out), &v) != nil || len(v.Value) == 0 {
-		return out
+// evalOutput is an evaluate result's value: a JSON string becomes its text.
+func evalOutput(out *actions.Result) string {
+	if len(out.Value) == 0 {
+		return out.Message
 	}
 	var s string
-	if json.Unmarshal(v.Value, &s) == nil {
+	if json.Unmarshal(out.Value, &s) == nil {
 		return s
 	}
-	return string(v.Value)
+	return string(out.Value)
 }
 
 // expandJS fills templates in a script with JSON string literals, so values cannot break out.

@@ -66,7 +66,7 @@ func (p *contacts) shows(text string) bool {
 	return false
 }
 
-func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
 	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct {
 		Kind   string   `json:"kind"`
@@ -80,16 +80,16 @@ func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (s
 		Checked    bool   `json:"checked"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", err
+		return nil, err
 	}
 	p.mu.Lock()
 	p.actions = append(p.actions, string(raw))
 	p.mu.Unlock()
 	if a.Kind == "wait" {
 		if a.Text != "" && !p.shows(a.Text) {
-			return "", fmt.Errorf("timed out waiting for text %q", a.Text)
+			return nil, fmt.Errorf("timed out waiting for text %q", a.Text)
 		}
-		return `{"kind":"wait","message":"ok"}`, nil
+		return &actions.Result{Kind: "wait", Message: "ok"}, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -108,27 +108,27 @@ func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (s
 	}
 	switch a.Kind {
 	case "type":
-		return `{"kind":"type","message":"typed"}`, set(a.Ref, a.Text)
+		return &actions.Result{Kind: "type", Message: "typed"}, set(a.Ref, a.Text)
 	case "select":
-		return `{"kind":"select","message":"selected"}`, set(a.Ref, a.Values[0])
+		return &actions.Result{Kind: "select", Message: "selected"}, set(a.Ref, a.Values[0])
 	case "check":
-		return `{"kind":"check","message":"checked"}`, set(a.Ref, fmt.Sprint(a.Checked))
+		return &actions.Result{Kind: "check", Message: "checked"}, set(a.Ref, fmt.Sprint(a.Checked))
 	case "fill":
 		for _, f := range a.Fields {
 			if err := set(f.Ref, f.Value); err != nil {
-				return "", err
+				return nil, err
 			}
 		}
-		return `{"kind":"fill","message":"filled"}`, nil
+		return &actions.Result{Kind: "fill", Message: "filled"}, nil
 	case "click":
 		if a.Ref == "e4" {
 			p.added = append(p.added, p.name)
 		}
-		return `{"kind":"click","message":"clicked"}`, nil
+		return &actions.Result{Kind: "click", Message: "clicked"}, nil
 	case "evaluate":
-		return `{"kind":"evaluate","message":"ok","value":"a,b\n1,2\n"}`, nil
+		return &actions.Result{Kind: "evaluate", Message: "ok", Value: json.RawMessage(`"a,b\n1,2\n"`)}, nil
 	}
-	return "", fmt.Errorf("unsupported %s", a.Kind)
+	return nil, fmt.Errorf("unsupported %s", a.Kind)
 }
 
 func (p *contacts) Tabs(ctx context.Context) ([]task.Tab, error) {

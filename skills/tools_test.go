@@ -265,11 +265,11 @@ type slowPage struct {
 	hovering chan struct{}
 }
 
-func (p *slowPage) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+func (p *slowPage) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
 	if _, ok := act.Params.(*actions.Hover); ok {
 		close(p.hovering)
 		<-ctx.Done()
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 	return p.contacts.Act(ctx, tabID, act)
 }

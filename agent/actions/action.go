@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/target"
@@ -197,4 +199,58 @@ func (ts *tabState) networkLog(limit int) *Result {
 	r := &Result{Requests: tail(ts.requests, limit)}
 	r.Message = fmt.Sprintf("%d requests", len(r.Requests))
 	return r
+}
+
+// Text is the result in plain text, the one rendering a model or a person reads: the
+// message, then what the result carries beyond it, a line each (the page's title and URL, a
+// dialog, an evaluated value, the outline of a snapshot, the records as JSON lines, console messages, page errors,
+// requests, downloads, tabs). Binary data is described, not written.
+func (r *Result) Text() string {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	if r.Title != "" || r.URL != "" {
+		fmt.Fprintf(&b, "\nPage: %q %s", r.Title, r.URL)
+	}
+	if d := r.Dialog; d != nil {
+		fmt.Fprintf(&b, "\nDialog: %s %q", d.Type, d.Message)
+	}
+	if len(r.Value) > 0 {
+		fmt.Fprintf(&b, "\nValue: %s", r.Value)
+	}
+	if len(r.Data) > 0 {
+		fmt.Fprintf(&b, "\n(%d bytes of %s not shown)", len(r.Data), r.MIME)
+	}
+	if r.Snapshot != nil {
+		b.WriteString("\n" + r.Snapshot.Text)
+	}
+	if r.Records != nil {
+		b.WriteString("\nRecords (one JSON object a line):\n")
+		_ = r.Records.WriteJSONLines(&b) // a strings.Builder does not fail
+	}
+	for _, m := range r.Console {
+		fmt.Fprintf(&b, "\n[%s] %s", m.Type, m.Text)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "\n%s", e.Text)
+	}
+	for _, q := range r.Requests {
+		st := strconv.Itoa(q.Status)
+		switch {
+		case q.Failed != "":
+			st = "failed: " + q.Failed
+		case !q.Done:
+			st = "pending"
+		}
+		fmt.Fprintf(&b, "\n%s %s %s %s", q.Method, q.URL, q.Type, st)
+	}
+	for _, d := range r.Downloads {
+		fmt.Fprintf(&b, "\n%s %q %s %d bytes", d.GUID, d.Name, d.State, d.Size)
+		if d.Path != "" {
+			fmt.Fprintf(&b, " at %s", d.Path)
+		}
+	}
+	for _, t := range r.Tabs {
+		fmt.Fprintf(&b, "\n%s %q %s", t.TargetID, t.Title, t.URL)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

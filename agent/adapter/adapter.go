@@ -5,7 +5,6 @@ package adapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -29,7 +28,7 @@ func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 
 // ModelMaxTokens is the token budget of the outline the model reads (the page model under
 // Root stays whole); what it leaves out, the model finds with the search tool.
-const ModelMaxTokens = 4000
+const ModelMaxTokens = 2000
 
 // Snapshot returns the tab's compact role snapshot: its page model and outline text, the text
 // within ModelMaxTokens.
@@ -37,33 +36,21 @@ func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsho
 	return b.svc.Snapshot(ctx, tabID, snapshot.Options{MaxTokens: ModelMaxTokens})
 }
 
-// Act runs action a and returns the result as JSON. Binary payloads (screenshots, PDFs) are
-// left out: the model gets what happened, not megabytes. Errors come back as the service
-// returned them, so callers can match them (errors.Is).
-func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (string, error) {
+// Act runs action a. Binary payloads (screenshots, PDFs) are left out, and so are search
+// matches and snapshots, whose text the message or the loop already holds: the model gets what
+// happened, not megabytes. Errors come back as the service returned them, so callers can match
+// them (errors.Is).
+func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (*actions.Result, error) {
 	res, err := b.svc.Act(ctx, tabID, a)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(res.Data) > 0 {
 		res.Message += fmt.Sprintf(" (%d bytes of %s not shown)", len(res.Data), res.MIME)
 		res.Data = nil
 	}
 	res.Matches = nil // the message lists them, one line each: the model reads them once
-	if res.Snapshot != nil {
-		snap := res.Snapshot
-		res.Snapshot = nil
-		out, err := json.Marshal(res)
-		if err != nil {
-			return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
-		}
-		return string(out) + "\n" + snap.Text, nil
-	}
-	out, err := json.Marshal(res)
-	if err != nil {
-		return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
-	}
-	return string(out), nil
+	return res, nil
 }
 
 // Tabs lists the shared tabs; the first one (the tab the user most recently shared or focused)

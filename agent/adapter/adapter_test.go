@@ -64,8 +64,11 @@ func TestAgentSafetyInChromium(t *testing.T) {
 	}
 	// the model's find tool: the button's ref and line, once (no "matches" beside the message)
 	found, err := adapter.New(svc).Act(ctx, tab, actions.Do(actions.Search{Text: "continue", Role: "button"}))
-	if err != nil || !strings.Contains(found, `button \"Continue\" [ref=`+m[1]+`]`) || strings.Contains(found, `"matches"`) {
-		t.Fatalf("search for the Continue button: %v\n%s", err, found)
+	if err != nil {
+		t.Fatalf("search for the Continue button: %v", err)
+	}
+	if !strings.Contains(found.Text(), `button "Continue" [ref=`+m[1]+`]`) || found.Matches != nil {
+		t.Fatalf("search for the Continue button: matches %v beside the message\n%s", found.Matches, found.Text())
 	}
 	args, _ := json.Marshal(map[string]string{"url": "\x01fi\tle:///etc/passwd"})
 	srv := llmtest.NewOpenAI(t,

@@ -13,6 +13,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -148,6 +149,41 @@ func (r Request) HasTool(name string) bool {
 
 // ApproxTokens estimates the request's prompt size in tokens (bytes/4).
 func (r Request) ApproxTokens() int { return len(r.Body) / 4 }
+
+// NewTokens estimates, as ApproxTokens does, the part of the request's prompt that is not in
+// the longest prefix it shares with prev: what a provider that caches prompt prefixes bills
+// at the full price. Prefixes are compared in the order providers cache them (the tools, the
+// system prompt, then the messages), a whole part at a time.
+func (r Request) NewTokens(prev Request) int {
+	cur, old := cacheParts(r.Body), cacheParts(prev.Body)
+	i := 0
+	for i < len(cur) && i < len(old) && bytes.Equal(cur[i], old[i]) {
+		i++
+	}
+	n := 0
+	for _, p := range cur[i:] {
+		n += len(p)
+	}
+	return n / 4
+}
+
+// cacheParts splits a request body (OpenAI's or Anthropic's) into the parts a prompt cache
+// compares, in its order: the tools, the system prompt, each message.
+func cacheParts(body []byte) [][]byte {
+	var b struct {
+		Tools    json.RawMessage   `json:"tools"`
+		System   json.RawMessage   `json:"system"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return [][]byte{body}
+	}
+	parts := [][]byte{b.Tools, b.System}
+	for _, m := range b.Messages {
+		parts = append(parts, m)
+	}
+	return parts
+}
 
 // Server is a scripted model server.
 type Server struct {

@@ -165,17 +165,7 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 		var b strings.Builder
-		b.WriteString(res.Message)
-		if res.Title != "" || res.URL != "" {
-			fmt.Fprintf(&b, "\nPage: %s %s", res.Title, res.URL)
-		}
-		if len(res.Value) > 0 {
-			fmt.Fprintf(&b, "\nValue: %s", res.Value)
-		}
-		if res.Records != nil {
-			b.WriteString("\nRecords (one JSON object a line):\n")
-			_ = res.Records.WriteJSONLines(&b) // a strings.Builder does not fail
-		}
+		b.WriteString(res.Text())
 		if k.Risk == actions.Reads {
 			return text("%s", b.String()), nil
 		}
@@ -259,21 +249,10 @@ func reads(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			if c.st.currentTab() == res.TargetID || p.Tab == "" {
 				c.st.setTab("")
 			}
-		}
-		for _, m := range res.Console {
-			fmt.Fprintf(&b, "\n[%s] %s", m.Type, m.Text)
-		}
-		for _, e := range res.Errors {
-			fmt.Fprintf(&b, "\n%s", e.Text)
-		}
-		for _, r := range res.Requests {
-			st := fmt.Sprint(r.Status)
-			if r.Failed != "" {
-				st = "failed: " + r.Failed
-			} else if !r.Done {
-				st = "pending"
-			}
-			fmt.Fprintf(&b, "\n%s %s %s %s", r.Method, r.URL, r.Type, st)
+		default:
+			// console, errors, network, downloads: the entries, a line each
+			b.Reset()
+			b.WriteString(res.Text())
 		}
 		return text("%s", b.String()), nil
 	}

@@ -13,12 +13,12 @@ type Browser interface {
 	// Snapshot reads the tab: its page model, and the outline text rendered from it
 	// (`- role "name" [ref=eN]` lines) that the model is shown.
 	Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error)
-	// Act performs one action on the tab and returns a small JSON (or text) result.
-	// A returned error is shown to the model as the tool's result, so make it actionable, and
-	// keep it matchable (errors.Is: snapshot.ErrDialogOpen, urlpolicy.ErrRefused).
-	// The result of an open action should carry "targetId" (or "tabId"): the new tab becomes
-	// current.
-	Act(ctx context.Context, tabID string, action actions.Action) (string, error)
+	// Act performs one action on the tab. The model is shown the result's Text, so keep it
+	// small (no binary data). A returned error is shown to the model as the tool's result, so
+	// make it actionable, and keep it matchable (errors.Is: snapshot.ErrDialogOpen,
+	// urlpolicy.ErrRefused). The result of an open action carries the new tab's TargetID: it
+	// becomes current.
+	Act(ctx context.Context, tabID string, action actions.Action) (*actions.Result, error)
 	// Tabs lists the shared tabs.
 	Tabs(ctx context.Context) ([]Tab, error)
 }

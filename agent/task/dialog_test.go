@@ -43,38 +43,38 @@ func (p *page) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, 
 	return pagetest.Page("https://admin.test/", "Admin", p.nodes...), nil
 }
 
-func (p *page) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+func (p *page) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
 	a := act
 	if err := a.Validate(); err != nil {
-		return "", fmt.Errorf("the action API rejects %+v: %w", act, err)
+		return nil, fmt.Errorf("the action API rejects %+v: %w", act, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acts = append(p.acts, a)
 	if p.dialog[0] != "" && a.Kind != "dialog" {
-		return "", fmt.Errorf("%w: %s %q blocks the page; accept or dismiss it first", snapshot.ErrDialogOpen, p.dialog[0], p.dialog[1])
+		return nil, fmt.Errorf("%w: %s %q blocks the page; accept or dismiss it first", snapshot.ErrDialogOpen, p.dialog[0], p.dialog[1])
 	}
 	switch a.Kind {
 	case "dialog":
 		if p.dialog[0] == "" {
-			return "", fmt.Errorf("no JavaScript dialog is open")
+			return nil, fmt.Errorf("no JavaScript dialog is open")
 		}
 		verb := "accepted"
 		if d := a.Params.(*actions.Dialog); d.Accept != nil && !*d.Accept {
 			verb = "dismissed"
 		}
 		p.dialog = [2]string{}
-		return fmt.Sprintf(`{"message":%q}`, verb+" the dialog"), nil
+		return &actions.Result{Message: verb + " the dialog"}, nil
 	case "click":
 		if d, ok := p.opens[a.Params.(*actions.Click).Ref]; ok {
 			p.dialog = d
-			return fmt.Sprintf(`{"message":"clicked","dialog":{"type":%q,"message":%q}}`, d[0], d[1]), nil
+			return &actions.Result{Message: "clicked", Dialog: &snapshot.Dialog{Type: d[0], Message: d[1]}}, nil
 		}
 	}
 	if p.onAct != nil {
 		p.onAct(a)
 	}
-	return `{"message":"ok"}`, nil
+	return &actions.Result{Message: "ok"}, nil
 }
 
 func (p *page) Tabs(ctx context.Context) ([]task.Tab, error) {

@@ -674,16 +674,8 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 	}
 	switch a.Params.(type) {
 	case *actions.Open:
-		var r struct {
-			TabID    string `json:"tabId"`
-			TargetID string `json:"targetId"`
-		}
-		_ = json.Unmarshal([]byte(out), &r)
-		if r.TabID == "" {
-			r.TabID = r.TargetID
-		}
-		if r.TabID != "" {
-			l.tabID = r.TabID
+		if out.TargetID != "" {
+			l.tabID = out.TargetID
 		}
 	case *actions.Close:
 		if actTab == l.tabID {
@@ -694,7 +686,11 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 			}
 		}
 	}
-	return l.observe(out)
+	if k := toolKind(tool); k != nil && k.Risk == actions.Reads {
+		// the page did not change: the result is the observation
+		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText))}
+	}
+	return l.observe(out.Text())
 }
 
 // navURL is the URL an action loads (navigate, open), or "".
@@ -909,18 +905,19 @@ func (l *loop) fullPage(snap *snapshot.Snapshot) result {
 	}
 }
 
-// observe builds the small observation after an action: its result, the URL/title, and what
-// changed in the outline (or the new page when much changed).
+// observe builds the small observation after an action: its result, the title when it
+// changed, and what changed in the outline (or the new page when the tab, its URL or much of
+// the outline changed).
 func (l *loop) observe(actResult string) result {
 	if r := strings.TrimSpace(actResult); r != "" {
-		return l.observeWith("result:\n" + pageBlock(truncate(oneLine(r), 500)) + "\n")
+		return l.observeWith("result:\n" + pageBlock(capLines(r, maxResultText)) + "\n")
 	}
 	return l.observeWith("result: ok\n")
 }
 
 // observeWith is observe with the observation's first lines given (head ends in a newline).
 func (l *loop) observeWith(head string) result {
-	prevSnap, prevURL := l.lastSnap, l.lastURL
+	prevSnap, prevURL, prevTitle := l.lastSnap, l.lastURL, l.lastTitle
 	_ = l.refreshTab()
 	var b strings.Builder
 	b.WriteString(head)
@@ -939,7 +936,10 @@ func (l *loop) observeWith(head string) result {
 		full.text = b.String() + full.text
 		return full
 	}
-	fmt.Fprintf(&b, "page:\n%s\n", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)))
+	if l.lastTitle != prevTitle {
+		// the URL is the same (else the whole page was shown): only the title is news
+		fmt.Fprintf(&b, "title now:\n%s\n", pageBlock(truncate(l.lastTitle, 120)))
+	}
 	if d.Empty() {
 		b.WriteString("no change in the page outline" + dialogNote(snap))
 		return result{text: b.String()}
@@ -955,15 +955,37 @@ func pageHeader(title, url string) string {
 
 // capSnapshot cuts a snapshot to at most n bytes on a line boundary, with a note.
 func capSnapshot(s string, n int) string {
-	if len(s) <= n {
+	kept, rest := cutLines(s, n)
+	if rest == 0 {
 		return s
+	}
+	return kept + fmt.Sprintf("\n[… %d more lines cut; scroll or act on what is visible, then snapshot again]", rest)
+}
+
+// maxResultText is how many bytes of an action's result text (a message, search matches,
+// records, console lines) the model is shown.
+const maxResultText = 6000
+
+// capLines cuts an action's result text to at most n bytes on a line boundary, with a note.
+func capLines(s string, n int) string {
+	kept, rest := cutLines(s, n)
+	if rest == 0 {
+		return s
+	}
+	return kept + fmt.Sprintf("\n[… %d more lines not shown]", rest)
+}
+
+// cutLines cuts s to at most n bytes on a line boundary (within a line when the first is
+// longer); rest is how many lines it left out (0 when s fits).
+func cutLines(s string, n int) (kept string, rest int) {
+	if len(s) <= n {
+		return s, 0
 	}
 	cut := strings.LastIndexByte(s[:n], '\n')
 	if cut < 0 {
-		cut = n
+		return truncate(s, n), strings.Count(s, "\n")
 	}
-	rest := strings.Count(s[cut:], "\n")
-	return s[:cut] + fmt.Sprintf("\n[… %d more lines cut; scroll or act on what is visible, then snapshot again]", rest)
+	return s[:cut], strings.Count(s[cut:], "\n")
 }
 
 func sortTasks(ts []*Task) {

@@ -757,14 +757,14 @@ func (p *listPage) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsh
 	return pagetest.Page("https://mail.test/", "Inbox", E("heading", "Inbox", "level=1", ref("e1")), list), nil
 }
 
-func (p *listPage) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+func (p *listPage) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
 	action, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct{ Ref string }
 	_ = json.Unmarshal(action, &a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clicked[a.Ref] = true
-	return `{"message":"clicked"}`, nil
+	return &actions.Result{Message: "clicked"}, nil
 }
 
 func (p *listPage) Tabs(ctx context.Context) ([]task.Tab, error) {

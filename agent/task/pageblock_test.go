@@ -50,16 +50,16 @@ func (h *hostile) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsho
 	return s, nil
 }
 
-func (h *hostile) Act(ctx context.Context, tabID string, act actions.Action) (string, error) {
+func (h *hostile) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
 	action, _ := json.Marshal(act) // the action as the HTTP API shows it
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var a struct{ Kind string }
 	_ = json.Unmarshal(action, &a)
 	if a.Kind == "click" {
-		return "", errors.New(`e3 (button "` + h.inject("act-error") + `") is covered`)
+		return nil, errors.New(`e3 (button "` + h.inject("act-error") + `") is covered`)
 	}
-	return `{"message":"` + strings.ReplaceAll(h.inject("result"), `"`, `'`) + `"}`, nil
+	return &actions.Result{Message: h.inject("result")}, nil
 }
 
 func (h *hostile) Tabs(ctx context.Context) ([]task.Tab, error) {

@@ -10,7 +10,7 @@ import (
 // network included), every schema is an object with properties (googleai insists), and the
 // list stays within the size it had when it was written out by hand (6410 bytes of JSON
 // without vision, 6615 with) plus the find tool (search, 335 bytes, which lets the model's
-// snapshot shrink from a 30 KB cap to a 4,000-token budget), the extract tool (536 bytes:
+// snapshot shrink from a 30 KB cap to a token budget, 2,000 today), the extract tool (536 bytes:
 // records from rows, cards and results across pages, in one call instead of a page read and
 // many steps), the conversation tools (ask_user and hand_over, 750 bytes) and the downloads
 // tool (221 bytes, without which the agent cannot see or wait for a file it downloads), so the

@@ -41,7 +41,7 @@ func (g *greeter) Snapshot(ctx context.Context, tab string) (*snapshot.Snapshot,
 		pagetest.El("button", "Greet", pagetest.Ref("e2"))), nil
 }
 
-func (g *greeter) Act(ctx context.Context, tab string, act actions.Action) (string, error) {
+func (g *greeter) Act(ctx context.Context, tab string, act actions.Action) (*actions.Result, error) {
 	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct{ Kind, Ref, Text string }
 	_ = json.Unmarshal(raw, &a)
@@ -53,7 +53,7 @@ func (g *greeter) Act(ctx context.Context, tab string, act actions.Action) (stri
 	case "click":
 		g.clicks++
 	}
-	return `{"kind":"` + a.Kind + `","message":"ok"}`, nil
+	return &actions.Result{Kind: a.Kind, Message: "ok"}, nil
 }
 
 func (g *greeter) Tabs(ctx context.Context) ([]task.Tab, error) { return nil, nil }
