@@ -20,8 +20,8 @@ type Browser struct {
 }
 
 var (
-	_ task.Browser       = (*Browser)(nil)
-	_ task.Screenshotter = (*Browser)(nil)
+	_ task.RecordsBrowser = (*Browser)(nil)
+	_ task.Screenshotter  = (*Browser)(nil)
 )
 
 // New returns the adapter over svc.
@@ -41,9 +41,16 @@ func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapsho
 // left out: the model gets what happened, not megabytes. Errors come back as the service
 // returned them, so callers can match them (errors.Is).
 func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (string, error) {
+	out, _, err := b.ActRecords(ctx, tabID, a)
+	return out, err
+}
+
+// ActRecords is Act that also returns the records extract read (typed, for the task's reports;
+// the JSON for the model carries them too).
+func (b *Browser) ActRecords(ctx context.Context, tabID string, a actions.Action) (string, *actions.Records, error) {
 	res, err := b.svc.Act(ctx, tabID, a)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if len(res.Data) > 0 {
 		res.Message += fmt.Sprintf(" (%d bytes of %s not shown)", len(res.Data), res.MIME)
@@ -55,15 +62,15 @@ func (b *Browser) Act(ctx context.Context, tabID string, a actions.Action) (stri
 		res.Snapshot = nil
 		out, err := json.Marshal(res)
 		if err != nil {
-			return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
+			return "", nil, fmt.Errorf("encode the %s result: %w", a.Kind, err)
 		}
-		return string(out) + "\n" + snap.Text, nil
+		return string(out) + "\n" + snap.Text, res.Records, nil
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
-		return "", fmt.Errorf("encode the %s result: %w", a.Kind, err)
+		return "", nil, fmt.Errorf("encode the %s result: %w", a.Kind, err)
 	}
-	return string(out), nil
+	return string(out), res.Records, nil
 }
 
 // Tabs lists the shared tabs; the first one (the tab the user most recently shared or focused)

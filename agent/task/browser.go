@@ -23,6 +23,16 @@ type Browser interface {
 	Tabs(ctx context.Context) ([]Tab, error)
 }
 
+// RecordsBrowser is implemented by browsers that hand back the records an action read (the
+// extract action's actions.Records) as well as its text: the loop keeps them on the step, so
+// the task's reports can export them (package agent/adapter implements it).
+type RecordsBrowser interface {
+	Browser
+	// ActRecords is Act that also returns the records the action read (nil for actions that
+	// read none).
+	ActRecords(ctx context.Context, tabID string, action actions.Action) (string, *actions.Records, error)
+}
+
 // Screenshotter is implemented by browsers that can capture a tab as PNG; the screenshot
 // tool is offered to vision models only when the Browser implements it.
 type Screenshotter interface {

@@ -659,7 +659,7 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 	if t := a.Tab(); t != "" {
 		actTab = t
 	}
-	out, err := l.opts.Browser.Act(l.ctx, actTab, a)
+	out, err := l.actKeepingRecords(actTab, a, step)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
