@@ -71,7 +71,7 @@ func (tc *tasksCmd) Run(ctx context.Context, io stdio) error {
 		for _, t := range list.Tasks {
 			recs := "-"
 			if rt, err := t.RecordTable(); err == nil {
-				recs = strconv.Itoa(len(rt.Items)) + " records"
+				recs = plural(len(rt.Items), "record")
 			}
 			fmt.Fprintf(io.out, "%s  %-20s %s  %-11s %s\n", t.ID, t.Status, t.CreatedAt.Local().Format("2006-01-02 15:04"), recs, oneLine(t.Shown(), 70))
 		}
@@ -109,5 +109,13 @@ func recordsHint(t *task.Task) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%d records extracted: tabrelay tasks report %s --records --format csv -o records.csv", len(rt.Items), t.ID)
+	return fmt.Sprintf("%s extracted: tabrelay tasks report %s --records --format csv -o records.csv", plural(len(rt.Items), "record"), t.ID)
+}
+
+// plural is "1 record", "2 records".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
