@@ -8,10 +8,11 @@ import (
 	"github.com/tabrelay/tabrelay/agent/actions"
 )
 
-// MaxRecordBytes caps the records a task keeps, all its extract steps together: about 2 MiB
-// of field names and values (some 20,000 records of a few short fields). The task and the
-// records survive a restart in the task store; past the cap a step keeps the records that fit
-// and counts the others in [StepRecords.Omitted]. The model still read them all.
+// MaxRecordBytes caps the records a task keeps, all its extract steps together: 2 MiB of
+// field names and values (some 20,000 records of 100 bytes), saved with the steps in the task
+// store (they survive a restart) and rewritten with them on each save. Past the cap a step
+// keeps the records that fit and counts the others in [StepRecords.Omitted]; what the model
+// was shown does not change.
 const MaxRecordBytes = 2 << 20
 
 // StepRecords are the records an extract step read (its actions.Records: fields in order, the
@@ -27,8 +28,9 @@ type StepRecords struct {
 // extract.
 var ErrNoRecords = errors.New("the task extracted nothing")
 
-// size is what r counts against [MaxRecordBytes]: the bytes of its field names and values.
-func size(item map[string]string) int {
+// recordSize is what a record counts against [MaxRecordBytes]: the bytes of its field names
+// and values.
+func recordSize(item map[string]string) int {
 	n := 0
 	for k, v := range item {
 		n += len(k) + len(v)
@@ -42,7 +44,7 @@ func recordBytes(steps []Step) int {
 	for _, s := range steps {
 		if s.Records != nil {
 			for _, it := range s.Records.Items {
-				n += size(it)
+				n += recordSize(it)
 			}
 		}
 	}
@@ -55,7 +57,7 @@ func recordBytes(steps []Step) int {
 func keepRecords(r *actions.Records, budget int) *StepRecords {
 	kept := 0
 	for _, it := range r.Items {
-		if budget -= size(it); budget < 0 {
+		if budget -= recordSize(it); budget < 0 {
 			break
 		}
 		kept++
