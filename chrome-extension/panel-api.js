@@ -132,17 +132,20 @@ export async function followTask(taskId, onEvent, signal) {
 }
 
 /**
- * Downloads a task report (json, csv or markdown) through the authenticated API.
+ * Downloads a task report (json, csv or markdown) through the authenticated API: of its steps,
+ * or with data 'records' the records its extract steps read (GET /api/tasks/{id}/report's
+ * data=).
  * @param {string} taskId
  * @param {'json'|'csv'|'markdown'} format
+ * @param {'steps'|'records'} [data]
  */
-export async function downloadReport(taskId, format) {
-  const res = /** @type {Response} */ (await api('GET', `/api/tasks/${encodeURIComponent(taskId)}/report?format=${format}`, { raw: true }));
+export async function downloadReport(taskId, format, data = 'steps') {
+  const res = /** @type {Response} */ (await api('GET', `/api/tasks/${encodeURIComponent(taskId)}/report?format=${format}&data=${data}`, { raw: true }));
   const blob = await res.blob();
   const ext = { json: 'json', csv: 'csv', markdown: 'md' }[format];
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
-  a.download = `tabrelay-task-${taskId}.${ext}`;
+  a.download = `tabrelay-task-${taskId}${data === 'records' ? '-records' : ''}.${ext}`;
   document.body.append(a);
   a.click();
   a.remove();

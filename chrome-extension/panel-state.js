@@ -8,7 +8,8 @@ import { Speaker } from './panel-voice.js';
 /** @typedef {import('./panel-voice.js').Capture} Capture */
 
 /** @typedef {{text: string, status: 'pending'|'active'|'done'|'failed'}} PlanItem */
-/** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}}} Step */
+/** @typedef {{fields: string[], items: Record<string, string>[], pages: number, omitted?: number}} StepRecords what an extract step read (agent/task.StepRecords) */
+/** @typedef {{id: string, index: number, tool: string, args?: any, status: string, result?: string, error?: string, thought?: string, confirmation?: {reason: string, prompt: string, approved?: boolean}, records?: StepRecords}} Step */
 /** @typedef {{id: string, text: string, choices?: string[], askedAt?: string, deadline?: string}} Question */
 /** @typedef {{id: string, instruction: string, askedAt?: string, deadline?: string}} Handover */
 /** @typedef {{modelCalls?: number, promptTokens?: number, completionTokens?: number}} Usage */

@@ -1,10 +1,10 @@
 // @ts-check
 // Requests and the live task: sending a typed or spoken request, following the task's events
 // (plan stepper, steps, confirmation, questions, hand-overs, streamed prose, answer, model calls
-// and tokens), approving, answering, continuing, stopping; saving a finished task as a skill and
-// starting a new conversation in the tab.
+// and tokens), approving, answering, continuing, stopping; saving a finished task as a skill,
+// downloading the records its extract steps read, and starting a new conversation in the tab.
 
-import { api, ApiError, followTask } from './panel-api.js';
+import { api, ApiError, downloadReport, followTask } from './panel-api.js';
 import { spokenSummary } from './converse.js';
 import { announce } from './panel-converse.js';
 import { $, el, showNotice } from './panel-dom.js';
@@ -335,6 +335,12 @@ function render() {
   usage.hidden = !isDone(t.status) || !t.id;
   usage.textContent = usage.hidden ? '' : usageText(t.usage);
   $('save-skill').hidden = t.status !== 'succeeded' || !t.id || (t.model || '').startsWith('skill:');
+  // the records the task's extract steps read, as one CSV file
+  const extracts = t.steps.filter((s) => s.records);
+  const recs = $('records-csv');
+  recs.hidden = !t.id || !extracts.length;
+  const n = extracts.reduce((sum, s) => sum + (s.records?.items.length || 0), 0);
+  recs.title = `${n} record${n === 1 ? '' : 's'} from step${extracts.length === 1 ? '' : 's'} ${extracts.map((s) => s.index).join(', ')}`;
   // streamed prose of the model while it thinks
   const prose = $('prose');
   prose.textContent = t.prose || '';
@@ -441,6 +447,18 @@ export async function saveAsSkill() {
   }
 }
 
+/** Downloads the records the shown task's extract steps read, as one CSV file. */
+export async function downloadRecords() {
+  const t = state.task;
+  if (!t?.id) return;
+  try {
+    const d = await downloadReport(t.id, 'csv', 'records');
+    state.downloads.push({ task: t.id, format: 'csv', data: 'records', ...d });
+  } catch (e) {
+    showNotice(`Download records: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
 /** Starts a new conversation in this tab: the next request no longer sees the earlier ones. */
 export async function newConversation() {
   try {
@@ -460,4 +478,5 @@ $('question-form').addEventListener('submit', (ev) => {
 });
 $('handover-continue').addEventListener('click', () => { void continueTask(); });
 $('save-skill').addEventListener('click', () => { void saveAsSkill(); });
+$('records-csv').addEventListener('click', (ev) => { ev.preventDefault(); void downloadRecords(); });
 $('new-conversation').addEventListener('click', () => { void newConversation(); });

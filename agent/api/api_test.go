@@ -466,7 +466,7 @@ func TestAnswersAreCamelCase(t *testing.T) {
 	for _, v := range []any{
 		api.ErrorBody{}, api.TabList{}, api.CommandResponse{}, api.TaskStarted{}, api.TaskList{}, api.Confirmed{},
 		api.SkillList{}, api.SkillDetail{}, task.Task{}, task.Event{}, actions.Result{}, snapshot.Snapshot{},
-		skills.RunResult{}, skills.Recording{}, skills.Draft{}, skills.RunDraft{}, voice.Result{}, voice.Status{},
+		skills.RunResult{}, skills.Recording{}, skills.Draft{}, skills.RunDraft{}, voice.Result{}, voice.Status{}, task.RecordTable{},
 	} {
 		ty := reflect.TypeOf(v)
 		walk(ty.String(), ty)

@@ -516,20 +516,46 @@ func (a *Agent) confirmTask(c echo.Context) *httpError {
 	return jsonOK(c, http.StatusOK, Confirmed{ID: t.ID, StepID: req.StepID, Approved: *req.Approve})
 }
 
+// What a task report shows, its data= parameter (GET /api/tasks/{id}/report).
+const (
+	// ReportSteps is the task and its steps (the default): JSON with each extract step's
+	// records typed, one CSV row per step, Markdown with the records as a table (capped).
+	ReportSteps = "steps"
+	// ReportRecords is the records the task's extract steps read, as one table
+	// (task.Task.RecordTable): a CSV file of the records, its JSON or a Markdown table.
+	ReportRecords = "records"
+)
+
 func (a *Agent) taskReport(c echo.Context) *httpError {
 	format := strings.ToLower(c.QueryParam("format"))
 	if format == "" {
 		format = "json"
 	}
-	var render func(io.Writer, ...*task.Task) error
+	data := strings.ToLower(c.QueryParam("data"))
+	if data == "" {
+		data = ReportSteps
+	}
+	if data != ReportSteps && data != ReportRecords {
+		return errorf(http.StatusBadRequest, "data=%q: use %s (the task and its steps, the default) or %s (the records its extract steps read)", data, ReportSteps, ReportRecords)
+	}
+	var render func(io.Writer, *task.Task) error
 	var mime, ext string
 	switch format {
 	case "json":
-		render, mime, ext = task.ReportJSON, "application/json", "json"
+		render, mime, ext = one(task.ReportJSON), "application/json", "json"
+		if data == ReportRecords {
+			render = task.ReportRecordsJSON
+		}
 	case "csv":
-		render, mime, ext = task.ReportCSV, "text/csv; charset=utf-8", "csv"
+		render, mime, ext = one(task.ReportCSV), "text/csv; charset=utf-8", "csv"
+		if data == ReportRecords {
+			render = task.ReportRecordsCSV
+		}
 	case "markdown", "md":
-		render, mime, ext = task.ReportMarkdown, "text/markdown; charset=utf-8", "md"
+		render, mime, ext = one(task.ReportMarkdown), "text/markdown; charset=utf-8", "md"
+		if data == ReportRecords {
+			render = task.ReportRecordsMarkdown
+		}
 	default:
 		return errorf(http.StatusBadRequest, "format=%q: use json, csv or markdown", format)
 	}
@@ -539,10 +565,24 @@ func (a *Agent) taskReport(c echo.Context) *httpError {
 	}
 	var buf bytes.Buffer
 	if err := render(&buf, t); err != nil {
+		if errors.Is(err, task.ErrNoRecords) {
+			he := errorf(http.StatusNotFound, "%v", err)
+			he.body.Task = t.ID
+			return he
+		}
 		return errorf(http.StatusInternalServerError, "rendering the report of task %s: %v", t.ID, err)
 	}
-	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="tabrelay-task-%s.%s"`, safeName(t.ID), ext))
+	name := "tabrelay-task-" + safeName(t.ID)
+	if data == ReportRecords {
+		name += "-records"
+	}
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, name, ext))
 	return blobOK(c, mime, buf.Bytes())
+}
+
+// one adapts a report of tasks to a report of one task.
+func one(render func(io.Writer, ...*task.Task) error) func(io.Writer, *task.Task) error {
+	return func(w io.Writer, t *task.Task) error { return render(w, t) }
 }
 
 // safeName keeps only characters safe in a file name.

@@ -672,6 +672,9 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		}
 		return result{err: fmt.Errorf("%s failed: %w", tool, err), quotesPage: true}
 	}
+	if out.Records != nil {
+		l.keepRecords(step, out.Records)
+	}
 	switch a.Params.(type) {
 	case *actions.Open:
 		if out.TargetID != "" {

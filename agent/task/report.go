@@ -127,6 +127,10 @@ func ReportMarkdown(w io.Writer, tasks ...*Task) error {
 					mdCell(truncate(status, 160)), s.DurationMS, mdCell(truncate(s.URLAfter, 100)))
 			}
 		}
+		if rt, err := t.RecordTable(); err == nil {
+			b.WriteString("\n## Records\n\n")
+			mdRecords(&b, t.ID, rt, MarkdownRecordRows)
+		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing Markdown report: %w", err)
@@ -138,4 +142,92 @@ func mdInline(s string) string { return oneLine(s) }
 
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
+// MarkdownRecordRows caps the records the Markdown report of a task shows; it says how many it
+// left out and where to get them all.
+const MarkdownRecordRows = 20
+
+// mdRecords writes the record table of task id as a Markdown table of at most maxRows rows
+// (0: all), with a line on what it comes from and on what it leaves out.
+func mdRecords(b *strings.Builder, id string, rt *RecordTable, maxRows int) {
+	steps := make([]string, len(rt.Steps))
+	for i, n := range rt.Steps {
+		steps[i] = strconv.Itoa(n)
+	}
+	by := "step " + steps[0]
+	if len(steps) > 1 {
+		by = "steps " + strings.Join(steps[:len(steps)-1], ", ") + " and " + steps[len(steps)-1]
+	}
+	noun := "records"
+	if len(rt.Items) == 1 {
+		noun = "record"
+	}
+	fmt.Fprintf(b, "%d %s extracted by %s.\n", len(rt.Items), noun, by)
+	if len(rt.Items) > 0 {
+		b.WriteString("\n|")
+		for _, f := range rt.Fields {
+			b.WriteString(" " + mdCell(truncate(f, 60)) + " |")
+		}
+		b.WriteString("\n|" + strings.Repeat("---|", len(rt.Fields)) + "\n")
+		shown := rt.Items
+		if maxRows > 0 && len(shown) > maxRows {
+			shown = shown[:maxRows]
+		}
+		for _, it := range shown {
+			b.WriteString("|")
+			for _, f := range rt.Fields {
+				b.WriteString(" " + mdCell(truncate(it[f], 100)) + " |")
+			}
+			b.WriteString("\n")
+		}
+		if left := len(rt.Items) - len(shown); left > 0 {
+			fmt.Fprintf(b, "\n…and %d more, left out here: the CSV has them all (GET /api/tasks/%s/report?format=csv&data=records, or tabrelay tasks report %s --records --format csv).\n", left, id, id)
+		}
+	}
+	if rt.Omitted > 0 {
+		fmt.Fprintf(b, "\n%d more records were extracted but not kept: a task keeps at most %d MiB of records.\n", rt.Omitted, MaxRecordBytes>>20)
+	}
+}
+
+// ReportRecordsCSV writes the records the task's extract steps read ([Task.RecordTable]) as
+// CSV: a header row (the step column, then the fields), then one row per record. A task none
+// of whose steps ran extract gives an error wrapping [ErrNoRecords].
+func ReportRecordsCSV(w io.Writer, t *Task) error {
+	rt, err := t.RecordTable()
+	if err != nil {
+		return err
+	}
+	return rt.WriteCSV(w)
+}
+
+// ReportRecordsJSON writes the task's [RecordTable] as indented JSON. A task none of whose
+// steps ran extract gives an error wrapping [ErrNoRecords].
+func ReportRecordsJSON(w io.Writer, t *Task) error {
+	rt, err := t.RecordTable()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rt); err != nil {
+		return fmt.Errorf("writing the records as JSON: %w", err)
+	}
+	return nil
+}
+
+// ReportRecordsMarkdown writes the task's [RecordTable] as a Markdown table, every record. A
+// task none of whose steps ran extract gives an error wrapping [ErrNoRecords].
+func ReportRecordsMarkdown(w io.Writer, t *Task) error {
+	rt, err := t.RecordTable()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Records: %s\n\n", mdInline(t.Shown()))
+	mdRecords(&b, t.ID, rt, 0)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing the records as Markdown: %w", err)
+	}
+	return nil
 }

@@ -155,6 +155,10 @@ type Step struct {
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
 	// Target is the element the step acted on, when it acted on one.
 	Target *Target `json:"target,omitempty"`
+	// Records are what the step's extract read (nil for other steps), kept within the
+	// task's [MaxRecordBytes]; [Task.RecordTable] joins the records of all steps. They are
+	// never changed once the step has them: copies of the task share them.
+	Records *StepRecords `json:"records,omitempty"`
 }
 
 // Usage counts model calls and tokens as reported by the provider.
@@ -219,7 +223,7 @@ type Task struct {
 	FinishedAt time.Time  `json:"finishedAt,omitzero"`
 }
 
-// Clone returns a deep copy.
+// Clone returns a deep copy (but for the steps' records, which are never changed: shared).
 func (t *Task) Clone() *Task {
 	if t == nil {
 		return nil
@@ -256,6 +260,8 @@ func (s Step) clone() Step {
 		tg := *s.Target
 		s.Target = &tg
 	}
+	// s.Records is shared: it is never changed once set (a deep copy of megabytes of records
+	// on each update of the task would buy nothing)
 	return s
 }
 

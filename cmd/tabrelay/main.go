@@ -43,6 +43,7 @@ type cli struct {
 	Act        actCmd        `cmd:"" help:"act on a tab: act click e3 | type e4 hello | press Enter | navigate URL | --json '{…}'"`
 	Screenshot screenshotCmd `cmd:"" help:"save a PNG of a tab (-o file.png)"`
 	Run        goalCmd       `cmd:"" help:"run a task with the agent, showing the live plan and steps, and print the answer"`
+	Tasks      tasksCmd      `cmd:"" help:"list recent tasks and download a task's report: tasks list | tasks report ID [--format csv] [--records]"`
 	Eval       evalCmd       `cmd:"" help:"run a suite of tasks (YAML) against the agent and report success, steps, model calls, tokens, time (--json, --compare)"`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"`
 	Skills     skillsCmd     `cmd:"" help:"list, show, run and record skills (replayable procedures): skills list | show | run | record"`

@@ -180,6 +180,9 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 	if final.Answer != "" {
 		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
 	}
+	if hint := recordsHint(final); hint != "" {
+		fmt.Fprintln(io.err, hint)
+	}
 	// what the task cost, always the last line: "model: 3 calls, 4,210 tokens in, 312 out"
 	fmt.Fprintln(io.out, final.Usage)
 	if final.Status != task.StatusSucceeded {

@@ -82,6 +82,9 @@ var migrations = []string{
 	`ALTER TABLE tasks ADD COLUMN request TEXT NOT NULL DEFAULT '';
 	ALTER TABLE tasks ADD COLUMN conversation TEXT NOT NULL DEFAULT '';
 	ALTER TABLE steps ADD COLUMN target TEXT NOT NULL DEFAULT '';`,
+	// 3: the records an extract step read (task.StepRecords as JSON; '' for other steps),
+	// within task.MaxRecordBytes a task.
+	`ALTER TABLE steps ADD COLUMN records TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the version Open migrates to.
@@ -295,10 +298,18 @@ func (s *Store) SaveTask(ctx context.Context, t *task.Task) error {
 			}
 			target = string(b)
 		}
+		records := ""
+		if st.Records != nil {
+			b, err := json.Marshal(st.Records)
+			if err != nil {
+				return fmt.Errorf("store: encoding the records of step %s: %w", st.ID, err)
+			}
+			records = string(b)
+		}
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO steps (task_id, step_index, id, tool, args, status, result, error, thought, tab_id,
-			url_before, url_after, title_after, started_at, ended_at, duration_ms, confirmation, target) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			url_before, url_after, title_after, started_at, ended_at, duration_ms, confirmation, target, records) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			t.ID, st.Index, st.ID, st.Tool, string(st.Args), string(st.Status), st.Result, st.Error, st.Thought, st.TabID,
-			st.URLBefore, st.URLAfter, st.TitleAfter, ts(st.StartedAt), ts(st.EndedAt), st.DurationMS, conf, target)
+			st.URLBefore, st.URLAfter, st.TitleAfter, ts(st.StartedAt), ts(st.EndedAt), st.DurationMS, conf, target, records)
 		if err != nil {
 			return fmt.Errorf("store: saving step %s of task %s: %w", st.ID, t.ID, err)
 		}
@@ -362,16 +373,16 @@ func (s *Store) fill(ctx context.Context, t *task.Task) error {
 	}
 	rows.Close()
 	rows, err = s.db.QueryContext(ctx, `SELECT step_index, id, tool, args, status, result, error, thought, tab_id, url_before, url_after,
-		title_after, started_at, ended_at, duration_ms, confirmation, target FROM steps WHERE task_id = ? ORDER BY step_index`, t.ID)
+		title_after, started_at, ended_at, duration_ms, confirmation, target, records FROM steps WHERE task_id = ? ORDER BY step_index`, t.ID)
 	if err != nil {
 		return fmt.Errorf("store: reading the steps of task %s: %w", t.ID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var st task.Step
-		var args, status, started, ended, conf, target string
+		var args, status, started, ended, conf, target, records string
 		if err := rows.Scan(&st.Index, &st.ID, &st.Tool, &args, &status, &st.Result, &st.Error, &st.Thought, &st.TabID, &st.URLBefore,
-			&st.URLAfter, &st.TitleAfter, &started, &ended, &st.DurationMS, &conf, &target); err != nil {
+			&st.URLAfter, &st.TitleAfter, &started, &ended, &st.DurationMS, &conf, &target, &records); err != nil {
 			return fmt.Errorf("store: reading the steps of task %s: %w", t.ID, err)
 		}
 		if args != "" {
@@ -397,6 +408,13 @@ func (s *Store) fill(ctx context.Context, t *task.Task) error {
 			var tg task.Target
 			if err := json.Unmarshal([]byte(target), &tg); err == nil {
 				st.Target = &tg
+			}
+		}
+		if records != "" {
+			// unlike a confirmation or a target, records are the task's data: never dropped quietly
+			st.Records = &task.StepRecords{}
+			if err := json.Unmarshal([]byte(records), st.Records); err != nil {
+				return fmt.Errorf("store: reading the records of step %s of task %s: %w", st.ID, t.ID, err)
 			}
 		}
 		t.Steps = append(t.Steps, st)
