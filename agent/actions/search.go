@@ -116,7 +116,11 @@ func (r *runner) search(ctx context.Context, p *Search) (*Result, error) {
 	}
 	found, total := SearchPage(snap, p)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d matches", total)
+	if total == 1 {
+		b.WriteString("1 match")
+	} else {
+		fmt.Fprintf(&b, "%d matches", total)
+	}
 	if total > len(found) {
 		b.WriteString(", the first " + strconv.Itoa(len(found)) + " shown (narrow the search or raise limit)")
 	}
