@@ -21,7 +21,8 @@ type Result struct {
 	Message string `json:"message"`
 	// TargetID is the tab acted on (for open: the new tab).
 	TargetID string `json:"targetId,omitempty"`
-	// URL and Title are set when the action changed them (and by navigations).
+	// URL and Title are set when the action changed them (navigations among them), and to the
+	// page read by the kinds that read one (snapshot, search, extract).
 	URL   string `json:"url,omitempty"`
 	Title string `json:"title,omitempty"`
 	// Dialog is a JavaScript dialog the action opened.
