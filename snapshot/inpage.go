@@ -121,6 +121,9 @@ const listenerMaxAge = 5 * time.Second
 type owner struct {
 	parentLoader string
 	id           int
+	// epoch is the parent's walker epoch before the owner was asked (-1: unknown); while the
+	// parent's epoch stays there the owner stands, in the outline or not (a hidden iframe)
+	epoch int
 }
 
 type listenerNode struct {
@@ -603,25 +606,25 @@ func decodeWalk(v json.RawMessage) ([]wnode, error) {
 	return out, nil
 }
 
-// cachedOwner returns the walker id of the <iframe> element that held frame f in the parent
+// cachedOwner returns what was found of the <iframe> element that held frame f in the parent
 // frame's document when it was last asked.
-func (t *Tab) cachedOwner(parent, f *Frame) (int, bool) {
+func (t *Tab) cachedOwner(parent, f *Frame) (owner, bool) {
 	t.worlds.mu.Lock()
 	defer t.worlds.mu.Unlock()
 	o, ok := t.worlds.owners[f.ID]
-	return o.id, ok && o.parentLoader == parent.LoaderID
+	return o, ok && o.parentLoader == parent.LoaderID
 }
 
 // frameOwner returns the walker id of the <iframe> element that holds frame f, in the
-// parent frame's world, and caches it.
-func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame) (int, error) {
+// parent frame's world, and caches it with the parent's epoch before the call (-1: unknown).
+func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame, epoch int) (int, error) {
 	id, err := t.findFrameOwner(ctx, parent, f)
 	if err == nil && id != 0 {
 		t.worlds.mu.Lock()
 		if t.worlds.owners == nil {
 			t.worlds.owners = map[string]owner{}
 		}
-		t.worlds.owners[f.ID] = owner{parentLoader: parent.LoaderID, id: id}
+		t.worlds.owners[f.ID] = owner{parentLoader: parent.LoaderID, id: id, epoch: epoch}
 		t.worlds.mu.Unlock()
 	}
 	return id, err
@@ -917,8 +920,10 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 			mu.Unlock()
 		}()
 	}
-	// the frames' owners: cached ones are checked against the parents' outlines below
-	cached := make([]bool, len(frames))
+	// the frames' owners: cached ones are checked against the parents' outlines below; the
+	// others are asked beside the walks
+	cached := make([]owner, len(frames))
+	known := make([]bool, len(frames))
 	for i := 1; i < len(frames); i++ {
 		f := &frames[i]
 		pi, ok := index[f.ParentID]
@@ -926,14 +931,14 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 			continue
 		}
 		p := &frames[pi]
-		if id, ok := t.cachedOwner(p, f); ok {
-			out[i].owner, cached[i] = id, true
+		if o, ok := t.cachedOwner(p, f); ok {
+			out[i].owner, cached[i], known[i] = o.id, o, true
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if id, err := t.frameOwner(ctx, p, f); err == nil {
+			if id, err := t.frameOwner(ctx, p, f, -1); err == nil {
 				out[i].owner = id
 			}
 		}()
@@ -965,12 +970,12 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 		return b, nil
 	}
 	// an owner cached for a parent whose outline no longer has that <iframe> (replaced by a new
-	// element) is asked again
+	// element, or hidden) is asked again, unless the parent's epoch did not move since
 	iframes := map[string]map[int]bool{}
 	var owners sync.WaitGroup
 	for i := 1; i < len(frames); i++ {
 		pi, ok := index[frames[i].ParentID]
-		if !cached[i] || !ok || out[pi].err != nil {
+		if !known[i] || !ok || out[pi].err != nil || cached[i].epoch == out[pi].epoch {
 			continue
 		}
 		p, pw := &frames[pi], out[pi]
@@ -990,7 +995,7 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 		go func() {
 			defer owners.Done()
 			out[i].owner = 0
-			if id, err := t.frameOwner(ctx, p, &frames[i]); err == nil {
+			if id, err := t.frameOwner(ctx, p, &frames[i], pw.epoch); err == nil {
 				out[i].owner = id
 			}
 		}()
@@ -1021,9 +1026,9 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	b.root = ib.frame(out[0])
 	t.worlds.mu.Lock()
 	t.worlds.frames = frames
-	for _, w := range out[1:] {
-		if !ib.done[w.frame.ID] {
-			delete(t.worlds.owners, w.frame.ID) // its owner moved: ask again next time
+	for id := range t.worlds.owners {
+		if _, ok := index[id]; !ok {
+			delete(t.worlds.owners, id) // a frame that went away
 		}
 	}
 	for s := range t.worlds.looked {
