@@ -317,6 +317,7 @@ func (t *Tab) fetch(ctx context.Context) ([]Frame, map[string]*frameData, error)
 			var r struct {
 				Nodes []axNode `json:"nodes"`
 			}
+			t.enableAX(ctx, session)
 			err := t.c.Call(ctx, session, "Accessibility.getFullAXTree", params, &r)
 			mu.Lock()
 			fd.ax, fd.err = r.Nodes, err

@@ -2,10 +2,13 @@ package snapshot
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,8 +26,14 @@ import (
 //go:embed inpage.js
 var walkerJS string
 
-// worldName names the isolated world the walker lives in.
-const worldName = "tabrelay-snapshot"
+// worldName names the isolated world the walker lives in. Chrome keeps one world per name and
+// frame for a DevTools session, and the relay's clients share the extension's session, so the
+// name carries the walker's version: a walker another tabrelay version left in a tab (whose
+// __tabrelay this one's would not replace) is never reused.
+var worldName = func() string {
+	h := sha256.Sum256([]byte(walkerJS))
+	return "tabrelay-snapshot-" + hex.EncodeToString(h[:6])
+}()
 
 // Flags of an in-page node (inpage.js).
 const (
@@ -35,8 +44,9 @@ const (
 	wEditable
 	wPointer
 	wListener
-	wShadowHost
+	wShadowHost // a custom element with no shadow root the walker knows of (it may have a closed one)
 	wNoListener // an element whose listeners do not make it clickable (html, body, frames, labels)
+	wUndefined  // a custom element not defined (upgraded) yet
 )
 
 // wnode is one node of the walker's output: a run of text (T) or an element. Plain structs,
@@ -60,6 +70,11 @@ type wnode struct {
 type world struct {
 	loaderID string
 	context  int
+	// walker is the remote object of __tabrelay in the world. Calls go through it
+	// (Runtime.callFunctionOn) rather than to the context id: context ids start again in
+	// every renderer process, so after a navigation to another process the old id may name a
+	// context of the new document (its main world, even), while an object id fails there.
+	walker string
 }
 
 // worlds caches the isolated world of each frame (by frame id) for a tab.
@@ -78,11 +93,37 @@ type worlds struct {
 	doc map[string]docObject
 	// groups numbers the object groups of listener lookups
 	groups int
+	// looked is the latest listener lookup of each session, reused while its frames' epochs
+	// stay the same (see sessionListeners)
+	looked map[string]lookup
+	// noShadow lists the defined custom elements found without a closed shadow root
+	noShadow map[hostKey]bool
 }
+
+// lookup is one listener lookup of a session: the walker ids of the elements with click
+// listeners added by script, per frame, and the document and epoch each frame's walk had
+// before it (the walks ran first, so whatever came later moved the epoch).
+type lookup struct {
+	at     time.Time
+	epochs map[string]frameEpoch
+	ids    map[string]map[int]bool
+}
+
+type frameEpoch struct {
+	loaderID string
+	epoch    int
+}
+
+// listenerMaxAge bounds how long a listener lookup is reused while nothing moved the epochs:
+// a backstop for listeners that a timer or a network answer adds to elements left unchanged.
+const listenerMaxAge = 5 * time.Second
 
 type owner struct {
 	parentLoader string
 	id           int
+	// epoch is the parent's walker epoch before the owner was asked (-1: unknown); while the
+	// parent's epoch stays there the owner stands, in the outline or not (a hidden iframe)
+	epoch int
 }
 
 type listenerNode struct {
@@ -95,35 +136,62 @@ type docObject struct {
 	uses            int
 }
 
-// context returns the execution context of f's walker world, creating the world and
-// evaluating the walker in it on first use for f's document.
-func (t *Tab) worldContext(ctx context.Context, f *Frame) (int, error) {
+// world returns f's walker world, creating the world and evaluating the walker in it on first
+// use for f's document.
+func (t *Tab) world(ctx context.Context, f *Frame) (world, error) {
 	t.worlds.mu.Lock()
 	w, ok := t.worlds.m[f.ID]
 	t.worlds.mu.Unlock()
 	if ok && w.loaderID == f.LoaderID {
-		return w.context, nil
+		return w, nil
 	}
 	var r struct {
 		ContextID int `json:"executionContextId"`
 	}
 	if err := t.c.Call(ctx, f.Session, "Page.createIsolatedWorld", map[string]any{"frameId": f.ID, "worldName": worldName}, &r); err != nil {
-		return 0, fmt.Errorf("isolated world for frame %s: %w", f.ID, err)
+		return world{}, fmt.Errorf("isolated world for frame %s: %w", f.ID, err)
 	}
 	var ev evalResult
-	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": walkerJS, "contextId": r.ContextID}, &ev); err != nil {
-		return 0, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
+	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": walkerJS + "\n;globalThis.__tabrelay", "contextId": r.ContextID}, &ev); err != nil {
+		return world{}, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
 	}
 	if err := ev.err(); err != nil {
-		return 0, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
+		return world{}, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
 	}
+	if ev.Result.ObjectID == "" {
+		return world{}, fmt.Errorf("load the walker in frame %s: no walker object", f.ID)
+	}
+	w = world{loaderID: f.LoaderID, context: r.ContextID, walker: ev.Result.ObjectID}
 	t.worlds.mu.Lock()
 	if t.worlds.m == nil {
 		t.worlds.m = map[string]world{}
 	}
-	t.worlds.m[f.ID] = world{loaderID: f.LoaderID, context: r.ContextID}
+	t.worlds.m[f.ID] = w
 	t.worlds.mu.Unlock()
-	return r.ContextID, nil
+	return w, nil
+}
+
+// nodeArg passes a remote object (of the same world) to a walker call.
+type nodeArg string
+
+// callWalker calls fn (a function declaration whose this is the walker, __tabrelay) with args in
+// world w of session; a nodeArg is passed as that object, anything else by value.
+func (t *Tab) callWalker(ctx context.Context, session string, w world, fn string, byValue bool, args ...any) (*evalResult, error) {
+	as := make([]map[string]any, len(args))
+	for i, a := range args {
+		if o, ok := a.(nodeArg); ok {
+			as[i] = map[string]any{"objectId": string(o)}
+		} else {
+			as[i] = map[string]any{"value": a}
+		}
+	}
+	var ev evalResult
+	if err := t.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
+		"objectId": w.walker, "functionDeclaration": fn, "arguments": as, "returnByValue": byValue,
+	}, &ev); err != nil {
+		return nil, err
+	}
+	return &ev, ev.err()
 }
 
 // forgetWorld drops f's cached world (its context was destroyed).
@@ -158,29 +226,82 @@ func (e *evalResult) err() error {
 	return errors.New(e.Exception.Text)
 }
 
-// inWorld evaluates expression in f's walker world; a destroyed context (the document went
-// away between the frame list and now) is recreated once.
-func (t *Tab) inWorld(ctx context.Context, f *Frame, expression string, byValue bool) (*evalResult, error) {
-	for attempt := 0; ; attempt++ {
-		id, err := t.worldContext(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		var ev evalResult
-		err = t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{
-			"expression": expression, "contextId": id, "returnByValue": byValue, "includeCommandLineAPI": true,
-		}, &ev)
-		var ce *cdpclient.Error
-		if err != nil && errors.As(err, &ce) && attempt == 0 && ctx.Err() == nil {
-			t.markFramesChanged()
-			t.forgetWorld(f) // "Cannot find context with specified id"
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &ev, ev.err()
+// errDocumentGone marks a call that found its frame's document gone: its world's execution
+// context was destroyed, or the frame or its session no longer exists (the frame navigated, or
+// was removed, since the frame list was taken).
+var errDocumentGone = errors.New("the frame's document went away (a navigation)")
+
+// ErrPageChanged is wrapped by the error of a snapshot that found the page's document replaced
+// again and again while it was taken (a navigation that takes long to commit): taking the
+// snapshot again a moment later works.
+var ErrPageChanged = errors.New("the page kept navigating while the snapshot was taken; take it again")
+
+// goneMessages are the messages of Chrome's errors for a call into a document that went away
+// (seen while snapshots were taken during navigations: TestSnapshotDuringNavigation).
+var goneMessages = []string{
+	"Cannot find context with specified id", "No frame for given id found", "Session with given id not found",
+	"Inspected target navigated or closed", "Could not find object with given id", "Execution context was destroyed",
+}
+
+// gone reports whether err, from a call in a frame's world, means the document went away: Chrome
+// answered with one of goneMessages, or dropped the call when it detached the session.
+func gone(err error) bool {
+	if errors.Is(err, cdpclient.ErrSessionDetached) {
+		return true
 	}
+	var ce *cdpclient.Error
+	return errors.As(err, &ce) && slices.ContainsFunc(goneMessages, func(m string) bool { return strings.HasPrefix(ce.Message, m) })
+}
+
+// evalInWorld calls fn on the walker in f's world (see callWalker), creating the world first if
+// needed. An error that means the document went away wraps errDocumentGone, forgets the world
+// and makes the next in-page build list the frames.
+func (t *Tab) evalInWorld(ctx context.Context, f *Frame, fn string, byValue bool, args ...any) (*evalResult, error) {
+	w, err := t.world(ctx, f)
+	if err == nil {
+		var ev *evalResult
+		if ev, err = t.callWalker(ctx, f.Session, w, fn, byValue, args...); err == nil || !gone(err) {
+			return ev, err
+		}
+	}
+	if ctx.Err() == nil && gone(err) {
+		t.markFramesChanged()
+		t.forgetWorld(f)
+		return nil, fmt.Errorf("%w: %w", errDocumentGone, err)
+	}
+	return nil, err
+}
+
+// inWorld is evalInWorld trying once more when the document went away (between the frame list
+// and now): in the world of the frame's new document.
+func (t *Tab) inWorld(ctx context.Context, f *Frame, fn string, byValue bool, args ...any) (*evalResult, error) {
+	ev, err := t.evalInWorld(ctx, f, fn, byValue, args...)
+	if errors.Is(err, errDocumentGone) {
+		return t.evalInWorld(ctx, f, fn, byValue, args...)
+	}
+	return ev, err
+}
+
+// walkerID returns the walker id of the element backendID of f's document (0 for another node).
+func (t *Tab) walkerID(ctx context.Context, f *Frame, backendID int) (int, error) {
+	w, err := t.world(ctx, f)
+	if err != nil {
+		return 0, err
+	}
+	obj, err := t.resolveIn(ctx, f.Session, backendID, w.context)
+	if err != nil {
+		return 0, err
+	}
+	defer t.release(ctx, f.Session, obj)
+	ev, err := t.callWalker(ctx, f.Session, w, "function(n){return this.id(n)}", true, nodeArg(obj))
+	if err != nil {
+		return 0, err
+	}
+	var id int
+	if err := json.Unmarshal(ev.Result.Value, &id); err != nil {
+		return 0, fmt.Errorf("walker id in frame %s: %w", f.ID, err)
+	}
+	return id, nil
 }
 
 // clickTypes are the events whose listeners make an element script-clickable.
@@ -195,12 +316,12 @@ const maxListenerNodes = 200
 // listener of the document's tree (frames and shadow roots included) with its node, and each
 // node is then found in the walkers' worlds. Handlers set by onclick attributes are left out:
 // the walker sees those itself.
-func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) map[string]map[int]bool {
+func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) (map[string]map[int]bool, error) {
 	doc, ok := t.takeDoc(session)
 	if !ok {
 		var err error
 		if doc, err = t.fetchDoc(ctx, session); err != nil {
-			return nil
+			return nil, fmt.Errorf("listeners: %w", err)
 		}
 	}
 	defer t.keepDoc(ctx, session, doc)
@@ -218,11 +339,11 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 		// the document fetched ahead is gone (a navigation): fetch it again
 		t.releaseGroup(ctx, session, doc.group)
 		if doc, err = t.fetchDoc(ctx, session); err != nil {
-			return nil
+			return nil, fmt.Errorf("listeners: %w", err)
 		}
 		params["objectId"] = doc.objectID
 		if err := t.c.Call(ctx, session, "DOMDebugger.getEventListeners", params, &r); err != nil {
-			return nil
+			return nil, fmt.Errorf("listeners: %w", err)
 		}
 	}
 	seen := map[int]bool{}
@@ -255,6 +376,7 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 		out[n.frameID][n.id] = true
 	}
 	var wg sync.WaitGroup
+	failed := false
 	for _, backendID := range nodes {
 		if n, ok := t.cachedNode(session, backendID); ok && loaders[n.frameID] == n.loaderID {
 			add(n)
@@ -265,21 +387,24 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 			defer wg.Done()
 			n := listenerNode{frameID: frames[0].ID, loaderID: frames[0].LoaderID} // not an element of a walked frame
 			for _, f := range frames {
-				wctx, err := t.worldContext(ctx, f)
+				w, err := t.world(ctx, f)
 				if err != nil {
-					return // try again next time
+					mu.Lock()
+					failed = true // try again next time
+					mu.Unlock()
+					return
 				}
-				obj, err := t.resolveIn(ctx, session, backendID, wctx)
+				obj, err := t.resolveIn(ctx, session, backendID, w.context)
 				if err != nil {
 					continue // not in this frame's document
 				}
-				var cr evalResult
-				err = t.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
-					"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.id(this)}", "returnByValue": true,
-				}, &cr)
+				ev, err := t.callWalker(ctx, session, w, "function(n){return this.id(n)}", true, nodeArg(obj))
 				t.release(ctx, session, obj)
 				var id int
-				if err != nil || json.Unmarshal(cr.Result.Value, &id) != nil {
+				if err != nil || json.Unmarshal(ev.Result.Value, &id) != nil {
+					mu.Lock()
+					failed = true
+					mu.Unlock()
 					return
 				}
 				n = listenerNode{frameID: f.ID, loaderID: f.LoaderID, id: id}
@@ -290,7 +415,43 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) ma
 		}()
 	}
 	wg.Wait()
-	return out
+	if failed {
+		return out, errors.New("listeners: an element could not be found in its frame's world")
+	}
+	return out, nil
+}
+
+// sessionListeners returns the listener ids of session's frames: the latest lookup's while
+// every frame the lookup covered was walked again in the same document at the same epoch (and
+// the lookup is younger than listenerMaxAge), else a new lookup's. ws are the session's walks,
+// its root frame first; they ran before, so the epochs they read are at most the lookup's.
+func (t *Tab) sessionListeners(ctx context.Context, session string, ws []*walked) map[string]map[int]bool {
+	epochs := map[string]frameEpoch{}
+	var frames []*Frame
+	for _, w := range ws {
+		frames = append(frames, w.frame)
+		if w.err == nil {
+			epochs[w.frame.ID] = frameEpoch{w.frame.LoaderID, w.epoch}
+		}
+	}
+	now := time.Now()
+	t.worlds.mu.Lock()
+	l, ok := t.worlds.looked[session]
+	t.worlds.mu.Unlock()
+	if ok && now.Sub(l.at) < listenerMaxAge && maps.Equal(l.epochs, epochs) && len(epochs) == len(ws) {
+		return l.ids
+	}
+	ids, err := t.listeners(ctx, session, frames)
+	if err != nil || len(epochs) < len(ws) {
+		return ids // a frame went away or an element was not found: look again next time
+	}
+	t.worlds.mu.Lock()
+	if t.worlds.looked == nil {
+		t.worlds.looked = map[string]lookup{}
+	}
+	t.worlds.looked[session] = lookup{at: now, epochs: epochs, ids: ids}
+	t.worlds.mu.Unlock()
+	return ids
 }
 
 // maxCachedNodes bounds the listener node cache of a session.
@@ -407,32 +568,29 @@ func markListeners(ks []wnode, ids map[int]bool) {
 	}
 }
 
-// walkFrame runs the walker on f's document and returns its outline and title, and for the
-// main frame the page state a snapshot's header tells (so no other call asks it).
-func (t *Tab) walkFrame(ctx context.Context, f *Frame, main bool) ([]wnode, string, pageState, error) {
-	expr := `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: false}) + ']'`
-	if main {
-		expr = `'[' + JSON.stringify(document.title) + ',' + __tabrelay.walk(document, {boxes: true}) + ',' + JSON.stringify(document.readyState) + ',' +
-			(window.visualViewport ? visualViewport.pageTop + visualViewport.height : scrollY + innerHeight) + ']'`
-	}
-	ev, err := t.inWorld(ctx, f, expr, true)
+// walkFrame runs the walker on w's frame document in one evaluation: its outline, title, URL and
+// epoch, and for the main frame the page state a snapshot's header tells (so no other call asks
+// it).
+func (t *Tab) walkFrame(ctx context.Context, w *walked, main bool) error {
+	ev, err := t.evalInWorld(ctx, w.frame, "function(main){return this.page(main)}", true, main)
 	if err != nil {
-		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
 	var s string
 	if err := json.Unmarshal(ev.Result.Value, &s); err != nil {
-		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
-	var (
-		title, ready string
-		kids         []wnode
-		fold         float64
-	)
-	parts := []any{&title, &kids, &ready, &fold}
+	var ready string
+	var fold float64
+	parts := []any{&w.title, &w.href, &w.epoch, &w.kids, &ready, &fold}
 	if err := json.Unmarshal([]byte(s), &parts); err != nil {
-		return nil, "", pageState{}, fmt.Errorf("outline of frame %s: %w", f.ID, err)
+		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
-	return kids, collapse(title), pageState{loading: ready != "" && ready != "complete", fold: fold}, nil
+	w.title = collapse(w.title)
+	if main {
+		w.state = pageState{loading: ready != "" && ready != "complete", fold: fold}
+	}
+	return nil
 }
 
 // decodeWalk decodes the walker's JSON string.
@@ -448,22 +606,25 @@ func decodeWalk(v json.RawMessage) ([]wnode, error) {
 	return out, nil
 }
 
-// frameOwner returns the walker id of the <iframe> element that holds frame f, in the
-// parent frame's world.
-func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame) (int, error) {
+// cachedOwner returns what was found of the <iframe> element that held frame f in the parent
+// frame's document when it was last asked.
+func (t *Tab) cachedOwner(parent, f *Frame) (owner, bool) {
 	t.worlds.mu.Lock()
+	defer t.worlds.mu.Unlock()
 	o, ok := t.worlds.owners[f.ID]
-	t.worlds.mu.Unlock()
-	if ok && o.parentLoader == parent.LoaderID {
-		return o.id, nil
-	}
+	return o, ok && o.parentLoader == parent.LoaderID
+}
+
+// frameOwner returns the walker id of the <iframe> element that holds frame f, in the
+// parent frame's world, and caches it with the parent's epoch before the call (-1: unknown).
+func (t *Tab) frameOwner(ctx context.Context, parent, f *Frame, epoch int) (int, error) {
 	id, err := t.findFrameOwner(ctx, parent, f)
 	if err == nil && id != 0 {
 		t.worlds.mu.Lock()
 		if t.worlds.owners == nil {
 			t.worlds.owners = map[string]owner{}
 		}
-		t.worlds.owners[f.ID] = owner{parentLoader: parent.LoaderID, id: id}
+		t.worlds.owners[f.ID] = owner{parentLoader: parent.LoaderID, id: id, epoch: epoch}
 		t.worlds.mu.Unlock()
 	}
 	return id, err
@@ -477,23 +638,8 @@ func (t *Tab) findFrameOwner(ctx context.Context, parent, f *Frame) (int, error)
 	if err := t.c.Call(ctx, parent.Session, "DOM.getFrameOwner", map[string]any{"frameId": f.ID}, &fo); err != nil {
 		return 0, fmt.Errorf("owner of frame %s: %w", f.ID, err)
 	}
-	wctx, err := t.worldContext(ctx, parent)
+	id, err := t.walkerID(ctx, parent, fo.BackendID)
 	if err != nil {
-		return 0, err
-	}
-	obj, err := t.resolveIn(ctx, parent.Session, fo.BackendID, wctx)
-	if err != nil {
-		return 0, err
-	}
-	defer t.release(ctx, parent.Session, obj)
-	var cr evalResult
-	if err := t.c.Call(ctx, parent.Session, "Runtime.callFunctionOn", map[string]any{
-		"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.id(this)}", "returnByValue": true,
-	}, &cr); err != nil {
-		return 0, err
-	}
-	var id int
-	if err := json.Unmarshal(cr.Result.Value, &id); err != nil {
 		return 0, fmt.Errorf("owner of frame %s: %w", f.ID, err)
 	}
 	return id, nil
@@ -518,9 +664,19 @@ func (t *Tab) resolveIn(ctx context.Context, session string, backendID, wctx int
 }
 
 // closedShadow walks the closed shadow root of the element with walker id host in f, if it
-// has one (JavaScript cannot see a closed root; the DOM domain can, and hands it to the world).
-func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wnode, bool, error) {
-	ev, err := t.inWorld(ctx, f, "__tabrelay.el("+strconv.Itoa(host)+")", false)
+// has one (JavaScript cannot see a closed root; the DOM domain can, and hands it to the world),
+// and hands the root to the walker, whose next walks enter it as they enter open ones. An
+// element found without one is not asked again in the same document unless it was not yet
+// defined then (a custom element may attach a root when it is upgraded).
+func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int, defined bool) ([]wnode, bool, error) {
+	key := hostKey{frame: f.ID, loaderID: f.LoaderID, id: host}
+	t.worlds.mu.Lock()
+	checked := t.worlds.noShadow[key]
+	t.worlds.mu.Unlock()
+	if checked {
+		return nil, false, nil
+	}
+	ev, err := t.inWorld(ctx, f, "function(id){return this.el(id)}", false, host)
 	if err != nil || ev.Result.ObjectID == "" {
 		return nil, false, err
 	}
@@ -540,29 +696,37 @@ func (t *Tab) closedShadow(ctx context.Context, f *Frame, host int) ([]wnode, bo
 		if sr.Type != "closed" {
 			continue
 		}
-		wctx, err := t.worldContext(ctx, f)
+		w, err := t.world(ctx, f)
 		if err != nil {
 			return nil, false, err
 		}
-		obj, err := t.resolveIn(ctx, f.Session, sr.BackendID, wctx)
+		obj, err := t.resolveIn(ctx, f.Session, sr.BackendID, w.context)
 		if err != nil {
 			return nil, false, err
 		}
-		var cr evalResult
-		err = t.c.Call(ctx, f.Session, "Runtime.callFunctionOn", map[string]any{
-			"objectId": obj, "functionDeclaration": "function(){return globalThis.__tabrelay.walk(this, {})}", "returnByValue": true,
-		}, &cr)
+		cr, err := t.callWalker(ctx, f.Session, w, "function(host, root){this.adopt(host, root); return this.walk(root, {})}", true, host, nodeArg(obj))
 		t.release(ctx, f.Session, obj)
-		if err == nil {
-			err = cr.err()
-		}
 		if err != nil {
 			return nil, false, err
 		}
 		kids, err := decodeWalk(cr.Result.Value)
 		return kids, err == nil, err
 	}
+	if defined {
+		t.worlds.mu.Lock()
+		if t.worlds.noShadow == nil || len(t.worlds.noShadow) >= maxCachedNodes {
+			t.worlds.noShadow = map[hostKey]bool{}
+		}
+		t.worlds.noShadow[key] = true
+		t.worlds.mu.Unlock()
+	}
 	return nil, false, nil
+}
+
+// hostKey names an element of a frame's document by its walker id.
+type hostKey struct {
+	frame, loaderID string
+	id              int
 }
 
 // walked is one frame's walker output.
@@ -570,6 +734,8 @@ type walked struct {
 	frame *Frame
 	kids  []wnode
 	title string
+	href  string    // the document's URL, as the document tells it
+	epoch int       // the walker's epoch (see inpage.js) when it walked
 	state pageState // the main frame's
 	err   error
 	owner int             // walker id of the frame's <iframe> in its parent (0: main or unknown)
@@ -577,22 +743,64 @@ type walked struct {
 	mu    sync.Mutex
 }
 
+// buildAttempts bounds the in-page builds of one snapshot: a build that finds a document gone
+// or the frame list behind a document (a navigation committing, a frame replaced) starts again
+// with a new frame list, after buildRetryWait times its number.
+const (
+	buildAttempts  = 4
+	buildRetryWait = 25 * time.Millisecond
+)
+
 // buildInPage builds the snapshot tree with the in-page walker: one evaluation per frame (in
-// parallel), the iframe owners, closed shadow roots and script-added click listeners through
-// the DOM and DOMDebugger domains. It reuses the previous build's frame list while no frame
-// event (attach, detach, navigation) arrived since; else it asks the frame tree, beside a walk
-// of the frames it knew, and walks again only if the frames changed.
+// parallel), and where needed the iframe owners, closed shadow roots and script-added click
+// listeners through the DOM and DOMDebugger domains. On a page left alone since the previous
+// snapshot that is one evaluation per frame. A navigation under way never makes it wait: it
+// answers with the document it walked, old or new, under that document's own URL, or with an
+// error wrapping ErrPageChanged.
 func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
+	for attempt := 1; ; attempt++ {
+		last := attempt == buildAttempts
+		b, err := t.buildOnce(ctx, last)
+		if err == nil && !b.stale {
+			return b.root, b.state, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, pageState{}, cerr
+		}
+		if err != nil && (last || !errors.Is(err, errDocumentGone)) {
+			if errors.Is(err, errDocumentGone) {
+				err = fmt.Errorf("%w: %w", ErrPageChanged, err)
+			}
+			return nil, pageState{}, err
+		}
+		t.markFramesChanged()
+		select {
+		case <-ctx.Done():
+			return nil, pageState{}, ctx.Err()
+		case <-time.After(time.Duration(attempt-1) * buildRetryWait):
+		}
+	}
+}
+
+// built is one in-page build.
+type built struct {
+	root  *node
+	state pageState
+	// stale is set when the build found a document gone or a document at another URL than the
+	// frame list it started from says: build again with a new frame list
+	stale bool
+}
+
+// buildOnce builds from the previous build's frame list while no frame event (attach, detach,
+// navigation) arrived since; else it asks the frame tree, beside a walk of the frames it knew,
+// and walks again only if the frames changed. last accepts what it finds (see walkFrames).
+func (t *Tab) buildOnce(ctx context.Context, last bool) (*built, error) {
 	changed := t.takeFramesChanged()
 	t.worlds.mu.Lock()
 	known := t.worlds.frames
 	t.worlds.mu.Unlock()
 	if len(known) > 0 && !changed {
-		root, ps, err := t.walkFrames(ctx, known)
-		if err == nil {
-			return root, ps, nil
-		}
-		// a frame went away without our hearing of it yet: ask the frame tree
+		return t.walkFrames(ctx, known, false, last)
 	}
 	if len(known) > 0 {
 		type listed struct {
@@ -604,21 +812,21 @@ func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
 			f, err := t.Frames(ctx)
 			fresh <- listed{f, err}
 		}()
-		root, ps, werr := t.walkFrames(ctx, known)
+		b, werr := t.walkFrames(ctx, known, false, false)
 		l := <-fresh
 		if l.err != nil {
-			return nil, pageState{}, l.err
+			return nil, l.err
 		}
-		if werr == nil && sameFrames(known, l.frames) {
-			return root, ps, nil
+		if werr == nil && !b.stale && sameFrames(known, l.frames) {
+			return b, nil
 		}
-		return t.walkFrames(ctx, l.frames)
+		return t.walkFrames(ctx, l.frames, true, last)
 	}
 	frames, err := t.Frames(ctx)
 	if err != nil {
-		return nil, pageState{}, err
+		return nil, err
 	}
-	return t.walkFrames(ctx, frames)
+	return t.walkFrames(ctx, frames, true, last)
 }
 
 // sameFrames reports whether two frame lists name the same documents in the same sessions, at
@@ -635,12 +843,15 @@ func sameFrames(a, b []Frame) bool {
 	return true
 }
 
-// walkFrames walks frames (the main frame first) and stitches their outlines.
-func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState, error) {
+// walkFrames walks frames (the main frame first) and stitches their outlines. A frame whose
+// document went away, or whose document is at another URL than frames says, makes the build
+// stale; with fresh (frames was just listed) or last, a document's own URL is taken instead
+// and a frame that went away is left out.
+func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) (*built, error) {
 	frames = slices.Clone(frames)
-	byID := map[string]*Frame{}
+	index := map[string]int{} // frame id -> index in frames
 	for i := range frames {
-		byID[frames[i].ID] = &frames[i]
+		index[frames[i].ID] = i
 	}
 	out := make([]*walked, len(frames))
 	sessions := map[string][]int{} // session -> indexes of its frames
@@ -656,21 +867,18 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState,
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	listen := map[string]map[int]bool{} // frame id -> walker ids of elements with click listeners
-	walk := func(i int) {
-		defer wg.Done()
-		w := out[i]
-		w.kids, w.title, w.state, w.err = t.walkFrame(ctx, w.frame, i == 0)
-		if w.err != nil {
+	walk := func(w *walked, main bool) {
+		if w.err = t.walkFrame(ctx, w, main); w.err != nil {
 			return
 		}
-		var hosts []int
+		var hosts []wnode
 		collectHosts(w.kids, &hosts)
 		var hwg sync.WaitGroup
 		for _, h := range hosts {
 			hwg.Add(1)
 			go func() {
 				defer hwg.Done()
-				kids, ok, err := t.closedShadow(ctx, w.frame, h)
+				kids, ok, err := t.closedShadow(ctx, w.frame, h.I, h.F&wUndefined == 0)
 				if err != nil || !ok {
 					return
 				}
@@ -678,7 +886,7 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState,
 				if w.roots == nil {
 					w.roots = map[int][]wnode{}
 				}
-				w.roots[h] = kids
+				w.roots[h.I] = kids
 				w.mu.Unlock()
 			}()
 		}
@@ -689,45 +897,110 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// the walks, and beside them the elements with script-added click listeners
-			var fs []*Frame
-			for _, i := range idx {
-				fs = append(fs, out[i].frame)
-				wg.Add(1)
-				go walk(i)
+			// the session's walks, then its elements with script-added click listeners
+			var swg sync.WaitGroup
+			ws := make([]*walked, len(idx))
+			for k, i := range idx {
+				ws[k] = out[i]
+				swg.Add(1)
+				go func() {
+					defer swg.Done()
+					walk(out[i], i == 0)
+				}()
 			}
-			ls := t.listeners(ctx, s, fs)
+			swg.Wait()
+			for _, w := range ws {
+				if errors.Is(w.err, errDocumentGone) && !last {
+					return // built again
+				}
+			}
+			ls := t.sessionListeners(ctx, s, ws)
 			mu.Lock()
-			for f, ids := range ls {
-				listen[f] = ids
-			}
+			maps.Copy(listen, ls)
 			mu.Unlock()
 		}()
 	}
+	// the frames' owners: cached ones are checked against the parents' outlines below; the
+	// others are asked beside the walks
+	cached := make([]owner, len(frames))
+	known := make([]bool, len(frames))
 	for i := 1; i < len(frames); i++ {
 		f := &frames[i]
-		if p := byID[f.ParentID]; p != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if id, err := t.frameOwner(ctx, p, f); err == nil {
-					out[i].owner = id
-				}
-			}()
+		pi, ok := index[f.ParentID]
+		if !ok {
+			continue
 		}
+		p := &frames[pi]
+		if o, ok := t.cachedOwner(p, f); ok {
+			out[i].owner, cached[i], known[i] = o.id, o, true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if id, err := t.frameOwner(ctx, p, f, -1); err == nil {
+				out[i].owner = id
+			}
+		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, pageState{}, err
+		return nil, err
 	}
 	if out[0].err != nil {
-		return nil, pageState{}, out[0].err
+		return nil, out[0].err
 	}
-	for _, w := range out[1:] {
+	b := &built{state: out[0].state}
+	for _, w := range out {
+		switch {
+		case errors.Is(w.err, errDocumentGone):
+			b.stale = !last
+		case w.err == nil && w.href != w.frame.URL:
+			if !fresh && !last {
+				b.stale = true
+			} else {
+				w.frame.URL = w.href // the document's own word
+			}
+		}
 		if w.err != nil {
 			t.markFramesChanged() // a frame went away or was replaced: list the frames next time
 		}
 	}
+	if b.stale {
+		return b, nil
+	}
+	// an owner cached for a parent whose outline no longer has that <iframe> (replaced by a new
+	// element, or hidden) is asked again, unless the parent's epoch did not move since
+	iframes := map[string]map[int]bool{}
+	var owners sync.WaitGroup
+	for i := 1; i < len(frames); i++ {
+		pi, ok := index[frames[i].ParentID]
+		if !known[i] || !ok || out[pi].err != nil || cached[i].epoch == out[pi].epoch {
+			continue
+		}
+		p, pw := &frames[pi], out[pi]
+		ids := iframes[p.ID]
+		if ids == nil {
+			ids = map[int]bool{}
+			iframeIDs(pw.kids, ids)
+			for _, r := range pw.roots {
+				iframeIDs(r, ids)
+			}
+			iframes[p.ID] = ids
+		}
+		if ids[out[i].owner] {
+			continue
+		}
+		owners.Add(1)
+		go func() {
+			defer owners.Done()
+			out[i].owner = 0
+			if id, err := t.frameOwner(ctx, p, &frames[i], pw.epoch); err == nil {
+				out[i].owner = id
+			}
+		}()
+	}
+	owners.Wait()
 	for _, w := range out {
 		if ids := listen[w.frame.ID]; ids != nil && w.err == nil {
 			markListeners(w.kids, ids)
@@ -750,23 +1023,39 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame) (*node, pageState,
 		m[w.owner] = w
 	}
 	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
-	root := ib.frame(out[0])
+	b.root = ib.frame(out[0])
 	t.worlds.mu.Lock()
 	t.worlds.frames = frames
-	for _, w := range out[1:] {
-		if !ib.done[w.frame.ID] {
-			delete(t.worlds.owners, w.frame.ID) // its owner moved: ask again next time
+	for id := range t.worlds.owners {
+		if _, ok := index[id]; !ok {
+			delete(t.worlds.owners, id) // a frame that went away
+		}
+	}
+	for s := range t.worlds.looked {
+		if sessions[s] == nil {
+			delete(t.worlds.looked, s) // a session that went away
 		}
 	}
 	t.worlds.mu.Unlock()
-	return root, out[0].state, nil
+	return b, nil
 }
 
-func collectHosts(ks []wnode, hosts *[]int) {
+// iframeIDs adds the walker ids of the <iframe> elements in ks to ids.
+func iframeIDs(ks []wnode, ids map[int]bool) {
+	for i := range ks {
+		if ks[i].R == "Iframe" && ks[i].I != 0 {
+			ids[ks[i].I] = true
+		}
+		iframeIDs(ks[i].K, ids)
+	}
+}
+
+// collectHosts adds the elements of ks that may have a closed shadow root to hosts (64 at most).
+func collectHosts(ks []wnode, hosts *[]wnode) {
 	for i := range ks {
 		k := &ks[i]
 		if k.F&wShadowHost != 0 && k.I != 0 && len(*hosts) < 64 {
-			*hosts = append(*hosts, k.I)
+			*hosts = append(*hosts, wnode{I: k.I, F: k.F})
 		}
 		collectHosts(k.K, hosts)
 	}

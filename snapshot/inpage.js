@@ -7,10 +7,17 @@
 //   el(id)            the element with an id the walker gave (undefined once it is gone);
 //   id(el)            the id of an element (given on first sight, stable while it lives; 0 for
 //                     other nodes);
-//   check(id)         [connected, role, name] of an element, to re-resolve a ref.
+//   check(id)         [connected, role, name] of an element, to re-resolve a ref;
+//   adopt(id, root)   hands over the closed shadow root of an element (found by inpage.go
+//                     through the DOM domain): walks enter it from then on;
+//   page(boxes)       a frame's snapshot in one evaluation: [title, URL, epoch, outline,
+//                     readyState, fold] as JSON (the outline as walk gives it; boxes for the
+//                     main frame, whose readyState and fold the header tells).
 // Element ids live in a WeakMap of this world: the page cannot read or forge them. Click
 // listeners added by script are invisible here: inpage.go finds them with the DOMDebugger
-// domain and sets the listener flag on the output.
+// domain and sets the listener flag on the output. It does so again only when the epoch moved:
+// a counter of what may come with new listeners (a DOM mutation in the document or a shadow
+// root the walker saw, a load, user input), so that a page left alone costs one evaluation.
 //
 // A node of the output is an object: t a run of text, or an element with r role (the
 // accessibility tree's role names), n name, v value, u url, s states, f flags, i id, y/b top
@@ -33,8 +40,46 @@
     return i;
   };
 
+  // epoch counts what may come with new listeners; the observer disconnects at its first
+  // record (a page that mutates all the time pays for one record per walk) and page() arms it
+  // again, with every shadow root the walk enters
+  let epoch = 0;
+  let armed = false;
+  /** @type {WeakSet<Node>} */
+  let observed = new WeakSet();
+  const observer = new MutationObserver(() => {
+    epoch++;
+    armed = false;
+    observer.disconnect();
+  });
+  const observe = (root) => {
+    if (!armed || observed.has(root)) return;
+    observed.add(root);
+    observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+  };
+  const arm = () => {
+    if (armed) return;
+    armed = true;
+    observed = new WeakSet();
+    observe(document);
+  };
+  const bump = () => {
+    epoch++;
+  };
+  for (const type of ['load', 'DOMContentLoaded', 'pageshow', 'popstate', 'hashchange', 'message', 'scroll', 'click', 'mousedown',
+    'mouseup', 'pointerdown', 'pointerup', 'pointerover', 'keydown', 'keyup', 'input', 'change', 'focusin', 'submit']) {
+    addEventListener(type, bump, { capture: true, passive: true });
+  }
+  document.addEventListener('readystatechange', bump, { capture: true, passive: true });
+
   // flags
-  const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128, NOLISTEN = 256;
+  const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128, NOLISTEN = 256,
+    UNDEFINED = 512;
+
+  /** @type {WeakMap<Element, ShadowRoot>} closed shadow roots inpage.go found (adopt) */
+  const closedRoots = new WeakMap();
+  /** @returns {ShadowRoot | null | undefined} el's shadow root, open or handed over */
+  const shadowOf = (el) => el.shadowRoot || closedRoots.get(el);
 
   const skipTags = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   const landmarkScope = 'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],[role=navigation],[role=region]';
@@ -183,7 +228,7 @@
       }
     }
     let out = '';
-    const kids = node.nodeType === 1 && el.shadowRoot ? el.shadowRoot.childNodes : el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : node.childNodes;
+    const kids = node.nodeType === 1 && shadowOf(el) ? shadowOf(el).childNodes : el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : node.childNodes;
     const list = kids.length === 0 && el.tagName === 'SLOT' ? node.childNodes : kids;
     for (const k of list) {
       const t = textFrom(k, false, seen);
@@ -317,7 +362,7 @@
 
   const deepActive = () => {
     let a = document.activeElement;
-    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    while (a && shadowOf(a)?.activeElement) a = shadowOf(a).activeElement;
     return a;
   };
 
@@ -374,11 +419,15 @@
           for (const c of as.length ? as : el.childNodes) visit(c, k, cursorPointer);
           return k;
         }
-        for (const c of (el.shadowRoot || el).childNodes) visit(c, k, cursorPointer);
+        const sr = shadowOf(el);
+        if (sr) observe(sr);
+        for (const c of (sr || el).childNodes) visit(c, k, cursorPointer);
         return k;
       };
       if (st.display === 'contents' && el.tagName !== 'SLOT' && !el.hasAttribute('role')) {
-        for (const c of (el.shadowRoot || el).childNodes) visit(c, out, parentPointer);
+        const sr = shadowOf(el);
+        if (sr) observe(sr);
+        for (const c of (sr || el).childNodes) visit(c, out, parentPointer);
         return;
       }
       if (st.visibility !== 'visible' || el.tagName === 'SLOT') {
@@ -397,7 +446,7 @@
       if ((role === 'dialog' || role === 'alertdialog') && (ariaState(el, 'aria-modal') === 'true' || (tag === 'DIALOG' && el.matches(':modal')))) f |= MODAL;
       if (cursorPointer && !parentPointer && tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL') f |= POINTER;
       if (tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL' && el.hasAttribute('onclick')) f |= LISTENER;
-      if (!el.shadowRoot && tag.includes('-')) f |= SHADOWHOST;
+      if (!shadowOf(el) && tag.includes('-')) f |= el.matches(':defined') ? SHADOWHOST : SHADOWHOST | UNDEFINED;
       if (role === 'none' && !(f & (POINTER | LISTENER | FOCUSABLE))) {
         out.push(...kidsOf());
         return;
@@ -439,6 +488,7 @@
       out.push(n);
     };
     const out = [];
+    if (root.nodeType === 11) observe(root); // a closed shadow root inpage.go hands over
     const start = root.nodeType === 9 ? root.documentElement : root;
     if (start && start.nodeType === 11) {
       for (const c of start.childNodes) visit(c, out, false);
@@ -455,6 +505,16 @@
     return JSON.stringify(out);
   };
 
+  /** @param {boolean} boxes */
+  const page = (boxes) => {
+    const e = epoch;
+    arm();
+    const outline = walk(document, { boxes });
+    const fold = boxes ? (window.visualViewport ? visualViewport.pageTop + visualViewport.height : scrollY + innerHeight) : 0;
+    return '[' + JSON.stringify(document.title) + ',' + JSON.stringify(location.href) + ',' + e + ',' + outline + ',' +
+      JSON.stringify(document.readyState) + ',' + fold + ']';
+  };
+
   const check = (id) => {
     styles = new Map();
     forLabels = new Map();
@@ -465,6 +525,6 @@
   };
 
   Object.defineProperty(globalThis, '__tabrelay', {
-    value: Object.freeze({ walk, id: (el) => (el && el.nodeType === 1 ? idOf(el) : 0), el: (id) => byId.get(id)?.deref(), check }),
+    value: Object.freeze({ walk, page, adopt: (host, root) => { const el = byId.get(host)?.deref(); if (el) closedRoots.set(el, root); }, id: (el) => (el && el.nodeType === 1 ? idOf(el) : 0), el: (id) => byId.get(id)?.deref(), check }),
   });
 })();

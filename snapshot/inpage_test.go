@@ -2,10 +2,17 @@ package snapshot
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
 // inPagePages are the fixture pages on which the in-page walker must agree with the
@@ -206,9 +213,6 @@ func TestInPageFollowsFrameChanges(t *testing.T) {
 	if _, err := evalIn(ctx, tab, `location.href = `+strconvQuote(url)); err != nil {
 		t.Fatal(err)
 	}
-	// Known issue: a snapshot sent while the navigation commits can go unanswered (the walk
-	// and Page.getFrameTree both wait until the caller's deadline); wait for the new document.
-	waitEval(t, ctx, tab, `location.pathname.endsWith('/hard/menu.html') && document.readyState === 'complete'`)
 	s = snap(`clickable "Plain clickable"`, `tab "Day"`)
 	if strings.Contains(s.Text, "iframe") {
 		t.Errorf("frames of the previous page are still shown:\n%s", s.Text)
@@ -224,20 +228,163 @@ func TestInPageFollowsFrameChanges(t *testing.T) {
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
-// waitEval waits until expression is true in tab's page (a navigation has committed, say).
-func waitEval(t *testing.T, ctx context.Context, tab *Tab, expression string) {
-	t.Helper()
+// countingTransport is a CDP transport over a WebSocket that records the methods of the
+// commands it writes.
+type countingTransport struct {
+	c       *websocket.Conn
+	mu      sync.Mutex
+	methods []string
+}
+
+func (c *countingTransport) Read(ctx context.Context) ([]byte, error) {
+	_, b, err := c.c.Read(ctx)
+	return b, err
+}
+
+func (c *countingTransport) Write(ctx context.Context, b []byte) error {
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(b, &m)
+	c.mu.Lock()
+	c.methods = append(c.methods, m.Method)
+	c.mu.Unlock()
+	return c.c.Write(ctx, websocket.MessageText, b)
+}
+
+func (c *countingTransport) Close() error { return c.c.CloseNow() }
+
+// take returns the methods written since the last take.
+func (c *countingTransport) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.methods
+	c.methods = nil
+	return m
+}
+
+// TestInPageOneCallPerFrame checks that a snapshot of a page left alone since the previous one
+// sends one command per frame (the walk; no listener lookup, frame list, iframe owner or
+// closed shadow root lookup), hidden iframes and closed shadow roots included, and that a
+// change in the page brings the lookups back.
+func TestInPageOneCallPerFrame(t *testing.T) {
+	b, _ := browser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, b.WSURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadLimit(cdpclient.ReadLimit)
+	ct := &countingTransport{c: conn}
+	c := cdpclient.New(ct)
+	defer c.Close()
+	for _, tc := range []struct {
+		path   string
+		frames int
+		setup  string // run first (and waited for)
+	}{
+		{path: "/hard/combobox.html", frames: 1},
+		{path: "/hard/closed.html", frames: 1},
+		{path: "/hard/frames.html", frames: 3},
+		{path: "/hard/frames.html", frames: 4, setup: `new Promise((done) => { const f = document.createElement('iframe'); f.style.display = 'none'; f.onload = () => done(true); f.src = 'frame-controls.html?p=hidden'; document.body.append(f); })`},
+	} {
+		t.Run(strings.TrimPrefix(tc.path, "/")+fmt.Sprint(tc.frames), func(t *testing.T) {
+			tab := openTab(t, ctx, tc.path)
+			if tc.setup != "" {
+				if _, err := evalIn(ctx, tab, tc.setup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := Attach(ctx, c, tab.TargetID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close(context.Background())
+			// the first snapshots list the frames, create the worlds, look the listeners and
+			// owners up; objects they used are released in the background
+			for range 3 {
+				if _, err := st.Snapshot(ctx, Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+			ct.take()
+			s, err := st.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := ct.take()
+			if len(sent) != tc.frames || slices.ContainsFunc(sent, func(m string) bool { return m != "Runtime.callFunctionOn" }) {
+				t.Errorf("a snapshot of a page left alone sent %v, want %d Runtime.callFunctionOn (one per frame)", sent, tc.frames)
+			}
+			// a change in the page: the listeners are looked up again
+			if _, err := evalIn(ctx, tab, `document.body.setAttribute('data-changed', '1'), true`); err != nil {
+				t.Fatal(err)
+			}
+			ct.take()
+			again, err := st.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sent := ct.take(); !slices.Contains(sent, "DOMDebugger.getEventListeners") {
+				t.Errorf("a snapshot after a change in the page sent %v, want a listener lookup", sent)
+			}
+			if again.Text != s.Text {
+				t.Errorf("an attribute no one reads changed the outline:\n%s\n---\n%s", s.Text, again.Text)
+			}
+		})
+	}
+}
+
+// TestInPageLateListener checks that a click listener that a script adds to an element already
+// on the page makes it clickable in the next snapshot when the page changed with it, and within
+// listenerMaxAge when nothing else changed (no mutation, load or input tells of it).
+func TestInPageLateListener(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openTab(t, ctx, "/hard/combobox.html")
+	add := func(id, text string) {
+		t.Helper()
+		if _, err := evalIn(ctx, tab, `(() => { const s = document.createElement('span'); s.id = '`+id+`'; s.textContent = '`+text+`'; document.body.append(s); return true })()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := func() *Snapshot {
+		t.Helper()
+		s, err := tab.Snapshot(ctx, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	add("with-change", "Listener with a change")
+	add("alone", "Listener alone")
+	for _, s := range []*Snapshot{snap(), snap()} {
+		if strings.Contains(s.Text, "clickable") {
+			t.Fatalf("clickables before any listener:\n%s", s.Text)
+		}
+	}
+	// a listener, then a change in the page (a framework renders and wires up)
+	if _, err := evalIn(ctx, tab, `(() => { const s = document.getElementById('with-change'); s.addEventListener('click', () => {}); s.className = 'wired'; return true })()`); err != nil {
+		t.Fatal(err)
+	}
+	if s := snap(); !strings.Contains(s.Text, `clickable "Listener with a change"`) {
+		t.Errorf("a listener added with a change in the page is not in the next snapshot:\n%s", s.Text)
+	}
+	// a listener alone
+	if _, err := evalIn(ctx, tab, `document.getElementById('alone').addEventListener('click', () => {}), true`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
 	for {
-		ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		v, err := evalIn(ectx, tab, expression)
-		cancel()
-		if err == nil && v == "true" {
-			return
+		s := snap()
+		if strings.Contains(s.Text, `clickable "Listener alone"`) {
+			break
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v (last: %v %v)", expression, ctx.Err(), v, err)
-		case <-time.After(50 * time.Millisecond):
+		if time.Since(start) > listenerMaxAge+2*time.Second {
+			t.Fatalf("a listener added alone is not in a snapshot after %v:\n%s", time.Since(start), s.Text)
 		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -294,10 +293,8 @@ func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
 // main-world object.
 func (t *Tab) identityInPage(ctx context.Context, e refEntry, session string) (*Element, error) {
 	f := &Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID}
-	role, _ := json.Marshal(e.axRole)
-	name, _ := json.Marshal(e.axName)
-	ev, err := t.inWorld(ctx, f, fmt.Sprintf(`(() => { const c = __tabrelay.check(%d); return c[0] && c[1] === %s && c[2].replace(/\s+/g, ' ').trim() === %s ? __tabrelay.el(%d) : null })()`,
-		e.pid, role, name, e.pid), false)
+	ev, err := t.inWorld(ctx, f, `function(id, role, name) { const c = this.check(id); return c[0] && c[1] === role && c[2].replace(/\s+/g, ' ').trim() === name ? this.el(id) : null }`,
+		false, e.pid, e.axRole, e.axName)
 	if err != nil {
 		return nil, err
 	}

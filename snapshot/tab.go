@@ -61,6 +61,8 @@ type Tab struct {
 	// framesChanged is set by any frame event (attached, detached, navigated, an iframe
 	// target attached or detached) since the last in-page build took the frame list
 	framesChanged bool
+	// axOn lists the sessions with the Accessibility domain on (the reference builder's)
+	axOn map[string]bool
 }
 
 // UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
@@ -130,8 +132,6 @@ func (t *Tab) setupSession(ctx context.Context, session string) error {
 	if err := t.c.Call(ctx, session, "Page.enable", nil, nil); err != nil {
 		return err
 	}
-	// Keeps Chrome's accessibility tree cached: getFullAXTree gets 2-3x faster on big pages.
-	_ = t.c.Call(ctx, session, "Accessibility.enable", nil, nil)
 	return t.c.Call(ctx, session, "Target.setAutoAttach", map[string]any{
 		"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true,
 	}, nil)
@@ -197,6 +197,7 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 					delete(t.children, id)
 				}
 			}
+			delete(t.axOn, p.SessionID)
 		}
 	case "Page.javascriptDialogOpening":
 		var d Dialog
@@ -227,6 +228,23 @@ func (t *Tab) onEvent(e cdpclient.Event) {
 	t.mu.Unlock()
 	for _, fn := range fns {
 		fn(e)
+	}
+}
+
+// enableAX turns the Accessibility domain on in session, once: Chrome then keeps the session's
+// accessibility tree cached, and getFullAXTree gets 2-3x faster on big pages. Only the
+// reference builder needs it; the in-page builder leaves it off, as keeping the tree costs the
+// page's renderer on every change.
+func (t *Tab) enableAX(ctx context.Context, session string) {
+	t.mu.Lock()
+	on := t.axOn[session]
+	if t.axOn == nil {
+		t.axOn = map[string]bool{}
+	}
+	t.axOn[session] = true
+	t.mu.Unlock()
+	if !on {
+		_ = t.c.Call(ctx, session, "Accessibility.enable", nil, nil)
 	}
 }
 

@@ -60,12 +60,14 @@ func runSnapshot(cfg config, r *Results) error {
 	pages := []string{"/index.html?frame=FRAME", "/hard/shadow.html", "/hard/frames.html", "/hard/form.html", "/hard/dupes.html",
 		"/hard/combobox.html", "/hard/modal.html", "/hard/virtual.html", "/hard/editor.html", "/hard/menu.html",
 		"/gen.html?n=1000", "/gen.html?n=5000", "/gen.html?n=20000"}
-	runs := 3
+	m := measurement{rounds: 3, small: 5, large: 1}
+	runs := 3 // the reference builder's
 	if cfg.short {
 		pages = []string{"/index.html?frame=FRAME", "/hard/form.html", "/hard/frames.html", "/gen.html?n=1000"}
 		if p := os.Getenv("BENCH_PAGES"); p != "" {
 			pages = strings.Split(p, ",")
 		}
+		m = measurement{rounds: 2, small: 3, large: 1}
 		runs = 1
 	}
 	s, err := startReal(ctx, "/index.html")
@@ -90,28 +92,24 @@ func runSnapshot(cfg config, r *Results) error {
 		if i := strings.Index(name, "?frame="); i >= 0 {
 			name = name[:i] + " (cross-origin iframe)"
 		}
-		// the in-page builder (the default), then Playwright, then the accessibility-tree
-		// builder (the reference: last, as on the largest page it may leave the tab busy)
-		ms, snaps, err := timeSnapshots(ctx, c, tab.TargetID, true, runs)
+		// the in-page builder (the default) and Playwright, in alternate rounds, then the
+		// accessibility-tree builder (the reference: last, as on the largest page it may leave
+		// the tab busy)
+		ms, pwMS, last, pwText, err := m.compare(ctx, c, endpoint, tab.TargetID, tab.URL)
 		if err != nil {
-			return fmt.Errorf("snapshot %s: %w", p, err)
+			return fmt.Errorf("%s: %w", p, err)
 		}
-		last := snaps[len(snaps)-1]
 		text := last.Text
-		pwMS, pwText, err := ariaSnapshot(ctx, endpoint, tab.URL, runs+1)
-		if err != nil {
-			return fmt.Errorf("the Playwright ariaSnapshot of %s: %w", p, err)
-		}
 		var axMS []float64
 		if os.Getenv("BENCH_SKIP_AX") == "" && p != "/gen.html?n=20000" {
 			// (on the 20k page the reference does not finish within the relay's timeout)
-			if axMS, _, err = timeSnapshots(ctx, c, tab.TargetID, false, runs); err != nil {
+			if axMS, _, err = timeSnapshots(ctx, c, tab.TargetID, false, func(time.Duration) int { return runs }); err != nil {
 				fmt.Fprintf(os.Stderr, "  %s: the accessibility-tree builder failed: %v\n", name, err)
 			}
 		}
 		oursTok, pwTok := float64(len(text))/4, float64(len(pwText))/4
 		oursRefs, pwRefs := modelRefs(last), pwInteractiveRefs(pwText)
-		oursMS, pwMed := median(ms), median(pwMS[1:])
+		oursMS, pwMed := median(ms), median(pwMS)
 		totalOurs += oursTok
 		totalPW += pwTok
 		timeOurs += oursMS
@@ -138,21 +136,68 @@ func runSnapshot(cfg config, r *Results) error {
 	return nil
 }
 
-// timeSnapshots attaches to the tab, takes a warm-up snapshot and then runs timed ones with
-// the in-page builder or the accessibility-tree builder, and returns their times in ms.
-func timeSnapshots(ctx context.Context, c *cdpclient.Client, targetID string, inPage bool, runs int) ([]float64, []*snapshot.Snapshot, error) {
+// measurement is how the bench compares our snapshots with Playwright's on a page, the same way
+// on both sides: in rounds that alternate between the two (so that a burst of load from
+// elsewhere on the machine does not fall on one side only), each side starting every round with
+// a new connection or attachment and an untimed warm-up snapshot, then taking small timed
+// snapshots, or large on a page whose warm-up (ours) took longer than largeAfter; Playwright
+// takes as many as we did in the round. The figure of each side is the median of all its timed
+// snapshots.
+type measurement struct {
+	rounds, small, large int
+}
+
+// largeAfter is the warm-up time past which a page gets measurement.large snapshots a round.
+const largeAfter = 200 * time.Millisecond
+
+// settle is the pause before each side's round: what the other side's connection left running
+// (the relay cleaning up after Playwright disconnected) is over before the timing starts.
+const settle = 200 * time.Millisecond
+
+// compare measures our in-page snapshots and Playwright's AI snapshots of the tab targetID at
+// pageURL, and returns the times of both in ms, our last snapshot and Playwright's last text.
+func (m measurement) compare(ctx context.Context, c *cdpclient.Client, endpoint, targetID, pageURL string) (ours, pw []float64, last *snapshot.Snapshot, pwText string, err error) {
+	runs := func(warm time.Duration) int {
+		if warm > largeAfter {
+			return m.large
+		}
+		return m.small
+	}
+	for range m.rounds {
+		time.Sleep(settle)
+		ms, snaps, err := timeSnapshots(ctx, c, targetID, true, runs)
+		if err != nil {
+			return nil, nil, nil, "", fmt.Errorf("snapshot: %w", err)
+		}
+		ours, last = append(ours, ms...), snaps[len(snaps)-1]
+		time.Sleep(settle)
+		pms, text, err := ariaSnapshot(ctx, endpoint, pageURL, len(ms)+1)
+		if err != nil {
+			return nil, nil, nil, "", fmt.Errorf("the Playwright ariaSnapshot: %w", err)
+		}
+		pw, pwText = append(pw, pms[1:]...), text // its first snapshot is its warm-up
+	}
+	return ours, pw, last, pwText, nil
+}
+
+// timeSnapshots attaches to the tab, takes a warm-up snapshot and then runs(its time) timed
+// ones with the in-page builder or the accessibility-tree builder, and returns their times in
+// ms.
+func timeSnapshots(ctx context.Context, c *cdpclient.Client, targetID string, inPage bool, runs func(warm time.Duration) int) ([]float64, []*snapshot.Snapshot, error) {
 	st, err := snapshot.Attach(ctx, c, targetID)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer st.Close(ctx)
 	st.UseInPage(inPage)
+	t0 := time.Now()
 	if _, err := st.Snapshot(ctx, snapshot.Options{}); err != nil { // warm-up
 		return nil, nil, err
 	}
+	n := runs(time.Since(t0))
 	var ms []float64
 	var snaps []*snapshot.Snapshot
-	for i := 0; i < runs; i++ {
+	for range n {
 		t0 := time.Now()
 		snap, err := st.Snapshot(ctx, snapshot.Options{})
 		if err != nil {

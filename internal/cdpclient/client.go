@@ -54,9 +54,22 @@ func (e *Error) Error() string {
 // ErrClosed is returned for calls on a client whose connection has ended.
 var ErrClosed = errors.New("cdp connection closed")
 
+// ErrSessionDetached is returned for calls that were waiting on a flat session when it was
+// detached (Target.detachedFromTarget: an iframe navigated away or was removed, a tab closed).
+// Chrome drops the commands in flight on a session it detaches without answering them, so
+// without this they would wait until their caller's deadline. Calls sent later get Chrome's own
+// "Session with given id not found" error.
+var ErrSessionDetached = errors.New("cdp session detached")
+
 type reply struct {
 	result json.RawMessage
 	err    error
+}
+
+// call is a command awaiting its reply.
+type call struct {
+	ch      chan reply
+	session string
 }
 
 // Client is a CDP connection. It is safe for concurrent use.
@@ -65,7 +78,7 @@ type Client struct {
 	nextID atomic.Int64
 
 	mu      sync.Mutex
-	pending map[int64]chan reply
+	pending map[int64]call
 	subs    map[int64]func(Event)
 	nextSub int64
 	err     error
@@ -75,7 +88,7 @@ type Client struct {
 
 // New starts a client over t. The client owns t and closes it on Close.
 func New(t Transport) *Client {
-	c := &Client{t: t, pending: map[int64]chan reply{}, subs: map[int64]func(Event){}, done: make(chan struct{})}
+	c := &Client{t: t, pending: map[int64]call{}, subs: map[int64]func(Event){}, done: make(chan struct{})}
 	go c.readLoop()
 	return c
 }
@@ -163,6 +176,9 @@ func (c *Client) readLoop() {
 		}
 		if m.Method != "" && m.ID == 0 {
 			ev := Event{SessionID: m.SessionID, Method: m.Method, Params: m.Params}
+			if m.Method == "Target.detachedFromTarget" {
+				c.detached(m.Params)
+			}
 			c.mu.Lock()
 			fns := make([]func(Event), 0, len(c.subs))
 			for _, f := range c.subs {
@@ -175,25 +191,43 @@ func (c *Client) readLoop() {
 			continue
 		}
 		c.mu.Lock()
-		ch := c.pending[m.ID]
+		p, ok := c.pending[m.ID]
 		delete(c.pending, m.ID)
 		c.mu.Unlock()
-		if ch != nil {
+		if ok {
 			if m.Error != nil {
-				ch <- reply{err: m.Error}
+				p.ch <- reply{err: m.Error}
 			} else {
-				ch <- reply{result: m.Result}
+				p.ch <- reply{result: m.Result}
 			}
 		}
 	}
 	c.mu.Lock()
 	c.err = fmt.Errorf("%w: %v", ErrClosed, err)
-	for id, ch := range c.pending {
-		ch <- reply{err: c.err}
+	for id, p := range c.pending {
+		p.ch <- reply{err: c.err}
 		delete(c.pending, id)
 	}
 	c.mu.Unlock()
 	close(c.done)
+}
+
+// detached fails the calls waiting on the session a Target.detachedFromTarget event names.
+func (c *Client) detached(params json.RawMessage) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.SessionID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, w := range c.pending {
+		if w.session == p.SessionID {
+			w.ch <- reply{err: fmt.Errorf("%w: %s", ErrSessionDetached, p.SessionID)}
+			delete(c.pending, id)
+		}
+	}
 }
 
 // Done is closed when the connection has ended.
@@ -266,7 +300,7 @@ func (c *Client) CallRaw(ctx context.Context, sessionID, method string, params a
 		c.mu.Unlock()
 		return nil, err
 	}
-	c.pending[id] = ch
+	c.pending[id] = call{ch: ch, session: sessionID}
 	c.mu.Unlock()
 	if err := c.t.Write(ctx, b); err != nil {
 		c.mu.Lock()

@@ -1,9 +1,11 @@
 package cdpclient
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -130,5 +132,62 @@ func TestCallErrors(t *testing.T) {
 	}
 	if _, err := Dial(ctx, "ws://127.0.0.1:1/x?token=secret", nil); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("dial error %v: want an error without the token", err)
+	}
+}
+
+// A call waiting on a flat session fails with ErrSessionDetached as soon as the peer announces
+// the session's detach (Chrome never answers it), while calls on other sessions still get their
+// answers.
+func TestDetachedSessionFailsItsCalls(t *testing.T) {
+	toPeerR, toPeerW := io.Pipe()
+	fromPeerR, fromPeerW := io.Pipe()
+	c := New(NewPipe(fromPeerR, toPeerW))
+	defer c.Close()
+	// the peer answers nothing on session "gone"; once a command for it has arrived it
+	// announces the detach, then answers the command on session "stays"
+	go func() {
+		defer fromPeerW.Close()
+		r := bufio.NewReader(toPeerR)
+		var stays int64
+		seen := 0
+		for seen < 2 {
+			msg, err := r.ReadBytes(0)
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID        int64  `json:"id"`
+				SessionID string `json:"sessionId"`
+			}
+			_ = json.Unmarshal(msg[:len(msg)-1], &m)
+			seen++
+			if m.SessionID == "stays" {
+				stays = m.ID
+			}
+		}
+		ev, _ := json.Marshal(map[string]any{"method": "Target.detachedFromTarget", "params": map[string]any{"sessionId": "gone", "targetId": "T"}})
+		out, _ := json.Marshal(map[string]any{"id": stays, "sessionId": "stays", "result": map[string]any{}})
+		_, _ = fromPeerW.Write(append(append(ev, 0), append(out, 0)...))
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := make(chan error, 2)
+	for _, s := range []string{"gone", "stays"} {
+		go func() { errs <- c.Call(ctx, s, "Runtime.evaluate", map[string]any{"expression": "1"}, nil) }()
+	}
+	var detached, answered int
+	for range 2 {
+		switch err := <-errs; {
+		case errors.Is(err, ErrSessionDetached):
+			detached++
+		case err == nil:
+			answered++
+		default:
+			t.Fatalf("got %v, want ErrSessionDetached for the detached session and an answer for the other", err)
+		}
+	}
+	if detached != 1 || answered != 1 {
+		t.Fatalf("%d calls failed as detached and %d were answered, want 1 and 1", detached, answered)
 	}
 }
