@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/tabrelay/tabrelay/agent/api"
+	"github.com/tabrelay/tabrelay/agent/task"
 )
 
 // corpusCase is one phrasing of the fast path's corpus (agent/fastpath/testdata/corpus.yaml):
@@ -61,7 +62,9 @@ func loadCorpus(root string) ([]corpusCase, error) {
 // opened fresh for each, and the page's own record of what was activated (hits.js,
 // window.__hits, each testid once, read on the browser's own endpoint) must be exactly the
 // phrasing's testids; a phrasing that
-// must be refused must get the "needs a model" answer and leave the page untouched. It reports
+// must be refused must get the "needs a model" answer (or, for a compound command whose first
+// part is understood, a fast-path task that failed at the part that is not) and leave the page
+// untouched. It reports
 // the share solved with no model and the median time from command to done.
 func (fb *fastPathBench) runCorpus(short bool, r *Results) error {
 	root, err := moduleRoot()
@@ -94,8 +97,14 @@ func (fb *fastPathBench) runCorpus(short bool, r *Results) error {
 		}
 		if c.want == nil {
 			refusals++
+			// refused: the "needs a model" answer, or (a compound command whose first part is
+			// understood) the fast path's task ended failed at the part it does not understand,
+			// as TestCorpus counts it; either way nothing on the page was activated
 			var e api.ErrorBody
-			if status == http.StatusServiceUnavailable && json.Unmarshal(body, &e) == nil && e.NeedsModel && len(got) == 0 {
+			var res api.CommandResponse
+			needsModel := status == http.StatusServiceUnavailable && json.Unmarshal(body, &e) == nil && e.NeedsModel
+			stopped := status == http.StatusOK && json.Unmarshal(body, &res) == nil && res.Task != nil && res.FastPath && res.Status == task.StatusFailed
+			if (needsModel || stopped) && len(got) == 0 {
 				solvedRefusals++
 			} else {
 				wrong = append(wrong, fmt.Sprintf("%s %q: HTTP %d, hits %v; want it refused", c.page, c.say, status, got))

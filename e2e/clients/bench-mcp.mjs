@@ -29,8 +29,10 @@ const text = (res) => (res.content ?? []).filter((/** @type {any} */ c) => c.typ
  * @param {string} snap @param {string} role @param {string} name
  */
 function ref(snap, role, name) {
-  const line = snap.split('\n').find((l) => l.includes(`${role} "${name}`));
-  const m = line && (server === 'devtools' ? /uid=([\w_]+)/ : /\[ref=([\w-]+)\]/).exec(line);
+  const re = server === 'devtools' ? /uid=([\w_]+)/ : /\[ref=([\w-]+)\]/;
+  // an outline line, not a header line that names the element too (tabrelay's page summary)
+  const line = snap.split('\n').find((l) => l.includes(`${role} "${name}`) && re.test(l));
+  const m = line && re.exec(line);
   if (!m) throw new Error(`no ${role} "${name}…" with a ref in the snapshot:\n${snap.slice(0, 3000)}`);
   return m[1];
 }
