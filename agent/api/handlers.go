@@ -538,26 +538,22 @@ func (a *Agent) taskReport(c echo.Context) *httpError {
 	if data != ReportSteps && data != ReportRecords {
 		return errorf(http.StatusBadRequest, "data=%q: use %s (the task and its steps, the default) or %s (the records its extract steps read)", data, ReportSteps, ReportRecords)
 	}
-	var render func(io.Writer, *task.Task) error
+	// each format renders the steps or the records
+	var steps, records func(io.Writer, *task.Task) error
 	var mime, ext string
 	switch format {
 	case "json":
-		render, mime, ext = one(task.ReportJSON), "application/json", "json"
-		if data == ReportRecords {
-			render = task.ReportRecordsJSON
-		}
+		steps, records, mime, ext = one(task.ReportJSON), task.ReportRecordsJSON, "application/json", "json"
 	case "csv":
-		render, mime, ext = one(task.ReportCSV), "text/csv; charset=utf-8", "csv"
-		if data == ReportRecords {
-			render = task.ReportRecordsCSV
-		}
+		steps, records, mime, ext = one(task.ReportCSV), task.ReportRecordsCSV, "text/csv; charset=utf-8", "csv"
 	case "markdown", "md":
-		render, mime, ext = one(task.ReportMarkdown), "text/markdown; charset=utf-8", "md"
-		if data == ReportRecords {
-			render = task.ReportRecordsMarkdown
-		}
+		steps, records, mime, ext = one(task.ReportMarkdown), task.ReportRecordsMarkdown, "text/markdown; charset=utf-8", "md"
 	default:
 		return errorf(http.StatusBadRequest, "format=%q: use json, csv or markdown", format)
+	}
+	render := steps
+	if data == ReportRecords {
+		render = records
 	}
 	t, he := a.lookupTask(c)
 	if he != nil {

@@ -689,9 +689,9 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 			}
 		}
 	}
-	if k := toolKind(tool); k != nil && k.Risk == actions.Reads {
+	if isReadOnlyTool(tool) {
 		// the page did not change: the result is the observation
-		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText))}
+		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
 	return l.observe(out.Text())
 }
@@ -913,7 +913,7 @@ func (l *loop) fullPage(snap *snapshot.Snapshot) result {
 // the outline changed).
 func (l *loop) observe(actResult string) result {
 	if r := strings.TrimSpace(actResult); r != "" {
-		return l.observeWith("result:\n" + pageBlock(capLines(r, maxResultText)) + "\n")
+		return l.observeWith("result:\n" + pageBlock(capLines(r, maxResultText, "not shown")) + "\n")
 	}
 	return l.observeWith("result: ok\n")
 }
@@ -958,37 +958,28 @@ func pageHeader(title, url string) string {
 
 // capSnapshot cuts a snapshot to at most n bytes on a line boundary, with a note.
 func capSnapshot(s string, n int) string {
-	kept, rest := cutLines(s, n)
-	if rest == 0 {
-		return s
-	}
-	return kept + fmt.Sprintf("\n[… %d more lines cut; scroll or act on what is visible, then snapshot again]", rest)
+	return capLines(s, n, "cut; scroll or act on what is visible, then snapshot again")
 }
 
 // maxResultText is how many bytes of an action's result text (a message, search matches,
 // records, console lines) the model is shown.
 const maxResultText = 6000
 
-// capLines cuts an action's result text to at most n bytes on a line boundary, with a note.
-func capLines(s string, n int) string {
-	kept, rest := cutLines(s, n)
-	if rest == 0 {
-		return s
-	}
-	return kept + fmt.Sprintf("\n[… %d more lines not shown]", rest)
-}
-
-// cutLines cuts s to at most n bytes on a line boundary (within a line when the first is
-// longer); rest is how many lines it left out (0 when s fits).
-func cutLines(s string, n int) (kept string, rest int) {
+// capLines cuts s to at most n bytes on a line boundary, with a note saying how many lines it
+// left out and then what (e.g. "not shown"); a first line longer than n is cut within.
+func capLines(s string, n int, what string) string {
 	if len(s) <= n {
-		return s, 0
+		return s
 	}
 	cut := strings.LastIndexByte(s[:n], '\n')
 	if cut < 0 {
-		return truncate(s, n), strings.Count(s, "\n")
+		kept := truncate(s, n)
+		if rest := strings.Count(s, "\n"); rest > 0 {
+			kept += fmt.Sprintf("\n[… %d more lines %s]", rest, what)
+		}
+		return kept
 	}
-	return s[:cut], strings.Count(s[cut:], "\n")
+	return s[:cut] + fmt.Sprintf("\n[… %d more lines %s]", strings.Count(s[cut:], "\n"), what)
 }
 
 func sortTasks(ts []*Task) {

@@ -430,19 +430,7 @@ func TestPersistedAndReadableAfterReopen(t *testing.T) {
 		t.Errorf("session memory missing:\n%s", sys)
 	}
 	r.Close()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	st2, err := taskstore.Open(ctx, filepath.Join(home, taskstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	got, err := st2.GetTask(ctx, tk.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2, got := storedAfterReopen(t, ctx, st, home, tk.ID)
 	if got.Status != task.StatusSucceeded || got.Answer != "typed" || len(got.Steps) != 2 || got.Steps[0].Tool != "type" ||
 		!strings.Contains(got.Steps[0].Result, "kettle") || got.FinishedAt.IsZero() {
 		t.Fatalf("reopened task %+v", got)
@@ -831,4 +819,23 @@ func TestCommandFastPathCompound(t *testing.T) {
 	if _, err := r2.Command(ctx, "click the moon and click go", "tab1"); err == nil || !strings.Contains(err.Error(), `step 1 of 2, "click the moon"`) {
 		t.Fatalf("err %v", err)
 	}
+}
+
+// storedAfterReopen closes st, the task store in home, opens it again (as a restarted server
+// does) and returns the store opened again and task id as it was stored.
+func storedAfterReopen(t *testing.T, ctx context.Context, st *taskstore.Store, home, id string) (*taskstore.Store, *task.Task) {
+	t.Helper()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := taskstore.Open(ctx, filepath.Join(home, taskstore.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	got, err := st2.GetTask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st2, got
 }

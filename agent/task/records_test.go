@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -313,18 +312,7 @@ func TestExtractStepsKeepRecords(t *testing.T) {
 	}
 
 	r.Close()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st2, err := taskstore.Open(ctx, filepath.Join(home, taskstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	again, err := st2.GetTask(ctx, tk.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, again := storedAfterReopen(t, ctx, st, home, tk.ID)
 	want, _ := tk.RecordTable()
 	got, err := again.RecordTable()
 	if err != nil || !reflect.DeepEqual(got, want) {

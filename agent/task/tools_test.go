@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +49,27 @@ func TestToolList(t *testing.T) {
 			if slices.Contains(names, hidden) {
 				t.Errorf("%s is offered to the model", hidden)
 			}
+		}
+	}
+}
+
+// TestCapLines: a result or an outline past its cap is cut on a line boundary with a note of
+// the lines left out, and one long line is cut within (it was passed whole when it had no
+// line break).
+func TestCapLines(t *testing.T) {
+	long := strings.Repeat("x", 50)
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"a\nb\nc\nd", 4, "a\nb\n[… 2 more lines not shown]"},
+		{long, 10, strings.Repeat("x", 10) + "…"},
+		{long + "\nb", 10, strings.Repeat("x", 10) + "…\n[… 1 more lines not shown]"},
+	} {
+		if got := capLines(c.in, c.n, "not shown"); got != c.want {
+			t.Errorf("capLines(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }
