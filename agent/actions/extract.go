@@ -3,7 +3,6 @@ package actions
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tabrelay/tabrelay/internal/csvsafe"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -82,7 +82,7 @@ type Records struct {
 
 // WriteCSV writes the records as CSV: a header row of the field names, then one row per record.
 func (r *Records) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := csvsafe.NewWriter(w)
 	if err := cw.Write(r.Fields); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
 	}

@@ -138,6 +138,9 @@ func TestRecordReports(t *testing.T) {
 	big := withSteps([]string{"extract"}, map[int]*task.StepRecords{1: recs([]string{"n"}, many...)})
 	big.Steps[0].Records.Omitted = 7
 	none := withSteps([]string{"click"}, nil)
+	// a page's cell that a spreadsheet would run as a formula
+	hostile := withSteps([]string{"extract"}, map[int]*task.StepRecords{1: recs([]string{"name", "price"},
+		map[string]string{"name": `=HYPERLINK("http://evil.test","Mug")`, "price": "-5"})})
 
 	render := map[string]func(*bytes.Buffer, *task.Task) error{
 		"records csv":      func(b *bytes.Buffer, t *task.Task) error { return task.ReportRecordsCSV(b, t) },
@@ -156,6 +159,8 @@ func TestRecordReports(t *testing.T) {
 		{name: "CSV of two steps", report: "records csv", task: two,
 			want: "step,title,price,rating\n2,\"Mug, \"\"blue\"\"\",$12.00,\n2,\"Pot | big\nnew\",,\n3,Jar,,4.0\n"},
 		{name: "CSV of a task without extract", report: "records csv", task: none, noRecords: true},
+		{name: "CSV cells a spreadsheet would evaluate are text", report: "records csv", task: hostile,
+			want: "step,name,price\n1,\"'=HYPERLINK(\"\"http://evil.test\"\",\"\"Mug\"\")\",-5\n"},
 		{name: "JSON of a task without extract", report: "records json", task: none, noRecords: true},
 		{name: "Markdown of a task without extract", report: "records markdown", task: none, noRecords: true},
 		{name: "Markdown table of the records", report: "records markdown", task: two,

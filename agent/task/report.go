@@ -1,13 +1,14 @@
 package task
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tabrelay/tabrelay/internal/csvsafe"
 )
 
 // ReportJSON renders tasks as indented JSON (one object for one task, an array otherwise).
@@ -35,7 +36,7 @@ var CSVHeader = []string{"task_id", "goal", "task_status", "step", "tool", "args
 
 // ReportCSV renders one row per step (a task without steps gets one row).
 func ReportCSV(w io.Writer, tasks ...*Task) error {
-	cw := csv.NewWriter(w)
+	cw := csvsafe.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("writing CSV report: %w", err)
 	}
