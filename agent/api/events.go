@@ -25,6 +25,9 @@ const EventTask = "task"
 const (
 	sseKeepAlive = 15 * time.Second
 	sseCheck     = time.Second
+	// sseAnswerGrace is how long a stream that found its task ended waits for the task's last
+	// events (status, answer) before it ends with the task's final state.
+	sseAnswerGrace = 2 * time.Second
 )
 
 func (a *Agent) taskEvents(c echo.Context) *httpError {
@@ -85,8 +88,11 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 		case <-check.C:
 			cur, err := a.runner.Get(ctx, id)
 			if err == nil && cur.Status.Done() {
-				// pass on what is queued; if the answer was lost (a full buffer), end with the
-				// final state instead
+				// pass on what is queued and what the ending task is still publishing (its
+				// status shows done a moment before its last events: it saves the task first);
+				// if the answer was lost (a full buffer), end with the final state instead
+				grace := time.NewTimer(sseAnswerGrace)
+				defer grace.Stop()
 				for {
 					select {
 					case ev, ok := <-ch:
@@ -97,7 +103,9 @@ func (a *Agent) taskEvents(c echo.Context) *httpError {
 							return nil
 						}
 						continue
-					default:
+					case <-grace.C:
+					case <-ctx.Done():
+						return nil
 					}
 					break
 				}
