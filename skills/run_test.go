@@ -404,32 +404,6 @@ func TestBundledFillFormAndExtract(t *testing.T) {
 	}
 }
 
-func TestRunAsksApprovalForRiskySteps(t *testing.T) {
-	page := newContacts()
-	s, _ := newTestService(t, page, nil)
-	md := "---\nname: remove-contact\ndescription: Remove the second contact.\nparameters:\n  - {name: pin, secret: true}\n---\n```steps\n" +
-		"- do: type\n  target: textbox \"PIN\"\n  text: \"{{pin}}\"\n  optional: true\n- do: click\n  target: button \"Remove\" nth=2\n```\n"
-	if _, err := s.Library().Save("remove-contact", []byte(md)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}})
-	var ce *ConfirmationError
-	if !errors.As(err, &ce) || len(ce.Steps) != 1 || !strings.Contains(ce.Steps[0], `2. click button "Remove" (number 2)`) || len(page.actions) != 0 {
-		t.Fatalf("risky run not refused before acting: %v (actions %v)", err, page.actions)
-	}
-	res, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}, Approve: true})
-	if err != nil || res.Status != task.StatusSucceeded || res.Steps[0].Status != "skipped" {
-		t.Fatalf("approved run: %v %+v", err, res)
-	}
-	// A password the user gives as a parameter is theirs to type: no confirmation for it.
-	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "{{pw}}"}}}, map[string]string{"pw": "s3cret"}); len(got) != 0 {
-		t.Fatalf("typing a given password flagged: %v", got)
-	}
-	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "hunter2"}}}, nil); len(got) != 1 {
-		t.Fatalf("typing a password written in the skill not flagged: %v", got)
-	}
-}
-
 func TestProseSkillFollowedByModel(t *testing.T) {
 	page := newContacts()
 	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("click", `{"ref":"e4"}`), llmtest.ToolCall("finish", `{"answer":"Added the contact."}`))

@@ -96,6 +96,10 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	if d := ts.tab.Dialog(); d != nil && !k.DuringDialog {
 		return nil, ts.tab.DialogError()
 	}
+	// The one decision point: the elements resolved, nothing sent yet.
+	if err := s.checkAction(ctx, ts, a); err != nil {
+		return nil, err
+	}
 	rn.ts = ts
 	r, err := k.run(rn, ctx, a.Params)
 	if err != nil {
