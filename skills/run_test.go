@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/agent/actions/gate/gatetest"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -67,6 +69,11 @@ func (p *contacts) shows(text string) bool {
 }
 
 func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
+	if snap, _ := p.Snapshot(ctx, tabID); snap != nil {
+		if _, err := gatetest.Check(ctx, testGate, snap, act); err != nil {
+			return nil, err // held by the safety gate: nothing reaches the page
+		}
+	}
 	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct {
 		Kind   string   `json:"kind"`
@@ -512,3 +519,6 @@ func TestBackgroundRunKeepsHealedDraft(t *testing.T) {
 		t.Error("a draft for a task that offered none")
 	}
 }
+
+// testGate is the safety gate the fake page judges actions with, as the action service does.
+var testGate = gate.New(gate.Options{})

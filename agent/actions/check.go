@@ -17,17 +17,19 @@ import (
 // action's handler sends anything to the page.
 
 // checkAction asks the gate about action a on tab ts for the request ctx carries. It returns a
-// *gate.ConfirmError or *gate.BlockedError when the action may not run now.
-func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) error {
+// *gate.ConfirmError or *gate.BlockedError when the action may not run now, else the decision
+// an approval the requester held allowed (nil if none needed one).
+func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gate.Decision, error) {
 	req := gate.From(ctx)
 	if req.Who == gate.Caller {
 		s.opts.Log.Debug().Str("kind", a.Kind).Msg("caller's own action: recorded, not judged")
-		return nil
+		return nil, nil
 	}
 	props, err := s.proposals(ctx, ts, a)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var approved *gate.Decision
 	for _, p := range props {
 		d := s.opts.Gate.Check(p, req)
 		if d.Level != gate.None {
@@ -36,12 +38,15 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) error
 		}
 		switch d.Verdict {
 		case gate.Confirm:
-			return &gate.ConfirmError{Decision: d}
+			return nil, &gate.ConfirmError{Decision: d}
 		case gate.Block:
-			return &gate.BlockedError{Decision: d}
+			return nil, &gate.BlockedError{Decision: d}
+		}
+		if d.Approved && approved == nil {
+			approved = &d
 		}
 	}
-	return nil
+	return approved, nil
 }
 
 // proposals are what the gate judges of action a: one proposal, or for fill one per field

@@ -781,6 +781,11 @@ func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Resu
 		out, err := l.opts.Browser.Act(ctx, tab, a)
 		var held *gate.ConfirmError
 		if !errors.As(err, &held) || asked >= 16 {
+			if err == nil && out.Approved != nil && step.Confirmation == nil {
+				// approved beforehand by the user's own words: recorded on the step
+				yes := true
+				step.Confirmation = &Confirmation{Reason: out.Approved.Reason, Prompt: out.Approved.Prompt(), Approved: &yes, DecidedAt: time.Now().UTC()}
+			}
 			return out, err
 		}
 		d := held.Decision

@@ -367,11 +367,9 @@ func (g *Gate) judge(p Proposal, r Request) Decision {
 		return g.choose(el, a)
 	case "drag":
 		if p.Target != nil {
-			d := g.activate(p.Target)
-			if d.Level != None {
-				d.Detail = joinDetail(fmt.Sprintf("drops it on %s %q", p.Target.Role, shown(p.Target)), d.Detail)
+			if h, _ := g.labelHit(p.Target); h.level != None {
+				return Decision{Level: h.level, Reason: h.reason, Detail: fmt.Sprintf("drops it on %s %q", p.Target.Role, shown(p.Target))}
 			}
-			return d
 		}
 	case "upload":
 		return g.upload(a.Files, r)

@@ -236,7 +236,7 @@ func TestUploads(t *testing.T) {
 
 func TestFold(t *testing.T) {
 	for in, want := range map[string]string{
-		"Ｂｕｙ  Now":          "buy now",
+		"Ｂｕｙ  Now":           "buy now",
 		"Dеlеtе":             "delete",
 		"Pub\u00adlish":      "publish",
 		"De\u200blete\u2060": "delete",

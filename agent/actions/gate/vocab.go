@@ -50,7 +50,7 @@ type category struct {
 const (
 	ReasonPayment    = "purchase or payment"
 	ReasonSending    = "sending"
-	ReasonDeletion   = "deletion or cancellation"
+	ReasonDeletion   = "deletion"
 	ReasonPublishing = "publishing"
 	ReasonAccount    = "account or access change"
 	ReasonSubmit     = "submitting data"
@@ -120,7 +120,7 @@ var proceedLabels = []string{
 // contextCategories are what the page's own words around a control may say: the action
 // categories, amounts of money and warnings that a step cannot be undone.
 var contextCategories = append(append([]category(nil), actionCategories[:5]...),
-	category{ReasonPayment, Grave, []string{"order", "checkout", "card", "amount", "total", "price", "subscription", "billing",
+	category{ReasonPayment, Grave, []string{"order", "checkout", "card number", "credit card", "debit card", "your card", "amount", "total", "price", "subscription", "billing",
 		"bestellung", "gesamt", "betrag", "abonnement", "commande", "montant", "pedido", "importe", "tarjeta", "suscripción"},
 		[]string{"金額", "合計", "金额", "总计", "订单"}},
 	category{ReasonDeletion, Grave, []string{"cannot be undone", "can't be undone", "can not be undone", "irreversible", "permanently",
