@@ -43,6 +43,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
@@ -75,6 +76,9 @@ type Options struct {
 	AllowedSites []string
 	// AllowFileURLs lets navigate and open load file: URLs (actions.Options.AllowFileURLs).
 	AllowFileURLs bool
+	// UploadDirs are folders whose files the agent may upload without asking
+	// (gate.Options.UploadDirs); Home is never uploaded.
+	UploadDirs []string
 	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
 	MaxSteps    int
 	TaskTimeout time.Duration
@@ -136,7 +140,8 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		return nil, fmt.Errorf("connect the agent to the relay hub: %w", err)
 	}
 	a.client = cdpclient.New(pipe)
-	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs})
+	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs, Log: opts.Log,
+		Gate: gate.New(gate.Options{Home: opts.Home, UploadDirs: opts.UploadDirs})})
 	var st task.Store
 	if opts.Home != "" {
 		if a.store, err = taskstore.OpenHome(ctx, opts.Home); err != nil {

@@ -13,17 +13,16 @@ import (
 	"github.com/tabrelay/tabrelay/skills"
 )
 
-// taskArgs are run_task's arguments.
+// taskArgs are run_task's arguments. There is no way for the client's model to approve a
+// step: the person answers each confirmation (an elicitation, or the side panel).
 type taskArgs struct {
-	Goal    string `json:"goal" jsonschema:"what to do, in plain words"`
-	Approve bool   `json:"approve,omitempty" jsonschema:"allow steps that need confirmation (buying, sending, deleting)"`
+	Goal string `json:"goal" jsonschema:"what to do, in plain words"`
 }
 
 // skillArgs are run_skill's arguments.
 type skillArgs struct {
-	Name    string            `json:"name" jsonschema:"skill name"`
-	Params  map[string]string `json:"params,omitempty" jsonschema:"parameter values by name"`
-	Approve bool              `json:"approve,omitempty" jsonschema:"allow steps that need confirmation"`
+	Name   string            `json:"name" jsonschema:"skill name"`
+	Params map[string]string `json:"params,omitempty" jsonschema:"parameter values by name"`
 }
 
 // mustSchema is the compact JSON Schema of an argument struct (a programming error panics,
@@ -118,11 +117,14 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 				notify("waiting for the user: " + firstNonEmpty(questionText(ev), handoverText(ev)))
 				go s.elicit(c.ctx, c, t.ID, ev)
 			case task.EventConfirmation:
-				if ev.Step != nil {
-					if !a.Approve {
-						declined = append(declined, fmt.Sprintf("step %d %s %s", ev.Step.Index, ev.Step.Tool, compactJSON(ev.Step.Args)))
+				if ev.Step != nil && ev.Step.Confirmation != nil {
+					// the person answers, never the client's model
+					if s.askPerson(c, ev.Step.Confirmation) {
+						_ = s.opts.Runner.Confirm(t.ID, ev.Step.ID, true)
+					} else {
+						declined = append(declined, fmt.Sprintf("%s (%s)", ev.Step.Confirmation.Prompt, ev.Step.Confirmation.Reason))
+						_ = s.opts.Runner.Confirm(t.ID, ev.Step.ID, false)
 					}
-					_ = s.opts.Runner.Confirm(t.ID, ev.Step.ID, a.Approve)
 				}
 			}
 			if ev.Type != task.EventAnswer && !(ev.Type == task.EventStatus && ev.Status.Done()) {
@@ -151,7 +153,7 @@ func taskResult(t *task.Task, declined []string) *mcp.CallToolResult {
 		fmt.Fprintf(&b, "\n%d. %s %s: %s", st.Index, st.Tool, compactJSON(st.Args), st.Status)
 	}
 	if len(declined) > 0 {
-		fmt.Fprintf(&b, "\nDeclined (needed confirmation): %s. Ask the user, then call run_task again with \"approve\": true.", strings.Join(declined, "; "))
+		fmt.Fprintf(&b, "\nNot done (needed the user's confirmation, which this client could not ask for or the user declined): %s. Tell the user; they can run the task from the tabrelay side panel, which asks them before such steps.", strings.Join(declined, "; "))
 	}
 	res := text("%s", b.String())
 	res.IsError = t.Status != task.StatusSucceeded
@@ -203,7 +205,7 @@ func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab, Approve: a.Approve})
+	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab})
 	if err != nil {
 		return nil, err
 	}
@@ -267,4 +269,20 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// askPerson puts a step the task waits to confirm to the person through the client (an
+// elicitation) and reports whether they accepted; false when the client cannot ask.
+func (s *Server) askPerson(c *call, cf *task.Confirmation) bool {
+	if !canElicit(c) {
+		return false
+	}
+	res, err := c.req.Session.Elicit(c.ctx, &mcp.ElicitParams{Mode: "form",
+		Message:         fmt.Sprintf("tabrelay's agent wants to %s.\nThis is %s and may not be undone. Accept to let it do this one step; decline to stop the task.", cf.Prompt, cf.Reason),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+	if err != nil {
+		s.opts.Log.Debug().Err(err).Msg("eliciting a confirmation")
+		return false
+	}
+	return res.Action == "accept"
 }

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -52,7 +53,19 @@ type Options struct {
 	AllowEvaluate bool
 	// Log receives the server's logs (never page contents at info).
 	Log zerolog.Logger
+	// MaxSessions caps the MCP sessions open at once (default DefaultMaxSessions): a new
+	// session beyond it ends the one idle the longest.
+	MaxSessions int
+	// IdleTimeout ends a session over HTTP that made no request for this long (default
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
 }
+
+// Defaults of Options.MaxSessions and Options.IdleTimeout.
+const (
+	DefaultMaxSessions = 64
+	DefaultIdleTimeout = 30 * time.Minute
+)
 
 // Core names the tools offered by default: enough to read and drive a page, see it, run the
 // agent and skills, in under 2,000 tokens of tools/list.
@@ -68,6 +81,8 @@ type Server struct {
 	mu       sync.Mutex
 	servers  map[string]*mcp.Server // by canonical selection
 	sessions map[*mcp.ServerSession]*session
+	// live are the initialized sessions and when each last made a request (for the cap).
+	live map[*mcp.ServerSession]time.Time
 }
 
 // New returns the MCP server over opts' services.
@@ -75,7 +90,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Actions == nil {
 		return nil, fmt.Errorf("mcpserver: the action service is required")
 	}
-	s := &Server{opts: opts, servers: map[string]*mcp.Server{}, sessions: map[*mcp.ServerSession]*session{}}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Server{opts: opts, servers: map[string]*mcp.Server{}, sessions: map[*mcp.ServerSession]*session{},
+		live: map[*mcp.ServerSession]time.Time{}}
 	ts, err := s.catalogue()
 	if err != nil {
 		return nil, err
@@ -169,13 +191,16 @@ func (s *Server) Handler() http.Handler {
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{})
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: s.opts.IdleTimeout})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.Select(r.URL.Query().Get("tools")); err != nil {
 			http.Error(w, "tabrelay: "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		h.ServeHTTP(w, r)
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			s.Admit() // a new session may have begun
+		}
 	})
 }
 
@@ -185,6 +210,79 @@ type session struct {
 	mu   sync.Mutex
 	tab  string
 	seen map[string]*snapshot.Snapshot
+}
+
+// Admit counts the sessions the MCP servers hold and, beyond MaxSessions, ends those idle the
+// longest, so that sessions (and their memory) stay bounded however many clients connect.
+// The HTTP handler calls it after each request; a stdio server has one session.
+func (s *Server) Admit() {
+	s.mu.Lock()
+	servers := make([]*mcp.Server, 0, len(s.servers))
+	for _, srv := range s.servers {
+		servers = append(servers, srv)
+	}
+	s.mu.Unlock()
+	for _, srv := range servers {
+		for ss := range srv.Sessions() {
+			s.admit(ss)
+		}
+	}
+}
+
+// admit counts session ss (once) and ends the sessions idle the longest beyond MaxSessions.
+func (s *Server) admit(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	if _, ok := s.live[ss]; ok {
+		s.mu.Unlock()
+		return
+	}
+	s.live[ss] = time.Now()
+	var evict []*mcp.ServerSession
+	for len(s.live) > s.opts.MaxSessions {
+		var oldest *mcp.ServerSession
+		for o, t := range s.live {
+			if o != ss && (oldest == nil || t.Before(s.live[oldest])) {
+				oldest = o
+			}
+		}
+		if oldest == nil {
+			break
+		}
+		delete(s.live, oldest)
+		delete(s.sessions, oldest)
+		evict = append(evict, oldest)
+	}
+	s.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.live, ss)
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+	}()
+	for _, o := range evict {
+		s.opts.Log.Info().Int("max", s.opts.MaxSessions).Msg("mcp: too many sessions; ending the one idle the longest")
+		_ = o.Close()
+	}
+}
+
+// touch records a request of session ss (for the cap's "idle the longest").
+func (s *Server) touch(ss *mcp.ServerSession) {
+	if ss == nil {
+		return
+	}
+	s.mu.Lock()
+	if _, ok := s.live[ss]; ok {
+		s.live[ss] = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+// LiveSessions is how many MCP sessions are open.
+func (s *Server) LiveSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live)
 }
 
 // session returns ss's state, made on first use and dropped when the session ends.
@@ -251,6 +349,7 @@ type tool struct {
 // handler wraps a tool's run: its errors become tool errors a model can act on.
 func (s *Server) handler(t *tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.touch(req.Session)
 		c := &call{srv: s, ctx: ctx, req: req, st: s.session(req.Session), args: req.Params.Arguments}
 		res, err := t.run(s, c)
 		if err != nil {

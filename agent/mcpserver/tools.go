@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -160,7 +162,7 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 				}
 			}
 		}
-		res, err := s.opts.Actions.Act(c.ctx, tab, a)
+		res, err := s.actGated(c, tab, a)
 		if err != nil {
 			return nil, err
 		}
@@ -307,4 +309,42 @@ func (s *Server) screenshot(c *call) (*mcp.CallToolResult, error) {
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: data, MIMEType: mime}}}, nil
+}
+
+// actGated runs action a as the client's model asks it: the safety gate judges it. A step the
+// gate holds is put to the person through the client (an elicitation) where the client
+// supports it, and runs once if they accept; elsewhere the error names the risk and how the
+// person can do that one step themselves. The model can never approve a step.
+func (s *Server) actGated(c *call, tab string, a actions.Action) (*actions.Result, error) {
+	grants := gate.NewGrants()
+	ctx := gate.With(c.ctx, gate.Request{Who: gate.Agent, Grants: grants})
+	res, err := s.opts.Actions.Act(ctx, tab, a)
+	var held *gate.ConfirmError
+	if !errors.As(err, &held) {
+		return res, err
+	}
+	d := held.Decision
+	if !canElicit(c) {
+		return nil, fmt.Errorf("%w\nThis step needs the user's own approval, which a tool call cannot give. Tell the user what it will do and why it asks; they can do it themselves in the browser, or run it as their own command: tabrelay act --tab %s %s", err, tab, cliLine(a))
+	}
+	ans, eerr := c.req.Session.Elicit(c.ctx, &mcp.ElicitParams{Mode: "form",
+		Message: fmt.Sprintf("tabrelay: the assistant wants to %s.\nThis is %s and may not be undone. Accept to let it do this one step; decline to refuse it.", d.Prompt(), d.Reason),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+	if eerr != nil {
+		return nil, fmt.Errorf("%w (asking the user failed: %v)", err, eerr)
+	}
+	if ans.Action != "accept" {
+		return nil, fmt.Errorf("the user declined %s (%s); nothing was done", d.Prompt(), d.Reason)
+	}
+	grants.Approve(d)
+	return s.opts.Actions.Act(ctx, tab, a)
+}
+
+// cliLine is action a as `tabrelay act` arguments: --json and the action's JSON.
+func cliLine(a actions.Action) string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return a.Kind
+	}
+	return "--json '" + strings.ReplaceAll(string(b), "'", "'\\''") + "'"
 }

@@ -294,9 +294,9 @@ func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*s
 			AllowNonLoopback: f.AllowNonLoopback,
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.AllowCloseUserTabs, MaxQueueTotalBytes: f.ClientQueueMB << 20, DetachAfter: f.DetachAfter, MaxUploadBytes: f.MaxUploadMB << 20},
 		},
-		Agent: api.Options{Home: f.Home, Stream: true, AllowFileURLs: f.AllowFileURLs, AllowedSites: f.Sites()},
+		Agent: api.Options{Home: f.Home, Stream: true, AllowFileURLs: f.AllowFileURLs, AllowedSites: f.Sites(), UploadDirs: f.AgentUploadDirs},
 		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment
-		MCP:   mcpserver.Options{AllowEvaluate: f.MCPAllowEvaluate},
+		MCP:   mcpserver.Options{AllowEvaluate: f.MCPAllowEvaluate, MaxSessions: f.MCPMaxSessions, IdleTimeout: f.MCPIdleTimeout},
 		Log:   *log,
 	}
 	model, cfg, merr := llm.FromEnvModel(ctx)

@@ -49,6 +49,9 @@ type Server struct {
 	DetachAfter        time.Duration `name:"detach-after" env:"TABRELAY_DETACH_AFTER" default:"30s" help:"with the extension's \"debugger only while something drives\" setting on: how long a shared tab keeps the debugger attached after its last client left"`
 	AllowedSites       []string      `name:"agent-allowed-sites" env:"TABRELAY_AGENT_ALLOWED_SITES" help:"comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free"`
 	MCPAllowEvaluate   bool          `name:"mcp-allow-evaluate" env:"TABRELAY_MCP_ALLOW_EVALUATE" help:"offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default"`
+	AgentUploadDirs    []string      `name:"agent-upload-dir" env:"TABRELAY_AGENT_UPLOAD_DIRS" help:"folders whose files the agent (model, skills, MCP) may upload without asking (repeat or comma-separate); other files need the full path in your request, and tabrelay's home and your home's dot-files never go"`
+	MCPMaxSessions     int           `name:"mcp-max-sessions" env:"TABRELAY_MCP_MAX_SESSIONS" default:"64" help:"at most this many MCP sessions at once; a new one ends the longest idle"`
+	MCPIdleTimeout     time.Duration `name:"mcp-idle-timeout" env:"TABRELAY_MCP_IDLE_TIMEOUT" default:"30m" help:"an MCP session with no request for this long ends"`
 	AllowFileURLs      bool          `name:"agent-allow-file-urls" env:"TABRELAY_AGENT_ALLOW_FILE_URLS" help:"let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out"`
 }
 
