@@ -328,7 +328,7 @@ func (s *Server) actGated(c *call, tab string, a actions.Action) (*actions.Resul
 		return nil, fmt.Errorf("%w\nThis step needs the user's own approval, which a tool call cannot give. Tell the user what it will do and why it asks; they can do it themselves in the browser, or run it as their own command: tabrelay act --tab %s %s", err, tab, cliLine(a))
 	}
 	ans, eerr := c.req.Session.Elicit(c.ctx, &mcp.ElicitParams{Mode: "form",
-		Message: fmt.Sprintf("tabrelay: the assistant wants to %s.\nThis is %s and may not be undone. Accept to let it do this one step; decline to refuse it.", d.Prompt(), d.Reason),
+		Message:         fmt.Sprintf("tabrelay: the assistant wants to %s.\nThis is %s and may not be undone. Accept to let it do this one step; decline to refuse it.", d.Prompt(), d.Reason),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
 	if eerr != nil {
 		return nil, fmt.Errorf("%w (asking the user failed: %v)", err, eerr)

@@ -62,9 +62,15 @@ func With(ctx context.Context, r Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
 }
 
-// From returns the request ctx carries (an Agent request with no goal when none).
+// From returns the request ctx carries. A context that carries none is a Go program's own
+// use of the action API (the caller's, like /api/act): every door that acts for a model or
+// for the user's words — the task loop and fast path, skills, MCP — marks its context with
+// With, and the tests of each door show it is judged.
 func From(ctx context.Context) Request {
-	r, _ := ctx.Value(requestKey{}).(Request)
+	r, ok := ctx.Value(requestKey{}).(Request)
+	if !ok {
+		return Request{Who: Caller}
+	}
 	return r
 }
 
