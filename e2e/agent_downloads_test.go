@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,8 @@ func TestAgentDownload(t *testing.T) {
 	if !strings.Contains(click.Message, "download started: "+invoiceName) {
 		t.Logf("the click's message did not mention the download (it began after the click returned): %q", click.Message)
 	}
-	if !strings.Contains(got.Message, invoiceName) || !strings.Contains(got.Message, d.Path) {
-		t.Errorf("downloads message %q should name the file and where it is", got.Message)
+	if !strings.Contains(got.Message, invoiceName) || !strings.Contains(got.Message, filepath.Base(d.Path)+" in the downloads folder") ||
+		strings.Contains(got.Text(), filepath.Dir(d.Path)) {
+		t.Errorf("downloads text %q should name the file in the downloads folder, not the folder's path", got.Text())
 	}
 }

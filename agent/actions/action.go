@@ -256,8 +256,8 @@ func (r *Result) Text() string {
 	}
 	for _, d := range r.Downloads {
 		fmt.Fprintf(&b, "\n%s %q %s %d bytes", d.GUID, d.Name, d.State, d.Size)
-		if d.Path != "" {
-			fmt.Fprintf(&b, " at %s", d.Path)
+		if d.File != "" {
+			fmt.Fprintf(&b, " saved as %s in the downloads folder", d.File)
 		}
 	}
 	for _, t := range r.Tabs {

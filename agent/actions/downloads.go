@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -27,8 +28,11 @@ type Download struct {
 	// size (0 when unknown).
 	Size  int64 `json:"size"`
 	Total int64 `json:"total,omitempty"`
-	// Path is where the browser saved the file, once completed.
+	// Path is where the browser saved the file, once completed (for the API's callers; what a
+	// model reads names File only, so that pages learn nothing of the machine's folders).
 	Path string `json:"path,omitempty"`
+	// File is the saved file's name in the downloads folder.
+	File string `json:"file,omitempty"`
 }
 
 // downloadHistory is how many downloads the service remembers.
@@ -79,7 +83,7 @@ func (l *downloadLog) onEvent(ev cdpclient.Event) {
 			}
 			d.State, d.Size, d.Total = p.State, int64(p.ReceivedBytes), int64(p.TotalBytes)
 			if p.FilePath != "" {
-				d.Path = p.FilePath
+				d.Path, d.File = p.FilePath, filepath.Base(p.FilePath)
 			}
 		}
 	}
@@ -180,8 +184,8 @@ func (r *runner) downloads(ctx context.Context, p *Downloads) (*Result, error) {
 	if len(list) > 0 {
 		d := list[0]
 		msg = fmt.Sprintf("latest download %s: %s, %d bytes", d.Name, d.State, d.Size)
-		if d.Path != "" {
-			msg += ", saved at " + d.Path
+		if d.File != "" {
+			msg += ", saved as " + d.File + " in the downloads folder"
 		}
 	}
 	return &Result{Message: msg, Downloads: list}, nil

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ func TestDownloadsWait(t *testing.T) {
 	begin("g1", "a.pdf")
 	progress("g1", "completed", 10)
 	r, err := act(true, 5)
-	if err != nil || len(r.Downloads) != 1 || r.Downloads[0].State != "completed" || r.Downloads[0].Path != "/dl/g1" || r.Downloads[0].Size != 10 {
+	if err != nil || len(r.Downloads) != 1 || r.Downloads[0].State != "completed" || r.Downloads[0].Path != "/dl/g1" || r.Downloads[0].Size != 10 ||
+		r.Downloads[0].File != "g1" || strings.Contains(r.Text(), "/dl/") {
 		t.Fatalf("wait for a download that finished already: %v %+v", err, r)
 	}
 
