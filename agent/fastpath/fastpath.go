@@ -126,47 +126,6 @@ var keyNames = map[string]string{
 	"home": "Home", "end": "End",
 }
 
-// Role groups.
-var (
-	clickRoles = roleSet("button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "checkbox", "radio",
-		"switch", "option", "treeitem", "row", "cell", "gridcell", "img", "listitem", "combobox", "summary", "clickable",
-		"textbox", "searchbox", "spinbutton", "textarea")
-	// linkRoles are what a person calls a link: a link, or text that responds to clicks.
-	linkRoles   = roleSet("link", "clickable")
-	textRoles   = roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea")
-	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
-	selectRoles = roleSet("combobox", "listbox")
-)
-
-func roleSet(rs ...string) map[string]bool {
-	m := make(map[string]bool, len(rs))
-	for _, r := range rs {
-		m[r] = true
-	}
-	return m
-}
-
-// roleHints maps trailing words of a target phrase to the roles they name.
-var roleHints = []struct {
-	words string
-	roles map[string]bool
-}{
-	{"text field", textRoles}, {"text box", textRoles}, {"search box", roleSet("searchbox", "textbox", "combobox")},
-	{"search field", roleSet("searchbox", "textbox", "combobox")}, {"input field", textRoles},
-	{"check box", checkRoles}, {"drop down", selectRoles}, {"radio button", roleSet("radio")},
-	{"button", roleSet("button", "menuitem", "link", "tab", "switch", "clickable")}, {"link", linkRoles},
-	{"word", linkRoles},
-	{"field", textRoles}, {"box", textRoles}, {"input", textRoles}, {"textbox", textRoles}, {"textarea", textRoles},
-	{"checkbox", checkRoles}, {"dropdown", selectRoles}, {"select", selectRoles}, {"menu", roleSet("combobox", "listbox", "button", "menuitem")},
-	{"list", selectRoles}, {"tab", roleSet("tab")}, {"radio", roleSet("radio")}, {"switch", roleSet("switch")},
-	{"toggle", roleSet("switch", "checkbox")}, {"option", roleSet("option", "radio", "menuitem")},
-	{"menu item", roleSet("menuitem")}, {"icon", clickRoles}, {"image", roleSet("img")},
-	{"result", linkRoles}, {"search result", linkRoles},
-}
-
-// leadingHints are the role words that may come before a name ("the link "sit"").
-var leadingHints = map[string]bool{"link": true, "button": true, "word": true, "checkbox": true, "option": true}
-
 // Match understands command against the page model of the tab's snapshot (nil when there is
 // no tab) and the shared tabs, for tab commands.
 func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
@@ -316,7 +275,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 			return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 		})
 		if r.Outcome == NotFound {
-			r = onlyOne(nodes, roleSet("searchbox"), func(n *snapshot.Node) actions.Action {
+			r = onlyOne(nodes, roleSet("searchbox"), nil, func(n *snapshot.Node) actions.Action {
 				return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 			})
 		}
@@ -324,7 +283,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	}
 	if m := reTypeOnly.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return onlyOne(nodes, textRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Type{Ref: n.Ref, Text: text}) })
+		return onlyOne(nodes, textRoles, nil, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Type{Ref: n.Ref, Text: text}) })
 	}
 	if m := reHover.FindStringSubmatch(cmd); m != nil {
 		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Hover{Ref: n.Ref}) })
@@ -413,113 +372,6 @@ func keyCombo(s string) (string, bool) {
 	return strings.Join(out, "+"), true
 }
 
-// target is a parsed element phrase.
-type target struct {
-	phrase string
-	roles  map[string]bool // from words like "button"; nil if none
-	nth    int             // an ordinal ("the second …"): 1-based, -1 for last, 0 if none
-	// literal is the phrase read with the ordinal as a word of the name ("first item"), for
-	// elements whose names start with one.
-	literal *target
-	// inList limits the match to elements in a list item, row or article ("the second result").
-	inList bool
-}
-
-// ordinalRe matches an ordinal before an element phrase: "second", "2nd", "last".
-var ordinalRe = regexp.MustCompile(`^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th))\s+`)
-
-var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
-	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
-
-// ordinal reads an ordinal word or number ("second", "2nd", "last").
-func ordinal(w string) int {
-	if n, ok := ordinals[w]; ok {
-		return n
-	}
-	n := 0
-	for _, r := range w {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
-}
-
-// pick returns the nth of hits (document order; -1 is the last) and whether there is one.
-func (tg target) pick(hits []*snapshot.Node) (*snapshot.Node, bool) {
-	switch {
-	case tg.nth == -1 && len(hits) > 0:
-		return hits[len(hits)-1], true
-	case tg.nth > 0 && tg.nth <= len(hits):
-		return hits[tg.nth-1], true
-	}
-	return nil, false
-}
-
-// ordinalResult settles a phrase with an ordinal: the nth hit, or not found.
-func ordinalResult(tg target, hits []*snapshot.Node, mk func(*snapshot.Node) actions.Action) Result {
-	if n, ok := tg.pick(hits); ok {
-		return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]*snapshot.Node{n})}
-	}
-	return Result{Outcome: NotFound, Reason: fmt.Sprintf("there are only %d matching elements", len(hits)), Candidates: cands(hits)}
-}
-
-var articleRe = regexp.MustCompile(`^(?:the|a|an|this|that|my|our|your|on|at)\s+`)
-
-func parseTarget(p string) target {
-	p = strings.Trim(strings.TrimSpace(p), `"'“”‘’`)
-	for {
-		q := articleRe.ReplaceAllString(p, "")
-		if q == p {
-			break
-		}
-		p = q
-	}
-	m := ordinalRe.FindStringSubmatch(p)
-	if m == nil {
-		return parseTargetWords(p)
-	}
-	lit := parseTargetWords(p)
-	tg := parseTargetWords(strings.TrimSpace(p[len(m[0]):]))
-	tg.nth, tg.literal = ordinal(m[1]), &lit
-	return tg
-}
-
-// parseTargetWords reads an element phrase without article or ordinal.
-func parseTargetWords(p string) target {
-	var roles map[string]bool
-	p = strings.ReplaceAll(p, "-", " ")
-	inList := strings.HasSuffix(p, "result") && (p == "result" || strings.HasSuffix(p, " result"))
-	if inList {
-		return target{phrase: normName(strings.TrimSuffix(strings.TrimSuffix(p, "result"), "search ")), roles: roleSet("link"), inList: true}
-	}
-	for _, h := range roleHints {
-		if p == h.words {
-			break
-		}
-		// "the link "sit"", "the button submit": a role word before the name.
-		if rest, ok := strings.CutPrefix(p, h.words+" "); ok && leadingHints[h.words] {
-			return target{phrase: normName(strings.Trim(rest, `"'“”‘’`)), roles: h.roles}
-		}
-	}
-	for _, h := range roleHints {
-		if p == h.words {
-			if strings.HasPrefix(p, "search ") {
-				// "the search box" names the search field.
-				return target{phrase: "search", roles: h.roles}
-			}
-			return target{roles: h.roles}
-		}
-		if strings.HasSuffix(p, " "+h.words) {
-			p = strings.TrimSpace(strings.TrimSuffix(p, " "+h.words))
-			roles = h.roles
-			break
-		}
-	}
-	return target{phrase: normName(strings.Trim(p, `"'“”‘’`)), roles: roles}
-}
-
 // normName lowercases and keeps letters and digits separated by single spaces.
 func normName(s string) string {
 	var b strings.Builder
@@ -600,7 +452,7 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	}
 	roles := defaultRoles
 	switch {
-	case tg.roles != nil && sameSet(defaultRoles, clickRoles):
+	case tg.roles != nil && subset(clickRoles, defaultRoles):
 		// "click the email field": the named role wins.
 		roles = tg.roles
 	case tg.roles != nil:
@@ -610,24 +462,29 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	if tg.inList {
 		nodes = inLists(nodes)
 	}
-	if tg.phrase == "" || isPronoun(tg.phrase) {
+	glyph := glyphGroup(tg.raw)
+	if (tg.phrase == "" && glyph == nil) || isPronoun(tg.phrase) {
 		// "the search box", "it": only when exactly one element of the roles exists (or the
-		// phrase says which: "the second button").
-		if tg.nth != 0 {
-			return ordinalResult(tg, enabled(nodes, roles), mk)
+		// phrase says which: "the second button", or any will do: "a button").
+		kind := enabled(nodes, roles, tg.filter)
+		switch {
+		case tg.nth != 0:
+			return ordinalResult(tg, kind, mk)
+		case tg.anyOne && len(kind) > 0 && tg.phrase == "":
+			return Result{Outcome: Matched, Action: ptr(mk(kind[0])), Candidates: cands(kind[:1])}
 		}
-		return onlyOne(nodes, roles, mk)
+		return onlyOne(nodes, roles, tg.filter, mk)
 	}
 	best := 0
 	var hits, good []*snapshot.Node // the best matches; every exact or prefix match (for ordinals)
 	var disabled []*snapshot.Node
 	for _, n := range nodes {
-		if n.Ref == "" || !roles[n.Role] {
+		if !tg.keep(n, roles) {
 			continue
 		}
 		s := score(n.Name, tg.phrase)
-		if s < 3 && actRoles[n.Role] && score(shown(n), tg.phrase) == 3 {
-			// "click the x" for a button named Close that shows "x".
+		if s < 3 && actRoles[n.Role] && (score(shown(n), tg.phrase) == 3 || glyph != nil && isGlyph(n, glyph)) {
+			// "click the x" for a button named Close that shows "×".
 			s = 3
 		}
 		if s == 0 {
@@ -666,10 +523,8 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 
 var refRe = regexp.MustCompile(`^e\d+$`)
 
-func sameSet(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
+// subset reports whether every role of a is in b.
+func subset(a, b map[string]bool) bool {
 	for k := range a {
 		if !b[k] {
 			return false
@@ -697,11 +552,12 @@ func isPronoun(p string) bool {
 	return false
 }
 
-// enabled lists the enabled elements with one of roles, in page order.
-func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
+// enabled lists the enabled elements with one of roles (and passing filter, when set), in
+// page order.
+func enabled(nodes []*snapshot.Node, roles map[string]bool, filter func(*snapshot.Node) bool) []*snapshot.Node {
 	var hits []*snapshot.Node
 	for _, n := range nodes {
-		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
+		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") && (filter == nil || filter(n)) {
 			hits = append(hits, n)
 		}
 	}
@@ -709,8 +565,8 @@ func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
 }
 
 // onlyOne picks the single enabled element with one of roles.
-func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) actions.Action) Result {
-	hits := enabled(nodes, roles)
+func onlyOne(nodes []*snapshot.Node, roles map[string]bool, filter func(*snapshot.Node) bool, mk func(*snapshot.Node) actions.Action) Result {
+	hits := enabled(nodes, roles, filter)
 	if roles["textbox"] && len(hits) > 1 {
 		// "the text field": a <select> is no text field.
 		var typable []*snapshot.Node

@@ -9,8 +9,6 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// actRoles are the roles a person presses: buttons, links, clickable text, tabs, menu items.
-var actRoles = roleSet("button", "link", "clickable", "tab", "menuitem", "menuitemcheckbox", "menuitemradio")
 
 func click(n *snapshot.Node) actions.Action { return actions.Do(actions.Click{Ref: n.Ref}) }
 
