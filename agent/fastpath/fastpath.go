@@ -129,7 +129,7 @@ var keyNames = map[string]string{
 // Match understands command against the page model of the tab's snapshot (nil when there is
 // no tab) and the shared tabs, for tab commands.
 func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
-	cmd := normalizeCommand(command)
+	cmd, letterCase := takeLetterCase(normalizeCommand(command))
 	if cmd == "" {
 		return Result{Outcome: NotSimple, Reason: "empty command"}
 	}
@@ -144,6 +144,10 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 			return r
 		}
 		cmd, nodes = m[1], inner
+	}
+	sd := &said{original: command, cmd: cmd, nodes: nodes, tabs: tabs, letterCase: letterCase}
+	if r, ok := applyRules(sd); ok {
+		return r
 	}
 
 	switch {
@@ -230,7 +234,11 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		})
 	}
 	if m := reType.FindStringSubmatch(cmd); m != nil {
-		return typeOrSelect(matchElement(nodes, m[2], textRoles, typeInto(originalSpan(command, m[1]))), nodes)
+		text, refused := sd.value(m[1])
+		if refused != nil {
+			return *refused
+		}
+		return typeOrSelect(matchElement(nodes, m[2], textRoles, typeInto(text)), nodes)
 	}
 	if m := reFill.FindStringSubmatch(cmd); m != nil {
 		if r := typeOrSelect(matchElement(nodes, m[1], textRoles, typeInto(originalSpan(command, m[2]))), nodes); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
@@ -245,11 +253,20 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		if r.OK() {
 			sel := r.Action.Params.(*actions.Select)
 			opts := options(nodes, sel.Ref)
-			if len(opts) > 0 && !containsFold(opts, value) {
-				return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", value), Candidates: r.Candidates}
+			values := []string{value}
+			if n := findRef(nodes, sel.Ref); n != nil && n.Has("multiselectable") && !containsFold(opts, value) {
+				// "select Panama, Congo from the list": several options of a list that takes several
+				values = listValues(value)
 			}
-			if o := optionNamed(opts, value); o != "" {
-				sel.Values = []string{o}
+			sel.Values = sel.Values[:0]
+			for _, v := range values {
+				if len(opts) > 0 && !containsFold(opts, v) {
+					return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", v), Candidates: r.Candidates}
+				}
+				if o := optionNamed(opts, v); o != "" {
+					v = o
+				}
+				sel.Values = append(sel.Values, v)
 			}
 		}
 		if r.Outcome != NotFound {
@@ -290,6 +307,10 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	}
 	if m := reClick.FindStringSubmatch(cmd); m != nil {
 		r := matchElement(nodes, m[1], clickRoles, click)
+		if n := clickedNode(r, nodes); n != nil && checkRoles[n.Role] && reChooseValue.MatchString(cmd) {
+			// "select lMXPn" for a checkbox or radio: selected, even when it already is
+			return Result{Outcome: Matched, Action: ptr(actions.Do(actions.Check{Ref: n.Ref, Checked: true})), Candidates: r.Candidates}
+		}
 		if r.OK() && reChooseValue.MatchString(cmd) && isSelectLike(findRef(nodes, r.Candidates[0].Ref)) {
 			// "choose a color": a list, but which option?
 			return Result{Outcome: NotSimple, Reason: "which option of the list?", Candidates: r.Candidates}
@@ -483,6 +504,10 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 			continue
 		}
 		s := score(n.Name, tg.phrase)
+		if n.Name == "" && textRoles[n.Role] {
+			// a field with no name, labelled by the text beside it
+			s = score(nearLabel(n), tg.phrase)
+		}
 		if s < 3 && actRoles[n.Role] && (score(shown(n), tg.phrase) == 3 || glyph != nil && isGlyph(n, glyph)) {
 			// "click the x" for a button named Close that shows "×".
 			s = 3

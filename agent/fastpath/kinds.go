@@ -14,7 +14,7 @@ var (
 	// linkRoles are what a person calls a link: a link, or text that responds to clicks.
 	linkRoles = roleSet("link", "clickable")
 	// dateRoles are the date and time inputs, typed into with a value in the input's format.
-	dateRoles   = roleSet("date", "DateTime", "InputTime")
+	dateRoles   = roleSet("date", "DateTime", "InputTime", "time")
 	textRoles   = union(roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea"), dateRoles)
 	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
 	selectRoles = roleSet("combobox", "listbox")
@@ -51,7 +51,7 @@ var roleHints = []kindWord{
 	{words: "search field", roles: roleSet("searchbox", "textbox", "combobox")},
 	{words: "date field", roles: roleSet("date", "DateTime")}, {words: "date input", roles: roleSet("date", "DateTime")},
 	{words: "date picker", roles: roleSet("date", "DateTime")},
-	{words: "time field", roles: roleSet("InputTime")}, {words: "time input", roles: roleSet("InputTime")},
+	{words: "time field", roles: roleSet("InputTime", "time")}, {words: "time input", roles: roleSet("InputTime", "time")},
 	{words: "check box", roles: checkRoles}, {words: "tick box", roles: checkRoles}, {words: "drop down", roles: selectRoles},
 	{words: "drop down list", roles: selectRoles}, {words: "dropdown list", roles: selectRoles}, {words: "drop down menu", roles: selectRoles},
 	{words: "dropdown menu", roles: selectRoles}, {words: "select box", roles: selectRoles}, {words: "list box", roles: selectRoles},
@@ -70,7 +70,8 @@ var roleHints = []kindWord{
 	{words: "switch", roles: roleSet("switch")}, {words: "toggle", roles: roleSet("switch", "checkbox")},
 	{words: "option", roles: roleSet("option", "radio", "menuitem")}, {words: "icon", roles: clickRoles},
 	{words: "image", roles: roleSet("img")}, {words: "picture", roles: roleSet("img")}, {words: "result", roles: linkRoles},
-	{words: "slider", roles: roleSet("slider")},
+	{words: "slider", roles: roleSet("slider")}, {words: "date", roles: roleSet("date", "DateTime")},
+	{words: "time", roles: roleSet("InputTime", "time")},
 	{words: "widget", roles: controlRoles, generic: true}, {words: "control", roles: controlRoles, generic: true},
 	{words: "element", roles: controlRoles, generic: true},
 }
@@ -82,7 +83,7 @@ var modifierKinds = map[string]map[string]bool{
 	"textarea": roleSet("textbox"), "button": roleSet("button"), "link": linkRoles, "checkbox": checkRoles,
 	"check box": checkRoles, "radio": roleSet("radio"), "radio button": roleSet("radio"), "tab": roleSet("tab"),
 	"slider": roleSet("slider"), "dropdown": selectRoles, "select": selectRoles, "list": selectRoles,
-	"date": roleSet("date", "DateTime"), "time": roleSet("InputTime"), "option": roleSet("option"), "switch": roleSet("switch"),
+	"date": roleSet("date", "DateTime"), "time": roleSet("InputTime", "time"), "option": roleSet("option"), "switch": roleSet("switch"),
 }
 
 // leadingHints are the kind words that may come before a name ("the link "sit"").
