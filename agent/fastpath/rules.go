@@ -103,7 +103,7 @@ var namedValueRe = regexp.MustCompile(`^(?:the |a |an |my )?[a-z][a-z -]{0,30}? 
 
 // referenceRe is a value that refers to something rather than being the text: "the value of
 // Color", "the answer", "the text above": typing it would be a guess.
-var referenceRe = regexp.MustCompile(`^(?:the|this|that|its|their|his|her) \S`)
+var referenceRe = regexp.MustCompile(`^(?:the|this|that|its|their|his|her|your|my|our) \S`)
 
 // value returns the text to type for the span of the command that says it (`"Jerald"`,
 // `the password "x1"`, `hello`), in the letter case asked for; or a refusal when the span
