@@ -40,6 +40,10 @@ const (
 	NotSimple Outcome = "not_simple"
 )
 
+// ReasonUnread is the reason of a NotSimple result for a command no rule reads: it may still
+// be a name that appears on the page later (a compound command's "then save").
+const ReasonUnread = "not a simple one-step command"
+
 // Candidate is an element or tab that could be meant.
 type Candidate struct {
 	Ref  string `json:"ref,omitempty"`
@@ -330,7 +334,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		// "submit", "accept all": the name of one button or link.
 		return r
 	}
-	return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
+	return Result{Outcome: NotSimple, Reason: ReasonUnread}
 }
 
 func act(a actions.Action) Result { return Result{Outcome: Matched, Action: &a} }

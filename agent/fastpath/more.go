@@ -210,7 +210,7 @@ func matchBare(nodes []*snapshot.Node, cmd string) Result {
 	}
 	hits = outermost(hits)
 	if len(hits) != 1 {
-		return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
+		return Result{Outcome: NotSimple, Reason: ReasonUnread}
 	}
 	return Result{Outcome: Matched, Action: ptr(click(hits[0])), Candidates: cands(hits)}
 }

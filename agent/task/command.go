@@ -110,6 +110,14 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 		}
 		return &fastMatch{answer: res.Answer, what: "describe"}, ""
 	}
+	for i, step := range steps[1:] {
+		// a later part the fast path refuses whatever the page (a text it would have to guess):
+		// refuse before touching the page; a part whose element is not there yet may appear
+		// once the parts before it ran
+		if later := fastpath.Match(step, snap, ftabs); later.Outcome == fastpath.NotSimple && later.Reason != fastpath.ReasonUnread {
+			return nil, fmt.Sprintf("step %d of %d, %q: %s", i+2, len(steps), step, later.Reason)
+		}
+	}
 	fm := fastStep(res)
 	fm.rest, fm.tabs = steps[1:], ftabs
 	return fm, ""

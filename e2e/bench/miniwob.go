@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -49,7 +50,7 @@ var miniwobTasks = []miniwobTask{
 	{"enter-time", true, "a time for the one time field, then a button"},
 	{"form-sequence", false, "setting a slider to a number (no action sets a slider's value)"},
 	{"login-user", true, "a username and a password for the fields so named, then a button"},
-	{"login-user-popup", false, "a popup the instruction does not mention may interrupt, and which of its buttons to press needs judgement"},
+	{"login-user-popup", true, "a username and a password for the fields so named, then a button; a popup it does not mention may interrupt, and then the right outcome is to stop"},
 	{"multi-layouts", false, "mapping a description onto form fields needs reading"},
 	{"multi-orderings", false, "mapping a description onto form fields needs reading"},
 	{"navigate-tree", false, "finding a file means exploring a folder tree"},
@@ -65,7 +66,7 @@ const (
 	epSolved  = "solved"  // reward > 0
 	epWrong   = "wrong"   // reward < 0, or a task that must be refused acted on the page
 	epRefused = "refused" // refused with a reason, nothing on the page touched
-	epConfirm = "confirm" // stopped at a confirmation the safety rules asked for
+	epConfirm = "confirm" // solved only once a person approved a confirmation the safety rules asked for
 	epStopped = "stopped" // understood in part: ran some steps, then stopped with a reason
 	epNoEnd   = "no end"  // done, but the page gave no reward (or the time ran out)
 )
@@ -142,12 +143,13 @@ func runMiniwob(cfg config, r *Results) error {
 	}
 	printMiniwob(tallies, episodes)
 
-	var solved, expressibleEps, wrong, refused, all int
+	var solved, approved, expressibleEps, wrong, refused, all int
 	for _, t := range miniwobTasks {
 		tl := tallies[t.name]
 		suffix := " (" + t.name + ")"
 		if t.expressible {
 			solved += tl[epSolved]
+			approved += tl[epSolved] + tl[epConfirm]
 			expressibleEps += episodes
 			r.Figures = append(r.Figures, Figure{Group: "miniwob", Name: "miniwob: solved" + suffix, Unit: "%", Value: pct(tl[epSolved], episodes)})
 		}
@@ -159,6 +161,7 @@ func runMiniwob(cfg config, r *Results) error {
 			Figure{Group: "miniwob", Name: "miniwob: refused" + suffix, Unit: "%", Value: pct(tl[epRefused], episodes)})
 	}
 	r.add(Figure{Group: "miniwob", Name: "miniwob: solved", Unit: "%", Value: pct(solved, expressibleEps), Target: "≥ 90%", Met: met(pct(solved, expressibleEps) >= 90)})
+	r.add(Figure{Group: "miniwob", Name: "miniwob: solved once a person approves the confirmations asked", Unit: "%", Value: pct(approved, expressibleEps)})
 	r.add(Figure{Group: "miniwob", Name: "miniwob: wrong actions", Unit: "count", Value: float64(wrong), Target: "0", Met: met(wrong == 0)})
 	r.add(Figure{Group: "miniwob", Name: "miniwob: refused", Unit: "%", Value: pct(refused, all)})
 	return nil
@@ -197,6 +200,7 @@ func (fb *fastPathBench) miniwobEpisode(pageURL string, t miniwobTask) (outcome,
 		return "", "", err
 	}
 	var ended *task.Task
+	confirms := 0
 	refusedWhy := ""
 	switch status {
 	case http.StatusServiceUnavailable:
@@ -210,7 +214,7 @@ func (fb *fastPathBench) miniwobEpisode(pageURL string, t miniwobTask) (outcome,
 		if err := json.Unmarshal(body, &res); err != nil || res.Task == nil {
 			return "", "", fmt.Errorf("command %q: HTTP %d: %.300s", query, status, body)
 		}
-		if ended, err = fb.awaitTask(res.ID); err != nil {
+		if ended, confirms, err = fb.awaitTask(res.ID); err != nil {
 			return "", "", fmt.Errorf("command %q: %w", query, err)
 		}
 	default:
@@ -223,16 +227,12 @@ func (fb *fastPathBench) miniwobEpisode(pageURL string, t miniwobTask) (outcome,
 	reward, touched := got[0], got[1] > 0
 	q := fmt.Sprintf("%q", query)
 	switch {
+	case reward > 0 && confirms > 0:
+		return epConfirm, fmt.Sprintf("%s: solved once %d confirmation(s) were approved (%s)", q, confirms, confirmPrompts(ended)), nil
 	case reward > 0:
 		return epSolved, q, nil
 	case reward < 0:
 		return epWrong, q + ": negative reward", nil
-	case ended != nil && ended.Status == task.StatusWaitingConfirmation:
-		why := "a confirmation"
-		if n := len(ended.Steps); n > 0 && ended.Steps[n-1].Confirmation != nil {
-			why = ended.Steps[n-1].Confirmation.Prompt + " (" + ended.Steps[n-1].Confirmation.Reason + ")"
-		}
-		return epConfirm, q + ": stopped at " + why, nil
 	case !t.expressible && touched:
 		return epWrong, q + ": acted on a task that needs reasoning", nil
 	case refusedWhy != "" && !touched:
@@ -247,26 +247,35 @@ func (fb *fastPathBench) miniwobEpisode(pageURL string, t miniwobTask) (outcome,
 	return epNoEnd, fmt.Sprintf("%s: task %s, no reward (%s)", q, ended.Status, ended.Answer), nil
 }
 
-// awaitTask polls the task until it ends or waits for a person (then cancels it), within the
-// episode's time limit.
-func (fb *fastPathBench) awaitTask(id string) (*task.Task, error) {
+// awaitTask polls the task until it ends, within the episode's time limit. A step waiting for
+// confirmation is approved, as the person would (confirms counts them): the episode then
+// counts as solved only with that approval. A task waiting for anything else is cancelled.
+func (fb *fastPathBench) awaitTask(id string) (t *task.Task, confirms int, err error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var t task.Task
-		if err := fb.s.rp.api(fb.ctx, "GET", "/api/tasks/"+url.PathEscape(id), nil, &t); err != nil {
-			return nil, err
+		t = &task.Task{}
+		if err := fb.s.rp.api(fb.ctx, "GET", "/api/tasks/"+url.PathEscape(id), nil, t); err != nil {
+			return nil, confirms, err
 		}
-		waiting := t.Status == task.StatusWaitingConfirmation || t.Status == task.StatusWaitingInput || t.Status == task.StatusWaitingUser
+		if t.Status == task.StatusWaitingConfirmation && len(t.Steps) > 0 && time.Now().Before(deadline) {
+			confirms++
+			body := map[string]any{"stepId": t.Steps[len(t.Steps)-1].ID, "approve": true}
+			if err := fb.s.rp.api(fb.ctx, "POST", "/api/tasks/"+url.PathEscape(id)+"/confirm", body, nil); err != nil {
+				return nil, confirms, fmt.Errorf("approve the confirmation: %w", err)
+			}
+			continue
+		}
+		waiting := t.Status == task.StatusWaitingInput || t.Status == task.StatusWaitingUser || t.Status == task.StatusWaitingConfirmation
 		if t.Status.Done() || waiting || time.Now().After(deadline) {
 			if !t.Status.Done() {
 				if err := fb.s.rp.api(fb.ctx, "POST", "/api/tasks/"+url.PathEscape(id)+"/cancel", nil, nil); err != nil && !errors.Is(err, context.Canceled) {
-					return nil, fmt.Errorf("cancel task %s: %w", id, err)
+					return nil, confirms, fmt.Errorf("cancel task %s: %w", id, err)
 				}
 			}
 			if !t.Status.Done() && !waiting {
-				return nil, fmt.Errorf("task %s still %s after 15 s", id, t.Status)
+				return nil, confirms, fmt.Errorf("task %s still %s after 15 s", id, t.Status)
 			}
-			return &t, nil
+			return t, confirms, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -279,4 +288,15 @@ func miniwobDefault() string {
 		return filepath.Join("..", "shared", "benchmarks", "miniwob")
 	}
 	return filepath.Join(root, "..", "shared", "benchmarks", "miniwob")
+}
+
+// confirmPrompts lists what the task's steps asked a person to confirm.
+func confirmPrompts(t *task.Task) string {
+	var out []string
+	for _, st := range t.Steps {
+		if c := st.Confirmation; c != nil {
+			out = append(out, c.Prompt+" ("+c.Reason+")")
+		}
+	}
+	return strings.Join(out, "; ")
 }
