@@ -14,8 +14,11 @@ var (
 	// linkRoles are what a person calls a link: a link, or text that responds to clicks.
 	linkRoles = roleSet("link", "clickable")
 	// dateRoles are the date and time inputs, typed into with a value in the input's format.
-	dateRoles   = roleSet("date", "DateTime", "InputTime", "time")
-	textRoles   = union(roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea"), dateRoles)
+	dateRoles = roleSet("date", "DateTime", "InputTime", "time")
+	// fieldRoles are what "text field", "input" or "box" mean: fields that take any text.
+	fieldRoles = roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea")
+	// textRoles are the fields one types into.
+	textRoles   = union(fieldRoles, dateRoles)
 	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
 	selectRoles = roleSet("combobox", "listbox")
 	// controlRoles are what "widget", "control" or "element" cover: anything one can act on.
@@ -44,9 +47,9 @@ type kindWord struct {
 // roleHints are the kind words a target phrase may end with (longer phrases before the phrases
 // they end with), singular; plurals are read by [kindOf].
 var roleHints = []kindWord{
-	{words: "text field", roles: textRoles}, {words: "text box", roles: textRoles}, {words: "text input", roles: textRoles},
-	{words: "text area", roles: textRoles}, {words: "input box", roles: textRoles}, {words: "input field", roles: textRoles},
-	{words: "entry field", roles: textRoles}, {words: "edit box", roles: textRoles},
+	{words: "text field", roles: fieldRoles}, {words: "text box", roles: fieldRoles}, {words: "text input", roles: fieldRoles},
+	{words: "text area", roles: fieldRoles}, {words: "input box", roles: fieldRoles}, {words: "input field", roles: fieldRoles},
+	{words: "entry field", roles: fieldRoles}, {words: "edit box", roles: fieldRoles},
 	{words: "search box", roles: roleSet("searchbox", "textbox", "combobox")},
 	{words: "search field", roles: roleSet("searchbox", "textbox", "combobox")},
 	{words: "date field", roles: roleSet("date", "DateTime")}, {words: "date input", roles: roleSet("date", "DateTime")},
@@ -61,8 +64,8 @@ var roleHints = []kindWord{
 	{words: "search result", roles: linkRoles},
 	{words: "button", roles: roleSet("button", "menuitem", "link", "tab", "switch", "clickable")}, {words: "link", roles: linkRoles},
 	{words: "hyperlink", roles: linkRoles}, {words: "word", roles: linkRoles},
-	{words: "field", roles: textRoles}, {words: "box", roles: textRoles}, {words: "input", roles: textRoles},
-	{words: "textbox", roles: textRoles}, {words: "textarea", roles: textRoles}, {words: "textfield", roles: textRoles},
+	{words: "field", roles: fieldRoles}, {words: "box", roles: fieldRoles}, {words: "input", roles: fieldRoles},
+	{words: "textbox", roles: fieldRoles}, {words: "textarea", roles: fieldRoles}, {words: "textfield", roles: fieldRoles},
 	{words: "checkbox", roles: checkRoles}, {words: "tickbox", roles: checkRoles}, {words: "dropdown", roles: selectRoles},
 	{words: "listbox", roles: selectRoles}, {words: "combobox", roles: selectRoles},
 	{words: "select", roles: selectRoles}, {words: "menu", roles: roleSet("combobox", "listbox", "button", "menuitem")},
@@ -79,7 +82,7 @@ var roleHints = []kindWord{
 // modifierKinds are the kind words that narrow a generic kind word before it ("a "text"
 // widget", "the checkbox control"): the kind, as the page model shows it.
 var modifierKinds = map[string]map[string]bool{
-	"text": roleSet("textbox", "searchbox"), "textbox": roleSet("textbox", "searchbox"), "input": textRoles,
+	"text": roleSet("textbox", "searchbox"), "textbox": roleSet("textbox", "searchbox"), "input": fieldRoles,
 	"textarea": roleSet("textbox"), "button": roleSet("button"), "link": linkRoles, "checkbox": checkRoles,
 	"check box": checkRoles, "radio": roleSet("radio"), "radio button": roleSet("radio"), "tab": roleSet("tab"),
 	"slider": roleSet("slider"), "dropdown": selectRoles, "select": selectRoles, "list": selectRoles,

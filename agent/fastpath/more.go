@@ -9,7 +9,6 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-
 func click(n *snapshot.Node) actions.Action { return actions.Do(actions.Click{Ref: n.Ref}) }
 
 func typeInto(text string) func(*snapshot.Node) actions.Action {
