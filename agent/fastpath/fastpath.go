@@ -480,6 +480,9 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	case tg.roles != nil && subset(clickRoles, defaultRoles):
 		// "click the email field": the named role wins.
 		roles = tg.roles
+	case tg.roles != nil && tg.phrase == "" && len(intersect(defaultRoles, tg.roles)) > 0:
+		// "enter 3:45 PM as the time": only a kind, which says which of the fields
+		roles = intersect(defaultRoles, tg.roles)
 	case tg.roles != nil:
 		// "check the newsletter box": either kind of word may be loose; accept both.
 		roles = union(defaultRoles, tg.roles)
@@ -569,6 +572,16 @@ func union(a, b map[string]bool) map[string]bool {
 	}
 	for k := range b {
 		m[k] = true
+	}
+	return m
+}
+
+func intersect(a, b map[string]bool) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		if b[k] {
+			m[k] = true
+		}
 	}
 	return m
 }

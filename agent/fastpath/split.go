@@ -128,7 +128,7 @@ func mergeListValues(steps []string, inherited []bool) []string {
 			values = append(values, strings.TrimSpace(steps[k][len(firstWord(steps[k])):]))
 		}
 		values = append(values, m[2])
-		out = append(out, m[1]+" "+strings.Join(values, ", ")+" "+m[3])
+		out = append(out, firstWord(steps[i])+" "+strings.Join(values, ", ")+" "+m[3])
 		i = j
 	}
 	return out
