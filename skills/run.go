@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 
 	"github.com/google/uuid"
 
@@ -28,88 +29,12 @@ type RunRequest struct {
 	// Request is the user's words, from which missing parameters are taken (by the model when
 	// one is configured, else from "name=value" pairs and the text after the skill's name).
 	Request string `json:"request,omitempty"`
-	// Approve runs steps that need the user's confirmation (purchases, sending, deleting,
-	// subscribing, … as the agent's safety classifier decides); without it such a run is refused
-	// with a *ConfirmationError before anything happens.
+	// Approve approves beforehand each step whose target the skill names in its own words
+	// (not through a parameter or a pattern), even one the safety gate would ask about (a
+	// purchase, sending, deleting…): an approval bound to that step's element, used once.
+	// Every other risky step asks the person when it comes (or fails the run when nobody can
+	// be asked); steps handed to the model always ask.
 	Approve bool `json:"approve,omitempty"`
-}
-
-// ConfirmationError refuses a run with steps that need the user's approval.
-type ConfirmationError struct {
-	Skill string
-	// Steps describe the steps and why, e.g. `4. click button "Place order" (purchase)`.
-	Steps []string
-}
-
-// Error lists the steps and the way to approve them.
-func (e *ConfirmationError) Error() string {
-	return fmt.Sprintf("skill %s has steps that need your confirmation: %s; nothing was done. Check them, then run again approving them (\"approve\": true, CLI --yes)",
-		e.Skill, strings.Join(e.Steps, "; "))
-}
-
-// ConfirmSteps returns the steps that need approval (for callers that cannot name this type,
-// such as the agent's HTTP API).
-func (e *ConfirmationError) ConfirmSteps() []string { return e.Steps }
-
-// SkillName names the skill whose run was refused.
-func (e *ConfirmationError) SkillName() string { return e.Skill }
-
-// needsConfirmation classifies the skill's steps as written, with the agent's classifier.
-func needsConfirmation(sk *Skill, params map[string]string) []string {
-	var goal strings.Builder
-	goal.WriteString("Run skill " + sk.Name)
-	for _, v := range params {
-		goal.WriteString(" " + v)
-	}
-	var out []string
-	for i, st := range sk.Steps {
-		if st.If != "" && strings.TrimSpace(expand(st.If, params)) == "" {
-			continue
-		}
-		if st.Do == "fill" && st.From != "" {
-			// Values like "Subscribe to news: yes" tick boxes; others are typed.
-			vals, _ := parseValues(expand(st.From, params))
-			for _, kv := range vals {
-				ac := task.ActionContext{Tool: "fill", Ref: "e0", Text: kv[1], Goal: goal.String(), Element: snapshot.Node{Role: "textbox", Name: kv[0], Ref: "e0"}}
-				if b := strings.ToLower(kv[1]); b == "yes" || b == "true" || b == "on" || b == "checked" {
-					ac.Tool, ac.Element.Role = "check", "checkbox"
-				}
-				if v := task.DefaultClassifier(ac); v.Confirm {
-					out = append(out, fmt.Sprintf("%d. set %q to %q (%s)", i+1, kv[0], kv[1], v.Reason))
-				}
-			}
-			continue
-		}
-		tool := st.Do
-		switch st.Do {
-		case "uncheck":
-			tool = "check"
-		case "click", "select", "check", "type", "press":
-		default:
-			continue
-		}
-		var targets []Target
-		if st.Target != nil {
-			targets = append(targets, st.Target.Any...)
-			if len(st.Target.Any) == 0 {
-				targets = append(targets, *st.Target)
-			}
-		}
-		for _, t := range targets {
-			name := expand(t.Name, params)
-			if isPattern(name) {
-				name = name[1 : len(name)-1]
-			}
-			el := snapshot.Node{Role: t.Role, Name: name, Ref: "e0"}
-			v := task.DefaultClassifier(task.ActionContext{Tool: tool, Ref: "e0", Text: expand(st.Text, params), Key: st.Key,
-				Element: el, Goal: goal.String()})
-			if v.Confirm {
-				out = append(out, fmt.Sprintf("%d. %s (%s)", i+1, describe(st, params), v.Reason))
-				break
-			}
-		}
-	}
-	return out
 }
 
 // RunResult is what a run did.
@@ -314,10 +239,8 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 			return nil, fmt.Errorf("skill %s has no ```steps block to replay and no model is configured to follow its prose; add structured steps or configure a model (TABRELAY_LLM_PROVIDER)", sk.Name)
 		}
 	}
-	if flagged := needsConfirmation(sk, params); len(flagged) > 0 && !req.Approve {
-		return nil, &ConfirmationError{Skill: sk.Name, Steps: flagged}
-	}
-	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls}, nil
+	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls,
+		approve: req.Approve}, nil
 }
 
 // run is one skill run in progress.
@@ -338,6 +261,13 @@ type run struct {
 	paramCalls int
 	// failErr is the error the run failed with, which finish checks for the stop's cause.
 	failErr error
+	// approve is RunRequest.Approve.
+	approve bool
+	// named is the element the current step's target names in the skill's own words ("" when
+	// it names none): the skill, the user's procedure, approves acting on it.
+	named string
+	// conf is the confirmation the current step waited for, recorded with it (nil if none).
+	conf *task.Confirmation
 }
 
 func (r *run) secretValues() []string {
@@ -418,7 +348,8 @@ func (r *run) record(ctx context.Context, tool string, args any, status task.Ste
 	st := task.Step{ID: fmt.Sprintf("s%d", len(r.t.Steps)+1), Index: len(r.t.Steps) + 1, Tool: tool,
 		Args: json.RawMessage(r.mask(string(raw))), Status: status, Result: r.mask(capText(result, 2000)), Error: r.mask(errMsg),
 		TabID: r.tab, URLBefore: urlBefore, URLAfter: urlAfter, StartedAt: started, EndedAt: time.Now(),
-		DurationMS: time.Since(started).Milliseconds()}
+		DurationMS: time.Since(started).Milliseconds(), Confirmation: r.conf}
+	r.conf = nil
 	r.t.Steps = append(r.t.Steps, st)
 	r.save(ctx)
 	r.publish(task.Event{Type: task.EventStepFinished, Step: &st})
@@ -606,7 +537,9 @@ func (r *run) find(ctx context.Context, t Target) (*snapshot.Node, string, error
 	}
 }
 
-// act runs an action and records it (as the tool the step names).
+// act runs an action and records it (as the tool the step names). The safety gate judges it
+// as an action of the agent for the user's request; a step it holds waits for the person's
+// answer (the run's task shows the question), and runs once they approve.
 func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBefore string) (*actions.Result, error) {
 	started := time.Now()
 	after := urlBefore
@@ -614,7 +547,36 @@ func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBe
 		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
 		return nil, err
 	}
-	out, err := r.s.opts.Browser.Act(ctx, r.tab, action)
+	grants := gate.NewGrants()
+	if r.named != "" {
+		level := gate.Ordinary
+		if r.approve {
+			level = gate.Grave
+		}
+		grants.Name(action.Kind, r.named, level)
+	} else if action.Kind == "evaluate" {
+		grants.Name(action.Kind, "", gate.Ordinary) // the skill's own script
+	}
+	gctx := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: r.request, Grants: grants})
+	var out *actions.Result
+	var err error
+	for asked := 0; ; asked++ {
+		out, err = r.s.opts.Browser.Act(gctx, r.tab, action)
+		var held *gate.ConfirmError
+		if !errors.As(err, &held) || asked >= 16 {
+			break
+		}
+		ok, cerr := r.confirm(ctx, held.Decision)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		if !ok {
+			err = fmt.Errorf("%w %s (%s)", errDeclined, held.Decision.Prompt(), held.Decision.Reason)
+			break
+		}
+		grants.Approve(held.Decision)
+	}
 	if err != nil {
 		r.record(ctx, tool, action, task.StepError, "", err.Error(), urlBefore, after, started)
 		return nil, err
@@ -624,6 +586,45 @@ func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBe
 	}
 	r.record(ctx, tool, action, task.StepOK, out.Text(), "", urlBefore, after, started)
 	return out, nil
+}
+
+// confirm asks the person about decision d through the run's task (status
+// waiting_confirmation, a confirmation event) and waits for the answer. Without the agent's
+// runner nobody can be asked: the gate's error stands.
+func (r *run) confirm(ctx context.Context, d gate.Decision) (bool, error) {
+	if r.tr == nil {
+		return false, &gate.ConfirmError{Decision: d}
+	}
+	id := fmt.Sprintf("s%d", len(r.t.Steps)+1)
+	r.conf = &task.Confirmation{Reason: d.Reason, Prompt: d.Prompt()}
+	ok, err := r.tr.WaitConfirm(ctx, id, func() {
+		st := task.Step{ID: id, Index: len(r.t.Steps) + 1, Tool: "confirm", Status: task.StepRunning, TabID: r.tab,
+			StartedAt: time.Now(), Confirmation: r.conf}
+		r.t.Status = task.StatusWaitingConfirmation
+		r.save(ctx)
+		r.publish(task.Event{Type: task.EventStatus, Status: task.StatusWaitingConfirmation})
+		r.publish(task.Event{Type: task.EventConfirmation, Step: &st})
+	})
+	r.t.Status = task.StatusRunning
+	r.publish(task.Event{Type: task.EventStatus, Status: task.StatusRunning})
+	if err != nil {
+		return false, err
+	}
+	now := time.Now().UTC()
+	r.conf.Approved, r.conf.DecidedAt = &ok, now
+	return ok, nil
+}
+
+// errDeclined is wrapped by the error of a step the person declined.
+var errDeclined = errors.New("the user declined")
+
+// literal reports whether target t names its element in the skill's own words: no
+// parameter, no pattern, no alternative.
+func literal(t Target) bool {
+	if len(t.Any) > 0 {
+		return false
+	}
+	return t.Name != "" && !isPattern(t.Name) && !strings.Contains(t.Name, "{{")
 }
 
 // step runs one structured step. Errors of type *stepError may be handed to the model.
@@ -644,8 +645,12 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 			return "", err
 		}
 		rep.Ref = n.Ref
+		if literal(*st.Target) {
+			r.named = n.Ref
+		}
 		return n.Ref, nil
 	}
+	r.named = ""
 	if st.Target != nil && st.Do != "fill" {
 		var err error
 		if ref, err = target(); err != nil {
@@ -737,9 +742,10 @@ func (r *run) step(ctx context.Context, st Step, rep *StepReport) (output string
 		return "", fmt.Errorf("step kind %q has no action", st.Do)
 	}
 	out, err := r.act(ctx, st.Do, action, urlBefore)
+	r.named = ""
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", err
+		if ctx.Err() != nil || errors.Is(err, gate.ErrConfirm) || errors.Is(err, gate.ErrBlocked) || errors.Is(err, errDeclined) {
+			return "", err // the person's say (or the gate's refusal) is not the model's to work around
 		}
 		// The page refused the action as written (covered, disabled, gone…): the model may
 		// find another way.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/agent/actions/gate/gatetest"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -67,6 +69,11 @@ func (p *contacts) shows(text string) bool {
 }
 
 func (p *contacts) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
+	if snap, _ := p.Snapshot(ctx, tabID); snap != nil {
+		if _, err := gatetest.Check(ctx, testGate, snap, act); err != nil {
+			return nil, err // held by the safety gate: nothing reaches the page
+		}
+	}
 	raw, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct {
 		Kind   string   `json:"kind"`
@@ -404,32 +411,6 @@ func TestBundledFillFormAndExtract(t *testing.T) {
 	}
 }
 
-func TestRunAsksApprovalForRiskySteps(t *testing.T) {
-	page := newContacts()
-	s, _ := newTestService(t, page, nil)
-	md := "---\nname: remove-contact\ndescription: Remove the second contact.\nparameters:\n  - {name: pin, secret: true}\n---\n```steps\n" +
-		"- do: type\n  target: textbox \"PIN\"\n  text: \"{{pin}}\"\n  optional: true\n- do: click\n  target: button \"Remove\" nth=2\n```\n"
-	if _, err := s.Library().Save("remove-contact", []byte(md)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}})
-	var ce *ConfirmationError
-	if !errors.As(err, &ce) || len(ce.Steps) != 1 || !strings.Contains(ce.Steps[0], `2. click button "Remove" (number 2)`) || len(page.actions) != 0 {
-		t.Fatalf("risky run not refused before acting: %v (actions %v)", err, page.actions)
-	}
-	res, err := s.Run(context.Background(), "remove-contact", RunRequest{Params: map[string]string{"pin": "1234"}, Approve: true})
-	if err != nil || res.Status != task.StatusSucceeded || res.Steps[0].Status != "skipped" {
-		t.Fatalf("approved run: %v %+v", err, res)
-	}
-	// A password the user gives as a parameter is theirs to type: no confirmation for it.
-	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "{{pw}}"}}}, map[string]string{"pw": "s3cret"}); len(got) != 0 {
-		t.Fatalf("typing a given password flagged: %v", got)
-	}
-	if got := needsConfirmation(&Skill{Name: "x", Steps: []Step{{Do: "type", Target: &Target{Role: "textbox", Name: "Password"}, Text: "hunter2"}}}, nil); len(got) != 1 {
-		t.Fatalf("typing a password written in the skill not flagged: %v", got)
-	}
-}
-
 func TestProseSkillFollowedByModel(t *testing.T) {
 	page := newContacts()
 	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("click", `{"ref":"e4"}`), llmtest.ToolCall("finish", `{"answer":"Added the contact."}`))
@@ -538,3 +519,6 @@ func TestBackgroundRunKeepsHealedDraft(t *testing.T) {
 		t.Error("a draft for a task that offered none")
 	}
 }
+
+// testGate is the safety gate the fake page judges actions with, as the action service does.
+var testGate = gate.New(gate.Options{})

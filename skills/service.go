@@ -161,8 +161,8 @@ func (s *Service) Do(ctx context.Context, request, tab string) (*RunResult, erro
 // and its task is returned at once. ok is false, and nothing is done, when the request names
 // no skill for the page (see plainlyNamed: naming one in passing does not count). An error
 // refuses the run before anything happens: a *MissingParamsError saying how to name the
-// parameters in the request, a *ConfirmationError when risky steps need approve, or another
-// reason.
+// parameters in the request, or another reason. Risky steps ask the person when they come
+// (approve: see RunRequest.Approve).
 func (s *Service) StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error) {
 	var sk *Skill
 	for _, m := range s.lib.Rank(request, pageURL) {

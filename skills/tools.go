@@ -95,14 +95,10 @@ func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessag
 	case ToolRunSkill:
 		res, err := s.Run(ctx, a.Name, RunRequest{Params: a.Params, Tab: tab})
 		var mp *MissingParamsError
-		var ce *ConfirmationError
 		switch {
 		case errors.As(err, &mp):
 			mp.How = fmt.Sprintf(`Call %s again with "params": {"%s": "…"} taken from the goal; if the goal does not give it, call fail saying what is missing.`, ToolRunSkill, mp.Missing[0].Name)
 			return "", mp
-		case errors.As(err, &ce):
-			return "", fmt.Errorf("skill %s was not run: its steps %s need the user's confirmation, which a skill run cannot ask for; do those steps yourself with the browser tools (the user is asked before each)",
-				ce.Skill, strings.Join(ce.Steps, "; "))
 		case err != nil:
 			return "", err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -46,6 +47,9 @@ type Result struct {
 	Tabs []TabInfo `json:"tabs,omitempty"`
 	// Downloads for kind downloads, newest first.
 	Downloads []Download `json:"downloads,omitempty"`
+	// Approved is the safety gate's decision an approval the requester held let run (the
+	// person's answer, or the user's own command naming the element); nil when none was needed.
+	Approved *gate.Decision `json:"-"`
 }
 
 // Act validates and runs action a on tab targetID ("" for the first tab, or the tab the action
@@ -96,6 +100,11 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	if d := ts.tab.Dialog(); d != nil && !k.DuringDialog {
 		return nil, ts.tab.DialogError()
 	}
+	// The one decision point: the elements resolved, nothing sent yet.
+	approved, err := s.checkAction(ctx, ts, a)
+	if err != nil {
+		return nil, err
+	}
 	rn.ts = ts
 	r, err := k.run(rn, ctx, a.Params)
 	if err != nil {
@@ -108,6 +117,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		r.Message += fmt.Sprintf("; the page was still changing after %v (a clock, an animation or a stream?): take a snapshot to see where it is", s.opts.SettleTimeout)
 	}
 	r.Kind = k.Name
+	r.Approved = approved
 	if r.TargetID == "" {
 		r.TargetID = ts.id
 	}

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -31,6 +34,11 @@ type Options struct {
 	SettleQuiet time.Duration
 	// SettleTimeout bounds that wait (default 3s); a negative value turns settling off.
 	SettleTimeout time.Duration
+	// Gate judges every action before it reaches the page (default: a gate with default
+	// options; see package gate). Who asks comes with the action's context (gate.With).
+	Gate *gate.Gate
+	// Log receives the gate's decisions (kind, verdict, reason; never page contents at info).
+	Log zerolog.Logger
 	// AccessibilityTree builds snapshots from Chrome's full accessibility tree (the reference
 	// builder) instead of in the page (see snapshot.Tab.UseInPage); slower on large pages.
 	AccessibilityTree bool
@@ -58,6 +66,9 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	}
 	if opts.Registry == nil {
 		opts.Registry = Default()
+	}
+	if opts.Gate == nil {
+		opts.Gate = gate.New(gate.Options{})
 	}
 	if opts.SettleQuiet <= 0 {
 		opts.SettleQuiet = defaultSettleQuiet

@@ -186,8 +186,8 @@ type Skills interface {
 	// pageURL, on tab, and returns its task at once (one of the runner's tasks: Wait, Cancel
 	// and the task's events work as for any task). ok is false, with nothing done, when the
 	// request names no skill for the page. An error refuses the run before anything happens:
-	// a *skills.MissingParamsError answers 400 listing the missing parameters, a
-	// *skills.ConfirmationError 409 listing the steps approve allows.
+	// a *skills.MissingParamsError answers 400 listing the missing parameters. approve
+	// approves the steps the skill names in its own words (skills.RunRequest.Approve).
 	StartNamed(ctx context.Context, request, tab, pageURL string, approve bool) (t *task.Task, ok bool, err error)
 	// DraftFromTask drafts a skill from a task that succeeded, to review and save like a
 	// recording's draft; it fails wrapping skills.ErrNotSavable when the task cannot be kept.

@@ -145,20 +145,16 @@ func actionError(err error, tab string) *httpError {
 }
 
 // skillError turns an error of the skills service into an error answer: 400 with "missing"
-// and "parameters" for missing parameters, 409 with "confirm" for steps that need approval and
-// for recordings in the wrong state, 422 with file, line and reason for an invalid SKILL.md,
+// and "parameters" for missing parameters, 409 for recordings in the wrong state, 422 with file, line and reason for an invalid SKILL.md,
 // 404 for an unknown skill, 403 for a bundled one or a symbolic link, else fallback.
 func skillError(err error, tab string, fallback int) *httpError {
 	he := errorf(fallback, "%v", err)
 	he.body.Tab = tab
 	var mp *skills.MissingParamsError
-	var ce *skills.ConfirmationError
 	var pe *skills.ParseError
 	switch {
 	case errors.As(err, &mp):
 		he.code, he.body.Skill, he.body.Missing, he.body.Parameters = http.StatusBadRequest, mp.Skill, mp.MissingParams(), mp.Missing
-	case errors.As(err, &ce):
-		he.code, he.body.Skill, he.body.Confirm = http.StatusConflict, ce.Skill, ce.Steps
 	case errors.As(err, &pe):
 		he.code, he.body.File, he.body.Line, he.body.Reason = http.StatusUnprocessableEntity, pe.File, pe.Line, pe.Reason
 	case errors.Is(err, skills.ErrNotFound):

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/reqbody"
@@ -199,7 +200,10 @@ func (a *Agent) postAct(c echo.Context) *httpError {
 	if he != nil {
 		return he
 	}
-	res, err := a.svc.Act(c.Request().Context(), tab, act)
+	// The caller's own explicit action (a script or the CLI, holding the secret): the safety
+	// gate records it and does not stop it, as Chrome's own endpoint would not.
+	ctx := gate.With(c.Request().Context(), gate.Request{Who: gate.Caller})
+	res, err := a.svc.Act(ctx, tab, act)
 	if err != nil {
 		return actionError(err, tab)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/fastpath"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -26,9 +27,13 @@ type fastMatch struct {
 	// they are matched with.
 	rest []string
 	tabs []fastpath.Tab
-	// approved: the user approved the step beforehand (CommandRequest.Approve), so a step that
-	// needs confirmation runs without waiting; the approval is recorded on the step.
-	approved bool
+	// ref is the element the user's words named (the one candidate the match found; "" for
+	// none): the command approves acting on it at ordinary risk.
+	ref string
+	// approve: the user approved beforehand the steps the fast path runs on the elements their
+	// words named (CommandRequest.Approve), however grave; each approval is bound to its step's
+	// element and used once.
+	approve bool
 }
 
 // Command handles a typed or spoken request: simple one-step commands ("click sign in",
@@ -47,9 +52,10 @@ type CommandRequest struct {
 	Text string
 	// Tab is the tab's target id ("" for the active tab).
 	Tab string
-	// Approve approves beforehand the step of a simple (fast-path) command that would wait for
-	// the user's confirmation (a purchase, sending, deleting…): it runs at once and its
-	// confirmation is recorded as approved. Model tasks still ask for every such step.
+	// Approve approves beforehand each step the fast path runs on an element the command
+	// names, even one that would wait for the user's confirmation (a purchase, sending,
+	// deleting…). It approves nothing else: a step on another element, and every step of a
+	// model (a compound command's rest handed to the model included), still asks.
 	Approve bool
 }
 
@@ -65,7 +71,7 @@ func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, er
 			&llm.NotConfiguredError{Reason: "requests other than simple commands need a language model"})
 	}
 	if fm != nil {
-		fm.approved = req.Approve
+		fm.approve = req.Approve
 	}
 	rn, err := r.start(context.WithoutCancel(ctx), StartRequest{Goal: command, Tab: tabID, Conversation: true}, fm)
 	if err != nil {
@@ -144,7 +150,11 @@ func fastStep(res fastpath.Result) *fastMatch {
 	case *actions.Scroll:
 		what += " " + p.Direction
 	}
-	return &fastMatch{action: res.Action, answer: res.Answer, what: what}
+	fm := &fastMatch{action: res.Action, answer: res.Answer, what: what}
+	if len(res.Candidates) == 1 {
+		fm.ref = res.Candidates[0].Ref
+	}
+	return fm
 }
 
 // runFast runs a fast-path command as a task of one step, or of one step per part of a
@@ -152,7 +162,6 @@ func fastStep(res fastpath.Result) *fastMatch {
 // and the task stops at the first part that fails or is not understood (the parts before it
 // have run; the error says which).
 func (l *loop) runFast(fm *fastMatch) {
-	l.approved = fm.approved
 	l.start()
 	if fm.action == nil {
 		l.end(StatusSucceeded, fm.answer, "")
@@ -185,6 +194,7 @@ func (l *loop) runFast(fm *fastMatch) {
 			return
 		}
 		cur = fastStep(res)
+		cur.approve = fm.approve
 	}
 	l.end(StatusSucceeded, "Done: "+strings.Join(done, "; then "), "")
 }
@@ -213,7 +223,18 @@ func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 		return "", false
 	}
 	call := llms.ToolCall{ID: fmt.Sprintf("fast_%d", n), Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: string(args)}}
-	if l.exec(call, "fast path (no model): "+fm.what) {
+	if fm.ref != "" {
+		// The user's command named this element: it approves acting on it at ordinary risk
+		// (or, sent with approve, at any), for this step only.
+		level := gate.Ordinary
+		if fm.approve {
+			level = gate.Grave
+		}
+		l.named = &gate.Grant{Kind: fm.action.Kind, Ref: fm.ref, Level: level}
+	}
+	ended := l.exec(call, "fast path (no model): "+fm.what)
+	l.named = nil
+	if ended {
 		return "", false
 	}
 	l.rn.mu.Lock()

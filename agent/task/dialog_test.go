@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate/gatetest"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -47,6 +48,12 @@ func (p *page) Act(ctx context.Context, tabID string, act actions.Action) (*acti
 	a := act
 	if err := a.Validate(); err != nil {
 		return nil, fmt.Errorf("the action API rejects %+v: %w", act, err)
+	}
+	// the safety gate, as the action service runs it: before anything reaches the page
+	if snap, _ := p.Snapshot(ctx, tabID); a.Kind == "dialog" || snap.Dialog == nil {
+		if _, err := gatetest.Check(ctx, testGate, snap, a); err != nil {
+			return nil, err
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -256,8 +263,8 @@ func TestSubmitPasswordUploadNeedConfirmation(t *testing.T) {
 	}{
 		{"type submit", "type", `{"ref":"e1","text":"Ada","submit":true}`, "deletion", `Enter submits the form with button "Delete account"`},
 		{"press enter focused", "press", `{"key":"Enter"}`, "deletion", `button "Delete account"`},
-		{"fill password", "fill", `{"fields":[{"ref":"e1","value":"Ada"},{"ref":"e2","value":"hunter2"}]}`, "password field", `fill textbox "Secret" (value hidden)`},
-		{"upload", "upload", `{"ref":"e5","files":["/home/ada/.ssh/id_rsa"]}`, "uploading a file", "/home/ada/.ssh/id_rsa"},
+		{"fill password", "fill", `{"fields":[{"ref":"e1","value":"Ada"},{"ref":"e2","value":"hunter2"}]}`, "password field", `textbox "Secret" (value hidden)`},
+		{"upload", "upload", `{"ref":"e5","files":["/home/ada/cv.pdf"]}`, "uploading a file", "/home/ada/cv.pdf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

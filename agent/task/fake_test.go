@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/agent/actions/gate/gatetest"
 	"strings"
 	"sync"
 
@@ -83,6 +85,11 @@ func (s *shop) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, 
 }
 
 func (s *shop) Act(ctx context.Context, tabID string, act actions.Action) (*actions.Result, error) {
+	snap, _ := s.Snapshot(ctx, tabID)
+	approved, err := gatetest.Check(ctx, testGate, snap, act)
+	if err != nil {
+		return nil, err // held by the safety gate: nothing reaches the page
+	}
 	action, _ := json.Marshal(act) // the action as the HTTP API shows it
 	var a struct {
 		Kind string `json:"kind"`
@@ -116,7 +123,7 @@ func (s *shop) Act(ctx context.Context, tabID string, act actions.Action) (*acti
 	default:
 		return nil, fmt.Errorf("cannot %s %s here", a.Kind, a.Ref)
 	}
-	return &actions.Result{Kind: a.Kind, Message: "ok"}, nil
+	return &actions.Result{Kind: a.Kind, Message: "ok", Approved: approved}, nil
 }
 
 func (s *shop) Tabs(ctx context.Context) ([]task.Tab, error) {
@@ -139,3 +146,6 @@ func (s *shop) has(prefix string) bool {
 	}
 	return false
 }
+
+// testGate is the safety gate the fakes judge actions with, as the action service does.
+var testGate = gate.New(gate.Options{})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/actions/urlpolicy"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -66,9 +67,9 @@ type loop struct {
 	// conversation is the tab's conversation so far, rendered for the first message ("" when
 	// the task starts one).
 	conversation string
-	// approved: the user approved beforehand the steps that need confirmation (a simple
-	// command sent with "approve": true).
-	approved bool
+	// named is the approval the user's own words give the fast-path step being run (the
+	// element their command named), nil otherwise; it never outlives that step.
+	named *gate.Grant
 
 	// box is the runner's toolbox offered to this task (nil when none): boxTools are its
 	// tools as offered, boxNames their names.
@@ -612,13 +613,12 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 	if l.tabID == "" && !opens {
 		return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 	}
-	acs, err := l.actionContexts(tool, a)
-	if err != nil {
-		return result{err: err}
-	}
-	ac := acs[0]
-	if ac.Element.Role != "" {
-		step.Target = targetOf(ac.Page, ac.Element)
+	if ref := targetRef(a); ref != "" {
+		node, err := l.findRef(ref)
+		if err != nil {
+			return result{err: err}
+		}
+		step.Target = targetOf(l.lastSnap, node)
 	}
 	if u := navURL(a); u != "" {
 		if err := l.navigationAllowed(u); err != nil {
@@ -626,43 +626,28 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		}
 	}
 	// Dismissing a dialog changes nothing and may be the only way off a page.
-	_, isDialog := a.Params.(*actions.Dialog)
-	dismiss := isDialog && !ac.Accept
+	dismiss := false
+	if d, ok := a.Params.(*actions.Dialog); ok {
+		dismiss = d.Accept != nil && !*d.Accept
+	}
 	if isWriteTool(tool) && !dismiss && !siteAllowed(l.opts.AllowedSites, l.lastURL) {
 		return result{blocked: true, err: fmt.Errorf("acting on %s is not allowed (allowed sites: %s); the user can extend the allowlist", hostOf(l.lastURL), strings.Join(l.opts.AllowedSites, ", "))}
-	}
-	for _, ac := range acs {
-		v := l.opts.Classifier(ac)
-		if !v.Confirm {
-			continue
-		}
-		prompt := describe(ac)
-		if v.Detail != "" {
-			prompt += " (" + v.Detail + ")"
-		}
-		if l.approved {
-			yes := true
-			step.Confirmation = &Confirmation{Reason: v.Reason, Prompt: prompt, Approved: &yes, DecidedAt: time.Now().UTC()}
-			l.opts.Log.Info().Str("task", l.rn.task.ID).Str("step", step.ID).Str("reason", v.Reason).Msg("step approved beforehand by the command")
-			break
-		}
-		ok, err := l.confirm(step, v, prompt)
-		if err != nil {
-			return result{err: err}
-		}
-		if !ok {
-			return result{declined: true, err: fmt.Errorf("stopped: the user declined %s (%s)", prompt, v.Reason)}
-		}
-		break // one approval covers the step
 	}
 	actTab := l.tabID
 	if t := a.Tab(); t != "" {
 		actTab = t
 	}
-	out, err := l.opts.Browser.Act(l.ctx, actTab, a)
+	out, err := l.actGated(actTab, a, step)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
+		}
+		var declined *declinedError
+		if errors.As(err, &declined) {
+			return result{declined: true, err: err}
+		}
+		if errors.Is(err, gate.ErrBlocked) {
+			return result{blocked: true, err: fmt.Errorf("%s refused: %w", tool, err)}
 		}
 		if errors.Is(err, urlpolicy.ErrRefused) {
 			return result{blocked: true, err: fmt.Errorf("%s refused: %w", tool, err)}
@@ -728,106 +713,97 @@ func (l *loop) navigationAllowed(raw string) error {
 	return nil
 }
 
-// actionContexts builds what the safety classifier sees of a browser action: one context,
-// or for fill one per field (as a type, select or check of that field). It checks that every
-// ref is on the current page.
-func (l *loop) actionContexts(tool string, a actions.Action) ([]ActionContext, error) {
-	page := l.lastSnap
-	fresh := false
-	find := func(ref string) (snapshot.Node, error) {
-		node := page.Find(ref)
-		if node == nil && !fresh {
-			// The model may hold a ref from a diff; check the live page before refusing.
-			if snap, err := l.snapshot(); err == nil {
-				page, fresh = snap, true
-				node = page.Find(ref)
-			}
-		}
-		if node == nil {
-			if typ, _, open := openDialog(l.lastSnap); open { // its message is page text: not in an error
-				return snapshot.Node{}, fmt.Errorf("a JavaScript %s dialog blocks the page, so %s cannot be reached: accept or dismiss it first; call the dialog tool first (accept=true for OK, false for Cancel)",
-					typ, ref)
-			}
-			return snapshot.Node{}, fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ref)
-		}
+// findRef returns the page model's node for ref, looking at the live page once when the
+// latest snapshot the loop read does not hold it (the model may hold a ref from a diff).
+func (l *loop) findRef(ref string) (snapshot.Node, error) {
+	if node := l.lastSnap.Find(ref); node != nil {
 		return *node, nil
 	}
-	ac := ActionContext{Tool: tool, URL: navURL(a), PageURL: l.lastURL, Goal: l.rn.task.Goal}
+	if snap, err := l.snapshot(); err == nil {
+		if node := snap.Find(ref); node != nil {
+			return *node, nil
+		}
+	}
+	if typ, _, open := openDialog(l.lastSnap); open { // its message is page text: not in an error
+		return snapshot.Node{}, fmt.Errorf("a JavaScript %s dialog blocks the page, so %s cannot be reached: accept or dismiss it first; call the dialog tool first (accept=true for OK, false for Cancel)",
+			typ, ref)
+	}
+	return snapshot.Node{}, fmt.Errorf("ref %s is not on the current page; call snapshot and use a ref from it", ref)
+}
+
+// targetRef is the element an action acts on ("" for none).
+func targetRef(a actions.Action) string {
 	switch p := a.Params.(type) {
 	case *actions.Click:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Type:
-		ac.Ref, ac.Text, ac.Submit = p.Ref, p.Text, p.Submit
+		return p.Ref
 	case *actions.Press:
-		ac.Ref, ac.Key = p.Ref, p.Key
+		return p.Ref
 	case *actions.Hover:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Drag:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Select:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Check:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Upload:
-		ac.Ref = p.Ref
+		return p.Ref
 	case *actions.Scroll:
-		ac.Ref = p.Ref
-	case *actions.Wait:
-		ac.Text, ac.URL = p.Text, p.URL
-	}
-	if ac.Ref != "" {
-		node, err := find(ac.Ref)
-		if err != nil {
-			return nil, err
-		}
-		ac.Element = node
-	}
-	switch p := a.Params.(type) {
-	case *actions.Drag:
-		node, err := find(p.To)
-		if err != nil {
-			return nil, err
-		}
-		ac.Target = node
-	case *actions.Upload:
-		ac.Files = p.Files
-	case *actions.Dialog:
-		ac.Accept, ac.Text = p.Accept == nil || *p.Accept, p.PromptText
-		// The dialog may have opened after the last look (a timer, a late script): look again.
-		if snap, err := l.snapshot(); err == nil {
-			page = snap
-			ac.DialogType, ac.DialogMessage, _ = openDialog(snap)
-		}
+		return p.Ref
 	case *actions.Fill:
-		acs := make([]ActionContext, 0, len(p.Fields))
-		for _, f := range p.Fields {
-			node, err := find(f.Ref)
-			if err != nil {
-				return nil, err
-			}
-			fa := ac
-			fa.Ref, fa.Element, fa.Text = f.Ref, node, string(f.Value)
-			switch node.Role {
-			case "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio":
-				fa.Tool = "check"
-			case "combobox", "listbox":
-				fa.Tool = "select"
-			}
-			acs = append(acs, fa)
+		if len(p.Fields) > 0 {
+			return p.Fields[0].Ref
 		}
-		for i := range acs {
-			acs[i].Page = page
-		}
-		return acs, nil
 	}
-	ac.Page = page
-	return []ActionContext{ac}, nil
+	return ""
+}
+
+// declinedError is the error of a step the user declined.
+type declinedError struct{ prompt, reason string }
+
+func (e *declinedError) Error() string {
+	return fmt.Sprintf("stopped: the user declined %s (%s)", e.prompt, e.reason)
+}
+
+// actGated runs action a through the action service as the agent, for the user's goal. When
+// the safety gate holds a step, the task asks the person; their yes approves that one
+// decision (the action on the element it resolved to), and the action runs again. A fill
+// may hold for several fields, one decision each.
+func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Result, error) {
+	grants := gate.NewGrants()
+	if l.named != nil {
+		grants.Name(l.named.Kind, l.named.Ref, l.named.Level)
+	}
+	ctx := gate.With(l.ctx, gate.Request{Who: gate.Agent, Goal: l.rn.task.Goal, Grants: grants})
+	for asked := 0; ; asked++ {
+		out, err := l.opts.Browser.Act(ctx, tab, a)
+		var held *gate.ConfirmError
+		if !errors.As(err, &held) || asked >= 16 {
+			if err == nil && out.Approved != nil && step.Confirmation == nil {
+				// approved beforehand by the user's own words: recorded on the step
+				yes := true
+				step.Confirmation = &Confirmation{Reason: out.Approved.Reason, Prompt: out.Approved.Prompt(), Approved: &yes, DecidedAt: time.Now().UTC()}
+			}
+			return out, err
+		}
+		d := held.Decision
+		ok, cerr := l.confirm(step, d.Reason, d.Prompt())
+		if cerr != nil {
+			return nil, cerr
+		}
+		if !ok {
+			return nil, &declinedError{prompt: d.Prompt(), reason: d.Reason}
+		}
+		grants.Approve(d)
+	}
 }
 
 // confirm pauses the task until the user answers (or the task ends).
-func (l *loop) confirm(step *Step, v Verdict, prompt string) (bool, error) {
+func (l *loop) confirm(step *Step, reason, prompt string) (bool, error) {
 	ch := make(chan bool, 1)
-	step.Confirmation = &Confirmation{Reason: v.Reason, Prompt: prompt}
+	step.Confirmation = &Confirmation{Reason: reason, Prompt: prompt}
 	l.rn.mu.Lock()
 	l.rn.pending[step.ID] = ch
 	l.rn.mu.Unlock()
@@ -837,7 +813,7 @@ func (l *loop) confirm(step *Step, v Verdict, prompt string) (bool, error) {
 	stepCopy := step.clone()
 	l.r.bus.Publish(Event{Type: EventConfirmation, TaskID: t.ID, Step: &stepCopy})
 	l.r.save(l.ctx, t)
-	l.opts.Log.Info().Str("task", t.ID).Str("step", step.ID).Str("reason", v.Reason).Msg("waiting for confirmation")
+	l.opts.Log.Info().Str("task", t.ID).Str("step", step.ID).Str("reason", reason).Msg("waiting for confirmation")
 	var ok bool
 	select {
 	case ok = <-ch:

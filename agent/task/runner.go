@@ -56,8 +56,6 @@ type Options struct {
 	// AllowedSites, when not empty, limits page-changing actions to these hosts (and their
 	// subdomains); reading and navigating stay free.
 	AllowedSites []string
-	// Classifier decides which steps need confirmation (default DefaultClassifier).
-	Classifier Classifier
 	// Memory is how many recent tasks are summarised in the prompt (default 5, -1 for none).
 	Memory int
 	// Stream streams the model's prose as EventText events.
@@ -132,9 +130,6 @@ func NewRunner(opts Options) *Runner {
 	}
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = 1024
-	}
-	if opts.Classifier == nil {
-		opts.Classifier = DefaultClassifier
 	}
 	if opts.Memory == 0 {
 		opts.Memory = 5

@@ -107,3 +107,30 @@ func (tr *Tracked) WaitHandover(ctx context.Context, instruction string, announc
 		return false, context.Cause(ctx)
 	}
 }
+
+// WaitConfirm asks the person to confirm a step of the tracked task (a skill step the safety
+// gate holds): it registers step id as waiting, calls announce (the caller sets status
+// waiting_confirmation, saves and publishes the confirmation event), and waits until
+// Runner.Confirm answers it or ctx ends (the error). A nil *Tracked has no runner to answer
+// it: it fails at once.
+func (tr *Tracked) WaitConfirm(ctx context.Context, id string, announce func()) (bool, error) {
+	if tr == nil {
+		return false, errors.New("asking for confirmation needs the agent's task runner (the server's), which this run has not")
+	}
+	ch := make(chan bool, 1)
+	tr.rn.mu.Lock()
+	tr.rn.pending[id] = ch
+	tr.rn.mu.Unlock()
+	defer func() {
+		tr.rn.mu.Lock()
+		delete(tr.rn.pending, id)
+		tr.rn.mu.Unlock()
+	}()
+	announce()
+	select {
+	case ok := <-ch:
+		return ok, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+}

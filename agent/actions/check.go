@@ -1,0 +1,272 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// This file is the action service's side of the safety gate (package gate): for every action
+// on a tab it reads the live elements the action will touch and asks the gate, before the
+// action's handler sends anything to the page.
+
+// checkAction asks the gate about action a on tab ts for the request ctx carries. It returns a
+// *gate.ConfirmError or *gate.BlockedError when the action may not run now, else the decision
+// an approval the requester held allowed (nil if none needed one).
+func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gate.Decision, error) {
+	req := gate.From(ctx)
+	if req.Who == gate.Caller {
+		s.opts.Log.Debug().Str("kind", a.Kind).Msg("caller's own action: recorded, not judged")
+		return nil, nil
+	}
+	props, err := s.proposals(ctx, ts, a)
+	if err != nil {
+		return nil, err
+	}
+	var approved *gate.Decision
+	for _, p := range props {
+		d := s.opts.Gate.Check(p, req)
+		if d.Level != gate.None {
+			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
+				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
+		}
+		switch d.Verdict {
+		case gate.Confirm:
+			return nil, &gate.ConfirmError{Decision: d}
+		case gate.Block:
+			return nil, &gate.BlockedError{Decision: d}
+		}
+		if d.Approved && approved == nil {
+			approved = &d
+		}
+	}
+	return approved, nil
+}
+
+// proposals are what the gate judges of action a: one proposal, or for fill one per field
+// (as a type, select or check of that field). Kinds that touch no element's content (reads,
+// scrolling, waiting, hovering, navigation, whose URLs the URL policy checks) have none.
+func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate.Proposal, error) {
+	var refs []string // elements to read, in order
+	var act gate.Action
+	switch p := a.Params.(type) {
+	case *Click:
+		act, refs = gate.Action{Kind: "click"}, []string{p.Ref}
+	case *Type:
+		act, refs = gate.Action{Kind: "type", Text: p.Text, Submit: p.Submit}, []string{p.Ref}
+	case *Press:
+		c, err := ParseKeys(p.Key)
+		if err != nil {
+			return nil, err
+		}
+		act = gate.Action{Kind: "press", Key: c.Key.Key}
+		if c.Key.Code == "Space" {
+			act.Key = "Space"
+		}
+		refs = []string{p.Ref} // "" reads the focused element
+	case *Select:
+		act, refs = gate.Action{Kind: "select", Values: p.Values}, []string{p.Ref}
+	case *Check:
+		act, refs = gate.Action{Kind: "check", Checked: p.Checked}, []string{p.Ref}
+	case *Drag:
+		act, refs = gate.Action{Kind: "drag"}, []string{p.Ref, p.To}
+	case *Upload:
+		act, refs = gate.Action{Kind: "upload", Files: p.Files}, []string{p.Ref}
+	case *Evaluate:
+		act = gate.Action{Kind: "evaluate"}
+		if p.Ref != "" {
+			refs = []string{p.Ref}
+		}
+	case *Dialog:
+		prop := gate.Proposal{Action: gate.Action{Kind: "dialog", Accept: p.Accept == nil || *p.Accept, Text: p.PromptText}}
+		if d := ts.tab.Dialog(); d != nil {
+			prop.DialogType, prop.DialogMessage = d.Type, d.Message
+		}
+		prop.URL = s.targetInfo(ctx, ts.id).URL
+		return []gate.Proposal{prop}, nil
+	case *Fill:
+		pageURL := s.targetInfo(ctx, ts.id).URL
+		out := make([]gate.Proposal, 0, len(p.Fields))
+		for _, f := range p.Fields {
+			el, err := s.readElement(ctx, ts, f.Ref)
+			if err != nil {
+				return nil, err
+			}
+			fa := gate.Action{Kind: "type", Text: string(f.Value)}
+			switch el.Role {
+			case "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio":
+				want, _ := parseBool(string(f.Value))
+				fa = gate.Action{Kind: "check", Checked: want}
+			case "combobox", "listbox":
+				if el.Tag == "select" || len(el.Options) > 0 {
+					fa = gate.Action{Kind: "select", Values: []string{string(f.Value)}}
+				}
+			}
+			out = append(out, gate.Proposal{Action: fa, Element: el, URL: pageURL})
+		}
+		return out, nil
+	default:
+		return nil, nil
+	}
+	prop := gate.Proposal{Action: act, URL: s.targetInfo(ctx, ts.id).URL}
+	for i, ref := range refs {
+		el, err := s.readElement(ctx, ts, ref)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			prop.Element = el
+		} else {
+			prop.Target = el
+		}
+	}
+	return []gate.Proposal{prop}, nil
+}
+
+// readElement resolves ref on the live page (ref "": the focused element, nil when none) and
+// reads what the gate judges.
+func (s *Service) readElement(ctx context.Context, ts *tabState, ref string) (*gate.Element, error) {
+	var session, objectID, role, name string
+	if ref != "" {
+		el, err := ts.tab.Resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		defer ts.tab.Release(ctx, el)
+		session, objectID, role, name = el.Frame.Session, el.ObjectID, el.Role, el.Name
+	} else {
+		var r struct {
+			Result struct {
+				ObjectID string `json:"objectId"`
+				Subtype  string `json:"subtype"`
+			} `json:"result"`
+		}
+		session = ts.tab.Session()
+		if err := s.c.Call(ctx, session, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: focusedJS}, &r); err != nil {
+			return nil, fmt.Errorf("read the focused element: %w", err)
+		}
+		if r.Result.ObjectID == "" || r.Result.Subtype == "null" {
+			return nil, nil
+		}
+		objectID = r.Result.ObjectID
+		defer ts.tab.Release(ctx, &snapshot.Element{ObjectID: objectID, Frame: snapshot.Frame{Session: session}})
+	}
+	raw, err := s.callFn(ctx, session, objectID, probeJS)
+	if err != nil {
+		if errors.Is(err, ErrScript) {
+			return nil, fmt.Errorf("read %s before acting: %w", ref, err)
+		}
+		return nil, fmt.Errorf("read %s before acting: %w", ref, err)
+	}
+	var el gate.Element
+	var probe struct {
+		gate.Element
+		Role string `json:"role"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, fmt.Errorf("read %s before acting: %w", ref, err)
+	}
+	el = probe.Element
+	el.Ref, el.Role, el.Name = ref, role, name
+	if el.Role == "" {
+		el.Role = probe.Role
+	}
+	return &el, nil
+}
+
+// focusedJS finds the focused element, inside open shadow roots and same-origin frames (null
+// when the page's body has the focus).
+const focusedJS = `(() => {
+	let a = document.activeElement;
+	for (;;) {
+		if (a && a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+		if (a && a.tagName === 'IFRAME') { try { if (a.contentDocument && a.contentDocument.activeElement) { a = a.contentDocument.activeElement; continue; } } catch (e) {} }
+		break;
+	}
+	return a && a !== document.body && a !== document.documentElement ? a : null;
+})()`
+
+// probeJS reads an element as the gate judges it (see gate.Element): what it shows, all its
+// other names, its form's or dialog's buttons and words.
+const probeJS = `function() {
+	const el = this, doc = el.ownerDocument;
+	const clean = s => String(s || '').replace(/\s+/g, ' ').trim();
+	const txt = n => n ? clean(n.innerText || n.textContent).slice(0, 300) : '';
+	const ids = v => clean(String(v || '').split(/\s+/).filter(Boolean).map(id => { const n = doc.getElementById(id); return n ? (n.innerText || n.textContent) : ''; }).join(' ')).slice(0, 300);
+	const tagOf = n => (n.tagName || '').toLowerCase();
+	const typeOf = n => { const t = tagOf(n); return (t === 'input' || t === 'button') ? (n.getAttribute('type') || (t === 'button' ? 'submit' : 'text')).toLowerCase() : ''; };
+	const tag = tagOf(el), type = typeOf(el);
+	const implicit = () => {
+		if (tag === 'button' || tag === 'summary' || (tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type))) return 'button';
+		if (tag === 'a' && el.hasAttribute('href')) return 'link';
+		if (tag === 'input' && (type === 'checkbox' || type === 'radio')) return type;
+		if (tag === 'select') return 'combobox';
+		if (tag === 'textarea' || tag === 'input') return 'textbox';
+		if (tag === 'option') return 'option';
+		return '';
+	};
+	const role = clean(el.getAttribute && el.getAttribute('role')).split(' ')[0] || implicit();
+	const names = n => {
+		const out = [];
+		const push = v => { v = clean(v); if (v && out.length < 16) out.push(v.slice(0, 300)); };
+		if (!n.getAttribute) return out;
+		push(n.getAttribute('aria-label')); push(ids(n.getAttribute('aria-labelledby'))); push(n.getAttribute('title'));
+		push(n.getAttribute('alt')); push(ids(n.getAttribute('aria-describedby'))); push(n.getAttribute('placeholder'));
+		if (n.labels) for (const l of n.labels) push(txt(l));
+		if (tagOf(n) === 'input' && ['submit', 'button', 'reset'].includes(typeOf(n))) push(n.value);
+		for (const i of n.querySelectorAll('img[alt],svg[aria-label],[aria-label],[title]')) { push(i.getAttribute('alt')); push(i.getAttribute('aria-label')); push(i.getAttribute('title')); }
+		for (const p of ['::before', '::after']) {
+			try { const c = getComputedStyle(n, p).content; if (c && c !== 'none' && c !== 'normal') push(c.replace(/^["']|["']$/g, '')); } catch (e) {}
+		}
+		return out;
+	};
+	const shown = n => {
+		const t = tagOf(n), ty = typeOf(n);
+		if (t === 'input') { if (['submit', 'button', 'reset'].includes(ty)) return clean(n.value); if (ty === 'image') return clean(n.alt); return ''; }
+		if (t === 'select') return clean(n.selectedOptions && n.selectedOptions[0] ? n.selectedOptions[0].label : '');
+		if (t === 'textarea') return '';
+		return txt(n);
+	};
+	const control = 'button,a[href],input,select,textarea,[role=button],[role=link],[role=menuitem],[role=tab],[role=checkbox],[role=radio],[role=switch],[role=option]';
+	const words = (root, max) => {
+		let out = '';
+		const w = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT, { acceptNode: t => {
+			for (let p = t.parentElement; p && p !== root.parentElement; p = p.parentElement) {
+				if (p.tagName === 'SCRIPT' || p.tagName === 'STYLE' || (p !== root && p.matches(control))) return NodeFilter.FILTER_REJECT;
+			}
+			return NodeFilter.FILTER_ACCEPT;
+		} });
+		while (out.length < max && w.nextNode()) out += ' ' + w.currentNode.data;
+		for (const f of root.querySelectorAll('input,select,textarea')) { if (out.length >= max) break; for (const v of names(f)) out += ' ' + v; }
+		return clean(out).slice(0, max);
+	};
+	const buttonsOf = root => Array.from(root.querySelectorAll('button,input[type=submit],input[type=button],input[type=image],[role=button]'))
+		.filter(b => !b.disabled && b.getAttribute('aria-disabled') !== 'true').slice(0, 24).map(b => ({ text: shown(b), labels: names(b) }));
+	const form = el.form || el.closest('form');
+	const scopeEl = el.closest('dialog,[role=dialog],[role=alertdialog]') || form;
+	let scope = '', scopeText = '', buttons = [];
+	if (scopeEl) {
+		scope = tagOf(scopeEl) === 'form' ? 'form' : 'dialog';
+		scopeText = words(scopeEl, 2000);
+		buttons = buttonsOf(scopeEl);
+	} else {
+		for (let p = el.parentElement, i = 0; p && i < 6; p = p.parentElement, i++) {
+			if (!buttons.length && p.querySelector('button,input[type=submit],[role=button]')) buttons = buttonsOf(p);
+			if (scopeText.length < 40) scopeText = words(p, 600);
+			if (buttons.length && scopeText.length >= 40) break;
+		}
+	}
+	const submits = !!form && !!form.querySelector('button:not([type]),button[type=submit],input[type=submit],input[type=image]');
+	return {
+		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
+		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
+		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
+		scope, scopeText, buttons, submits,
+	};
+}`
