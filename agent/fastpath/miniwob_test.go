@@ -49,7 +49,7 @@ func TestMiniwobDev(t *testing.T) {
 			tasks = append(tasks, strings.TrimSuffix(filepath.Base(f), ".html"))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(callerContext(), 10*time.Minute)
 	defer cancel()
 	id, err := shared.b.NewTab(ctx, "about:blank")
 	if err != nil {
