@@ -114,7 +114,10 @@ var (
 	// reCloseDialog reads "close the dialog", "dismiss the cookie popup by clicking "x"".
 	reCloseDialog = regexp.MustCompile(`^(?:close|dismiss|exit|hide) (?:the |this )?(?:([a-z0-9 ]+?) )?(?:dialog|modal|popup|pop up|overlay)(?: box| window)?(?: by (?:clicking|pressing|tapping|hitting)(?: on)? (.+))?$`)
 	// reScope reads a trailing "in the dialog" that limits the elements to one dialog.
-	reScope  = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?$`)
+	// It may stand before a name: "click the button in the dialog box labeled "x"".
+	reScope = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?((?: (?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) .+)?)$`)
+	// reLabeled reads "the button labeled "x"": a kind, then the name it carries.
+	reLabeled = regexp.MustCompile(`^(.*?)\b(?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) (.+)$`)
 	reSelect = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
 	reHover  = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
 	reClick  = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
@@ -147,7 +150,11 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		if inner == nil {
 			return r
 		}
-		cmd, nodes = m[1], inner
+		cmd, nodes = m[1]+m[3], inner
+	}
+	if m := reLabeled.FindStringSubmatch(cmd); m != nil && strings.TrimSpace(m[1]) != "" {
+		// "click the button labeled "x"": the button "x"
+		cmd = strings.TrimSpace(m[1]) + " " + m[2]
 	}
 	sd := &said{original: command, cmd: cmd, nodes: nodes, tabs: tabs, letterCase: letterCase}
 	if r, ok := applyRules(sd); ok {
@@ -459,9 +466,18 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	tg := parseTarget(phrase)
 	if tg.literal != nil {
 		// "click first item" on a page with a button "First item": the word is part of a name.
+		whole := target{phrase: normName(tg.literal.raw), raw: tg.literal.raw}
 		for _, n := range nodes {
-			if n.Ref != "" && score(n.Name, tg.literal.phrase) == 3 {
+			if n.Ref == "" {
+				continue
+			}
+			if score(n.Name, tg.literal.phrase) == 3 {
 				tg = *tg.literal
+				break
+			}
+			if tg.literal.roles != nil && score(n.Name, whole.phrase) == 3 {
+				// "first item" for an element named so, "item" being a kind word too
+				tg = whole
 				break
 			}
 		}
@@ -491,6 +507,10 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 		nodes = inLists(nodes)
 	}
 	glyph := glyphGroup(tg.raw)
+	if glyph == nil && tg.phrase == "" && strings.Trim(tg.raw, " "+quotes) != "" {
+		// a name of symbols only ("★"): the element showing exactly that
+		glyph = []string{strings.ToLower(strings.Trim(tg.raw, " "+quotes))}
+	}
 	if (tg.phrase == "" && glyph == nil) || isPronoun(tg.phrase) {
 		// "the search box", "it": only when exactly one element of the roles exists (or the
 		// phrase says which: "the second button", or any will do: "a button").

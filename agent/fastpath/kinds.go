@@ -73,7 +73,7 @@ var roleHints = []kindWord{
 	{words: "switch", roles: roleSet("switch")}, {words: "toggle", roles: roleSet("switch", "checkbox")},
 	{words: "option", roles: roleSet("option", "radio", "menuitem")}, {words: "icon", roles: clickRoles},
 	{words: "image", roles: roleSet("img")}, {words: "picture", roles: roleSet("img")}, {words: "result", roles: linkRoles},
-	{words: "slider", roles: roleSet("slider")}, {words: "date", roles: roleSet("date", "DateTime")},
+	{words: "slider", roles: roleSet("slider")}, {words: "item", roles: roleSet("option", "menuitem", "listitem", "treeitem", "row")}, {words: "date", roles: roleSet("date", "DateTime")},
 	{words: "time", roles: roleSet("InputTime", "time")},
 	{words: "widget", roles: controlRoles, generic: true}, {words: "control", roles: controlRoles, generic: true},
 	{words: "element", roles: controlRoles, generic: true},

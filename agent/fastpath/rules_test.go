@@ -133,6 +133,9 @@ func TestMatchKinds(t *testing.T) {
 		{`Close the dialog box by clicking the "x"`, Matched, `{"kind":"click","ref":"e34"}`},
 		{"click the ✕", Matched, `{"kind":"click","ref":"e34"}`},
 		{"press Submit", Matched, `{"kind":"click","ref":"e35"}`},
+		{`Click the button in the dialog box labeled "x".`, Matched, `{"kind":"click","ref":"e34"}`},
+		{`click the button labeled "Submit"`, Matched, `{"kind":"click","ref":"e35"}`},
+		{"click the second item", Matched, `{"kind":"click","ref":"e22"}`},
 		// refusals
 		{"Enter the value of Notes into the notes field", NotSimple, ``},
 		{"type your answer into the notes field", NotSimple, ``},
@@ -141,6 +144,8 @@ func TestMatchKinds(t *testing.T) {
 		{`Click on a "slider" widget`, NotFound, ``},
 		{"select Apple, Kiwi from the list", NotFound, ``},
 		{"click the fifth checkbox", NotFound, ``},
+		{`Click on the "★" button`, NotFound, ``},
+		{`Click the button in the dialog box labeled "OK".`, NotFound, ``},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

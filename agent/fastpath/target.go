@@ -109,6 +109,7 @@ func parseTarget(p string) target {
 		return tg
 	}
 	lit := parseTargetWords(p)
+	lit.raw = strings.ReplaceAll(p, "-", " ")
 	tg := parseTargetWords(strings.TrimSpace(p[len(m[0]):]))
 	tg.nth, tg.literal = ordinal(m[1]), &lit
 	if strings.Contains(m[0], "last") && m[1] != "last" {
