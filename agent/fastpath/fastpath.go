@@ -118,9 +118,9 @@ var (
 	reScope = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?((?: (?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) .+)?)$`)
 	// reLabeled reads "the button labeled "x"": a kind, then the name it carries.
 	reLabeled = regexp.MustCompile(`^(.*?)\b(?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) (.+)$`)
-	reSelect = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
-	reHover  = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
-	reClick  = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
+	reSelect  = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
+	reHover   = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
+	reClick   = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
 )
 
 // keyNames maps spoken key names to DOM key values.
