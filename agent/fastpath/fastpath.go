@@ -161,30 +161,6 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		return r
 	}
 
-	switch {
-	case reBack.MatchString(cmd):
-		return act(actions.Do(actions.Back{}))
-	case reForward.MatchString(cmd):
-		return act(actions.Do(actions.Forward{}))
-	case reReload.MatchString(cmd):
-		return act(actions.Do(actions.Reload{}))
-	case reDescribe.MatchString(cmd):
-		return Result{Outcome: Matched, Answer: describe(nodes)}
-	}
-	if m := reScroll.FindStringSubmatch(cmd); m != nil {
-		dir := m[1]
-		if dir == "" {
-			dir = "down"
-		}
-		return act(actions.Do(actions.Scroll{Direction: dir}))
-	}
-	if m := reScrollTo.FindStringSubmatch(cmd); m != nil {
-		dir := map[string]string{"top": "top", "start": "top", "bottom": "bottom", "end": "bottom"}[m[1]]
-		return act(actions.Do(actions.Scroll{Direction: dir}))
-	}
-	if m := rePage.FindStringSubmatch(cmd); m != nil {
-		return act(actions.Do(actions.Press{Key: keyNames["page "+m[1]]}))
-	}
 	if m := reNewTab.FindStringSubmatch(cmd); m != nil {
 		return act(actions.Do(actions.Open{URL: normalizeURL(originalSpan(command, m[1]))}))
 	}

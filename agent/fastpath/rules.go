@@ -29,10 +29,35 @@ type rule struct {
 	do   func(s *said, m []string) (r Result, ok bool)
 }
 
-// rules are tried in order before the older chain of [Match].
+// rules are tried in order before the older chain of [Match] (which they are replacing).
 var rules = []rule{
+	{name: "back", re: reBack, do: always(actions.Back{})},
+	{name: "forward", re: reForward, do: always(actions.Forward{})},
+	{name: "reload", re: reReload, do: always(actions.Reload{})},
+	{name: "describe", re: reDescribe, do: func(s *said, _ []string) (Result, bool) {
+		return Result{Outcome: Matched, Answer: describe(s.nodes)}, true
+	}},
+	{name: "scroll", re: reScroll, do: func(_ *said, m []string) (Result, bool) {
+		dir := m[1]
+		if dir == "" {
+			dir = "down"
+		}
+		return act(actions.Do(actions.Scroll{Direction: dir})), true
+	}},
+	{name: "scroll to", re: reScrollTo, do: func(_ *said, m []string) (Result, bool) {
+		dir := map[string]string{"top": "top", "start": "top", "bottom": "bottom", "end": "bottom"}[m[1]]
+		return act(actions.Do(actions.Scroll{Direction: dir})), true
+	}},
+	{name: "page up or down", re: rePage, do: func(_ *said, m []string) (Result, bool) {
+		return act(actions.Do(actions.Press{Key: keyNames["page "+m[1]]})), true
+	}},
 	{name: "expand", re: regexp.MustCompile(`^(expand|collapse|unfold|fold) (.+)$`), do: expand},
 	{name: "type as", re: regexp.MustCompile(`^(?:type|enter|write|input|put|insert|fill in|set) (.+?) as (?:the |a |an )?(.+)$`), do: typeAs},
+}
+
+// always answers with one action, whatever the match.
+func always(p any) func(*said, []string) (Result, bool) {
+	return func(*said, []string) (Result, bool) { return act(actions.Do(p)), true }
 }
 
 // applyRules runs the first rule that answers s.
