@@ -238,7 +238,7 @@ const hitJS = `function(x, y) {
 	if (!h) return {ok: false, by: 'nothing (the point is outside the page)'};
 	if (hits(h)) return {ok: true, x, y};
 	const own = this.nodeType === 1 ? this : this.parentElement;
-	const spread = [0.5, 0.25, 0.75, 0.1, 0.9];
+	const spread = [0.5, 0.25, 0.75, 0.1, 0.9, 0.4, 0.6, 0.03, 0.97];
 	for (const r of own ? own.getClientRects() : []) {
 		const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
 		const x1 = Math.min(r.right, innerWidth), y1 = Math.min(r.bottom, innerHeight);

@@ -283,3 +283,26 @@ func nearLabel(n *snapshot.Node) string {
 	}
 	return ""
 }
+
+// LeavesPage reports whether the matched action leaves the page's elements as they are: typing
+// into a plain text field, filling a date or time field. A compound command whose later part
+// names nothing on the page after such parts only will not find it after them either.
+func LeavesPage(r Result, page *snapshot.Snapshot) bool {
+	if !r.OK() || r.Action == nil {
+		return false
+	}
+	nodes := page.Nodes()
+	switch p := r.Action.Params.(type) {
+	case *actions.Type:
+		n := findRef(nodes, p.Ref)
+		return n != nil && n.Role == "textbox" && !p.Submit
+	case *actions.Fill:
+		for _, f := range p.Fields {
+			if n := findRef(nodes, f.Ref); n == nil || !dateRoles[n.Role] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -215,11 +215,15 @@ func splitOutsideQuotes(s string) (parts, joints []string) {
 	return parts, joints
 }
 
+// groupRoles are the roles whose name may be their items' names run together (a list box named
+// by all its options): a joint between two item names is no joint inside one name.
+var groupRoles = roleSet("listbox", "list", "menu", "menubar", "tablist", "radiogroup", "tree", "toolbar", "group", "table", "grid", "row", "dialog")
+
 // pageNames lists the normalized names of the page's elements with refs.
 func pageNames(page *snapshot.Snapshot) []string {
 	var out []string
 	for _, n := range page.Nodes() {
-		if n.Ref != "" && n.Name != "" {
+		if n.Ref != "" && n.Name != "" && !groupRoles[n.Role] {
 			out = append(out, normName(n.Name))
 		}
 	}

@@ -50,7 +50,7 @@ var miniwobTasks = []miniwobTask{
 	{"enter-time", true, "a time for the one time field, then a button"},
 	{"form-sequence", false, "setting a slider to a number (no action sets a slider's value)"},
 	{"login-user", true, "a username and a password for the fields so named, then a button"},
-	{"login-user-popup", true, "a username and a password for the fields so named, then a button; a popup it does not mention may interrupt, and then the right outcome is to stop"},
+	{"login-user-popup", false, "the button it calls login is labelled OK, and a popup it does not mention may interrupt: both need judgement"},
 	{"multi-layouts", false, "mapping a description onto form fields needs reading"},
 	{"multi-orderings", false, "mapping a description onto form fields needs reading"},
 	{"navigate-tree", false, "finding a file means exploring a folder tree"},
@@ -64,7 +64,7 @@ var miniwobTasks = []miniwobTask{
 // episode outcomes
 const (
 	epSolved  = "solved"  // reward > 0
-	epWrong   = "wrong"   // reward < 0, or a task that must be refused acted on the page
+	epWrong   = "wrong"   // reward < 0, or a command on a task that needs reasoning ran to its end
 	epRefused = "refused" // refused with a reason, nothing on the page touched
 	epConfirm = "confirm" // solved only once a person approved a confirmation the safety rules asked for
 	epStopped = "stopped" // understood in part: ran some steps, then stopped with a reason
@@ -93,8 +93,8 @@ type miniwobTally map[string]int
 // the real extension with no model: for each task, several episodes with fresh instructions,
 // each instruction sent unchanged as a command (POST /api/command, as the side panel sends
 // it). It reports per task and overall the share solved over the expressible tasks, the wrong
-// actions (negative reward, or anything touched on a task that must be refused) and the share
-// refused cleanly.
+// actions (negative reward, or a command on a task that needs reasoning run to its end: a
+// guess) and the share refused cleanly (nothing on the page touched).
 func runMiniwob(cfg config, r *Results) error {
 	dir := cfg.miniwobDir
 	if _, err := os.Stat(filepath.Join(dir, "miniwob")); err != nil {
@@ -233,8 +233,8 @@ func (fb *fastPathBench) miniwobEpisode(pageURL string, t miniwobTask) (outcome,
 		return epSolved, q, nil
 	case reward < 0:
 		return epWrong, q + ": negative reward", nil
-	case !t.expressible && touched:
-		return epWrong, q + ": acted on a task that needs reasoning", nil
+	case !t.expressible && touched && ended != nil && ended.Status == task.StatusSucceeded:
+		return epWrong, q + ": ran to its end on a task that needs reasoning (a guess)", nil
 	case refusedWhy != "" && !touched:
 		return epRefused, q + ": " + refusedWhy, nil
 	case refusedWhy != "":
