@@ -446,7 +446,7 @@ func (b *builder) convert(fd *frameData, byID map[string]*axNode, ax *axNode, in
 			} else if v == "mixed" {
 				n.states = append(n.states, p.Name+"=mixed")
 			}
-		case "selected", "expanded", "disabled", "required", "readonly", "multiselectable":
+		case "selected", "expanded", "disabled", "required", "readonly", "multiselectable", "multiline":
 			if v == "true" && !(p.Name == "readonly" && role == "RootWebArea") {
 				n.states = append(n.states, p.Name)
 			}

@@ -343,6 +343,7 @@
       s.push('level=' + lv);
     }
     if (ariaState(el, 'aria-multiselectable') === 'true' || (tag === 'SELECT' && el.multiple)) s.push('multiselectable');
+    if (tag === 'TEXTAREA' || (role === 'textbox' && ariaState(el, 'aria-multiline') === 'true')) s.push('multiline');
     if (ariaState(el, 'aria-readonly') === 'true' || ((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly)) s.push('readonly');
     if (ariaState(el, 'aria-required') === 'true' || ((tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') && el.required)) s.push('required');
     if (checkable.has(role)) {

@@ -21,7 +21,8 @@ type Node struct {
 	// Ref is the element's ref ("e7"), "" when it has none.
 	Ref string `json:"ref,omitempty"`
 	// States are the states and properties shown in brackets, in order: "checked",
-	// "pressed=mixed", "disabled", "expanded", "selected", "required", "readonly", "level=2"…
+	// "pressed=mixed", "disabled", "expanded", "selected", "multiline" (a text area), "required",
+	// "readonly", "level=2"…
 	States []string `json:"states,omitempty"`
 	// Password is true for an <input type=password>.
 	Password bool `json:"password,omitempty"`

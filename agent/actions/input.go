@@ -218,15 +218,37 @@ const originJS = `function() {
 }`
 
 // hitJS checks that the point (frame viewport coordinates) hits this element (or a descendant,
-// across open shadow roots) and otherwise describes what covers it.
+// across open shadow roots). When something else covers that point, it looks for another point
+// of the element that is not covered (as Playwright does: elementFromPoint at points spread over
+// each of its boxes) and answers that point; only when none is visible does it describe what
+// covers the element.
 const hitJS = `function(x, y) {
-	let h = document.elementFromPoint(x, y);
-	while (h && h.shadowRoot) { const d = h.shadowRoot.elementFromPoint(x, y); if (!d || d === h) break; h = d; }
-	if (!h) return {ok: false, by: 'nothing (the point is outside the page)'};
+	const at = (px, py) => {
+		let h = document.elementFromPoint(px, py);
+		while (h && h.shadowRoot) { const d = h.shadowRoot.elementFromPoint(px, py); if (!d || d === h) break; h = d; }
+		return h;
+	};
 	const up = n => n.parentNode || n.host || null;
-	for (let n = h; n; n = up(n)) if (n === this) return {ok: true};
-	for (let n = this; n; n = up(n)) if (n === h && (h.tagName === 'SELECT' || h.tagName === 'LABEL')) return {ok: true};
-	if (h.tagName === 'LABEL' && h.control === this) return {ok: true};
+	const hits = h => {
+		for (let n = h; n; n = up(n)) if (n === this) return true;
+		for (let n = this; n; n = up(n)) if (n === h && (h.tagName === 'SELECT' || h.tagName === 'LABEL')) return true;
+		return h.tagName === 'LABEL' && h.control === this;
+	};
+	const h = at(x, y);
+	if (!h) return {ok: false, by: 'nothing (the point is outside the page)'};
+	if (hits(h)) return {ok: true, x, y};
+	const own = this.nodeType === 1 ? this : this.parentElement;
+	const spread = [0.5, 0.25, 0.75, 0.1, 0.9, 0.4, 0.6, 0.03, 0.97];
+	for (const r of own ? own.getClientRects() : []) {
+		const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
+		const x1 = Math.min(r.right, innerWidth), y1 = Math.min(r.bottom, innerHeight);
+		if (x1 <= x0 || y1 <= y0) continue;
+		for (const fy of spread) for (const fx of spread) {
+			const px = x0 + (x1 - x0) * fx, py = y0 + (y1 - y0) * fy;
+			const g = at(px, py);
+			if (g && hits(g)) return {ok: true, x: px, y: py};
+		}
+	}
 	const name = e => {
 		const l = e.getAttribute && (e.getAttribute('aria-label') || '');
 		if (l) return l;
@@ -347,18 +369,18 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 		return nil, err
 	}
 	// hit test in the element's frame, then the iframe element in each parent
-	if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
+	lx, ly, err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc)
+	if err != nil {
 		// a page that re-renders on scroll (virtualized lists) may still be moving: look again
 		// once it has drawn a frame
 		s.settle(ctx, el.Frame.Session)
 		if m, err = s.measure(ctx, el, desc, needEnabled); err != nil {
 			return nil, err
 		}
-		if err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
+		if lx, ly, err = s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
 			return nil, err
 		}
 	}
-	lx, ly := m.X, m.Y
 	x, y := lx, ly
 	for _, h := range hops {
 		raw, err := s.callFn(ctx, h.session, h.objectID, originJS)
@@ -370,8 +392,13 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 			return nil, err
 		}
 		x, y = x+o.X, y+o.Y
-		if err := s.hitTest(ctx, h.session, h.objectID, x, y, desc); err != nil {
+		hx, hy, err := s.hitTest(ctx, h.session, h.objectID, x, y, desc)
+		if err != nil {
 			return nil, err
+		}
+		if hx != x || hy != y {
+			// the frame is covered where the element is: no other point of the frame will do
+			return nil, &coveredError{fmt.Sprintf("%s is covered where it shows in its frame; close or scroll what covers it away first", desc)}
 		}
 	}
 	ok = true
@@ -402,26 +429,30 @@ func (s *Service) measure(ctx context.Context, el *snapshot.Element, desc string
 	return m, nil
 }
 
-func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y float64, desc string) error {
+// hitTest checks that the point (x, y) reaches the element, or finds another point of it that
+// does (the element partly covered), and returns the point to click; a coveredError when no
+// point of it is visible.
+func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y float64, desc string) (float64, float64, error) {
 	raw, err := s.callFn(ctx, session, objectID, hitJS, x, y)
 	if err != nil {
-		return fmt.Errorf("%s: hit test: %w", desc, err)
+		return x, y, fmt.Errorf("%s: hit test: %w", desc, err)
 	}
 	var h struct {
-		OK     bool   `json:"ok"`
-		By     string `json:"by"`
-		Dialog bool   `json:"dialog"`
+		OK     bool    `json:"ok"`
+		X, Y   float64 // the point that reaches the element, when OK
+		By     string  `json:"by"`
+		Dialog bool    `json:"dialog"`
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
-		return err
+		return x, y, err
 	}
 	if h.OK {
-		return nil
+		return h.X, h.Y, nil
 	}
 	if h.Dialog {
-		return &coveredError{fmt.Sprintf("%s is covered by %s; dismiss it first", desc, h.By)}
+		return x, y, &coveredError{fmt.Sprintf("%s is covered by %s; dismiss it first", desc, h.By)}
 	}
-	return &coveredError{fmt.Sprintf("%s is covered by %s; close or scroll it away first", desc, h.By)}
+	return x, y, &coveredError{fmt.Sprintf("%s is covered by %s; close or scroll it away first", desc, h.By)}
 }
 
 // dispatch sends an input event; if the event opens a JavaScript dialog (which blocks the

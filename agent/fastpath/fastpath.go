@@ -40,6 +40,10 @@ const (
 	NotSimple Outcome = "not_simple"
 )
 
+// ReasonUnread is the reason of a NotSimple result for a command no rule reads: it may still
+// be a name that appears on the page later (a compound command's "then save").
+const ReasonUnread = "not a simple one-step command"
+
 // Candidate is an element or tab that could be meant.
 type Candidate struct {
 	Ref  string `json:"ref,omitempty"`
@@ -110,10 +114,13 @@ var (
 	// reCloseDialog reads "close the dialog", "dismiss the cookie popup by clicking "x"".
 	reCloseDialog = regexp.MustCompile(`^(?:close|dismiss|exit|hide) (?:the |this )?(?:([a-z0-9 ]+?) )?(?:dialog|modal|popup|pop up|overlay)(?: box| window)?(?: by (?:clicking|pressing|tapping|hitting)(?: on)? (.+))?$`)
 	// reScope reads a trailing "in the dialog" that limits the elements to one dialog.
-	reScope  = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?$`)
-	reSelect = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
-	reHover  = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
-	reClick  = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
+	// It may stand before a name: "click the button in the dialog box labeled "x"".
+	reScope = regexp.MustCompile(`^(.+?) (?:in|inside|within|on|of|from) (?:the |this )?((?:[a-z0-9]+ )*?(?:dialog|modal|popup|pop up))(?: box| window)?((?: (?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) .+)?)$`)
+	// reLabeled reads "the button labeled "x"": a kind, then the name it carries.
+	reLabeled = regexp.MustCompile(`^(.*?)\b(?:labell?ed|named|called|titled|marked|that says|saying|with the (?:label|text|name)) (.+)$`)
+	reSelect  = regexp.MustCompile(`^(?:select|choose|pick|set) (.+?) (?:in|from|for|as) (.+)$`)
+	reHover   = regexp.MustCompile(`^(?:hover(?: over| on)?|mouse over|point at) (.+)$`)
+	reClick   = regexp.MustCompile(`^(?:click|tap|press|push|hit|select|choose|pick|open|follow|activate|click on|tap on|double click)(?: on)? (.+)$`)
 )
 
 // keyNames maps spoken key names to DOM key values.
@@ -126,51 +133,10 @@ var keyNames = map[string]string{
 	"home": "Home", "end": "End",
 }
 
-// Role groups.
-var (
-	clickRoles = roleSet("button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "checkbox", "radio",
-		"switch", "option", "treeitem", "row", "cell", "gridcell", "img", "listitem", "combobox", "summary", "clickable",
-		"textbox", "searchbox", "spinbutton", "textarea")
-	// linkRoles are what a person calls a link: a link, or text that responds to clicks.
-	linkRoles   = roleSet("link", "clickable")
-	textRoles   = roleSet("textbox", "searchbox", "combobox", "spinbutton", "textarea")
-	checkRoles  = roleSet("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
-	selectRoles = roleSet("combobox", "listbox")
-)
-
-func roleSet(rs ...string) map[string]bool {
-	m := make(map[string]bool, len(rs))
-	for _, r := range rs {
-		m[r] = true
-	}
-	return m
-}
-
-// roleHints maps trailing words of a target phrase to the roles they name.
-var roleHints = []struct {
-	words string
-	roles map[string]bool
-}{
-	{"text field", textRoles}, {"text box", textRoles}, {"search box", roleSet("searchbox", "textbox", "combobox")},
-	{"search field", roleSet("searchbox", "textbox", "combobox")}, {"input field", textRoles},
-	{"check box", checkRoles}, {"drop down", selectRoles}, {"radio button", roleSet("radio")},
-	{"button", roleSet("button", "menuitem", "link", "tab", "switch", "clickable")}, {"link", linkRoles},
-	{"word", linkRoles},
-	{"field", textRoles}, {"box", textRoles}, {"input", textRoles}, {"textbox", textRoles}, {"textarea", textRoles},
-	{"checkbox", checkRoles}, {"dropdown", selectRoles}, {"select", selectRoles}, {"menu", roleSet("combobox", "listbox", "button", "menuitem")},
-	{"list", selectRoles}, {"tab", roleSet("tab")}, {"radio", roleSet("radio")}, {"switch", roleSet("switch")},
-	{"toggle", roleSet("switch", "checkbox")}, {"option", roleSet("option", "radio", "menuitem")},
-	{"menu item", roleSet("menuitem")}, {"icon", clickRoles}, {"image", roleSet("img")},
-	{"result", linkRoles}, {"search result", linkRoles},
-}
-
-// leadingHints are the role words that may come before a name ("the link "sit"").
-var leadingHints = map[string]bool{"link": true, "button": true, "word": true, "checkbox": true, "option": true}
-
 // Match understands command against the page model of the tab's snapshot (nil when there is
 // no tab) and the shared tabs, for tab commands.
 func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
-	cmd := normalizeCommand(command)
+	cmd, letterCase := takeLetterCase(normalizeCommand(command))
 	if cmd == "" {
 		return Result{Outcome: NotSimple, Reason: "empty command"}
 	}
@@ -184,33 +150,17 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		if inner == nil {
 			return r
 		}
-		cmd, nodes = m[1], inner
+		cmd, nodes = m[1]+m[3], inner
+	}
+	if m := reLabeled.FindStringSubmatch(cmd); m != nil && strings.TrimSpace(m[1]) != "" {
+		// "click the button labeled "x"": the button "x"
+		cmd = strings.TrimSpace(m[1]) + " " + m[2]
+	}
+	sd := &said{original: command, cmd: cmd, nodes: nodes, tabs: tabs, letterCase: letterCase}
+	if r, ok := applyRules(sd); ok {
+		return r
 	}
 
-	switch {
-	case reBack.MatchString(cmd):
-		return act(actions.Do(actions.Back{}))
-	case reForward.MatchString(cmd):
-		return act(actions.Do(actions.Forward{}))
-	case reReload.MatchString(cmd):
-		return act(actions.Do(actions.Reload{}))
-	case reDescribe.MatchString(cmd):
-		return Result{Outcome: Matched, Answer: describe(nodes)}
-	}
-	if m := reScroll.FindStringSubmatch(cmd); m != nil {
-		dir := m[1]
-		if dir == "" {
-			dir = "down"
-		}
-		return act(actions.Do(actions.Scroll{Direction: dir}))
-	}
-	if m := reScrollTo.FindStringSubmatch(cmd); m != nil {
-		dir := map[string]string{"top": "top", "start": "top", "bottom": "bottom", "end": "bottom"}[m[1]]
-		return act(actions.Do(actions.Scroll{Direction: dir}))
-	}
-	if m := rePage.FindStringSubmatch(cmd); m != nil {
-		return act(actions.Do(actions.Press{Key: keyNames["page "+m[1]]}))
-	}
 	if m := reNewTab.FindStringSubmatch(cmd); m != nil {
 		return act(actions.Do(actions.Open{URL: normalizeURL(originalSpan(command, m[1]))}))
 	}
@@ -271,7 +221,11 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		})
 	}
 	if m := reType.FindStringSubmatch(cmd); m != nil {
-		return typeOrSelect(matchElement(nodes, m[2], textRoles, typeInto(originalSpan(command, m[1]))), nodes)
+		text, refused := sd.value(m[1])
+		if refused != nil {
+			return *refused
+		}
+		return typeOrSelect(matchElement(nodes, m[2], textRoles, typeInto(text)), nodes)
 	}
 	if m := reFill.FindStringSubmatch(cmd); m != nil {
 		if r := typeOrSelect(matchElement(nodes, m[1], textRoles, typeInto(originalSpan(command, m[2]))), nodes); r.Outcome != NotFound || strings.HasPrefix(cmd, "fill") {
@@ -286,11 +240,20 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		if r.OK() {
 			sel := r.Action.Params.(*actions.Select)
 			opts := options(nodes, sel.Ref)
-			if len(opts) > 0 && !containsFold(opts, value) {
-				return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", value), Candidates: r.Candidates}
+			values := []string{value}
+			if n := findRef(nodes, sel.Ref); n != nil && n.Has("multiselectable") && !containsFold(opts, value) {
+				// "select Panama, Congo from the list": several options of a list that takes several
+				values = listValues(value)
 			}
-			if o := optionNamed(opts, value); o != "" {
-				sel.Values = []string{o}
+			sel.Values = sel.Values[:0]
+			for _, v := range values {
+				if len(opts) > 0 && !containsFold(opts, v) {
+					return Result{Outcome: NotFound, Reason: fmt.Sprintf("%q is not an option of that list", v), Candidates: r.Candidates}
+				}
+				if o := optionNamed(opts, v); o != "" {
+					v = o
+				}
+				sel.Values = append(sel.Values, v)
 			}
 		}
 		if r.Outcome != NotFound {
@@ -316,7 +279,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 			return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 		})
 		if r.Outcome == NotFound {
-			r = onlyOne(nodes, roleSet("searchbox"), func(n *snapshot.Node) actions.Action {
+			r = onlyOne(nodes, roleSet("searchbox"), nil, func(n *snapshot.Node) actions.Action {
 				return actions.Do(actions.Type{Ref: n.Ref, Text: text, Submit: true})
 			})
 		}
@@ -324,13 +287,17 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 	}
 	if m := reTypeOnly.FindStringSubmatch(cmd); m != nil {
 		text := originalSpan(command, m[1])
-		return onlyOne(nodes, textRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Type{Ref: n.Ref, Text: text}) })
+		return onlyOne(nodes, textRoles, nil, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Type{Ref: n.Ref, Text: text}) })
 	}
 	if m := reHover.FindStringSubmatch(cmd); m != nil {
 		return matchElement(nodes, m[1], clickRoles, func(n *snapshot.Node) actions.Action { return actions.Do(actions.Hover{Ref: n.Ref}) })
 	}
 	if m := reClick.FindStringSubmatch(cmd); m != nil {
 		r := matchElement(nodes, m[1], clickRoles, click)
+		if n := clickedNode(r, nodes); n != nil && checkRoles[n.Role] && reChooseValue.MatchString(cmd) {
+			// "select lMXPn" for a checkbox or radio: selected, even when it already is
+			return Result{Outcome: Matched, Action: ptr(actions.Do(actions.Check{Ref: n.Ref, Checked: true})), Candidates: r.Candidates}
+		}
 		if r.OK() && reChooseValue.MatchString(cmd) && isSelectLike(findRef(nodes, r.Candidates[0].Ref)) {
 			// "choose a color": a list, but which option?
 			return Result{Outcome: NotSimple, Reason: "which option of the list?", Candidates: r.Candidates}
@@ -350,7 +317,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 		// "submit", "accept all": the name of one button or link.
 		return r
 	}
-	return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
+	return Result{Outcome: NotSimple, Reason: ReasonUnread}
 }
 
 func act(a actions.Action) Result { return Result{Outcome: Matched, Action: &a} }
@@ -411,113 +378,6 @@ func keyCombo(s string) (string, bool) {
 		}
 	}
 	return strings.Join(out, "+"), true
-}
-
-// target is a parsed element phrase.
-type target struct {
-	phrase string
-	roles  map[string]bool // from words like "button"; nil if none
-	nth    int             // an ordinal ("the second …"): 1-based, -1 for last, 0 if none
-	// literal is the phrase read with the ordinal as a word of the name ("first item"), for
-	// elements whose names start with one.
-	literal *target
-	// inList limits the match to elements in a list item, row or article ("the second result").
-	inList bool
-}
-
-// ordinalRe matches an ordinal before an element phrase: "second", "2nd", "last".
-var ordinalRe = regexp.MustCompile(`^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|[1-9]\d*(?:st|nd|rd|th))\s+`)
-
-var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
-	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
-
-// ordinal reads an ordinal word or number ("second", "2nd", "last").
-func ordinal(w string) int {
-	if n, ok := ordinals[w]; ok {
-		return n
-	}
-	n := 0
-	for _, r := range w {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
-}
-
-// pick returns the nth of hits (document order; -1 is the last) and whether there is one.
-func (tg target) pick(hits []*snapshot.Node) (*snapshot.Node, bool) {
-	switch {
-	case tg.nth == -1 && len(hits) > 0:
-		return hits[len(hits)-1], true
-	case tg.nth > 0 && tg.nth <= len(hits):
-		return hits[tg.nth-1], true
-	}
-	return nil, false
-}
-
-// ordinalResult settles a phrase with an ordinal: the nth hit, or not found.
-func ordinalResult(tg target, hits []*snapshot.Node, mk func(*snapshot.Node) actions.Action) Result {
-	if n, ok := tg.pick(hits); ok {
-		return Result{Outcome: Matched, Action: ptr(mk(n)), Candidates: cands([]*snapshot.Node{n})}
-	}
-	return Result{Outcome: NotFound, Reason: fmt.Sprintf("there are only %d matching elements", len(hits)), Candidates: cands(hits)}
-}
-
-var articleRe = regexp.MustCompile(`^(?:the|a|an|this|that|my|our|your|on|at)\s+`)
-
-func parseTarget(p string) target {
-	p = strings.Trim(strings.TrimSpace(p), `"'“”‘’`)
-	for {
-		q := articleRe.ReplaceAllString(p, "")
-		if q == p {
-			break
-		}
-		p = q
-	}
-	m := ordinalRe.FindStringSubmatch(p)
-	if m == nil {
-		return parseTargetWords(p)
-	}
-	lit := parseTargetWords(p)
-	tg := parseTargetWords(strings.TrimSpace(p[len(m[0]):]))
-	tg.nth, tg.literal = ordinal(m[1]), &lit
-	return tg
-}
-
-// parseTargetWords reads an element phrase without article or ordinal.
-func parseTargetWords(p string) target {
-	var roles map[string]bool
-	p = strings.ReplaceAll(p, "-", " ")
-	inList := strings.HasSuffix(p, "result") && (p == "result" || strings.HasSuffix(p, " result"))
-	if inList {
-		return target{phrase: normName(strings.TrimSuffix(strings.TrimSuffix(p, "result"), "search ")), roles: roleSet("link"), inList: true}
-	}
-	for _, h := range roleHints {
-		if p == h.words {
-			break
-		}
-		// "the link "sit"", "the button submit": a role word before the name.
-		if rest, ok := strings.CutPrefix(p, h.words+" "); ok && leadingHints[h.words] {
-			return target{phrase: normName(strings.Trim(rest, `"'“”‘’`)), roles: h.roles}
-		}
-	}
-	for _, h := range roleHints {
-		if p == h.words {
-			if strings.HasPrefix(p, "search ") {
-				// "the search box" names the search field.
-				return target{phrase: "search", roles: h.roles}
-			}
-			return target{roles: h.roles}
-		}
-		if strings.HasSuffix(p, " "+h.words) {
-			p = strings.TrimSpace(strings.TrimSuffix(p, " "+h.words))
-			roles = h.roles
-			break
-		}
-	}
-	return target{phrase: normName(strings.Trim(p, `"'“”‘’`)), roles: roles}
 }
 
 // normName lowercases and keeps letters and digits separated by single spaces.
@@ -582,9 +442,18 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	tg := parseTarget(phrase)
 	if tg.literal != nil {
 		// "click first item" on a page with a button "First item": the word is part of a name.
+		whole := target{phrase: normName(tg.literal.raw), raw: tg.literal.raw}
 		for _, n := range nodes {
-			if n.Ref != "" && score(n.Name, tg.literal.phrase) == 3 {
+			if n.Ref == "" {
+				continue
+			}
+			if score(n.Name, tg.literal.phrase) == 3 {
 				tg = *tg.literal
+				break
+			}
+			if tg.literal.roles != nil && score(n.Name, whole.phrase) == 3 {
+				// "first item" for an element named so, "item" being a kind word too
+				tg = whole
 				break
 			}
 		}
@@ -600,9 +469,12 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	}
 	roles := defaultRoles
 	switch {
-	case tg.roles != nil && sameSet(defaultRoles, clickRoles):
+	case tg.roles != nil && subset(clickRoles, defaultRoles):
 		// "click the email field": the named role wins.
 		roles = tg.roles
+	case tg.roles != nil && tg.phrase == "" && len(intersect(defaultRoles, tg.roles)) > 0:
+		// "enter 3:45 PM as the time": only a kind, which says which of the fields
+		roles = intersect(defaultRoles, tg.roles)
 	case tg.roles != nil:
 		// "check the newsletter box": either kind of word may be loose; accept both.
 		roles = union(defaultRoles, tg.roles)
@@ -610,24 +482,37 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 	if tg.inList {
 		nodes = inLists(nodes)
 	}
-	if tg.phrase == "" || isPronoun(tg.phrase) {
+	glyph := glyphGroup(tg.raw)
+	if glyph == nil && tg.phrase == "" && strings.Trim(tg.raw, " "+quotes) != "" {
+		// a name of symbols only ("★"): the element showing exactly that
+		glyph = []string{strings.ToLower(strings.Trim(tg.raw, " "+quotes))}
+	}
+	if (tg.phrase == "" && glyph == nil) || isPronoun(tg.phrase) {
 		// "the search box", "it": only when exactly one element of the roles exists (or the
-		// phrase says which: "the second button").
-		if tg.nth != 0 {
-			return ordinalResult(tg, enabled(nodes, roles), mk)
+		// phrase says which: "the second button", or any will do: "a button").
+		kind := enabled(nodes, roles, tg.filter)
+		switch {
+		case tg.nth != 0:
+			return ordinalResult(tg, kind, mk)
+		case tg.anyOne && len(kind) > 0 && tg.phrase == "":
+			return Result{Outcome: Matched, Action: ptr(mk(kind[0])), Candidates: cands(kind[:1])}
 		}
-		return onlyOne(nodes, roles, mk)
+		return onlyOne(nodes, roles, tg.filter, mk)
 	}
 	best := 0
 	var hits, good []*snapshot.Node // the best matches; every exact or prefix match (for ordinals)
 	var disabled []*snapshot.Node
 	for _, n := range nodes {
-		if n.Ref == "" || !roles[n.Role] {
+		if !tg.keep(n, roles) {
 			continue
 		}
 		s := score(n.Name, tg.phrase)
-		if s < 3 && actRoles[n.Role] && score(shown(n), tg.phrase) == 3 {
-			// "click the x" for a button named Close that shows "x".
+		if n.Name == "" && textRoles[n.Role] {
+			// a field with no name, labelled by the text beside it
+			s = score(nearLabel(n), tg.phrase)
+		}
+		if s < 3 && actRoles[n.Role] && (score(shown(n), tg.phrase) == 3 || glyph != nil && isGlyph(n, glyph)) {
+			// "click the x" for a button named Close that shows "×".
 			s = 3
 		}
 		if s == 0 {
@@ -666,10 +551,8 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 
 var refRe = regexp.MustCompile(`^e\d+$`)
 
-func sameSet(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
+// subset reports whether every role of a is in b.
+func subset(a, b map[string]bool) bool {
 	for k := range a {
 		if !b[k] {
 			return false
@@ -689,6 +572,16 @@ func union(a, b map[string]bool) map[string]bool {
 	return m
 }
 
+func intersect(a, b map[string]bool) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		if b[k] {
+			m[k] = true
+		}
+	}
+	return m
+}
+
 func isPronoun(p string) bool {
 	switch p {
 	case "it", "there", "here", "that", "this":
@@ -697,11 +590,12 @@ func isPronoun(p string) bool {
 	return false
 }
 
-// enabled lists the enabled elements with one of roles, in page order.
-func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
+// enabled lists the enabled elements with one of roles (and passing filter, when set), in
+// page order.
+func enabled(nodes []*snapshot.Node, roles map[string]bool, filter func(*snapshot.Node) bool) []*snapshot.Node {
 	var hits []*snapshot.Node
 	for _, n := range nodes {
-		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") {
+		if n.Ref != "" && roles[n.Role] && !n.Has("disabled") && (filter == nil || filter(n)) {
 			hits = append(hits, n)
 		}
 	}
@@ -709,8 +603,8 @@ func enabled(nodes []*snapshot.Node, roles map[string]bool) []*snapshot.Node {
 }
 
 // onlyOne picks the single enabled element with one of roles.
-func onlyOne(nodes []*snapshot.Node, roles map[string]bool, mk func(*snapshot.Node) actions.Action) Result {
-	hits := enabled(nodes, roles)
+func onlyOne(nodes []*snapshot.Node, roles map[string]bool, filter func(*snapshot.Node) bool, mk func(*snapshot.Node) actions.Action) Result {
+	hits := enabled(nodes, roles, filter)
 	if roles["textbox"] && len(hits) > 1 {
 		// "the text field": a <select> is no text field.
 		var typable []*snapshot.Node

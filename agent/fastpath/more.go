@@ -9,9 +9,6 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
-// actRoles are the roles a person presses: buttons, links, clickable text, tabs, menu items.
-var actRoles = roleSet("button", "link", "clickable", "tab", "menuitem", "menuitemcheckbox", "menuitemradio")
-
 func click(n *snapshot.Node) actions.Action { return actions.Do(actions.Click{Ref: n.Ref}) }
 
 func typeInto(text string) func(*snapshot.Node) actions.Action {
@@ -34,6 +31,9 @@ func typeOrSelect(r Result, nodes []*snapshot.Node) Result {
 			n = x
 			break
 		}
+	}
+	if n != nil && dateRoles[n.Role] {
+		return fillDate(n, ty.Text, r)
 	}
 	if !isSelectLike(n) {
 		return r
@@ -209,7 +209,7 @@ func matchBare(nodes []*snapshot.Node, cmd string) Result {
 	}
 	hits = outermost(hits)
 	if len(hits) != 1 {
-		return Result{Outcome: NotSimple, Reason: "not a simple one-step command"}
+		return Result{Outcome: NotSimple, Reason: ReasonUnread}
 	}
 	return Result{Outcome: Matched, Action: ptr(click(hits[0])), Candidates: cands(hits)}
 }
@@ -230,4 +230,79 @@ func foldAccent(r rune) rune {
 var accentSets = map[rune]string{
 	'a': "àáâãäåāăą", 'c': "çćĉċč", 'e': "èéêëēĕėęě", 'i': "ìíîïĩīĭį", 'n': "ñńņň", 'o': "òóôõöøōŏő",
 	'u': "ùúûüũūŭůűų", 'y': "ýÿ", 's': "śŝşš", 'z': "źżž", 'g': "ĝğġģ", 'l': "ĺļľŀł", 'r': "ŕŗř", 'd': "ďđ", 't': "ţťŧ",
+}
+
+// listRe cuts a list of values: "Panama, Congo and Togo".
+var listRe = regexp.MustCompile(`\s*,\s*(?:and\s+)?|\s+and\s+`)
+
+// listValues cuts a said list of values into its values.
+func listValues(s string) []string {
+	var out []string
+	for _, v := range listRe.Split(s, -1) {
+		if v = strings.Trim(strings.TrimSpace(v), quotes); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// clickedNode is the element a matched click acts on (nil for anything else).
+func clickedNode(r Result, nodes []*snapshot.Node) *snapshot.Node {
+	if !r.OK() || r.Action == nil {
+		return nil
+	}
+	if c, ok := r.Action.Params.(*actions.Click); ok {
+		return findRef(nodes, c.Ref)
+	}
+	return nil
+}
+
+// nearLabel is the text that labels an unnamed field on screen: the text of the nearest
+// enclosing element that holds no other field ("Username" in <p>Username <input></p>), or "".
+func nearLabel(n *snapshot.Node) string {
+	a := n.Parent()
+	for depth := 0; a != nil && depth < 2; a, depth = a.Parent(), depth+1 {
+		fields := 0
+		var words []string
+		for _, d := range a.Descendants() {
+			if d.Ref != "" && (textRoles[d.Role] || checkRoles[d.Role] || selectRoles[d.Role]) {
+				fields++
+			}
+			if d.IsText() {
+				words = append(words, d.Text)
+			}
+		}
+		switch {
+		case fields > 1:
+			return ""
+		case len(words) > 0:
+			return strings.Join(words, " ")
+		case a.Name != "" && a.Ref == "":
+			return a.Name
+		}
+	}
+	return ""
+}
+
+// LeavesPage reports whether the matched action leaves the page's elements as they are: typing
+// into a plain text field, filling a date or time field. A compound command whose later part
+// names nothing on the page after such parts only will not find it after them either.
+func LeavesPage(r Result, page *snapshot.Snapshot) bool {
+	if !r.OK() || r.Action == nil {
+		return false
+	}
+	nodes := page.Nodes()
+	switch p := r.Action.Params.(type) {
+	case *actions.Type:
+		n := findRef(nodes, p.Ref)
+		return n != nil && n.Role == "textbox" && !p.Submit
+	case *actions.Fill:
+		for _, f := range p.Fields {
+			if n := findRef(nodes, f.Ref); n == nil || !dateRoles[n.Role] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

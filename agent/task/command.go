@@ -116,6 +116,18 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 		}
 		return &fastMatch{answer: res.Answer, what: "describe"}, ""
 	}
+	quiet := fastpath.LeavesPage(res, snap)
+	for i, step := range steps[1:] {
+		// Refuse before touching the page a later part the fast path refuses whatever the page
+		// (a text it would have to guess), or one that names nothing on the page when the parts
+		// before it only type into fields; any other part whose element is not there yet may
+		// appear once the parts before it ran.
+		later := fastpath.Match(step, snap, ftabs)
+		if (later.Outcome == fastpath.NotSimple && later.Reason != fastpath.ReasonUnread) || (quiet && later.Outcome == fastpath.NotFound) {
+			return nil, fmt.Sprintf("step %d of %d, %q: %s", i+2, len(steps), step, later.Reason)
+		}
+		quiet = quiet && fastpath.LeavesPage(later, snap)
+	}
 	fm := fastStep(res)
 	fm.rest, fm.tabs = steps[1:], ftabs
 	return fm, ""

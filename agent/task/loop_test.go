@@ -819,6 +819,22 @@ func TestCommandFastPathCompound(t *testing.T) {
 	if _, err := r2.Command(ctx, "click the moon and click go", "tab1"); err == nil || !strings.Contains(err.Error(), `step 1 of 2, "click the moon"`) {
 		t.Fatalf("err %v", err)
 	}
+	// Nor does a command whose later step would have to guess a text, or names nothing on a
+	// page that the steps before it (typing into a field) leave as it is.
+	b3 := newShop()
+	r3 := task.NewRunner(task.Options{Browser: b3})
+	defer r3.Close()
+	for _, c := range []struct{ say, why string }{
+		{"click go, then type your answer in the search box", `step 2 of 2, "type your answer in the search box"`},
+		{"type tea in the search box and press login", `step 2 of 2, "press login"`},
+	} {
+		if _, err := r3.Command(ctx, c.say, "tab1"); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Fatalf("%q: err %v, want it refused at %s", c.say, err, c.why)
+		}
+		if got := b3.actions(); len(got) != 0 {
+			t.Fatalf("%q was refused, yet ran %v", c.say, got)
+		}
+	}
 }
 
 // storedAfterReopen closes st, the task store in home, opens it again (as a restarted server

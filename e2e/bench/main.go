@@ -2,10 +2,12 @@
 // machines are noisy: ratios mean more than absolute times. It prints a table and writes the same
 // figures to bench-results.json. Groups: relay (the relay hop with a simulated extension), real
 // (Chromium through the real extension vs the browser's own endpoint), snapshot (our snapshots
-// vs Playwright's AI snapshot), fastpath (text command to action, no model) and load (many
+// vs Playwright's AI snapshot), fastpath (text command to action, no model), load (many
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
-// another, both next to Chrome's own endpoint) and mcp (tabrelay's MCP server next to Playwright
-// MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time).
+// another, both next to Chrome's own endpoint), mcp (tabrelay's MCP server next to Playwright
+// MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time), agent (a
+// scripted model's task) and miniwob (the public MiniWoB++ development set played with simple
+// commands and no model: share solved, wrong actions, share refused).
 //
 //	go run ./e2e/bench            # full run
 //	go run ./e2e/bench -short     # a few repetitions, as CI runs it
@@ -64,6 +66,8 @@ func met(b bool) *bool { return &b }
 type config struct {
 	short bool
 	reps  int
+	// miniwobDir is the MiniWoB++ development set the miniwob group plays.
+	miniwobDir string
 }
 
 // group is one named set of benchmarks.
@@ -77,7 +81,8 @@ type group struct {
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
-	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp,agent", "comma-separated groups to run")
+	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp,agent,miniwob", "comma-separated groups to run")
+	miniwob := flag.String("miniwob", miniwobDefault(), "the MiniWoB++ development set the miniwob group plays (its README gives the episode protocol)")
 	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
 	if *serveDirect {
@@ -88,12 +93,12 @@ func main() {
 		return
 	}
 
-	cfg := config{short: *short, reps: 2000}
+	cfg := config{short: *short, reps: 2000, miniwobDir: *miniwob}
 	if *short {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {
