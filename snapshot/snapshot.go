@@ -317,6 +317,12 @@ func walkNodes(n *node, fn func(*node)) {
 	}
 }
 
+// Header is the head of the snapshot's text without the outline: the page's title and URL, what
+// blocks or hides it (a dialog, a modal, refs below the fold) and its summary (forms,
+// collections, main actions, account), in a few lines. It is a short view of a page just
+// reached, for a client that asks for the outline when it needs it.
+func (s *Snapshot) Header() string { return header(s, summaryMax) }
+
 // header renders the page's facts and its summary, the summary in at most summary bytes.
 func header(s *Snapshot, summary int) string {
 	var b strings.Builder

@@ -19,7 +19,7 @@ func TestChanges(t *testing.T) {
 			el("status", "", txt(status)),
 			el("link", "Other page", R("e3"), pagetest.URL("https://a.test/other")))
 	}
-	other := pagetest.Page("https://a.test/other", "Other", el("heading", "Other", "level=1"))
+	other := pagetest.Page("https://a.test/other", "Other", el("heading", "Other", "level=1"), el("button", "Save", R("e9")))
 	for _, tc := range []struct {
 		name          string
 		before, after *snapshot.Snapshot
@@ -30,7 +30,10 @@ func TestChanges(t *testing.T) {
 		{name: "status reworded", before: page("Ready"), after: page("Hello, Ada"),
 			want: []string{"Changes since the last snapshot", `~ text: Hello, Ada (was: "Ready")`},
 			not:  []string{"Sign up", "Other page", "[ref=e2]"}},
-		{name: "new page", before: page("Ready"), after: other, want: []string{"The page now:\n" + other.Text}},
+		// a page the client has not seen: its summary, not its outline (snapshot reads that)
+		{name: "new page", before: page("Ready"), after: other, want: []string{"Now on this page (snapshot reads its outline):\n# Other — https://a.test/other\n", `# main actions: button "Save" e9`},
+			not: []string{`- heading "Other"`, "[ref=e9]"}},
+		{name: "first look", before: nil, after: page("Ready"), want: []string{"# Sign up — https://a.test/signup"}, not: []string{`- textbox "Name"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := changes(tc.before, tc.after)

@@ -154,7 +154,8 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			if tab, err = s.resolve(c); err != nil {
 				return nil, err
 			}
-			if before = c.st.lastSeen(tab); before == nil && !opt.Snapshot {
+			// a navigation's result is the new page's summary: no need for the page before
+			if before = c.st.lastSeen(tab); before == nil && !opt.Snapshot && k.Risk != actions.Navigates {
 				if snap, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{}); err == nil {
 					before = snap
 				}
@@ -181,8 +182,8 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		switch {
 		case opt.Snapshot:
 			b.WriteString("\n\n" + after.Text)
-		case before == nil:
-			b.WriteString("\n\nThe page now:\n" + after.Text)
+		case k.Risk == actions.Navigates:
+			b.WriteString("\n\n" + newPage(after))
 		default:
 			b.WriteString("\n\n" + changes(before, after))
 		}

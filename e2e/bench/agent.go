@@ -90,6 +90,12 @@ func runAgent(cfg config, r *Results) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	reqs := model.Requests()
+	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
+		for i, q := range reqs {
+			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
+		}
+	}
 	if p := model.Problems(); len(p) > 0 {
 		return fmt.Errorf("the scripted model: %v", p)
 	}
@@ -101,14 +107,8 @@ func runAgent(cfg config, r *Results) error {
 			return fmt.Errorf("step %d (%s) ended %s: %s", st.Index, st.Tool, st.Status, st.Error)
 		}
 	}
-	reqs := model.Requests()
 	if len(reqs) != len(moves) {
 		return fmt.Errorf("%d model calls, want %d", len(reqs), len(moves))
-	}
-	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
-		for i, q := range reqs {
-			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
-		}
 	}
 	tokens := make([]float64, len(reqs))
 	fresh := make([]float64, len(reqs)) // not in the previous request's prefix
