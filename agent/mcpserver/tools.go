@@ -165,27 +165,26 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		var b strings.Builder
-		b.WriteString(res.Text())
 		if k.Risk == actions.Reads {
-			return text("%s", b.String()), nil
+			return text("%s", res.Text()), nil
 		}
 		if res.TargetID != "" {
 			tab = res.TargetID
 		}
 		after, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{})
 		if err != nil {
-			fmt.Fprintf(&b, "\n(no snapshot after the action: %v)", err)
-			return text("%s", b.String()), nil
+			return text("%s\n(no snapshot after the action: %v)", res.Text(), err), nil
 		}
 		c.st.saw(tab, after)
+		var b strings.Builder
+		b.WriteString(res.TextBesidePage()) // what follows shows the page
 		switch {
 		case opt.Snapshot:
 			b.WriteString("\n\n" + after.Text)
 		case k.Risk == actions.Navigates:
 			b.WriteString("\n\n" + newPage(after))
 		default:
-			b.WriteString("\n\n" + changes(before, after))
+			b.WriteString("\n\n" + changes(before, after, setFields(a)))
 		}
 		return text("%s", b.String()), nil
 	}

@@ -699,7 +699,7 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		// the page did not change: the result is the observation
 		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
-	return l.observe(out.Text())
+	return l.observe(out.TextBesidePage()) // the observation shows the page
 }
 
 // navURL is the URL an action loads (navigate, open), or "".
