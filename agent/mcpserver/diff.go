@@ -32,7 +32,7 @@ func changes(before, after *snapshot.Snapshot, set []string) string {
 	if len(out) >= len(after.Text) {
 		return "The page now:\n" + after.Text
 	}
-	return "Changes since the last snapshot (+ added, - removed, ~ changed):\n" + out
+	return "Changes:\n" + out
 }
 
 // newPage is the result's view of a page just reached: its summary, and how to read it all.

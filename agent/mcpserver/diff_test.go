@@ -30,7 +30,7 @@ func TestChanges(t *testing.T) {
 	}{
 		{name: "same", before: page("Ready"), after: page("Ready"), want: []string{"No change in the page."}},
 		{name: "status reworded", before: page("Ready"), after: page("Hello, Ada"),
-			want: []string{"Changes since the last snapshot", `~ text: Hello, Ada (was: "Ready")`},
+			want: []string{"Changes:\n~ text: Hello, Ada (was: \"Ready\")"},
 			not:  []string{"Sign up", "Other page", "[ref=e2]"}},
 		// the value typed is in the action's message: not again in the changes
 		{name: "typed", before: page("Ready"), after: named("Ada", "Hello, Ada"), set: []string{"e1"},

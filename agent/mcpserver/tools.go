@@ -181,8 +181,9 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		switch {
 		case opt.Snapshot:
 			b.WriteString("\n\n" + after.Text)
-		case k.Risk == actions.Navigates:
+		case k.Risk == actions.Navigates || before == nil || before.URL != after.URL:
 			b.WriteString("\n\n" + newPage(after))
+			c.st.tell(tab, after.Header())
 		default:
 			b.WriteString("\n\n" + changes(before, after, setFields(a)))
 		}
@@ -275,10 +276,16 @@ func (s *Server) snapshot(c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o == (snapshot.Options{}) {
-		c.st.saw(tab, res.Snapshot)
+	snap := res.Snapshot
+	if o != (snapshot.Options{}) {
+		return text("%s", snap.Text), nil
 	}
-	return text("%s", res.Snapshot.Text), nil
+	c.st.saw(tab, snap)
+	if h := snap.Header(); c.st.heard(tab, h) {
+		// the client holds this page's summary from the navigation: the outline alone
+		return text("%s", snap.Outline()), nil
+	}
+	return text("%s", snap.Text), nil
 }
 
 // screenshot captures the tab as MCP image content.

@@ -129,7 +129,6 @@ func toolboxPrompt(tools []llms.Tool) string {
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
-	return "\n\nSkills: the user's saved procedures, which replay on the current tab quickly, without you (tools " + strings.Join(names, ", ") + "). " +
-		"When the goal looks like a routine a skill may cover (a site search, a form, a table, something done before), look for one first and run it with parameters from the goal (never invent values); " +
-		"then check its result and the page, and go on step by step if it failed or the goal needs more."
+	return "\n\nSkills: the user's saved procedures, replayed on the tab without you (tools " + strings.Join(names, ", ") + "). " +
+		"For a routine task (a site search, a form, a table, something done before) look for one first and run it with parameters from the goal, never invented; then check the page and go on if needed."
 }
