@@ -223,6 +223,7 @@ func TestEvalShippedSuite(t *testing.T) {
 		if code != 0 {
 			t.Errorf("tabrelay eval %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errOut)
 		}
+		t.Logf("tabrelay eval %v printed:\n%s", args, out) // the suite's figures: steps, calls, tokens
 		return rep
 	}
 

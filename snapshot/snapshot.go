@@ -64,6 +64,8 @@ type Snapshot struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Took is how long the snapshot took.
 	Took time.Duration `json:"took"`
+
+	outlineAt int // where the outline begins in Text, after the header
 }
 
 // build fetches every frame's accessibility tree and assigns refs.
@@ -272,6 +274,7 @@ func (s *Snapshot) renderText(o Options) {
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
 		s.Text = header(s, 0)
+		s.outlineAt = len(s.Text)
 		if s.Dialog != nil {
 			s.Text += "# the page is blocked until the dialog is accepted or dismissed\n"
 		}
@@ -283,7 +286,8 @@ func (s *Snapshot) renderText(o Options) {
 	}
 	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
 	s.Refs, s.Truncated = refs, truncated
-	s.Text = header(s, summaryLimit(o)) + body
+	h := header(s, summaryLimit(o))
+	s.Text, s.outlineAt = h+body, len(h)
 }
 
 // markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
@@ -307,7 +311,7 @@ func (s *Snapshot) renderBudget(o Options) {
 	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
 	body, refs, cut := join(lines, lineRefs, o.MaxChars)
 	s.Refs, s.Truncated = refs, cut || l.lines > 0
-	s.Text = h + l.note(o.MaxTokens) + body
+	s.Text, s.outlineAt = h+l.note(o.MaxTokens)+body, len(h)
 }
 
 func walkNodes(n *node, fn func(*node)) {
@@ -315,6 +319,21 @@ func walkNodes(n *node, fn func(*node)) {
 	for _, k := range n.kids {
 		walkNodes(k, fn)
 	}
+}
+
+// Header is the head of the snapshot's text without the outline: the page's title and URL, what
+// blocks or hides it (a dialog, a modal, refs below the fold) and its summary (forms,
+// collections, main actions, account), in a few lines. It is a short view of a page just
+// reached, for a client that asks for the outline when it needs it.
+func (s *Snapshot) Header() string { return header(s, summaryMax) }
+
+// Outline is Text after the header ([Snapshot.Header]): what was left out, the outline. It is the
+// whole Text for a snapshot not rendered in this process (decoded from JSON).
+func (s *Snapshot) Outline() string {
+	if s.outlineAt > len(s.Text) {
+		return s.Text
+	}
+	return s.Text[s.outlineAt:]
 }
 
 // header renders the page's facts and its summary, the summary in at most summary bytes.

@@ -197,3 +197,18 @@ func toAny(ns []*snapshot.Node) []any {
 	}
 	return out
 }
+
+// TestHeaderOutline: a rendered snapshot's text is its header (title, URL, summary) followed by
+// its outline, each available alone; the summary names the form's fields, the outline does
+// not repeat the header.
+func TestHeaderOutline(t *testing.T) {
+	s := pagetest.Page("https://a.test/join", "Join",
+		pagetest.El("form", "Join", pagetest.El("textbox", "Name", pagetest.Ref("e1")), pagetest.El("button", "Join", pagetest.Ref("e2"))))
+	h, o := s.Header(), s.Outline()
+	if h+o != s.Text || !strings.HasPrefix(h, "# Join — https://a.test/join\n") || !strings.Contains(h, `textbox "Name" e1`) {
+		t.Errorf("header %q + outline %q != text %q", h, o, s.Text)
+	}
+	if strings.Contains(o, "# ") || !strings.Contains(o, `- textbox "Name" [ref=e1]`) {
+		t.Errorf("outline %q", o)
+	}
+}

@@ -216,10 +216,17 @@ func (ts *tabState) networkLog(limit int) *Result {
 // message, then what the result carries beyond it, a line each (the page's title and URL, a
 // dialog, an evaluated value, the outline of a snapshot, the records as JSON lines, console messages, page errors,
 // requests, downloads, tabs). Binary data is described, not written.
-func (r *Result) Text() string {
+func (r *Result) Text() string { return r.text(true) }
+
+// TextBesidePage is [Result.Text] without the page's title and URL, for a door that shows the
+// page after the action itself (its outline, its changes or its summary), so that the model
+// does not read them twice.
+func (r *Result) TextBesidePage() string { return r.text(false) }
+
+func (r *Result) text(page bool) string {
 	var b strings.Builder
 	b.WriteString(r.Message)
-	if r.Title != "" || r.URL != "" {
+	if page && (r.Title != "" || r.URL != "") {
 		fmt.Fprintf(&b, "\nPage: %q %s", r.Title, r.URL)
 	}
 	if d := r.Dialog; d != nil {

@@ -1,20 +1,61 @@
 package mcpserver
 
 import (
+	"slices"
+
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // changes says what changed from page model before to after (see [snapshot.Compare]): added,
-// removed and changed elements, refs as they are. When the page is another one, or the changes
-// would be longer than the new outline, it returns the new outline instead.
-func changes(before, after *snapshot.Snapshot) string {
+// removed and changed elements, refs as they are (refs are stable across snapshots of a tab, so
+// the changes never merely renumber the page). The new values of the fields the action set
+// (set) are left out: its message states them. A page the client has not seen (no before, or
+// another URL) gets its short summary ([snapshot.Snapshot.Header]): the client asks for its
+// outline with snapshot when it needs it. Changes longer than the new outline give the
+// outline instead.
+func changes(before, after *snapshot.Snapshot, set []string) string {
+	if before == nil || before.URL != after.URL {
+		return newPage(after)
+	}
 	d := snapshot.Compare(before, after)
-	if d.Empty() && before.URL == after.URL {
+	d.Changes = slices.DeleteFunc(d.Changes, func(c snapshot.Change) bool {
+		return c.Kind == snapshot.Changed && c.After.Ref != "" && slices.Contains(set, c.After.Ref)
+	})
+	if d.Empty() {
+		if len(set) > 0 {
+			return "No other change in the page."
+		}
 		return "No change in the page."
 	}
 	out := d.Render(0)
-	if before.URL != after.URL || len(out) >= len(after.Text) {
+	if len(out) >= len(after.Text) {
 		return "The page now:\n" + after.Text
 	}
-	return "Changes since the last snapshot (+ added, - removed, ~ changed):\n" + out
+	return "Changes:\n" + out
+}
+
+// newPage is the result's view of a page just reached: its summary, and how to read it all.
+func newPage(after *snapshot.Snapshot) string {
+	return "Now on this page (snapshot reads its outline):\n" + after.Header()
+}
+
+// setFields are the refs of the fields action a sets to values its message states (type,
+// select, check, fill).
+func setFields(a actions.Action) []string {
+	switch p := a.Params.(type) {
+	case *actions.Type:
+		return []string{p.Ref}
+	case *actions.Select:
+		return []string{p.Ref}
+	case *actions.Check:
+		return []string{p.Ref}
+	case *actions.Fill:
+		refs := make([]string, len(p.Fields))
+		for i, f := range p.Fields {
+			refs[i] = f.Ref
+		}
+		return refs
+	}
+	return nil
 }

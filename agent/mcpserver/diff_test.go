@@ -11,29 +11,39 @@ import (
 func TestChanges(t *testing.T) {
 	el, txt := pagetest.El, pagetest.Text
 	type R = pagetest.Ref
-	page := func(status string) *snapshot.Snapshot {
+	named := func(name, status string) *snapshot.Snapshot {
 		return pagetest.Page("https://a.test/signup", "Sign up",
 			el("heading", "Sign up", "level=1"),
-			el("textbox", "Name", R("e1")),
+			el("textbox", "Name", R("e1"), pagetest.Value(name)),
 			el("button", "Send", R("e2")),
 			el("status", "", txt(status)),
 			el("link", "Other page", R("e3"), pagetest.URL("https://a.test/other")))
 	}
-	other := pagetest.Page("https://a.test/other", "Other", el("heading", "Other", "level=1"))
+	page := func(status string) *snapshot.Snapshot { return named("", status) }
+	other := pagetest.Page("https://a.test/other", "Other", el("heading", "Other", "level=1"), el("button", "Save", R("e9")))
 	for _, tc := range []struct {
 		name          string
 		before, after *snapshot.Snapshot
 		want          []string
 		not           []string
+		set           []string
 	}{
 		{name: "same", before: page("Ready"), after: page("Ready"), want: []string{"No change in the page."}},
 		{name: "status reworded", before: page("Ready"), after: page("Hello, Ada"),
-			want: []string{"Changes since the last snapshot", `~ text: Hello, Ada (was: "Ready")`},
+			want: []string{"Changes:\n~ text: Hello, Ada (was: \"Ready\")"},
 			not:  []string{"Sign up", "Other page", "[ref=e2]"}},
-		{name: "new page", before: page("Ready"), after: other, want: []string{"The page now:\n" + other.Text}},
+		// the value typed is in the action's message: not again in the changes
+		{name: "typed", before: page("Ready"), after: named("Ada", "Hello, Ada"), set: []string{"e1"},
+			want: []string{`~ text: Hello, Ada (was: "Ready")`}, not: []string{`textbox "Name"`}},
+		{name: "typed, nothing else", before: page("Ready"), after: named("Ada", "Ready"), set: []string{"e1"},
+			want: []string{"No other change in the page."}, not: []string{"Ada"}},
+		// a page the client has not seen: its summary, not its outline (snapshot reads that)
+		{name: "new page", before: page("Ready"), after: other, want: []string{"Now on this page (snapshot reads its outline):\n# Other — https://a.test/other\n", `# main actions: button "Save" e9`},
+			not: []string{`- heading "Other"`, "[ref=e9]"}},
+		{name: "first look", before: nil, after: page("Ready"), want: []string{"# Sign up — https://a.test/signup"}, not: []string{`- textbox "Name"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := changes(tc.before, tc.after)
+			got := changes(tc.before, tc.after, tc.set)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("changes lack %q:\n%s", w, got)

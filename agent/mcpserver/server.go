@@ -178,7 +178,7 @@ func (s *Server) MCP(spec string) (*mcp.Server, error) {
 // instructions tell the client's model how the tools fit together.
 const instructions = `tabrelay drives the browser tabs the user shared (their own logged-in browser). ` +
 	`Call snapshot to read the page as an outline with element refs (e12), then act with those refs. ` +
-	`After an action the result lists what changed in the outline; pass "snapshot": true for the whole new outline. ` +
+	`After an action the result lists what changed in the outline (+ added, - removed, ~ changed), or after a navigation a summary of the new page; pass "snapshot": true for the whole new outline. ` +
 	`A ref from an older page fails: take a new snapshot. Tabs are listed by tabs and chosen with switch_tab.`
 
 // Handler serves the MCP server over the streamable HTTP transport. The query parameter
@@ -210,6 +210,9 @@ type session struct {
 	mu   sync.Mutex
 	tab  string
 	seen map[string]*snapshot.Snapshot
+	// told is the page summary (snapshot.Snapshot.Header) last given of each tab, which a
+	// snapshot of the same page need not repeat.
+	told map[string]string
 }
 
 // Admit counts the sessions the MCP servers hold and, beyond MaxSessions, ends those idle the
@@ -292,7 +295,7 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	if st := s.sessions[ss]; st != nil {
 		return st
 	}
-	st := &session{seen: map[string]*snapshot.Snapshot{}}
+	st := &session{seen: map[string]*snapshot.Snapshot{}, told: map[string]string{}}
 	s.sessions[ss] = st
 	if ss != nil {
 		go func() {
@@ -329,6 +332,20 @@ func (st *session) saw(tab string, snap *snapshot.Snapshot) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.seen[tab] = snap
+}
+
+// tell records header as the page summary the session was given of tab; heard reports whether
+// it was given header last.
+func (st *session) tell(tab, header string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.told[tab] = header
+}
+
+func (st *session) heard(tab, header string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.told[tab] == header
 }
 
 // call is one tool call: its context, session state and arguments.

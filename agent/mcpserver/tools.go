@@ -156,7 +156,8 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 			if tab, err = s.resolve(c); err != nil {
 				return nil, err
 			}
-			if before = c.st.lastSeen(tab); before == nil && !opt.Snapshot {
+			// a navigation's result is the new page's summary: no need for the page before
+			if before = c.st.lastSeen(tab); before == nil && !opt.Snapshot && k.Risk != actions.Navigates {
 				if snap, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{}); err == nil {
 					before = snap
 				}
@@ -166,27 +167,27 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		var b strings.Builder
-		b.WriteString(res.Text())
 		if k.Risk == actions.Reads {
-			return text("%s", b.String()), nil
+			return text("%s", res.Text()), nil
 		}
 		if res.TargetID != "" {
 			tab = res.TargetID
 		}
 		after, err := s.opts.Actions.Snapshot(c.ctx, tab, snapshot.Options{})
 		if err != nil {
-			fmt.Fprintf(&b, "\n(no snapshot after the action: %v)", err)
-			return text("%s", b.String()), nil
+			return text("%s\n(no snapshot after the action: %v)", res.Text(), err), nil
 		}
 		c.st.saw(tab, after)
+		var b strings.Builder
+		b.WriteString(res.TextBesidePage()) // what follows shows the page
 		switch {
 		case opt.Snapshot:
 			b.WriteString("\n\n" + after.Text)
-		case before == nil:
-			b.WriteString("\n\nThe page now:\n" + after.Text)
+		case k.Risk == actions.Navigates || before == nil || before.URL != after.URL:
+			b.WriteString("\n\n" + newPage(after))
+			c.st.tell(tab, after.Header())
 		default:
-			b.WriteString("\n\n" + changes(before, after))
+			b.WriteString("\n\n" + changes(before, after, setFields(a)))
 		}
 		return text("%s", b.String()), nil
 	}
@@ -277,10 +278,16 @@ func (s *Server) snapshot(c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o == (snapshot.Options{}) {
-		c.st.saw(tab, res.Snapshot)
+	snap := res.Snapshot
+	if o != (snapshot.Options{}) {
+		return text("%s", snap.Text), nil
 	}
-	return text("%s", res.Snapshot.Text), nil
+	c.st.saw(tab, snap)
+	if h := snap.Header(); c.st.heard(tab, h) {
+		// the client holds this page's summary from the navigation: the outline alone
+		return text("%s", snap.Outline()), nil
+	}
+	return text("%s", snap.Text), nil
 }
 
 // screenshot captures the tab as MCP image content.

@@ -249,7 +249,7 @@ func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 		return "", false
 	}
 	said := fm.what
-	if first, _, _ := strings.Cut(last.Result, "\n"); strings.HasPrefix(first, "navigated") || strings.Contains(last.Result, "navigated:") {
+	if last.URLAfter != last.URLBefore {
 		said += fmt.Sprintf(" (now at %s)", last.URLAfter)
 	}
 	return said, true

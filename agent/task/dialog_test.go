@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,8 +152,9 @@ func TestDialogTool(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs := srv.Requests()
-			if !reqs[0].HasTool("dialog") {
-				t.Fatalf("dialog tool not offered: %v", reqs[0].Tools)
+			// the dialog tool is not in the core set: it joins the tools while a dialog is open
+			if reqs[0].HasTool("dialog") || !reqs[1].HasTool("dialog") || !reqs[len(reqs)-1].HasTool("dialog") {
+				t.Fatalf("dialog tool offered before the dialog (%v) or not after it (%v)", reqs[0].Tools, reqs[1].Tools)
 			}
 			// After the click the model is told about the dialog and the tool to answer it.
 			obs := reqs[1].Last().Text
@@ -215,10 +217,10 @@ func TestNewActionTools(t *testing.T) {
 	if err != nil || tk.Status != task.StatusSucceeded {
 		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
 	}
-	for _, name := range []string{"drag", "fill", "upload", "wait"} {
-		if !srv.Requests()[0].HasTool(name) {
-			t.Errorf("tool %s not offered", name)
-		}
+	// fill is a core tool; drag, upload and wait are named by more_tools and run when called
+	first := srv.Requests()[0]
+	if !first.HasTool("fill") || !first.HasTool("more_tools") || first.HasTool("drag") {
+		t.Errorf("tools offered: %v", first.Tools)
 	}
 	var got []string
 	for _, a := range p.actions() {
@@ -288,5 +290,41 @@ func TestSubmitPasswordUploadNeedConfirmation(t *testing.T) {
 				t.Errorf("%s, actions %v", done.Status, p.actions())
 			}
 		})
+	}
+}
+
+// TestMoreTools: a request offers the core tools only; more_tools lists the others with what
+// they do, refuses names it does not know, and enables the ones named, which are offered from
+// then on at the end of the list (the list before them stays the same, for the prompt cache).
+func TestMoreTools(t *testing.T) {
+	srv := llmtest.NewOpenAI(t,
+		llmtest.ToolCall("more_tools", `{}`),
+		llmtest.ToolCall("more_tools", `{"enable":["hover","teleport"]}`),
+		llmtest.ToolCall("more_tools", `{"enable":["drag"]}`),
+		llmtest.ToolCall("hover", `{"ref":"e1"}`),
+		llmtest.ToolCall("finish", `{"answer":"ok"}`),
+	)
+	p := &page{nodes: []*snapshot.Node{E("button", "Menu", ref("e1")), E("list", "Done", ref("e2"))}}
+	r := newRunner(t, srv, p, nil)
+	tk, err := r.Run(context.Background(), "open the menu", "tab1")
+	if err != nil || tk.Status != task.StatusSucceeded {
+		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
+	}
+	reqs := srv.Requests()
+	if reqs[0].HasTool("hover") || reqs[0].HasTool("tabs") || !reqs[0].HasTool("click") || !reqs[0].HasTool("more_tools") {
+		t.Errorf("first request's tools: %v", reqs[0].Tools)
+	}
+	if list := reqs[1].Last().Text; !strings.Contains(list, "- hover: Move the mouse over an element.") || !strings.Contains(list, "- tabs: ") || strings.Contains(list, "- click:") {
+		t.Errorf("more_tools listed:\n%s", list)
+	}
+	if res := reqs[2].Last().Text; !strings.Contains(res, `no tool teleport`) || !strings.Contains(res, "enabled hover") {
+		t.Errorf("more_tools with an unknown name: %s", res)
+	}
+	before, after := reqs[1].Tools, reqs[4].Tools
+	if want := append(slices.Clone(before), "hover", "drag"); !slices.Equal(after, want) {
+		t.Errorf("tools after enabling hover and drag:\n%v\nwant\n%v", after, want)
+	}
+	if got := p.actions(); len(got) != 1 || got[0].Kind != "hover" {
+		t.Errorf("actions %v", got)
 	}
 }

@@ -47,6 +47,7 @@ type loop struct {
 
 	tabID     string
 	lastSnap  *snapshot.Snapshot // the latest page model read (nil before the first)
+	snapTab   string             // the tab it was read from
 	lastText  string             // its outline text as the model was shown it (capped)
 	lastURL   string
 	lastTitle string
@@ -76,6 +77,11 @@ type loop struct {
 	box      Toolbox
 	boxTools []llms.Tool
 	boxNames map[string]bool
+
+	// vision: the screenshot tool is offered. enabled are the browser tools outside the core
+	// set that the model enabled with more_tools, in the order it enabled them.
+	vision  bool
+	enabled []llms.Tool
 }
 
 func newLoop(r *Runner, rn *run, ctx context.Context, memory []*Task) *loop {
@@ -108,11 +114,10 @@ func (l *loop) run() {
 // think is the model's turn loop: it asks the model, runs its tool calls and repeats until
 // the task ends. The history must already hold the goal and the page (start).
 func (l *loop) think() {
-	vision := l.opts.Vision
+	l.vision = l.opts.Vision
 	if _, ok := l.opts.Browser.(Screenshotter); !ok {
-		vision = false
+		l.vision = false
 	}
-	tools := append(Tools(vision), l.boxTools...)
 	system := buildSystemPrompt(l.opts.AllowedSites, l.memory) + toolboxPrompt(l.boxTools)
 	for {
 		if l.stopped() {
@@ -123,7 +128,7 @@ func (l *loop) think() {
 			return
 		}
 		l.turn++
-		resp, err := l.generate(system, tools)
+		resp, err := l.generate(system, l.offered())
 		if err != nil {
 			if l.stopped() {
 				return
@@ -182,13 +187,12 @@ func (l *loop) start() {
 		if err != nil {
 			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)) + "\nReading the page failed: " + pageErr(err))
 		} else {
-			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)+"\n"+l.lastText) + dialogNote(snap))
+			b.WriteString(pageBlock(l.lastText) + dialogNote(snap))
 			full = true
 		}
 	}
 	l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: b.String(), full: full,
-		summary: conv + fmt.Sprintf("Goal: %s\n\n[initial page superseded by later observations; it was:]\n%s", l.rn.task.Goal,
-			pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120))))})
+		summary: conv + fmt.Sprintf("Goal: %s\n\n%s", l.rn.task.Goal, supersededNote)})
 }
 
 // stopped ends the task if its context is done and reports whether it is.
@@ -503,6 +507,8 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		return l.askUser(args)
 	case toolHandOver:
 		return l.handOver(args)
+	case toolMore:
+		return l.moreTools(args)
 	}
 	if l.isBoxTool(name) {
 		return l.callBox(name, args)
@@ -678,7 +684,7 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		// the page did not change: the result is the observation
 		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
-	return l.observe(out.Text())
+	return l.observe(out.TextBesidePage()) // the observation shows the page
 }
 
 // navURL is the URL an action loads (navigate, open), or "".
@@ -870,23 +876,27 @@ func (l *loop) snapshot() (*snapshot.Snapshot, error) {
 	if snap == nil {
 		return nil, errors.New("reading the page: the browser returned no snapshot")
 	}
-	l.lastSnap, l.lastText = snap, capSnapshot(snap.Text, l.opts.MaxSnapshotChars)
+	l.lastSnap, l.snapTab, l.lastText = snap, l.tabID, capSnapshot(snap.Text, l.opts.MaxSnapshotChars)
 	return snap, nil
 }
 
+// supersededNote stands in the history for a page outline a later one superseded: the latest
+// outline and the changes after it say what the page holds, so an older one is not sent again.
+const supersededNote = "[page outline superseded by a later one]"
+
 // fullPage shows the model the page just read (snap, whose capped text is l.lastText).
 func (l *loop) fullPage(snap *snapshot.Snapshot) result {
-	n := strings.Count(strings.TrimSpace(l.lastText), "\n") + 1 // lines shown
 	return result{
-		text:    "page:\n" + pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)+"\n"+l.lastText) + dialogNote(snap),
+		text:    "page:\n" + pageBlock(l.lastText) + dialogNote(snap), // its header names the title and URL
 		full:    true,
-		summary: fmt.Sprintf("[snapshot of %d lines, superseded by a later one, of:]\n%s", n, pageBlock(pageHeader(truncate(l.lastTitle, 80), truncate(l.lastURL, 120)))),
+		summary: supersededNote,
 	}
 }
 
 // observe builds the small observation after an action: its result, the title when it
-// changed, and what changed in the outline (or the new page when the tab, its URL or much of
-// the outline changed).
+// changed, and what changed in the outline; the whole outline only when the page is new (another
+// tab or URL, or no outline before) or the changes would be longer than it. Refs are stable
+// across snapshots of a tab, so the changes never merely renumber the page.
 func (l *loop) observe(actResult string) result {
 	if r := strings.TrimSpace(actResult); r != "" {
 		return l.observeWith("result:\n" + pageBlock(capLines(r, maxResultText, "not shown")) + "\n")
@@ -896,7 +906,7 @@ func (l *loop) observe(actResult string) result {
 
 // observeWith is observe with the observation's first lines given (head ends in a newline).
 func (l *loop) observeWith(head string) result {
-	prevSnap, prevURL, prevTitle := l.lastSnap, l.lastURL, l.lastTitle
+	prevSnap, prevTab, prevURL, prevTitle := l.lastSnap, l.snapTab, l.lastURL, l.lastTitle
 	_ = l.refreshTab()
 	var b strings.Builder
 	b.WriteString(head)
@@ -905,11 +915,16 @@ func (l *loop) observeWith(head string) result {
 		fmt.Fprintf(&b, "page:\n%s\nreading the page afterwards failed: %s", pageBlock(pageHeader(truncate(l.lastTitle, 120), l.lastURL)), pageErr(err))
 		return result{text: b.String()}
 	}
-	d := snapshot.Compare(prevSnap, snap)
-	newLines := strings.Count(l.lastText, "\n") + 1
-	if prevSnap == nil || l.lastURL != prevURL || len(d.Changes) > max(40, newLines/2) {
+	var d *snapshot.Diff
+	changes := ""
+	if prevSnap != nil && prevTab == l.tabID && l.lastURL == prevURL {
+		if d = snapshot.Compare(prevSnap, snap); !d.Empty() {
+			changes = d.Render(0)
+		}
+	}
+	if d == nil || len(changes) >= len(l.lastText) {
 		if l.lastURL != prevURL {
-			fmt.Fprintf(&b, "navigated:\n%s\n", pageBlock(truncate(prevURL, 150)+" → "+truncate(l.lastURL, 200)))
+			b.WriteString("navigated to another page\n") // its URL heads the page below
 		}
 		full := l.fullPage(snap)
 		full.text = b.String() + full.text
@@ -923,7 +938,7 @@ func (l *loop) observeWith(head string) result {
 		b.WriteString("no change in the page outline" + dialogNote(snap))
 		return result{text: b.String()}
 	}
-	fmt.Fprintf(&b, "changes since the last snapshot (+ added, - removed, ~ changed):\n%s%s", pageBlock(d.Render(0)), dialogNote(snap))
+	fmt.Fprintf(&b, "changes since the last snapshot (+ added, - removed, ~ changed):\n%s%s", pageBlock(changes), dialogNote(snap))
 	return result{text: b.String()}
 }
 

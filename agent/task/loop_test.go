@@ -86,7 +86,7 @@ func TestMultiStepTask(t *testing.T) {
 			if !strings.Contains(first.Messages[0].Text, "Goal: Find the price of a kettle") || !strings.Contains(first.Messages[0].Text, `[ref=e2]`) {
 				t.Errorf("first message %q", first.Messages[0].Text)
 			}
-			for _, name := range []string{"snapshot", "click", "type", "finish", "fail", "update_plan", "tabs"} {
+			for _, name := range []string{"snapshot", "click", "type", "finish", "fail", "update_plan", "more_tools"} {
 				if !first.HasTool(name) {
 					t.Errorf("tool %s not offered", name)
 				}
@@ -106,7 +106,7 @@ func TestMultiStepTask(t *testing.T) {
 				t.Errorf("type observation:\n%s", res[2].Text)
 			}
 			// The click navigated: a fresh full page; the earlier snapshots are now summaries.
-			if !strings.Contains(res[3].Text, "navigated:") || !strings.Contains(res[3].Text, `"Buy now" [ref=e11]`) {
+			if !strings.Contains(res[3].Text, "navigated to another page") || !strings.Contains(res[3].Text, `"Buy now" [ref=e11]`) {
 				t.Errorf("click observation:\n%s", res[3].Text)
 			}
 			if !strings.Contains(res[1].Text, "superseded") || strings.Contains(last.Messages[0].Text, "[ref=e2]") {

@@ -119,17 +119,16 @@ func (l *loop) callBox(name string, args map[string]any) result {
 	return res
 }
 
-// toolboxPrompt describes the toolbox's tools in the system prompt.
+// toolboxPrompt tells the model when to use the toolbox's tools (their schemas, with what each
+// does, are in the tool list).
 func toolboxPrompt(tools []llms.Tool) string {
 	if len(tools) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("\n\nSkills: the user's saved procedures (recorded by showing a task once, or built in), which replay on the current tab quickly, without you. Tools for them:")
-	for _, t := range tools {
-		fmt.Fprintf(&b, "\n- %s: %s", t.Function.Name, t.Function.Description)
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Function.Name
 	}
-	b.WriteString("\nWhen the goal looks like a routine task a skill may cover (searching a site, filling a form, reading a table, something done before), look for a skill first and run it with parameters taken from the goal (never invent values). " +
-		"Then check its result and the page: if it failed or the goal needs more, go on step by step with the browser tools.")
-	return b.String()
+	return "\n\nSkills: the user's saved procedures, replayed on the tab without you (tools " + strings.Join(names, ", ") + "). " +
+		"For a routine task (a site search, a form, a table, something done before) look for one first and run it with parameters from the goal, never invented; then check the page and go on if needed."
 }

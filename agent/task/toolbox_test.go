@@ -91,7 +91,7 @@ func TestToolbox(t *testing.T) {
 				if clicks != 1 {
 					t.Errorf("the clashing click was offered: %v", r.Tools)
 				}
-				if !strings.Contains(r.System, "Skills:") || !strings.Contains(r.System, "- search: Search the shop.") {
+				if !strings.Contains(r.System, "Skills:") || !strings.Contains(r.System, "(tools lookup, search)") {
 					t.Errorf("the prompt does not present the toolbox:\n%s", r.System)
 				}
 				if got := b.called(); len(got) != 2 || got[0] != "lookup kettle on tab1 at https://shop.test/" || got[1] != "search kettle on tab1 at https://shop.test/" {
@@ -101,7 +101,7 @@ func TestToolbox(t *testing.T) {
 					t.Errorf("read-only result %q", res)
 				}
 				res := reqs[2].Last().Text
-				for _, want := range []string{"result of search:", `{"status":"succeeded"}`, "navigated:\n<page_content>\nhttps://shop.test/ → https://shop.test/search?q=kettle\n</page_content>", `button "Buy now"`} {
+				for _, want := range []string{"result of search:", `{"status":"succeeded"}`, "navigated to another page\npage:\n<page_content>\n# Results for kettle — https://shop.test/search?q=kettle", `button "Buy now"`} {
 					if !strings.Contains(res, want) {
 						t.Errorf("search result lacks %q:\n%s", want, res)
 					}

@@ -1,8 +1,11 @@
 package task
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tmc/langchaingo/llms"
@@ -18,7 +21,13 @@ func obj(props map[string]any, required ...string) map[string]any {
 	return o
 }
 
-func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+// str is a string parameter described by desc ("" for none: its name says it).
+func str(desc string) map[string]any {
+	if desc == "" {
+		return map[string]any{"type": "string"}
+	}
+	return map[string]any{"type": "string", "description": desc}
+}
 
 func tool(name, desc string, params map[string]any) llms.Tool {
 	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Description: desc, Parameters: params}}
@@ -34,41 +43,87 @@ const (
 	// toolHandOver hands the tab to the person for a step only they may do (signing in, a
 	// CAPTCHA, a 2FA code) and waits until they press Continue (Runner.Continue).
 	toolHandOver = "hand_over"
+	// toolMore lists the browser tools left out of the core set and enables some of them: they
+	// are offered in every later request of the task.
+	toolMore = "more_tools"
 )
 
-// Tools returns the tool definitions offered to the model: the action registry's tools
-// (screenshot only when vision is on) and the loop's own.
-func Tools(vision bool) []llms.Tool { return toolsFrom(actions.Default(), vision) }
+// coreKinds are the action kinds whose tools are offered in every model request: what a typical
+// step uses (read, find, act on elements and forms, scroll, navigate). The dialog tool joins
+// them while a JavaScript dialog is open.
+// The registry's other tools are reachable through more_tools, which keeps the fixed part of a
+// request small and the same from step to step (a provider's prompt cache holds it).
+var coreKinds = []reflect.Type{
+	reflect.TypeFor[actions.Snapshot](), reflect.TypeFor[actions.Search](), reflect.TypeFor[actions.Click](),
+	reflect.TypeFor[actions.Type](), reflect.TypeFor[actions.Select](), reflect.TypeFor[actions.Check](),
+	reflect.TypeFor[actions.Fill](), reflect.TypeFor[actions.Scroll](), reflect.TypeFor[actions.Navigate](),
+	reflect.TypeFor[actions.Back](),
+}
 
-// toolsFrom derives the browser tools from registry reg.
-func toolsFrom(reg *actions.Registry, vision bool) []llms.Tool {
+// isCore reports whether action kind k's tool is in the core set.
+func isCore(k *actions.Kind) bool { return slices.Contains(coreKinds, k.Params()) }
+
+// Tools returns every tool the loop answers: the action registry's tools (screenshot only when
+// vision is on) and the loop's own. A model is offered [CoreTools] and enables the rest through
+// more_tools.
+func Tools(vision bool) []llms.Tool {
+	core, more := toolsFrom(actions.Default(), vision)
+	return append(core, more...)
+}
+
+// CoreTools returns the tools offered in every model request, in a fixed order: the core
+// browser tools, the loop's own and more_tools, which names the rest.
+func CoreTools(vision bool) []llms.Tool {
+	core, _ := toolsFrom(actions.Default(), vision)
+	return core
+}
+
+// toolsFrom derives the browser tools from registry reg: core holds the core kinds' tools, the
+// loop's own tools and more_tools (naming the others), more the other browser tools.
+func toolsFrom(reg *actions.Registry, vision bool) (core, more []llms.Tool) {
 	defs, err := reg.Tools()
 	if err != nil {
 		panic(fmt.Sprintf("task: the action registry's tool schemas: %v", err)) // a programming error, caught by tests
 	}
-	ts := make([]llms.Tool, 0, len(defs)+3)
 	for _, d := range defs {
 		if isScreenshot(d.Kind) && !vision {
 			continue
 		}
-		ts = append(ts, tool(d.Name, d.Description, d.Parameters))
+		t := tool(d.Name, d.Description, d.Parameters)
+		if isCore(d.Kind) || isScreenshot(d.Kind) { // a vision model's way to see the page
+			core = append(core, t)
+		} else {
+			more = append(more, t)
+		}
 	}
-	return append(ts,
-		tool(toolUpdatePlan, "Set the plan: 2-7 short steps with their status (pending, active, done, failed).", obj(map[string]any{
+	names := make([]string, len(more))
+	for i, t := range more {
+		names[i] = t.Function.Name
+	}
+	core = append(core, loopTools()...)
+	core = append(core, tool(toolMore, "Enable more tools by name: "+strings.Join(names, ", ")+" (no names: what they do).",
+		obj(map[string]any{"enable": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}})))
+	return core, more
+}
+
+// loopTools are the loop's own tools, which are not browser actions.
+func loopTools() []llms.Tool {
+	return []llms.Tool{
+		tool(toolUpdatePlan, "Set the plan: 2-7 short steps with their status.", obj(map[string]any{
 			"steps": map[string]any{"type": "array", "items": obj(map[string]any{
 				"text": str("step"), "status": str("pending, active, done or failed"),
 			}, "text", "status")},
 		}, "steps")),
-		tool(toolFinish, "The goal is achieved: give the user the answer or a one-line summary of what was done.", obj(map[string]any{"answer": str("answer for the user")}, "answer")),
-		tool(toolFail, "The goal cannot be achieved: say why and what the user could do.", obj(map[string]any{"reason": str("reason")}, "reason")),
-		tool(toolAskUser, "Ask the user what the goal leaves open instead of guessing (which address, account, item); waits for the answer.", obj(map[string]any{
-			"question": str("question"),
-			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "answers to offer (optional)"},
+		tool(toolFinish, "Goal achieved: the answer, or what was done in a line.", obj(map[string]any{"answer": str("for the user")}, "answer")),
+		tool(toolFail, "The goal cannot be achieved: why, and what the user could do.", obj(map[string]any{"reason": str("")}, "reason")),
+		tool(toolAskUser, "Ask the user what the goal leaves open; waits for the answer.", obj(map[string]any{
+			"question": str(""),
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "answers to offer"},
 		}, "question")),
-		tool(toolHandOver, "Let the person do what only they may (sign-in, CAPTCHA, 2FA code) in this tab; waits for their Continue, then shows the page.", obj(map[string]any{
-			"instruction": str("what they must do in the tab"),
+		tool(toolHandOver, "Let the person do what only they may (sign-in, CAPTCHA, 2FA) in this tab; waits for them, then shows the page.", obj(map[string]any{
+			"instruction": str("what they must do"),
 		}, "instruction")),
-	)
+	}
 }
 
 // isScreenshot reports whether k is the screenshot kind, offered to vision models only.
@@ -78,7 +133,7 @@ func isScreenshot(k *actions.Kind) bool { return k.Params() == reflect.TypeFor[a
 // afterwards): the loop's own tools and actions of risk class Reads.
 func isReadOnlyTool(name string) bool {
 	switch name {
-	case toolUpdatePlan, toolFinish, toolFail, toolAskUser, toolHandOver:
+	case toolUpdatePlan, toolFinish, toolFail, toolAskUser, toolHandOver, toolMore:
 		return true
 	}
 	k := toolKind(name)
@@ -100,4 +155,79 @@ func toolKind(name string) *actions.Kind {
 		}
 	}
 	return nil
+}
+
+// offered is the tools of the loop's next model request, in an order that only grows at its
+// end, so that a provider's prompt cache holds across steps: the core tools, the toolbox's, then
+// the tools the model enabled.
+func (l *loop) offered() []llms.Tool {
+	if l.lastSnap != nil && l.lastSnap.Dialog != nil {
+		l.enable(toolKind("dialog"))
+	}
+	ts := append(CoreTools(l.vision), l.boxTools...)
+	return append(ts, l.enabled...)
+}
+
+// enable adds the tool of action kind k to the enabled tools unless it is offered already; it
+// reports whether it added it.
+func (l *loop) enable(k *actions.Kind) bool {
+	if k == nil || isCore(k) || slices.ContainsFunc(l.enabled, func(t llms.Tool) bool { return t.Function.Name == k.ToolName() }) {
+		return false
+	}
+	_, more := toolsFrom(actions.Default(), l.vision)
+	i := slices.IndexFunc(more, func(t llms.Tool) bool { return t.Function.Name == k.ToolName() })
+	if i < 0 {
+		return false
+	}
+	l.enabled = append(l.enabled, more[i])
+	return true
+}
+
+// moreTools answers more_tools: with names, it enables those tools for the rest of the task;
+// without, it lists the tools outside the core set with what they do. A browser tool the
+// model calls without enabling it runs all the same (the loop answers every tool of [Tools]).
+func (l *loop) moreTools(args map[string]any) result {
+	_, more := toolsFrom(actions.Default(), l.vision)
+	var names []string
+	switch v := args["enable"].(type) {
+	case []any:
+		for _, n := range v {
+			names = append(names, strings.TrimSpace(fmt.Sprint(n)))
+		}
+	case string:
+		names = strings.Split(v, ",")
+	}
+	if len(names) == 0 {
+		var b strings.Builder
+		for _, t := range more {
+			fmt.Fprintf(&b, "- %s: %s\n", t.Function.Name, t.Function.Description)
+		}
+		return result{text: b.String() + "Call more_tools with the names you need to enable them."}
+	}
+	var added, unknown []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		k := toolKind(n)
+		switch {
+		case k == nil || !slices.ContainsFunc(more, func(t llms.Tool) bool { return t.Function.Name == n }):
+			unknown = append(unknown, n)
+		case l.enable(k):
+			added = append(added, n)
+		}
+	}
+	if len(unknown) > 0 {
+		all := make([]string, len(more))
+		for i, t := range more {
+			all[i] = t.Function.Name
+		}
+		msg := fmt.Sprintf("no tool %s among the more tools (%s)", strings.Join(unknown, ", "), strings.Join(all, ", "))
+		if len(added) > 0 {
+			msg += "; enabled " + strings.Join(added, ", ")
+		}
+		return result{err: errors.New(msg)}
+	}
+	if len(added) == 0 {
+		return result{text: "already enabled: " + strings.Join(names, ", ")}
+	}
+	return result{text: "enabled: " + strings.Join(added, ", ")}
 }

@@ -5,52 +5,71 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tmc/langchaingo/llms"
 )
 
 // TestToolList: the model's tools come from the action registry (console, errors and
-// network included), every schema is an object with properties (googleai insists), and the
-// list stays within the size it had when it was written out by hand (6410 bytes of JSON
-// without vision, 6615 with) plus the find tool (search, 335 bytes, which lets the model's
-// snapshot shrink from a 30 KB cap to a token budget, 2,000 today), the extract tool (536 bytes:
-// records from rows, cards and results across pages, in one call instead of a page read and
-// many steps), the conversation tools (ask_user and hand_over, 750 bytes) and the downloads
-// tool (221 bytes, without which the agent cannot see or wait for a file it downloads), so the
-// registry costs no tokens.
+// network included) and every schema is an object with properties (googleai insists). Every
+// request offers the core set, whose JSON must stay within 4,700 bytes (it was 8,252 bytes for
+// every tool when the whole list was offered): the kinds a typical step uses, the loop's own
+// tools and more_tools, which names each of the other tools.
 func TestToolList(t *testing.T) {
-	for _, c := range []struct {
-		vision bool
-		max    int
-	}{{false, 6410 + 335 + 536 + 750 + 221}, {true, 6615 + 335 + 536 + 750 + 221}} {
-		tools := Tools(c.vision)
-		b, err := json.Marshal(tools)
+	for _, vision := range []bool{false, true} {
+		all, core := Tools(vision), CoreTools(vision)
+		b, err := json.Marshal(core)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) > c.max {
-			t.Errorf("vision=%v: the tool list is %d bytes of JSON, more than %d", c.vision, len(b), c.max)
+		if max := 4700 + 250*btoi(vision); len(b) > max {
+			t.Errorf("vision=%v: the core tools are %d bytes of JSON, more than %d", vision, len(b), max)
 		}
-		var names []string
-		for _, tl := range tools {
-			names = append(names, tl.Function.Name)
+		names := func(ts []llms.Tool) []string {
+			var out []string
+			for _, tl := range ts {
+				out = append(out, tl.Function.Name)
+			}
+			return out
+		}
+		allNames, coreNames := names(all), names(core)
+		for _, tl := range all {
 			p, ok := tl.Function.Parameters.(map[string]any)
 			if _, has := p["properties"]; !ok || p["type"] != "object" || !has {
 				t.Errorf("%s: parameters %v are not an object with properties", tl.Function.Name, tl.Function.Parameters)
 			}
 		}
-		for _, want := range []string{"click", "type", "check", "fill", "wait", "new_tab", "switch_tab", "close_tab", "console", "errors", "network", "finish"} {
-			if !slices.Contains(names, want) {
-				t.Errorf("vision=%v: no tool %s in %v", c.vision, want, names)
+		for _, want := range []string{"click", "type", "check", "fill", "wait", "new_tab", "switch_tab", "close_tab", "console", "errors", "network", "finish", "more_tools"} {
+			if !slices.Contains(allNames, want) {
+				t.Errorf("vision=%v: no tool %s in %v", vision, want, allNames)
 			}
 		}
-		if slices.Contains(names, "screenshot") != c.vision {
-			t.Errorf("vision=%v: screenshot offered: %v", c.vision, slices.Contains(names, "screenshot"))
+		for _, want := range []string{"snapshot", "find", "click", "type", "fill", "select", "check", "scroll", "navigate", "finish", "fail", "ask_user", "hand_over", "more_tools"} {
+			if !slices.Contains(coreNames, want) {
+				t.Errorf("vision=%v: %s is not in the core set %v", vision, want, coreNames)
+			}
+		}
+		more := core[len(core)-1].Function
+		for _, n := range allNames {
+			if !slices.Contains(coreNames, n) && !strings.Contains(more.Description, n) {
+				t.Errorf("more_tools does not name %s: %q", n, more.Description)
+			}
+		}
+		if slices.Contains(allNames, "screenshot") != vision || slices.Contains(coreNames, "screenshot") != vision {
+			t.Errorf("vision=%v: screenshot offered: %v", vision, slices.Contains(coreNames, "screenshot"))
 		}
 		for _, hidden := range []string{"evaluate", "pdf", "resize", "open", "focus"} {
-			if slices.Contains(names, hidden) {
+			if slices.Contains(allNames, hidden) {
 				t.Errorf("%s is offered to the model", hidden)
 			}
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestCapLines: a result or an outline past its cap is cut on a line boundary with a note of

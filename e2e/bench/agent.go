@@ -49,8 +49,9 @@ const agentPageElements = 20000
 // runAgent runs agentMoves as a task of the in-process agent on /gen.html?n=20000 through the
 // real extension, with the model played by the scripted OpenAI-protocol server, and reports
 // what each model call cost in tokens (the whole request: system prompt, tool schemas, history
-// and observations). Issue 17's targets (median ≤ 3,000, first step ≤ 5,000) are reported, not
-// asserted.
+// and observations), in all and not in the previous request's prefix (what a provider's prompt
+// cache would not hold). The targets (first step ≤ 5,000, median ≤ 3,000, whole task ≤ 30,000)
+// are reported, not asserted.
 func runAgent(cfg config, r *Results) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -90,6 +91,12 @@ func runAgent(cfg config, r *Results) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	reqs := model.Requests()
+	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
+		for i, q := range reqs {
+			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
+		}
+	}
 	if p := model.Problems(); len(p) > 0 {
 		return fmt.Errorf("the scripted model: %v", p)
 	}
@@ -101,14 +108,8 @@ func runAgent(cfg config, r *Results) error {
 			return fmt.Errorf("step %d (%s) ended %s: %s", st.Index, st.Tool, st.Status, st.Error)
 		}
 	}
-	reqs := model.Requests()
 	if len(reqs) != len(moves) {
 		return fmt.Errorf("%d model calls, want %d", len(reqs), len(moves))
-	}
-	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
-		for i, q := range reqs {
-			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
-		}
 	}
 	tokens := make([]float64, len(reqs))
 	fresh := make([]float64, len(reqs)) // not in the previous request's prefix
@@ -119,6 +120,10 @@ func runAgent(cfg config, r *Results) error {
 			fresh[i] = float64(q.NewTokens(reqs[i-1]))
 		}
 	}
+	for i := range reqs {
+		// the per-step table: the whole request, and what a provider's prompt cache would not hold
+		fmt.Fprintf(os.Stderr, "    step %2d %-10s %6.0f tokens, %6.0f new\n", i+1, moves[i].tool, tokens[i], fresh[i])
+	}
 	sorted := append([]float64(nil), tokens...)
 	sort.Float64s(sorted)
 	med := median(tokens)
@@ -127,7 +132,8 @@ func runAgent(cfg config, r *Results) error {
 	r.add(Figure{Group: "agent", Name: page + ": median step", Unit: "tokens", Value: med, Target: "≤ 3000", Met: met(med <= 3000)})
 	r.add(Figure{Group: "agent", Name: page + ": largest step", Unit: "tokens", Value: sorted[len(sorted)-1]})
 	r.add(Figure{Group: "agent", Name: page + ": median step, new tokens (not in the previous request's prefix)", Unit: "tokens", Value: median(fresh)})
-	r.add(Figure{Group: "agent", Name: page + ": whole task", Unit: "tokens", Value: sum(tokens)})
+	r.add(Figure{Group: "agent", Name: page + ": whole task", Unit: "tokens", Value: sum(tokens), Target: "≤ 30000", Met: met(sum(tokens) <= 30000)})
+	r.add(Figure{Group: "agent", Name: page + ": whole task, new tokens", Unit: "tokens", Value: sum(fresh)})
 	r.add(Figure{Group: "agent", Name: page + ": wall time", Unit: "s", Value: tk.FinishedAt.Sub(tk.CreatedAt).Seconds()})
 	return nil
 }
