@@ -144,7 +144,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	e.PUT("/json/new", s.jsonNew, cdp...)
 	e.GET("/json/new", func(c echo.Context) error {
-		return c.String(http.StatusMethodNotAllowed, "Using unsafe HTTP verb GET to invoke /json/new. This action supports only PUT verb.")
+		return c.String(http.StatusMethodNotAllowed, "Using unsafe HTTP verb "+sentMethod(c.Request())+" to invoke /json/new. This action supports only PUT verb.")
 	}, cdp...)
 	e.Any("/json/activate/:id", s.jsonActivate, cdp...)
 	e.Any("/json/close/:id", s.jsonClose, cdp...)
@@ -223,7 +223,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.limits = s.opts.Limits.withDefaults()
 	s.e.Use(s.bound)
 	srv := &http.Server{
-		Handler:           s.e,
+		Handler:           lenientDiscoveryMethod(s.e),
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
 		IdleTimeout:       s.limits.IdleTimeout, // keep-alive only: hijacked WebSockets are the handlers' own
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
