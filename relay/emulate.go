@@ -42,6 +42,10 @@ func (h *Hub) emulate(r *req) {
 		}))
 	case "Browser.setDownloadBehavior":
 		h.setDownloadBehavior(r)
+	case "Browser.cancelDownload":
+		h.cancelDownloadCmd(r)
+	case "Browser.grantPermissions", "Browser.setPermission", "Browser.resetPermissions":
+		h.permissions(r)
 	case "Browser.getWindowForTarget":
 		win := int64(1)
 		if r.s.t != nil && r.s.t.tab.WindowID != 0 {
@@ -77,9 +81,10 @@ func (h *Hub) emulate(r *req) {
 		h.createTarget(r)
 	case "Target.closeTarget", "Target.activateTarget":
 		h.tabOp(r)
-	case "Target.createBrowserContext", "Target.disposeBrowserContext":
-		r.fail(codeServerError, "tabrelay shares tabs of the user's own browser profile: separate browser contexts are not available; use the default context")
 	default:
+		if refuse(r) {
+			return
+		}
 		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (tabrelay emulates the Target and Browser methods that Chrome extensions cannot use; this one is not among them)", r.method))
 	}
 }

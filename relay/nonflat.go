@@ -104,12 +104,13 @@ func (h *Hub) detachNonFlat(c *Client, announce bool) {
 	}
 }
 
-// endNonFlat ends the non-flat sessions attached from s, which is ending. Call with h.mu held.
+// endNonFlat ends the non-flat sessions attached from s, which is ending: s is told of each
+// (as of a flat child session, before its own end). Call with h.mu held.
 func (h *Hub) endNonFlat(s *session) {
 	delete(s.c.nf.autoNonFlat, s)
 	for _, c := range s.c.nf.inner {
 		if c.nf.via.parent == s {
-			h.detachNonFlat(c, false)
+			h.detachNonFlat(c, true)
 		}
 	}
 }
