@@ -27,6 +27,8 @@ type Client struct {
 	cut      bool // disconnected as too slow (see cutSlow)
 	// dl is the client's Browser.setDownloadBehavior, nil for Chrome's default (download.go).
 	dl *dlBehavior
+	// nf: non-flat sessions attached from this client, or the one this client is (nonflat.go).
+	nf nonFlat
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -159,6 +161,10 @@ func (c *Client) send(msg []byte) {
 	if c.closed {
 		return
 	}
+	if c.nf.via != nil { // a non-flat session: its messages travel inside its parent session
+		c.nf.via.deliver(msg)
+		return
+	}
 	if !c.out.push(msg) {
 		if c.out.isClosed() { // already dropped (it left, the server is shutting down, or cut)
 			c.closed = true
@@ -249,9 +255,14 @@ func (c *Client) Name() string { return c.name }
 
 // Leave unregisters the client and undoes what it left switched on in the user's tabs.
 func (c *Client) Leave() {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	c.leave()
+}
+
+// leave is Leave with h.mu held.
+func (c *Client) leave() {
 	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if _, ok := h.clients[c]; !ok {
 		return
 	}
@@ -293,6 +304,7 @@ func (h *Hub) endSession(s *session, cleanup bool) {
 	if _, ok := s.c.sessions[s.id]; !ok {
 		return
 	}
+	h.endNonFlat(s)
 	for _, ch := range s.children {
 		h.endSession(ch, cleanup)
 	}
@@ -498,6 +510,13 @@ func (c *Client) Handle(msg []byte) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	c.handle(msg, e, err)
+}
+
+// handle is Handle once msg is parsed, with h.mu held (a non-flat session's messages arrive
+// here from Target.sendMessageToTarget).
+func (c *Client) handle(msg []byte, e envelope, err error) {
+	h := c.h
 	if c.closed {
 		return
 	}

@@ -34,12 +34,59 @@ func (s *Server) jsonVersion(c echo.Context) error {
 	product, ua := s.hub.Version()
 	return c.JSON(http.StatusOK, map[string]string{
 		"Browser":              product,
+		"File-Path-Style":      filePathStyle,
 		"Protocol-Version":     "1.3",
 		"User-Agent":           ua,
 		"V8-Version":           "",
-		"WebKit-Version":       "",
+		"WebKit-Version":       webKitVersion(ua),
 		"webSocketDebuggerUrl": s.wsURL(c, "/devtools/browser/"+s.hub.BrowserID()),
 	})
+}
+
+// webKitVersion is the WebKit version a user agent names ("537.36" from "AppleWebKit/537.36"),
+// "" if it names none. Chrome adds its source revision in parentheses, which an extension cannot
+// learn.
+func webKitVersion(ua string) string {
+	_, v, ok := strings.Cut(ua, "AppleWebKit/")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool { return r != '.' && (r < '0' || r > '9') }); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+// sentMethodKey holds, in a discovery request's context, the method as the client spelt it.
+type sentMethodKey struct{}
+
+// lenientDiscoveryMethod takes /json/* requests in any method spelling, as Chrome does: Chrome
+// answers every method on its discovery routes (zendriver asks "get /json/version") and checks
+// only that /json/new comes as PUT, in any case. The request is routed as GET (PUT for a /json/new
+// sent as put, Put, …), on a copy: the response is still written for the method sent (no body
+// for HEAD). The method as sent is kept for /json/new's refusal (see sentMethod).
+func lenientDiscoveryMethod(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/json" || strings.HasPrefix(r.URL.Path, "/json/") {
+			want := http.MethodGet
+			if (r.URL.Path == "/json/new" || r.URL.Path == "/json/new/") && strings.EqualFold(r.Method, http.MethodPut) {
+				want = http.MethodPut
+			}
+			if r.Method != want {
+				r = r.WithContext(context.WithValue(r.Context(), sentMethodKey{}, r.Method))
+				r.Method = want
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sentMethod is the request's method as the client spelt it (see lenientDiscoveryMethod).
+func sentMethod(r *http.Request) string {
+	if m, ok := r.Context().Value(sentMethodKey{}).(string); ok {
+		return m
+	}
+	return r.Method
 }
 
 // targetJSON is one entry of /json/list.

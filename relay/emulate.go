@@ -42,6 +42,10 @@ func (h *Hub) emulate(r *req) {
 		}))
 	case "Browser.setDownloadBehavior":
 		h.setDownloadBehavior(r)
+	case "Browser.cancelDownload":
+		h.cancelDownloadCmd(r)
+	case "Browser.grantPermissions", "Browser.setPermission", "Browser.resetPermissions":
+		h.permissions(r)
 	case "Browser.getWindowForTarget":
 		win := int64(1)
 		if r.s.t != nil && r.s.t.tab.WindowID != 0 {
@@ -66,6 +70,8 @@ func (h *Hub) emulate(r *req) {
 		r.ok(mustJSON(map[string]string{"sessionId": s.id}))
 	case "Target.detachFromTarget":
 		h.detachFromTarget(r)
+	case "Target.sendMessageToTarget":
+		h.sendMessageToTarget(r)
 	case "Target.getTargetInfo":
 		h.getTargetInfo(r)
 	case "Target.getBrowserContexts":
@@ -75,9 +81,10 @@ func (h *Hub) emulate(r *req) {
 		h.createTarget(r)
 	case "Target.closeTarget", "Target.activateTarget":
 		h.tabOp(r)
-	case "Target.createBrowserContext", "Target.disposeBrowserContext":
-		r.fail(codeServerError, "tabrelay shares tabs of the user's own browser profile: separate browser contexts are not available; use the default context")
 	default:
+		if refuse(r) {
+			return
+		}
 		r.fail(codeMethodNotFound, fmt.Sprintf("'%s' wasn't found (tabrelay emulates the Target and Browser methods that Chrome extensions cannot use; this one is not among them)", r.method))
 	}
 }
@@ -152,12 +159,13 @@ func (h *Hub) setAutoAttach(r *req) {
 	if !r.decode(&p) {
 		return
 	}
-	if p.AutoAttach && !p.Flatten {
-		r.fail(codeServerError, "tabrelay supports Target.setAutoAttach only with flatten: true (flat sessions)")
+	s := r.s
+	if p.AutoAttach && !p.Flatten && s.kind == kindBrowser {
+		r.fail(codeInvalidRequest, "Only flatten protocol is supported with browser level auto-attach")
 		return
 	}
-	s := r.s
 	s.autoAttach, s.aFilter, s.waitOnStart = p.AutoAttach, p.Filter, p.WaitOnStart
+	r.c.nf.setAutoFlat(s, p.Flatten)
 	if p.AutoAttach {
 		// the targets there already are running: Chrome announces them not waiting
 		switch s.kind {
@@ -168,7 +176,11 @@ func (h *Hub) setAutoAttach(r *req) {
 		case kindTab:
 			if matches(p.Filter, "page") && !s.announced[s.t.id] {
 				s.announced[s.t.id] = true
-				h.attachPage(r.c, s.t, s, false)
+				if !p.Flatten {
+					h.attachPageNonFlat(s, s.t, s.t.id, false)
+				} else {
+					h.attachPage(r.c, s.t, s, false)
+				}
 			}
 		case kindPage, kindChild:
 			for _, ch := range s.t.children {
@@ -204,6 +216,10 @@ func (h *Hub) autoAttachChild(s *session, ch *child, isNew bool) {
 		return
 	}
 	s.announced[ch.ext] = true
+	if !s.c.nf.autoFlat(s) {
+		h.attachChildNonFlat(s, s.t, ch, ch.ext, isNew && s.waitOnStart)
+		return
+	}
 	cs := s.c.newSession(kindChild, s.t, ch.ext, s)
 	cs.childTID = ch.targetID
 	s.children[cs.id] = cs
@@ -260,7 +276,7 @@ func (h *Hub) attachToTarget(r *req) {
 		return
 	}
 	if !p.Flatten {
-		r.fail(codeServerError, "tabrelay supports Target.attachToTarget only with flatten: true (flat sessions)")
+		h.attachToTargetNonFlat(r, p.TargetID)
 		return
 	}
 	if p.TargetID == h.browserID {
@@ -300,6 +316,9 @@ func (h *Hub) detachFromTarget(r *req) {
 		TargetID  string `json:"targetId"`
 	}
 	if !r.decode(&p) {
+		return
+	}
+	if h.detachNonFlatByID(r, p.SessionID, p.TargetID) {
 		return
 	}
 	var s *session

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type Options struct {
 	ExtensionIDs []string
 	// AllowNonLoopback permits a non-loopback listen address.
 	AllowNonLoopback bool
+	// TrustSameUser lets a loopback connection from a process of the server's own OS user in
+	// without the secret, unless the request bears a browser's marks (see peer.go). Linux only:
+	// NewServer refuses it elsewhere.
+	TrustSameUser bool
 	// Hub tunes routing.
 	Hub HubOptions
 	// Logger receives structured logs.
@@ -98,6 +103,11 @@ func NewServer(opts Options) (*Server, error) {
 	if err := config.CheckListenAddr(opts.Addr, opts.AllowNonLoopback); err != nil {
 		return nil, err
 	}
+	if opts.TrustSameUser {
+		if err := checkPeerSupport(); err != nil {
+			return nil, err
+		}
+	}
 	if len(opts.ExtensionIDs) == 0 {
 		opts.ExtensionIDs = []string{config.DefaultExtensionID}
 	}
@@ -144,7 +154,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	e.PUT("/json/new", s.jsonNew, cdp...)
 	e.GET("/json/new", func(c echo.Context) error {
-		return c.String(http.StatusMethodNotAllowed, "Using unsafe HTTP verb GET to invoke /json/new. This action supports only PUT verb.")
+		return c.String(http.StatusMethodNotAllowed, "Using unsafe HTTP verb "+sentMethod(c.Request())+" to invoke /json/new. This action supports only PUT verb.")
 	}, cdp...)
 	e.Any("/json/activate/:id", s.jsonActivate, cdp...)
 	e.Any("/json/close/:id", s.jsonClose, cdp...)
@@ -219,11 +229,14 @@ func (s *Server) Start(ctx context.Context) error {
 			s.log.Warn().Strs("hosts", hosts).Int("port", s.port).Msg("listening on non-loopback addresses: whoever reaches them with the secret controls the shared tabs")
 		}
 	}
+	if s.opts.TrustSameUser {
+		s.log.Warn().Int("uid", os.Getuid()).Msg("trusting same-user peers: loopback connections from this OS user's processes need no secret (requests from a browser still do)")
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.limits = s.opts.Limits.withDefaults()
 	s.e.Use(s.bound)
 	srv := &http.Server{
-		Handler:           s.e,
+		Handler:           lenientDiscoveryMethod(s.e),
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
 		IdleTimeout:       s.limits.IdleTimeout, // keep-alive only: hijacked WebSockets are the handlers' own
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
@@ -486,7 +499,7 @@ func (s *Server) requireSecret(next echo.HandlerFunc, optional bool) echo.Handle
 			return next(c)
 		}
 		if err == nil && !present {
-			if optional {
+			if optional || s.trustedPeer(r) {
 				return next(c)
 			}
 			return echo.NewHTTPError(http.StatusUnauthorized, "tabrelay: this endpoint needs the secret; pass it as 'Authorization: Bearer <token>' or '?token=<token>' (`tabrelay token` prints it)")
@@ -498,6 +511,20 @@ func (s *Server) requireSecret(next echo.HandlerFunc, optional bool) echo.Handle
 		s.log.Warn().Str("path", r.URL.Path).Msg("refused a request with a wrong secret")
 		return s.refuseWrongCredential(c, msg)
 	}
+}
+
+// trustedPeer reports whether a request without a credential may pass as a same-user peer
+// (Options.TrustSameUser; see peer.go). It does not count as carrying the secret: answers built
+// for it (webSocketDebuggerUrl) do not carry the secret either.
+func (s *Server) trustedPeer(r *http.Request) bool {
+	if !s.opts.TrustSameUser || browserProvenance(r.Header) {
+		return false
+	}
+	ok, why := samePeerUser(r)
+	if !ok {
+		s.log.Debug().Str("path", r.URL.Path).Str("why", why).Msg("not trusted as a same-user peer")
+	}
+	return ok
 }
 
 // refuseWrongCredential counts a wrong credential and refuses it with 401 and msg after the

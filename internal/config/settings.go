@@ -42,6 +42,7 @@ type Server struct {
 	Common             `embed:""`
 	AllowNonLoopback   bool          `name:"dangerously-listen-non-loopback" env:"TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK" help:"allow a non-loopback --addr: anyone who reaches it with the secret controls your browser"`
 	AllowCloseUserTabs bool          `name:"allow-close-user-tabs" env:"TABRELAY_ALLOW_CLOSE_USER_TABS" help:"let clients close tabs you shared yourself"`
+	TrustSameUser      bool          `name:"trust-same-user" env:"TABRELAY_TRUST_SAME_USER" help:"Linux: let programs running as your own OS user connect over loopback without the secret (requests from a browser still need it); see SECURITY.md"`
 	ExtensionIDs       string        `name:"extension-ids" help:"extra allowed extension ids, comma separated (also TABRELAY_EXTENSION_IDS)"`
 	Vision             bool          `name:"agent-vision" env:"TABRELAY_LLM_VISION" help:"the model reads images: offer the agent the screenshot tool"`
 	ClientQueueMB      int           `name:"client-queue-budget-mb" default:"512" help:"memory, in MiB, for the messages waiting to be written to all CDP clients together; past it the slowest reader (largest queue) is disconnected with 1008"`

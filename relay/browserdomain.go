@@ -1,0 +1,107 @@
+package relay
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Every method of the Browser and Target domains that Chrome answers at browser level is either
+// served by emulate (as Chrome serves it, through the extension where it needs the browser) or
+// refused with the reason below. README.md lists the refused ones with the same reasons;
+// TestBrowserLevelMethods walks the protocol description /json/protocol serves and
+// e2e's TestBrowserLevelMethodsLikeChrome walks Chromium's own list against Chrome's endpoint and
+// tabrelay. The list holds the methods of the embedded description and of recent Chromium both.
+var refusedMethods = map[string]string{
+	"Browser.crash":                                 "tabrelay never crashes the user's browser",
+	"Browser.crashGpuProcess":                       "tabrelay never crashes the user's browser",
+	"Browser.getBrowserCommandLine":                 "the user's browser's command line is not shared",
+	"Browser.addMockCamera":                         "tabrelay does not change the user's devices",
+	"Browser.getHistograms":                         "the user's browser's histograms are not shared",
+	"Browser.getHistogram":                          "the user's browser's histograms are not shared",
+	"Browser.getWindowBounds":                       "tabrelay does not report the user's windows (Browser.getWindowForTarget answers for a shared tab)",
+	"Browser.setWindowBounds":                       "tabrelay does not move or resize the user's windows; use Emulation.setDeviceMetricsOverride on the page",
+	"Browser.setContentsSize":                       "tabrelay does not resize the user's windows; use Emulation.setDeviceMetricsOverride on the page",
+	"Browser.setDockTile":                           "tabrelay does not change the user's browser's dock tile",
+	"Browser.executeBrowserCommand":                 "tabrelay does not run browser commands in the user's browser",
+	"Browser.addPrivacySandboxEnrollmentOverride":   "tabrelay does not change the user's privacy settings",
+	"Browser.addPrivacySandboxCoordinatorKeyConfig": "tabrelay does not change the user's privacy settings",
+	"Browser.getGlobalPrivacyControl":               "tabrelay does not read or change the user's privacy settings",
+	"Browser.setGlobalPrivacyControl":               "tabrelay does not read or change the user's privacy settings",
+	"Target.createBrowserContext":                   "tabrelay shares tabs of the user's own browser profile: separate browser contexts are not available; use the default context",
+	"Target.disposeBrowserContext":                  "tabrelay shares tabs of the user's own browser profile: separate browser contexts are not available; use the default context",
+	"Target.exposeDevToolsProtocol":                 "tabrelay does not expose the DevTools protocol to pages",
+	"Target.autoAttachRelated":                      "not available through the browser extension; use Target.setAutoAttach",
+	"Target.setRemoteLocations":                     "tabrelay does not discover remote targets",
+	"Target.getDevToolsTarget":                      "tabrelay does not open DevTools windows in the user's browser",
+	"Target.openDevTools":                           "tabrelay does not open DevTools windows in the user's browser",
+}
+
+// refuse answers a method tabrelay refuses on purpose (see refusedMethods) and reports whether
+// it was one.
+func refuse(r *req) bool {
+	why, ok := refusedMethods[r.method]
+	if ok {
+		r.fail(codeServerError, fmt.Sprintf("tabrelay: %s is not available: %s", r.method, why))
+	}
+	return ok
+}
+
+// RefusedMethods lists the Browser and Target methods tabrelay refuses on purpose, sorted, each
+// with its reason (for the README's list and its test).
+func RefusedMethods() [][2]string {
+	out := make([][2]string, 0, len(refusedMethods))
+	for m, why := range refusedMethods {
+		out = append(out, [2]string{m, why})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// cancelDownload handles Browser.cancelDownload: a download of a shared tab, by its guid.
+func (h *Hub) cancelDownloadCmd(r *req) {
+	var p struct {
+		GUID string `json:"guid"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	d := h.downloads[p.GUID]
+	if d == nil || d.finished {
+		r.fail(codeInvalidParams, "No download item found for the given GUID")
+		return
+	}
+	h.cancelDownload(d)
+	r.ok(nil)
+}
+
+// permissions handles Browser.grantPermissions, Browser.setPermission and
+// Browser.resetPermissions. Chrome applies them to a browser context, for the DevTools session
+// that set them; tabrelay's context is the user's own profile, whose site permissions are the
+// user's to give: the relay accepts the calls (clients such as browser-use make them on
+// start and report an error otherwise) and leaves the profile's permissions as they are. A
+// permission a client asked for is then as the user set it: granted, or prompted for.
+func (h *Hub) permissions(r *req) {
+	var p struct {
+		Permissions []string       `json:"permissions"`
+		Permission  map[string]any `json:"permission"`
+		Setting     string         `json:"setting"`
+		Origin      string         `json:"origin"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	switch r.method {
+	case "Browser.grantPermissions":
+		if p.Permissions == nil {
+			r.fail(codeInvalidParams, "Invalid parameters: Failed to deserialize params.permissions - BINDINGS: mandatory field missing")
+			return
+		}
+	case "Browser.setPermission":
+		if p.Permission == nil || p.Setting == "" {
+			r.fail(codeInvalidParams, "Invalid parameters: Failed to deserialize params.permission - BINDINGS: mandatory field missing")
+			return
+		}
+	}
+	h.log.Debug().Str("client", r.c.name).Str("method", r.method).Strs("permissions", p.Permissions).Msg("permission override accepted; the user's profile keeps its own site permissions")
+	r.ok(nil)
+}
