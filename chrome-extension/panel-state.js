@@ -17,7 +17,7 @@ import { Speaker } from './panel-voice.js';
  * The task as the server sends it (agent/task.Task). status adds waiting_input (question set)
  * and waiting_user (handover set) to the others; request is what the user asked, goal what the
  * model was asked.
- * @typedef {{id: string, goal: string, request?: string, conversation?: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean, question?: Question, handover?: Handover, usage?: Usage}} Task
+ * @typedef {{id: string, goal: string, request?: string, conversation?: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean, question?: Question, handover?: Handover, usage?: Usage, notSaved?: string}} Task
  */
 export const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',

@@ -62,7 +62,10 @@ async function readState() {
     return;
   }
   state.server = 'up';
-  pill('srv', 'Server running', 'ok');
+  // a part of the server in trouble (the task history cannot be written: a full disk), until it clears
+  const problems = Object.values(health.problems || {}).map(String);
+  pill('srv', problems.length ? 'Server running (a problem)' : 'Server running', problems.length ? 'warn' : 'ok');
+  showServerProblem(problems.map((p) => `Server: ${p}.`).join(' '));
   if (!token) {
     state.pairing = 'unpaired';
     pill('pair', 'Not paired', 'bad');
@@ -119,10 +122,21 @@ async function readState() {
 }
 
 /**
+ * Shows what the server's /health says is wrong ("" hides it).
+ * @param {string} text
+ */
+function showServerProblem(text) {
+  const box = $('server-problem');
+  box.textContent = text;
+  box.hidden = !text;
+}
+
+/**
  * Shows that the server does not answer at addr.
  * @param {string} addr
  */
 function showServerDown(addr) {
+  showServerProblem('');
   state.server = 'down';
   state.pairing = 'unknown';
   state.targetId = '';

@@ -334,6 +334,10 @@ function render() {
   const usage = $('task-usage');
   usage.hidden = !isDone(t.status) || !t.id;
   usage.textContent = usage.hidden ? '' : usageText(t.usage);
+  // a task the server could not write to its history yet (a full disk): it keeps it and retries
+  const unsaved = $('task-unsaved');
+  unsaved.hidden = !t.notSaved;
+  unsaved.textContent = t.notSaved ? `This task is ${t.notSaved}. The server keeps it and saves it when it can.` : '';
   $('save-skill').hidden = t.status !== 'succeeded' || !t.id || (t.model || '').startsWith('skill:');
   // the records the task's extract steps read, as one CSV file
   const extracts = t.steps.filter((s) => s.records);

@@ -18,14 +18,16 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/tabrelay/tabrelay/internal/buildinfo"
 	"github.com/tabrelay/tabrelay/internal/config"
 	"github.com/tabrelay/tabrelay/internal/proof"
 	"github.com/tabrelay/tabrelay/internal/secret"
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
-// Version is the relay's version, reported to the extension and in /json/version.
-const Version = "0.1.0"
+// Version is tabrelay's version (internal/buildinfo), reported to the extension, on /health
+// and on the home page.
+var Version = buildinfo.Get().Version
 
 // ReadLimit is the largest message accepted on any socket: screenshots and accessibility trees
 // are megabytes; a larger frame closes the connection with status 1009.
@@ -88,8 +90,36 @@ type Server struct {
 	// extra are the listeners besides ln: [::1] when started on localhost.
 	extra []net.Listener
 
+	// checks report the problems of other parts on /health, by name (AddHealthCheck).
+	checks map[string]HealthCheck
+
 	mu    sync.Mutex
 	conns map[*websocket.Conn]socketKind
+}
+
+// HealthCheck tells a part's problem in words for /health ("" while there is none). It is
+// called on every request to /health: it must be quick and must not say anything secret
+// (/health answers without the secret).
+type HealthCheck func() string
+
+// AddHealthCheck makes /health report check's problem under name, in "problems", while there
+// is one. Call it before Start.
+func (s *Server) AddHealthCheck(name string, check HealthCheck) {
+	if s.checks == nil {
+		s.checks = map[string]HealthCheck{}
+	}
+	s.checks[name] = check
+}
+
+// Health is what /health answers.
+type Health struct {
+	// Status is "ok" while the server serves.
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	// ExtensionConnected tells whether the extension is connected.
+	ExtensionConnected bool `json:"extensionConnected"`
+	// Problems are the problems the parts report (see AddHealthCheck), by part.
+	Problems map[string]string `json:"problems,omitempty"`
 }
 
 // NewServer builds a server; Start makes it listen.
@@ -550,7 +580,16 @@ func (s *Server) refuseWrongCredential(c echo.Context, msg string) error {
 }
 
 func (s *Server) health(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": Version, "extensionConnected": s.hub.ExtensionConnected()})
+	h := Health{Status: "ok", Version: Version, ExtensionConnected: s.hub.ExtensionConnected()}
+	for name, check := range s.checks {
+		if p := check(); p != "" {
+			if h.Problems == nil {
+				h.Problems = map[string]string{}
+			}
+			h.Problems[name] = p
+		}
+	}
+	return c.JSON(http.StatusOK, h)
 }
 
 // accept upgrades to a WebSocket whose writes can be batched (see corkConn), with a handshake as

@@ -325,7 +325,10 @@ func (r *run) begin(ctx context.Context) context.Context {
 
 func (r *run) save(ctx context.Context) {
 	r.t.UpdatedAt = time.Now()
-	r.tr.Update(r.t)
+	if r.tr != nil { // saved as the runner saves its tasks: kept and saved later when it cannot be
+		r.tr.Save(ctx, r.t)
+		return
+	}
 	if r.s.opts.Store == nil {
 		return
 	}

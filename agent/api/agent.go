@@ -235,7 +235,9 @@ func (a *Agent) Close() error {
 func (a *Agent) close() error {
 	var errs []error
 	if a.runner != nil {
-		a.runner.Close()
+		if err := a.runner.Shutdown(context.Background()); err != nil {
+			errs = append(errs, fmt.Errorf("close the task runner: %w", err))
+		}
 	}
 	if a.svc != nil {
 		select {

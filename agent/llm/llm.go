@@ -5,9 +5,12 @@
 // TABRELAY_LLM_VISION (the model reads screenshots) and the providers' usual key variables
 // (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, MISTRAL_API_KEY, GROQ_API_KEY,
 // OPENROUTER_API_KEY, …); TABRELAY_LLM_API_KEY overrides the provider's key. Every OpenAI-compatible endpoint (OpenAI, Mistral, Groq, OpenRouter, DeepSeek,
-// Ollama's /v1, LM Studio, vLLM, any other) goes through langchaingo's openai provider with a
-// base URL, because the native ollama and mistral providers cannot carry tool calls; Anthropic
-// uses the anthropic provider and Google the googleai provider.
+// Ollama's /v1, LM Studio, vLLM, Google's Gemini API at its OpenAI-compatible endpoint, any
+// other) goes through langchaingo's openai provider with a base URL, because the native ollama
+// and mistral providers cannot carry tool calls; Anthropic uses the anthropic provider. Those
+// two providers are the only ones linked: langchaingo's googleai provider would link Google's
+// gRPC and Vertex AI SDKs (about 180 packages, a third of the binary) for what Gemini's
+// OpenAI-compatible endpoint serves as well (tool calls, images as data URLs, streaming).
 //
 // With nothing configured, [FromEnv] returns a [*NotConfiguredError] whose message says exactly
 // what to set.
@@ -25,7 +28,6 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/openai"
 )
 
@@ -50,7 +52,6 @@ type Protocol string
 const (
 	ProtocolOpenAI    Protocol = "openai"
 	ProtocolAnthropic Protocol = "anthropic"
-	ProtocolGoogle    Protocol = "googleai"
 )
 
 // ImageMode tells how a screenshot must be attached to a message for a provider.
@@ -60,7 +61,7 @@ type ImageMode int
 const (
 	// ImageDataURL sends llms.ImageURLPart("data:image/png;base64,…") (OpenAI-compatible).
 	ImageDataURL ImageMode = iota
-	// ImageBinary sends llms.BinaryPart (Anthropic, Google: they reject or download URLs).
+	// ImageBinary sends llms.BinaryPart (Anthropic: it rejects or downloads URLs).
 	ImageBinary
 )
 
@@ -87,7 +88,7 @@ func Providers() map[string]Provider {
 	ps := []Provider{
 		{Name: "openai", Protocol: ProtocolOpenAI, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, KeyRequired: true, DefaultModel: "gpt-4o-mini", ExampleModel: "gpt-4o-mini"},
 		{Name: "anthropic", Protocol: ProtocolAnthropic, BaseURL: "https://api.anthropic.com/v1", KeyEnv: []string{"ANTHROPIC_API_KEY"}, KeyRequired: true, DefaultModel: "claude-sonnet-4-5", ExampleModel: "claude-sonnet-4-5"},
-		{Name: "google", Protocol: ProtocolGoogle, KeyEnv: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, KeyRequired: true, DefaultModel: "gemini-2.0-flash", ExampleModel: "gemini-2.0-flash"},
+		{Name: "google", Protocol: ProtocolOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", KeyEnv: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, KeyRequired: true, DefaultModel: "gemini-2.0-flash", ExampleModel: "gemini-2.0-flash"},
 		{Name: "mistral", Protocol: ProtocolOpenAI, BaseURL: "https://api.mistral.ai/v1", KeyEnv: []string{"MISTRAL_API_KEY"}, KeyRequired: true, DefaultModel: "mistral-large-latest", ExampleModel: "mistral-large-latest"},
 		{Name: "groq", Protocol: ProtocolOpenAI, BaseURL: "https://api.groq.com/openai/v1", KeyEnv: []string{"GROQ_API_KEY"}, KeyRequired: true, DefaultModel: "llama-3.3-70b-versatile", ExampleModel: "llama-3.3-70b-versatile"},
 		{Name: "openrouter", Protocol: ProtocolOpenAI, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: []string{"OPENROUTER_API_KEY"}, KeyRequired: true, ExampleModel: "openai/gpt-4o-mini"},
@@ -305,16 +306,6 @@ func New(ctx context.Context, cfg Config) (llms.Model, error) {
 			return nil, fmt.Errorf("llm: anthropic client for %s: %w", cfg, err)
 		}
 		return m, nil
-	case ProtocolGoogle:
-		opts := []googleai.Option{googleai.WithAPIKey(cfg.APIKey), googleai.WithDefaultModel(cfg.Model)}
-		if cfg.HTTPClient != nil {
-			opts = append(opts, googleai.WithHTTPClient(cfg.HTTPClient))
-		}
-		m, err := googleai.New(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("llm: google client for %s: %w", cfg, err)
-		}
-		return m, nil
 	}
 	return nil, fmt.Errorf("llm: protocol %q of provider %q is not supported", cfg.Protocol, cfg.Provider)
 }
@@ -338,8 +329,7 @@ func (l legacyMaxTokens) GenerateContent(ctx context.Context, msgs []llms.Messag
 }
 
 // Streaming returns a call option that passes each streamed text chunk to fn (a no-op option
-// when fn is nil). The openai and anthropic providers stream; googleai streams text only without
-// tools. Tool-call deltas, which the openai provider also hands to the streaming function as
+// when fn is nil). The openai and anthropic providers stream. Tool-call deltas, which the openai provider also hands to the streaming function as
 // JSON, are not passed on: fn sees the model's prose only.
 func Streaming(fn func(ctx context.Context, chunk string) error) llms.CallOption {
 	if fn == nil {

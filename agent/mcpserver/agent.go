@@ -149,6 +149,9 @@ func taskResult(t *task.Task, declined []string) *mcp.CallToolResult {
 	if t.Error != "" {
 		fmt.Fprintf(&b, "\nError: %s", t.Error)
 	}
+	if t.NotSaved != "" {
+		fmt.Fprintf(&b, "\nWarning: %s (the server keeps the task and saves it when it can).", t.NotSaved)
+	}
 	for _, st := range t.Steps {
 		fmt.Fprintf(&b, "\n%d. %s %s: %s", st.Index, st.Tool, compactJSON(st.Args), st.Status)
 	}

@@ -94,6 +94,8 @@ type Runner struct {
 	wg           sync.WaitGroup
 
 	box Toolbox // set once by NewRunner (Options.Toolbox), never changed
+
+	saver *saver // nil without a store
 }
 
 type run struct {
@@ -145,6 +147,9 @@ func NewRunner(opts Options) *Runner {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	r := &Runner{opts: opts, bus: NewBus(), base: base, baseCancel: cancel, runs: map[string]*run{}, convs: map[string]string{}}
+	if opts.Store != nil {
+		r.saver = newSaver(opts.Store, opts.Log, r.markSaved)
+	}
 	if opts.Toolbox != nil {
 		r.box = opts.Toolbox(r)
 	}
@@ -343,11 +348,15 @@ func (r *Runner) Get(ctx context.Context, id string) (*Task, error) {
 	return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
 }
 
-// List returns recent tasks, most recent first: from the store when there is one, else the
-// tasks of this process.
+// List returns recent tasks, most recent first: from the store when there is one (with the
+// tasks not saved yet in their place, see Task.NotSaved), else the tasks of this process.
 func (r *Runner) List(ctx context.Context, limit, offset int) ([]*Task, error) {
 	if r.opts.Store != nil {
-		return r.opts.Store.ListTasks(ctx, limit, offset)
+		stored, err := r.opts.Store.ListTasks(ctx, limit, offset)
+		if err != nil {
+			return nil, err
+		}
+		return withUnsaved(stored, r.saver.unsaved(), limit, offset), nil
 	}
 	r.mu.Lock()
 	runs := make([]*run, 0, len(r.runs))
@@ -411,20 +420,87 @@ func (r *Runner) Confirm(taskID, stepID string, approve bool) error {
 	return nil
 }
 
-// Close cancels every running task and waits for them to end.
-func (r *Runner) Close() {
+// Close is Shutdown, its error logged only.
+func (r *Runner) Close() { _ = r.Shutdown(context.Background()) }
+
+// Shutdown cancels every running task, waits for them to end and tries once more to save the
+// tasks not saved yet (within ctx, and 10 s at most): it logs and returns an *UnsavedError
+// naming those it could not save.
+func (r *Runner) Shutdown(ctx context.Context) error {
 	r.baseCancel()
 	r.wg.Wait()
+	if r.saver == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*saveTimeout)
+	defer cancel()
+	if err := r.saver.close(ctx); err != nil {
+		r.opts.Log.Error().Err(err).Msg("closing the agent: tasks lost from the history")
+		return err
+	}
+	return nil
 }
 
-// save persists t; failures are logged, not fatal (the task goes on).
+// History tells whether the task history can be written (always fine without a store).
+func (r *Runner) History() HistoryState {
+	if r.saver == nil {
+		return HistoryState{}
+	}
+	return r.saver.state()
+}
+
+// save persists t (a copy); a failure does not stop the task: it is kept and saved later (see
+// saver), and the task says so (Task.NotSaved).
 func (r *Runner) save(ctx context.Context, t *Task) {
-	if r.opts.Store == nil {
+	if r.saver == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := r.opts.Store.SaveTask(ctx, t); err != nil {
-		r.opts.Log.Warn().Err(err).Str("task", t.ID).Msg("saving task")
+	r.saver.save(ctx, r.base, t)
+}
+
+// markSaved sets the in-memory task's NotSaved ("" once its latest state is saved).
+func (r *Runner) markSaved(id, notSaved string) {
+	rn := r.lookup(id)
+	if rn == nil {
+		return
 	}
+	rn.mu.Lock()
+	rn.task.NotSaved = notSaved
+	rn.mu.Unlock()
+}
+
+// withUnsaved puts the tasks not saved yet into a page of stored tasks, most recent first: an
+// unsaved state replaces the stored one, and a task never stored joins the page its time puts
+// it on.
+func withUnsaved(stored, unsaved []*Task, limit, offset int) []*Task {
+	if len(unsaved) == 0 {
+		return stored
+	}
+	byID := make(map[string]*Task, len(unsaved))
+	for _, t := range unsaved {
+		byID[t.ID] = t
+	}
+	out := make([]*Task, 0, len(stored)+len(unsaved))
+	for _, t := range stored {
+		if u, ok := byID[t.ID]; ok {
+			t = u
+			delete(byID, t.ID)
+		}
+		out = append(out, t)
+	}
+	full := limit > 0 && len(stored) >= limit
+	for _, u := range byID { // never stored: on this page when its time puts it here
+		if full && u.CreatedAt.Before(stored[len(stored)-1].CreatedAt) {
+			continue // a later page's
+		}
+		if offset > 0 && (len(stored) == 0 || u.CreatedAt.After(stored[0].CreatedAt)) {
+			continue // an earlier page's
+		}
+		out = append(out, u)
+	}
+	sortTasks(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }

@@ -221,6 +221,10 @@ type Task struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 	UpdatedAt  time.Time  `json:"updatedAt"`
 	FinishedAt time.Time  `json:"finishedAt,omitzero"`
+	// NotSaved says that the task's latest state is not in the history yet and why: "not saved
+	// to history: database or disk is full (13)" (see NotSavedPrefix); "" once it is saved.
+	// The runner keeps such a task in memory and saves it again when the store can write.
+	NotSaved string `json:"notSaved,omitempty"`
 }
 
 // Clone returns a deep copy (but for the steps' records, which are never changed: shared).

@@ -51,8 +51,19 @@ func (tr *Tracked) Update(t *Task) {
 	}
 	c := t.Clone()
 	tr.rn.mu.Lock()
+	c.NotSaved = tr.rn.task.NotSaved // the runner's to say (see Save)
 	tr.rn.task = c
 	tr.rn.mu.Unlock()
+}
+
+// Save is Update, then saves a copy of t to the runner's store the way the runner saves its own
+// tasks: one that cannot be written is kept and written later, and says so (Task.NotSaved).
+func (tr *Tracked) Save(ctx context.Context, t *Task) {
+	if tr == nil {
+		return
+	}
+	tr.Update(t)
+	tr.r.save(ctx, t.Clone())
 }
 
 // End records the task's final state t and releases it: Wait returns, Close no longer waits

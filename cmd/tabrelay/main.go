@@ -48,6 +48,7 @@ type cli struct {
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"an MCP server on stdio for Claude Code, Cursor, VS Code…: the shared tabs, the agent and skills as tools (--tools all)"`
 	Skills     skillsCmd     `cmd:"" help:"list, show, run and record skills (replayable procedures): skills list | show | run | record"`
 	Extension  extensionCmd  `cmd:"" help:"write the embedded extension for Load unpacked (--out DIR) or a store zip (--zip FILE)"`
+	Version    versionCmd    `cmd:"" help:"print the version, the commit it was built from and the build date"`
 	Help       helpCmd       `cmd:"" help:"list the commands"`
 }
 

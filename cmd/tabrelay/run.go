@@ -180,6 +180,9 @@ func (r *goalCmd) Run(ctx context.Context, io stdio) error {
 	if final.Answer != "" {
 		fmt.Fprintf(io.out, "\n%s\n", final.Answer)
 	}
+	if final.NotSaved != "" {
+		fmt.Fprintf(io.err, "warning: task %s %s (the server keeps it and saves it when it can; its /health says when)\n", final.ID, final.NotSaved)
+	}
 	if hint := recordsHint(final); hint != "" {
 		fmt.Fprintln(io.err, hint)
 	}

@@ -116,6 +116,7 @@ func Start(ctx context.Context, opts Config) (*App, error) {
 		return nil, fmt.Errorf("start the MCP server: %w", err)
 	}
 	srv.Mount("/mcp", ms.Handler())
+	srv.AddHealthCheck("history", func() string { return ag.Runner().History().Problem() })
 
 	s := &App{Server: srv, Agent: ag, Skills: sk, MCP: ms}
 	if err := srv.Start(ctx); err != nil {
