@@ -110,6 +110,7 @@ export const Origin = Object.freeze({
  * @property {string} [browserId]
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
  * @property {string} [guid] cancelDownload: the download's guid
+ * @property {boolean} [trace] cdp: answer with the extension's times (see withTrace)
  */
 
 /**
@@ -175,6 +176,18 @@ export function response(id, result) {
  */
 export function errorResponse(id, error) {
   return { type: Type.RESPONSE, id, error };
+}
+
+/**
+ * Adds the extension's times to the text of a response to a traced request (one whose "trace"
+ * is true): `"trace":[received, sendCommand called, its answer, sent]`, Unix times in
+ * milliseconds with fractions, from performance.now() values.
+ * @param {string} text the response's JSON text
+ * @param {number[]} times performance.now() values
+ */
+export function withTrace(text, times) {
+  const at = times.map((t) => performance.timeOrigin + t);
+  return `${text.slice(0, -1)},"trace":${JSON.stringify(at)}}`;
 }
 
 /** Starts a chunk frame: a piece of one large message (see chunk). */

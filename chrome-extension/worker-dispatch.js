@@ -16,31 +16,45 @@ import { errorText } from './worker-util.js';
  * Answers one relay request on the socket it came from.
  * @param {WebSocket} ws
  * @param {P.RelayMessage} msg
+ * @param {number} received performance.now() when the socket handed it over
  */
-export async function handleRequest(ws, msg) {
+export async function handleRequest(ws, msg, received) {
   const id = /** @type {number} */ (msg.id);
+  /** @type {Trace|undefined} */
+  const trace = msg.trace === true ? { received, called: 0, answered: 0 } : undefined;
   /** @type {object} */
   let out;
   try {
-    out = P.response(id, await dispatch(msg));
+    out = P.response(id, await dispatch(msg, trace));
   } catch (e) {
     out = P.errorResponse(id, toWireError(e));
   }
-  if (ws.readyState === WebSocket.OPEN) transmit(ws, JSON.stringify(out), msg.targetId ?? '');
+  let text = JSON.stringify(out);
+  if (trace) text = P.withTrace(text, [trace.received, trace.called, trace.answered, performance.now()]);
+  if (ws.readyState === WebSocket.OPEN) transmit(ws, text, msg.targetId ?? '');
 }
 
 /**
+ * The times (performance.now()) a traced request passed in the extension.
+ * @typedef {{received: number, called: number, answered: number}} Trace
+ */
+
+/**
  * @param {P.RelayMessage} msg
+ * @param {Trace} [trace] set for a traced request
  * @returns {Promise<object>}
  */
-async function dispatch(msg) {
+async function dispatch(msg, trace) {
   switch (msg.type) {
     case P.Type.CDP: {
       const rec = sharedByTarget(msg.targetId);
       // debugger on demand: a command attaches the tab first (commands keep their order: each
       // waits for the same attach)
       if (!rec.attached || rec.op) await ensureAttached(rec);
-      return (await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params)) ?? {};
+      if (trace) trace.called = performance.now();
+      const result = await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
+      if (trace) trace.answered = performance.now();
+      return result ?? {};
     }
     case P.Type.ATTACH_TAB: {
       await ensureAttached(sharedByTarget(msg.targetId));

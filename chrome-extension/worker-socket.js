@@ -83,6 +83,7 @@ async function openSocket(attempt) {
     }, WELCOME_TIMEOUT_MS);
   };
   ws.onmessage = (ev) => {
+    const received = performance.now();
     if (state.ws !== ws) return;
     state.lastHeard = Date.now();
     /** @type {P.RelayMessage} */
@@ -99,7 +100,7 @@ async function openSocket(attempt) {
     } else if (msg.type === P.Type.PONG) {
       // lastHeard is enough
     } else if (typeof msg.id === 'number') {
-      void handleRequest(ws, msg);
+      void handleRequest(ws, msg, received);
     }
   };
   ws.onclose = (ev) => {

@@ -27,7 +27,8 @@ type envelope struct {
 	product   string
 	userAgent string
 	extVer    string
-	onDemand  bool // hello: the extension attaches the debugger only when asked
+	onDemand  bool   // hello: the extension attaches the debugger only when asked
+	trace     []byte // response: the extension's times of a traced request (see legs.go)
 }
 
 var (
@@ -130,6 +131,8 @@ func (e *envelope) set(key, val []byte) error {
 		e.tab = val
 	case "children":
 		e.children = val
+	case "trace":
+		e.trace = val
 	}
 	return err
 }

@@ -89,6 +89,9 @@ type Extension struct {
 // wire.CloseReplaced. onKill is called once when the hub drops this connection.
 func (h *Hub) ConnectExtension(onKill func(code int, reason string)) *Extension {
 	l := &extLink{out: newOutbox(1 << 30), onKill: onKill, lastSeen: time.Now()}
+	if h.legs != nil {
+		l.out.wrote = h.legs.wroteExtension
+	}
 	h.mu.Lock()
 	old := h.ext
 	if old != nil {
@@ -157,6 +160,10 @@ func (h *Hub) expireGrace() {
 // (wire.ChunkPrefix) is kept until its message is whole.
 func (e *Extension) Handle(msg []byte) {
 	h := e.h
+	var recv int64
+	if h.legs != nil {
+		recv = time.Now().UnixNano()
+	}
 	if bytes.HasPrefix(msg, []byte(wire.ChunkPrefix)) {
 		whole, ok := e.l.assemble(h, msg)
 		if !ok {
@@ -231,6 +238,9 @@ func (e *Extension) Handle(msg []byte) {
 			return // timed out already
 		}
 		delete(h.pending, env.id)
+		if h.legs != nil && p.c != nil {
+			h.legs.answered(env.id, recv, env.trace)
+		}
 		if len(env.errRaw) > 0 {
 			h.complete(p, nil, env.errRaw)
 		} else {

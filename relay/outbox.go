@@ -27,6 +27,8 @@ type outbox struct {
 	// a goroutine of its own, when the budget cut this outbox, with the bytes it held.
 	budget *queueBudget
 	onCut  func(held int)
+	// wrote, when set, is told of each message written (per-leg tracing, see legs.go).
+	wrote func(msg []byte)
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }

@@ -49,6 +49,7 @@ type Server struct {
 	DetachAfter        time.Duration `name:"detach-after" env:"TABRELAY_DETACH_AFTER" default:"30s" help:"with the extension's \"debugger only while something drives\" setting on: how long a shared tab keeps the debugger attached after its last client left"`
 	AllowedSites       []string      `name:"agent-allowed-sites" env:"TABRELAY_AGENT_ALLOWED_SITES" help:"comma-separated hosts where the agent's tasks may open pages and change them (default: every site); reading stays free"`
 	MCPAllowEvaluate   bool          `name:"mcp-allow-evaluate" env:"TABRELAY_MCP_ALLOW_EVALUATE" help:"offer MCP clients the evaluate tool (JavaScript in the shared tabs); off by default"`
+	TraceLegs          bool          `name:"trace-legs" env:"TABRELAY_TRACE_LEGS" hidden:"" help:"record each CDP command's times through the relay and the extension and serve them at /debug/legs (the benchmark's per-leg mode)"`
 	AllowFileURLs      bool          `name:"agent-allow-file-urls" env:"TABRELAY_AGENT_ALLOW_FILE_URLS" help:"let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out"`
 }
 
