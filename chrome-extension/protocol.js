@@ -171,6 +171,15 @@ export function response(id, result) {
 }
 
 /**
+ * The text of a successful response, built around the result's own JSON text.
+ * @param {number} id
+ * @param {object|undefined} result
+ */
+export function responseText(id, result) {
+  return `{"type":"${Type.RESPONSE}","id":${id},"result":${JSON.stringify(result ?? {})}}`;
+}
+
+/**
  * @param {number} id
  * @param {WireError} error
  */

@@ -6,7 +6,7 @@
 import * as P from './protocol.js';
 import { authorize, NotProvedError, UnreachableError } from './auth.js';
 import { setStatus } from './worker-badge.js';
-import { handleRequest } from './worker-dispatch.js';
+import { handleCDP, handleRequest } from './worker-dispatch.js';
 import { send } from './worker-send.js';
 import { childrenOf, wireTab } from './worker-sharing.js';
 import { persist, state } from './worker-state.js';
@@ -93,7 +93,9 @@ async function openSocket(attempt) {
     } catch {
       return;
     }
-    if (msg.type === P.Type.WELCOME) {
+    if (msg.type === P.Type.CDP) {
+      handleCDP(ws, msg, received);
+    } else if (msg.type === P.Type.WELCOME) {
       clearTimeout(welcomeTimer);
       state.chunks = msg.chunks === true;
       void onWelcome(ws);

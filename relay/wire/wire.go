@@ -81,11 +81,13 @@ type Envelope struct {
 	OnDemand bool `json:"onDemand,omitempty"`
 
 	// tabShared / tabUpdated / tabUnshared
-	Tab      *Tab            `json:"tab,omitempty"`
-	Children []Child         `json:"children,omitempty"`
-	TabID    int64           `json:"tabId,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-	Extra    json.RawMessage `json:"-"`
+	Tab      *Tab    `json:"tab,omitempty"`
+	Children []Child `json:"children,omitempty"`
+	TabID    int64   `json:"tabId,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	// Trace is a traced request's answer's four extension times (Unix ms; see PROTOCOL.md).
+	Trace []float64       `json:"trace,omitempty"`
+	Extra json.RawMessage `json:"-"`
 }
 
 // Tab describes one shared tab as the extension reports it.
@@ -117,6 +119,9 @@ type CDPRequest struct {
 	SessionID string          `json:"sessionId,omitempty"`
 	Method    string          `json:"method"`
 	Params    json.RawMessage `json:"params,omitempty"`
+	// Trace asks the extension to answer with its own times (PROTOCOL.md, "Tracing a
+	// command's legs"); only a relay run with per-leg tracing sets it.
+	Trace bool `json:"trace,omitempty"`
 }
 
 // TabRequest asks the extension to create, close, activate or unshare a tab.
