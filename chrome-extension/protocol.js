@@ -114,13 +114,15 @@ export const Origin = Object.freeze({
  */
 
 /**
- * @param {{extensionVersion: string, product: string, userAgent: string, onDemand?: boolean}} info
- * onDemand: the debugger is attached only when the relay asks (attachTab) or a command comes
+ * @param {{extensionVersion: string, product: string, userAgent: string, onDemand?: boolean, batches?: boolean}} info
+ * onDemand: the debugger is attached only when the relay asks (attachTab) or a command comes;
+ * batches: the extension takes batch frames (JSON arrays of messages, see MAX_BATCH_BYTES)
  */
-export function hello({ extensionVersion, product, userAgent, onDemand }) {
+export function hello({ extensionVersion, product, userAgent, onDemand, batches }) {
   /** @type {Record<string, unknown>} */
   const m = { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
   if (onDemand) m.onDemand = true;
+  if (batches) m.batches = true;
   return m;
 }
 
@@ -198,6 +200,12 @@ export function withTrace(text, times) {
   const at = times.map((t) => performance.timeOrigin + t);
   return `${text.slice(0, -1)},"trace":${JSON.stringify(at)}}`;
 }
+
+/**
+ * The relay's batch frames (a JSON array of messages queued together, sent to an extension
+ * whose hello said "batches": true) hold at most this many bytes (relay/wire MaxBatchBytes).
+ */
+export const MAX_BATCH_BYTES = 256 << 10;
 
 /** Starts a chunk frame: a piece of one large message (see chunk). */
 export const CHUNK_PREFIX = '#chunk ';

@@ -28,6 +28,7 @@ type envelope struct {
 	userAgent string
 	extVer    string
 	onDemand  bool   // hello: the extension attaches the debugger only when asked
+	batches   bool   // hello: the extension takes batch frames (see wire.BatchFrames)
 	trace     []byte // response: the extension's times of a traced request (see legs.go)
 }
 
@@ -119,6 +120,8 @@ func (e *envelope) set(key, val []byte) error {
 		e.extVer, err = decodeString(val, "extensionVersion")
 	case "onDemand":
 		e.onDemand = string(val) == "true"
+	case "batches":
+		e.batches = string(val) == "true"
 	case "protocol":
 		e.protocol, err = strconv.Atoi(string(val))
 	case "params":

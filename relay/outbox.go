@@ -29,6 +29,8 @@ type outbox struct {
 	onCut  func(held int)
 	// wrote, when set, is told of each message written (per-leg tracing, see legs.go).
 	wrote func(msg []byte)
+	// join, when set, may turn the messages taken into fewer frames (see batchFrames).
+	join func(msgs [][]byte) [][]byte
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -65,7 +67,11 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 			q := o.q
 			o.taken += o.bytes
 			o.q, o.bytes = nil, 0
+			join := o.join
 			o.mu.Unlock()
+			if join != nil && len(q) > 1 {
+				q = join(q)
+			}
 			return q, nil
 		}
 		closed := (o.closed || o.dropped) && len(o.q) == 0

@@ -79,6 +79,8 @@ type Envelope struct {
 	UserAgent        string `json:"userAgent,omitempty"`
 	// OnDemand says the extension attaches the debugger only when asked (see TypeAttachTab).
 	OnDemand bool `json:"onDemand,omitempty"`
+	// Batches says the extension takes batch frames from the relay (see MaxBatchBytes).
+	Batches bool `json:"batches,omitempty"`
 
 	// tabShared / tabUpdated / tabUnshared
 	Tab      *Tab    `json:"tab,omitempty"`
@@ -157,6 +159,12 @@ const ChunkPrefix = "#chunk "
 // ChunkSize is how much text the extension puts in one chunk frame at most (in UTF-16 code
 // units, so at most 3 MiB of UTF-8), and the size above which it splits a message.
 const ChunkSize = 1 << 20
+
+// MaxBatchBytes bounds a batch frame: a JSON array of several messages in one text frame,
+// which the relay sends an extension whose hello said "batches": true when several messages
+// wait to go out at once (under load), so the extension handles them in one socket event. A
+// message as large as this or larger always goes in a frame of its own. See PROTOCOL.md.
+const MaxBatchBytes = 256 << 10
 
 // Error is a CDP-shaped error.
 type Error struct {
