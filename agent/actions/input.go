@@ -94,7 +94,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	r := &Result{Message: msg}
 	// A navigation the input started is announced before the page renders its next frame and
 	// runs the task after it (a link, a form submission, location.href in a handler; scroll
-	// handlers re-render by then too): wait for that (afterInput), at most 250 ms (a background
+	// handlers re-render by then too): wait for that (afterInput), at most 120 ms (a background
 	// tab has no frames, an alert blocks the page), and for the load if a navigation began.
 	// Events arrive in order, so a navigation begun before the probe's answer is seen.
 	waitLoad := func() {

@@ -124,8 +124,9 @@ func (s *Service) afterInput(ctx context.Context, ts *tabState) {
 }
 
 // afterInputBound bounds afterInput's wait: the probe answers within 100 ms (a background tab
-// draws no frame), creating its world first on a tab's first action.
-const afterInputBound = 250 * time.Millisecond
+// draws no frame); an alert the input opened blocks it, and a probe cut by the bound leaves
+// settlePage to look for itself.
+const afterInputBound = 120 * time.Millisecond
 
 // takeProbe returns and forgets the reading afterInput kept (zero if none).
 func (ts *tabState) takeProbe() probeReading {
