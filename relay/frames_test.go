@@ -17,15 +17,7 @@ import (
 // with its own result; the default extension (no "batches") never gets one.
 func TestBatchFramesToExtension(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
-	e.ext.Close()
-	e.waitFor("the first extension to be gone", func() bool { return !e.srv.Hub().ExtensionConnected() })
-	ext, err := relaytest.Dial(ctx(t), e.srv.Addr(), e.srv.Token(), &relaytest.Options{Batches: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ext.Close)
-	e.ext = ext
-	e.waitFor("extension connected", func() bool { return e.srv.Hub().ExtensionConnected() })
+	ext := e.replaceExt(&relaytest.Options{Batches: true})
 	e.share(tabA, "https://a.example/")
 	const clients, each = 10, 50
 	var wg sync.WaitGroup
