@@ -165,14 +165,6 @@ export function event(targetId, sessionId, method, params) {
 }
 
 /**
- * @param {number} id
- * @param {object} result
- */
-export function response(id, result) {
-  return { type: Type.RESPONSE, id, result: result ?? {} };
-}
-
-/**
  * The text of a successful response, built around the result's own JSON text.
  * @param {number} id
  * @param {object|undefined} result
