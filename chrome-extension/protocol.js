@@ -110,16 +110,19 @@ export const Origin = Object.freeze({
  * @property {string} [browserId]
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
  * @property {string} [guid] cancelDownload: the download's guid
+ * @property {boolean} [trace] cdp: answer with the extension's times (see withTrace)
  */
 
 /**
- * @param {{extensionVersion: string, product: string, userAgent: string, onDemand?: boolean}} info
- * onDemand: the debugger is attached only when the relay asks (attachTab) or a command comes
+ * @param {{extensionVersion: string, product: string, userAgent: string, onDemand?: boolean, batches?: boolean}} info
+ * onDemand: the debugger is attached only when the relay asks (attachTab) or a command comes;
+ * batches: the extension takes batch frames (JSON arrays of messages, see MAX_BATCH_BYTES)
  */
-export function hello({ extensionVersion, product, userAgent, onDemand }) {
+export function hello({ extensionVersion, product, userAgent, onDemand, batches }) {
   /** @type {Record<string, unknown>} */
   const m = { type: Type.HELLO, protocol: VERSION, extensionVersion, product, userAgent };
   if (onDemand) m.onDemand = true;
+  if (batches) m.batches = true;
   return m;
 }
 
@@ -162,11 +165,12 @@ export function event(targetId, sessionId, method, params) {
 }
 
 /**
+ * The text of a successful response, built around the result's own JSON text.
  * @param {number} id
- * @param {object} result
+ * @param {object|undefined} result
  */
-export function response(id, result) {
-  return { type: Type.RESPONSE, id, result: result ?? {} };
+export function responseText(id, result) {
+  return `{"type":"${Type.RESPONSE}","id":${id},"result":${JSON.stringify(result ?? {})}}`;
 }
 
 /**
@@ -176,6 +180,24 @@ export function response(id, result) {
 export function errorResponse(id, error) {
   return { type: Type.RESPONSE, id, error };
 }
+
+/**
+ * Adds the extension's times to the text of a response to a traced request (one whose "trace"
+ * is true): `"trace":[received, sendCommand called, its answer, sent]`, Unix times in
+ * milliseconds with fractions, from performance.now() values.
+ * @param {string} text the response's JSON text
+ * @param {number[]} times performance.now() values
+ */
+export function withTrace(text, times) {
+  const at = times.map((t) => performance.timeOrigin + t);
+  return `${text.slice(0, -1)},"trace":${JSON.stringify(at)}}`;
+}
+
+/**
+ * The relay's batch frames (a JSON array of messages queued together, sent to an extension
+ * whose hello said "batches": true) hold at most this many bytes (relay/wire MaxBatchBytes).
+ */
+export const MAX_BATCH_BYTES = 256 << 10;
 
 /** Starts a chunk frame: a piece of one large message (see chunk). */
 export const CHUNK_PREFIX = '#chunk ';

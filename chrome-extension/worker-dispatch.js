@@ -13,34 +13,81 @@ import { errorText } from './worker-util.js';
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
 
 /**
+ * The times (performance.now()) a traced request passed in the extension.
+ * @typedef {{received: number, called: number, answered: number}} Trace
+ */
+
+/** The shared tab last found for a target id: most commands go to the same few tabs. */
+const byTarget = new Map();
+
+/**
+ * Answers a cdp request: the hot path. A tab whose debugger is attached gets the command at
+ * once, with no promise chain in between, and the answer goes out from sendCommand's callback;
+ * a tab being attached or detached (debugger on demand) and unknown targets take handleRequest.
+ * @param {WebSocket} ws
+ * @param {P.RelayMessage} msg
+ * @param {number} received performance.now() when the socket handed it over
+ */
+export function handleCDP(ws, msg, received) {
+  const rec = sharedOrNull(msg.targetId);
+  if (!rec || !rec.attached || rec.op) {
+    void handleRequest(ws, msg, received);
+    return;
+  }
+  const id = /** @type {number} */ (msg.id);
+  const key = msg.targetId ?? '';
+  const traced = msg.trace === true;
+  /** @type {chrome.debugger.DebuggerSession} */
+  const target = msg.sessionId ? { tabId: rec.tabId, sessionId: msg.sessionId } : { tabId: rec.tabId };
+  const called = traced ? performance.now() : 0;
+  chrome.debugger.sendCommand(target, msg.method ?? '', msg.params ?? {}, (result) => {
+    const answered = traced ? performance.now() : 0;
+    const err = chrome.runtime.lastError;
+    let text = err
+      ? JSON.stringify(P.errorResponse(id, toWireError(new Error(err.message))))
+      : P.responseText(id, result);
+    if (traced) text = P.withTrace(text, [received, called, answered, performance.now()]);
+    if (ws.readyState === WebSocket.OPEN) transmit(ws, text, key);
+  });
+}
+
+/**
  * Answers one relay request on the socket it came from.
  * @param {WebSocket} ws
  * @param {P.RelayMessage} msg
+ * @param {number} received performance.now() when the socket handed it over
  */
-export async function handleRequest(ws, msg) {
+export async function handleRequest(ws, msg, received) {
   const id = /** @type {number} */ (msg.id);
-  /** @type {object} */
-  let out;
+  /** @type {Trace|undefined} */
+  const trace = msg.trace === true ? { received, called: 0, answered: 0 } : undefined;
+  /** @type {string} */
+  let text;
   try {
-    out = P.response(id, await dispatch(msg));
+    text = P.responseText(id, await dispatch(msg, trace));
   } catch (e) {
-    out = P.errorResponse(id, toWireError(e));
+    text = JSON.stringify(P.errorResponse(id, toWireError(e)));
   }
-  if (ws.readyState === WebSocket.OPEN) transmit(ws, JSON.stringify(out), msg.targetId ?? '');
+  if (trace) text = P.withTrace(text, [trace.received, trace.called, trace.answered, performance.now()]);
+  if (ws.readyState === WebSocket.OPEN) transmit(ws, text, msg.targetId ?? '');
 }
 
 /**
  * @param {P.RelayMessage} msg
+ * @param {Trace} [trace] set for a traced request
  * @returns {Promise<object>}
  */
-async function dispatch(msg) {
+async function dispatch(msg, trace) {
   switch (msg.type) {
     case P.Type.CDP: {
       const rec = sharedByTarget(msg.targetId);
       // debugger on demand: a command attaches the tab first (commands keep their order: each
       // waits for the same attach)
       if (!rec.attached || rec.op) await ensureAttached(rec);
-      return (await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params)) ?? {};
+      if (trace) trace.called = performance.now();
+      const result = await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
+      if (trace) trace.answered = performance.now();
+      return result ?? {};
     }
     case P.Type.ATTACH_TAB: {
       await ensureAttached(sharedByTarget(msg.targetId));
@@ -108,10 +155,29 @@ async function dispatch(msg) {
  * @returns {SharedTab}
  */
 function sharedByTarget(targetId) {
-  for (const rec of state.shared.values()) {
-    if (rec.ready && rec.targetId === targetId) return rec;
-  }
+  const rec = sharedOrNull(targetId);
+  if (rec) return rec;
   throw new Error(`tabrelay: target ${targetId} is not a shared tab (it was closed or is no longer shared)`);
+}
+
+/**
+ * The shared tab with this target id, or null. The last answer per target id is kept and
+ * checked against the shared tabs (still shared, still that target) before it is used.
+ * @param {string|undefined} targetId
+ * @returns {SharedTab|null}
+ */
+function sharedOrNull(targetId) {
+  if (targetId === undefined) return null;
+  const known = byTarget.get(targetId);
+  if (known && known.ready && known.targetId === targetId && state.shared.get(known.tabId) === known) return known;
+  byTarget.delete(targetId);
+  for (const rec of state.shared.values()) {
+    if (rec.ready && rec.targetId === targetId) {
+      byTarget.set(targetId, rec);
+      return rec;
+    }
+  }
+  return null;
 }
 
 /**

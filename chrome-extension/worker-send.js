@@ -25,7 +25,7 @@ export function send(msg) {
  * @param {string} key the tab the message is about ('' for none)
  */
 export function transmit(ws, text, key) {
-  const job = key ? outgoing.jobs.find((j) => j.ws === ws && j.key === key) : undefined;
+  const job = key && outgoing.jobs.length ? outgoing.jobs.find((j) => j.ws === ws && j.key === key) : undefined;
   if (job) {
     job.after.push(text);
     return;

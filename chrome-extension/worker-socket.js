@@ -6,7 +6,7 @@
 import * as P from './protocol.js';
 import { authorize, NotProvedError, UnreachableError } from './auth.js';
 import { setStatus } from './worker-badge.js';
-import { handleRequest } from './worker-dispatch.js';
+import { handleCDP, handleRequest } from './worker-dispatch.js';
 import { send } from './worker-send.js';
 import { childrenOf, wireTab } from './worker-sharing.js';
 import { persist, state } from './worker-state.js';
@@ -77,29 +77,45 @@ async function openSocket(attempt) {
     state.lastHeard = Date.now();
     const info = await productInfo();
     if (state.ws !== ws) return;
-    ws.send(JSON.stringify(P.hello({ extensionVersion: chrome.runtime.getManifest().version, ...info, onDemand: state.onDemand })));
+    ws.send(JSON.stringify(P.hello({ extensionVersion: chrome.runtime.getManifest().version, ...info, onDemand: state.onDemand, batches: true })));
     welcomeTimer = setTimeout(() => {
       if (state.ws === ws && !state.live) dropConnection(ws, 'the tabrelay server did not answer the hello');
     }, WELCOME_TIMEOUT_MS);
   };
   ws.onmessage = (ev) => {
+    const received = performance.now();
     if (state.ws !== ws) return;
     state.lastHeard = Date.now();
-    /** @type {P.RelayMessage} */
-    let msg;
+    /** @type {P.RelayMessage|P.RelayMessage[]} */
+    let parsed;
     try {
-      msg = JSON.parse(typeof ev.data === 'string' ? ev.data : '');
+      parsed = JSON.parse(typeof ev.data === 'string' ? ev.data : '');
     } catch {
       return;
     }
-    if (msg.type === P.Type.WELCOME) {
+    // a batch frame: several messages the relay had queued at once, in order
+    if (Array.isArray(parsed)) {
+      for (const msg of parsed) onRelayMessage(msg, received);
+    } else {
+      onRelayMessage(parsed, received);
+    }
+  };
+  /**
+   * @param {P.RelayMessage} msg
+   * @param {number} received performance.now() when the socket handed over its frame
+   */
+  const onRelayMessage = (msg, received) => {
+    if (msg === null || typeof msg !== 'object') return;
+    if (msg.type === P.Type.CDP) {
+      handleCDP(ws, msg, received);
+    } else if (msg.type === P.Type.WELCOME) {
       clearTimeout(welcomeTimer);
       state.chunks = msg.chunks === true;
       void onWelcome(ws);
     } else if (msg.type === P.Type.PONG) {
       // lastHeard is enough
     } else if (typeof msg.id === 'number') {
-      void handleRequest(ws, msg);
+      void handleRequest(ws, msg, received);
     }
   };
   ws.onclose = (ev) => {

@@ -14,15 +14,7 @@ import (
 // malformed chunk frame is ignored.
 func TestChunkedMessagesFromExtension(t *testing.T) {
 	e := newEnv(t, relay.HubOptions{})
-	e.ext.Close()
-	e.waitFor("the first extension to be gone", func() bool { return !e.srv.Hub().ExtensionConnected() })
-	ext, err := relaytest.Dial(ctx(t), e.srv.Addr(), e.srv.Token(), &relaytest.Options{ChunkSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ext.Close)
-	e.ext = ext
-	e.waitFor("extension connected", func() bool { return e.srv.Hub().ExtensionConnected() })
+	ext := e.replaceExt(&relaytest.Options{ChunkSize: 4096})
 	e.share(tabA, "https://a.example/")
 	e.share(tabB, "https://b.example/")
 	c := e.client("/cdp")

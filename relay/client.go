@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
@@ -225,6 +226,9 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 	}
 	h.nextCID++
 	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
+	if h.legs != nil {
+		c.out.wrote = func(msg []byte) { h.legs.wroteClient(c, msg) }
+	}
 	h.budget.join(c.out, func(held int) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -268,6 +272,9 @@ func (c *Client) leave() {
 	}
 	delete(h.clients, c)
 	c.closed = true
+	if h.legs != nil {
+		h.legs.forget(c)
+	}
 	if c.dl != nil { // its download behavior ends with it, as in Chrome (download.go)
 		c.dl = nil
 		h.unwatchDownloads()
@@ -502,6 +509,10 @@ var undoTable = map[string]undo{
 // Handle processes one message from the client.
 func (c *Client) Handle(msg []byte) {
 	h := c.h
+	var in int64
+	if h.legs != nil {
+		in = time.Now().UnixNano()
+	}
 	e, err := parseEnvelope(msg)
 	if err == nil && !json.Valid(msg) {
 		// parseEnvelope checks only what routing reads; Chrome refuses any invalid JSON, and
@@ -510,12 +521,12 @@ func (c *Client) Handle(msg []byte) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c.handle(msg, e, err)
+	c.handle(msg, e, err, in)
 }
 
 // handle is Handle once msg is parsed, with h.mu held (a non-flat session's messages arrive
-// here from Target.sendMessageToTarget).
-func (c *Client) handle(msg []byte, e envelope, err error) {
+// here from Target.sendMessageToTarget); in is when the relay read it (0 unless legs are traced).
+func (c *Client) handle(msg []byte, e envelope, err error, in int64) {
 	h := c.h
 	if c.closed {
 		return
@@ -545,7 +556,7 @@ func (c *Client) handle(msg []byte, e envelope, err error) {
 			return
 		}
 	}
-	r := &req{c: c, s: s, id: e.id, sid: e.sessionID, method: e.method, params: e.params}
+	r := &req{c: c, s: s, id: e.id, sid: e.sessionID, method: e.method, params: e.params, in: in}
 	domain, _, _ := strings.Cut(e.method, ".")
 	switch domain {
 	case "Target", "Browser":
@@ -604,6 +615,7 @@ type req struct {
 	sid    string
 	method string
 	params []byte
+	in     int64 // when the relay read it (Unix ns), for per-leg tracing only
 }
 
 func (r *req) ok(result []byte) { r.c.send(resultMsg(r.id, r.sid, result)) }
@@ -709,7 +721,14 @@ func (h *Hub) forward(r *req, domain string) {
 		h.readBaseline(t, s.ext, r.method)
 	}
 	r.c.inflight++
-	if !h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }, h.opts.CommandTimeout) {
+	msg := func(id int64) []byte { return extCDPMsg(id, t.id, s.ext, r.method, r.params) }
+	if h.legs != nil {
+		msg = func(id int64) []byte {
+			h.legs.start(id, r.c, r.id, r.method, r.in)
+			return traceRequest(extCDPMsg(id, t.id, s.ext, r.method, r.params))
+		}
+	}
+	if !h.request(p, msg, h.opts.CommandTimeout) {
 		r.c.inflight--
 		h.afterFailure(p)
 		s.afterEarlier(func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })

@@ -27,7 +27,9 @@ type envelope struct {
 	product   string
 	userAgent string
 	extVer    string
-	onDemand  bool // hello: the extension attaches the debugger only when asked
+	onDemand  bool   // hello: the extension attaches the debugger only when asked
+	batches   bool   // hello: the extension takes batch frames (see wire.BatchFrames)
+	trace     []byte // response: the extension's times of a traced request (see legs.go)
 }
 
 var (
@@ -118,6 +120,8 @@ func (e *envelope) set(key, val []byte) error {
 		e.extVer, err = decodeString(val, "extensionVersion")
 	case "onDemand":
 		e.onDemand = string(val) == "true"
+	case "batches":
+		e.batches = string(val) == "true"
 	case "protocol":
 		e.protocol, err = strconv.Atoi(string(val))
 	case "params":
@@ -130,6 +134,8 @@ func (e *envelope) set(key, val []byte) error {
 		e.tab = val
 	case "children":
 		e.children = val
+	case "trace":
+		e.trace = val
 	}
 	return err
 }

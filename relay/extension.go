@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tabrelay/tabrelay/relay/wire"
@@ -19,6 +20,8 @@ type extLink struct {
 	onKill   func(code int, reason string)
 	greeted  bool
 	onDemand bool // its hello said it attaches the debugger only when asked
+	// batches: its hello said it takes batch frames; read by the write loop's join
+	batches  atomic.Bool
 	lastSeen time.Time
 	// chunks holds the large messages arriving in chunk frames, by stream (see wire.ChunkPrefix);
 	// only the connection's reading goroutine touches it.
@@ -79,6 +82,40 @@ func (l *extLink) kill(code int, reason string) {
 	})
 }
 
+// batchFrames joins messages queued together into batch frames (JSON arrays of at most max
+// bytes, see wire.MaxBatchBytes), in order; a message of max bytes or more, and one that
+// would be alone in its frame, stays as it is.
+func batchFrames(msgs [][]byte, max int) [][]byte {
+	out := msgs[:0:0]
+	start, size := 0, 1 // the frame being built: msgs[start:i], its bytes with brackets and commas
+	flush := func(end int) {
+		switch end - start {
+		case 0:
+		case 1:
+			out = append(out, msgs[start])
+		default:
+			b := make([]byte, 0, size)
+			b = append(b, '[')
+			for k, m := range msgs[start:end] {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, m...)
+			}
+			out = append(out, append(b, ']'))
+		}
+		start, size = end, 1
+	}
+	for i, m := range msgs {
+		if size+len(m)+1 > max && i > start {
+			flush(i)
+		}
+		size += len(m) + 1
+	}
+	flush(len(msgs))
+	return out
+}
+
 // Extension is the hub's side of an extension connection, for the transport.
 type Extension struct {
 	h *Hub
@@ -89,6 +126,15 @@ type Extension struct {
 // wire.CloseReplaced. onKill is called once when the hub drops this connection.
 func (h *Hub) ConnectExtension(onKill func(code int, reason string)) *Extension {
 	l := &extLink{out: newOutbox(1 << 30), onKill: onKill, lastSeen: time.Now()}
+	if h.legs != nil {
+		l.out.wrote = h.legs.wroteExtension
+	}
+	l.out.join = func(msgs [][]byte) [][]byte {
+		if !l.batches.Load() {
+			return msgs
+		}
+		return batchFrames(msgs, wire.MaxBatchBytes)
+	}
 	h.mu.Lock()
 	old := h.ext
 	if old != nil {
@@ -157,6 +203,10 @@ func (h *Hub) expireGrace() {
 // (wire.ChunkPrefix) is kept until its message is whole.
 func (e *Extension) Handle(msg []byte) {
 	h := e.h
+	var recv int64
+	if h.legs != nil {
+		recv = time.Now().UnixNano()
+	}
 	if bytes.HasPrefix(msg, []byte(wire.ChunkPrefix)) {
 		whole, ok := e.l.assemble(h, msg)
 		if !ok {
@@ -187,6 +237,7 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		e.l.greeted = true
 		e.l.onDemand = env.onDemand
+		e.l.batches.Store(env.batches)
 		// it announces its tabs right after: requests for them wait a moment more at most
 		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
 			h.setGap(settle)
@@ -231,6 +282,9 @@ func (e *Extension) Handle(msg []byte) {
 			return // timed out already
 		}
 		delete(h.pending, env.id)
+		if h.legs != nil && p.c != nil {
+			h.legs.answered(env.id, recv, env.trace)
+		}
 		if len(env.errRaw) > 0 {
 			h.complete(p, nil, env.errRaw)
 		} else {

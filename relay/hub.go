@@ -43,6 +43,9 @@ type HubOptions struct {
 	MaxUploadBytes int64
 	// Logger receives structured logs (default: disabled).
 	Logger *zerolog.Logger
+	// TraceLegs records each forwarded command's times along its way (LegTrace), for the
+	// benchmark's per-leg mode; off in normal use.
+	TraceLegs bool
 }
 
 func (o *HubOptions) defaults() {
@@ -107,6 +110,8 @@ type Hub struct {
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	stopSweep context.CancelFunc
+	// legs records commands' times when HubOptions.TraceLegs is on (nil otherwise).
+	legs *legTracer
 }
 
 // NewHub returns a hub with no extension and no clients.
@@ -124,6 +129,9 @@ func NewHub(opts HubOptions) *Hub {
 		clients:   map[*Client]struct{}{},
 		pending:   map[int64]*pending{},
 		changed:   make(chan struct{}),
+	}
+	if opts.TraceLegs {
+		h.legs = newLegTracer()
 	}
 	h.mu.Lock()
 	h.setGap(time.Now().Add(opts.Grace)) // the extension of an earlier run reconnects

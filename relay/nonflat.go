@@ -163,7 +163,7 @@ func (h *Hub) sendMessageToTarget(r *req) {
 	if err == nil && !json.Valid(msg) {
 		err = errInvalidJSON
 	}
-	c.handle(msg, e, err)
+	c.handle(msg, e, err, 0)
 }
 
 // detachNonFlatByID handles Target.detachFromTarget for a non-flat session of r's session; it

@@ -27,6 +27,10 @@ type outbox struct {
 	// a goroutine of its own, when the budget cut this outbox, with the bytes it held.
 	budget *queueBudget
 	onCut  func(held int)
+	// wrote, when set, is told of each message written (per-leg tracing, see legs.go).
+	wrote func(msg []byte)
+	// join, when set, may turn the messages taken into fewer frames (see batchFrames).
+	join func(msgs [][]byte) [][]byte
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -63,7 +67,11 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 			q := o.q
 			o.taken += o.bytes
 			o.q, o.bytes = nil, 0
+			join := o.join
 			o.mu.Unlock()
+			if join != nil && len(q) > 1 {
+				q = join(q)
+			}
 			return q, nil
 		}
 		closed := (o.closed || o.dropped) && len(o.q) == 0

@@ -87,6 +87,21 @@ func (e *env) dialExt() *relaytest.Extension {
 	return ext
 }
 
+// replaceExt closes the env's extension and connects a new one with opts in its place.
+func (e *env) replaceExt(opts *relaytest.Options) *relaytest.Extension {
+	e.t.Helper()
+	e.ext.Close()
+	e.waitFor("the first extension to be gone", func() bool { return !e.srv.Hub().ExtensionConnected() })
+	ext, err := relaytest.Dial(ctx(e.t), e.srv.Addr(), e.srv.Token(), opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(ext.Close)
+	e.ext = ext
+	e.waitFor("extension connected", func() bool { return e.srv.Hub().ExtensionConnected() })
+	return ext
+}
+
 func (e *env) share(id, url string) {
 	e.t.Helper()
 	if err := e.ext.Share(id, url, "title "+id); err != nil {

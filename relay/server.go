@@ -193,6 +193,10 @@ func NewServer(opts Options) (*Server, error) {
 	e.GET("/devtools/browser/:id", s.cdpSocket, cdp...)
 	e.GET("/devtools/page/:id", s.cdpSocket, cdp...)
 	e.GET("/extension", s.extensionSocket, s.checkExtensionOrigin, s.authenticate)
+	if opts.Hub.TraceLegs {
+		// the benchmark's per-leg mode: the commands traced since the last read
+		e.GET("/debug/legs", func(c echo.Context) error { return c.JSON(http.StatusOK, s.hub.TakeLegTraces()) }, cdp...)
+	}
 	e.POST(proof.ChallengePath, s.authChallenge, s.checkCDPOrigin)
 	e.POST(proof.PairPath, s.authPair, s.checkCDPOrigin)
 	e.POST(proof.PairCodePath, s.authPairCode, s.checkCDPOrigin, s.authenticate)
@@ -675,6 +679,9 @@ func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Ou
 		stall.Reset(timeout)
 		err := conn.Write(ctx, websocket.MessageText, m)
 		stall.Stop()
+		if out.o.wrote != nil && err == nil {
+			out.o.wrote(m)
+		}
 		msgs[i] = nil // written: its memory can go
 		if err != nil {
 			return err

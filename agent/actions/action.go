@@ -106,6 +106,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		return nil, err
 	}
 	rn.ts = ts
+	ts.takeProbe() // a reading from an earlier action is not this one's
 	r, err := k.run(rn, ctx, a.Params)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {

@@ -94,7 +94,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	r := &Result{Message: msg}
 	// A navigation the input started is announced before the page renders its next frame and
 	// runs the task after it (a link, a form submission, location.href in a handler; scroll
-	// handlers re-render by then too): wait for that (settleJS), at most 120 ms (a background
+	// handlers re-render by then too): wait for that (afterInput), at most 120 ms (a background
 	// tab has no frames, an alert blocks the page), and for the load if a navigation began.
 	// Events arrive in order, so a navigation begun before the probe's answer is seen.
 	waitLoad := func() {
@@ -119,15 +119,17 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
-		s.settle(ctx, session)
+		s.afterInput(ctx, ts)
 	}()
 	select {
 	case <-nav:
 		waitLoad()
+		ts.takeProbe() // about the document that was left: settling looks at the new one
 	case <-settled:
 		select {
 		case <-nav:
 			waitLoad()
+			ts.takeProbe()
 		default:
 		}
 	case <-ctx.Done():

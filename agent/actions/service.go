@@ -133,6 +133,9 @@ type tabState struct {
 	history  int
 	// settleWorld is the execution context of the settle probe's isolated world (0: none yet)
 	settleWorld int
+	// probed is the settle probe's reading taken right after the current action's input (see
+	// observe), for settlePage's first look; zero when there is none.
+	probed probeReading
 }
 
 func appendBounded[T any](s []T, v T, n int) []T {

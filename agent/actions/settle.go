@@ -56,11 +56,18 @@ func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SettleTimeout)
 	defer cancel()
 	fails := 0
+	first := ts.takeProbe() // observe's reading after the input: no second wait for a frame
 	for {
 		if ts.tab.Dialog() != nil {
 			return true
 		}
-		since, err := s.sinceMutation(ctx, ts)
+		var since time.Duration
+		var err error
+		if !first.at.IsZero() {
+			since, first = first.since+time.Since(first.at), probeReading{}
+		} else {
+			since, err = s.sinceMutation(ctx, ts)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return false
@@ -88,6 +95,46 @@ func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 			return false
 		}
 	}
+}
+
+// probeReading is one answer of the settle probe: how long the DOM had been quiet, and when.
+type probeReading struct {
+	since time.Duration
+	at    time.Time
+}
+
+// afterInput waits, after an action's input, until the page has drawn its next frame and run
+// the task after it (a navigation the input started is announced by then), at most
+// afterInputBound; it does so with the settle probe, whose reading it keeps for settlePage, so
+// an action that settles waits for one frame, not two. A page whose probe fails (its document
+// is being replaced) gets the plain wait.
+func (s *Service) afterInput(ctx context.Context, ts *tabState) {
+	pctx, cancel := context.WithTimeout(ctx, afterInputBound)
+	defer cancel()
+	since, err := s.sinceMutation(pctx, ts)
+	if err != nil {
+		if pctx.Err() == nil {
+			s.settle(ctx, ts.tab.Session())
+		}
+		return
+	}
+	ts.mu.Lock()
+	ts.probed = probeReading{since: since, at: time.Now()}
+	ts.mu.Unlock()
+}
+
+// afterInputBound bounds afterInput's wait: the probe answers within 100 ms (a background tab
+// draws no frame); an alert the input opened blocks it, and a probe cut by the bound leaves
+// settlePage to look for itself.
+const afterInputBound = 120 * time.Millisecond
+
+// takeProbe returns and forgets the reading afterInput kept (zero if none).
+func (ts *tabState) takeProbe() probeReading {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	r := ts.probed
+	ts.probed = probeReading{}
+	return r
 }
 
 // sinceMutation runs the probe in the main frame's isolated world (created on first use and

@@ -294,7 +294,7 @@ func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*s
 			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.ExtensionIDs, ",")...),
 			AllowNonLoopback: f.AllowNonLoopback,
 			TrustSameUser:    f.TrustSameUser,
-			Hub:              relay.HubOptions{AllowCloseUserTabs: f.AllowCloseUserTabs, MaxQueueTotalBytes: f.ClientQueueMB << 20, DetachAfter: f.DetachAfter, MaxUploadBytes: f.MaxUploadMB << 20},
+			Hub:              relay.HubOptions{AllowCloseUserTabs: f.AllowCloseUserTabs, MaxQueueTotalBytes: f.ClientQueueMB << 20, DetachAfter: f.DetachAfter, MaxUploadBytes: f.MaxUploadMB << 20, TraceLegs: f.TraceLegs},
 		},
 		Agent: api.Options{Home: f.Home, Stream: true, AllowFileURLs: f.AllowFileURLs, AllowedSites: f.Sites(), UploadDirs: f.AgentUploadDirs},
 		Voice: voice.Options{Getenv: os.Getenv}, // speech engines are configured in the environment

@@ -2,7 +2,8 @@
 // machines are noisy: ratios mean more than absolute times. It prints a table and writes the same
 // figures to bench-results.json. Groups: relay (the relay hop with a simulated extension), real
 // (Chromium through the real extension vs the browser's own endpoint), snapshot (our snapshots
-// vs Playwright's AI snapshot), fastpath (text command to action, no model), load (many
+// vs Playwright's AI snapshot), legs (one command's time through each leg: relay, sockets,
+// the extension's JavaScript, chrome.debugger), fastpath (text command to action, no model), load (many
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
 // another, both next to Chrome's own endpoint), mcp (tabrelay's MCP server next to Playwright
 // MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time), agent (a
@@ -81,7 +82,7 @@ type group struct {
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
-	only := flag.String("groups", "relay,real,snapshot,fastpath,load,mcp,agent,miniwob", "comma-separated groups to run")
+	only := flag.String("groups", "relay,real,legs,snapshot,fastpath,load,mcp,agent,miniwob", "comma-separated groups to run")
 	miniwob := flag.String("miniwob", miniwobDefault(), "the MiniWoB++ development set the miniwob group plays (its README gives the episode protocol)")
 	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
@@ -98,7 +99,7 @@ func main() {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"legs", runLegs}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {

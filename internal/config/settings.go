@@ -53,6 +53,7 @@ type Server struct {
 	AgentUploadDirs    []string      `name:"agent-upload-dir" env:"TABRELAY_AGENT_UPLOAD_DIRS" help:"folders whose files the agent (model, skills, MCP) may upload without asking (repeat or comma-separate); other files need the full path in your request, and tabrelay's home and your home's dot-files never go"`
 	MCPMaxSessions     int           `name:"mcp-max-sessions" env:"TABRELAY_MCP_MAX_SESSIONS" default:"64" help:"at most this many MCP sessions at once; a new one ends the longest idle"`
 	MCPIdleTimeout     time.Duration `name:"mcp-idle-timeout" env:"TABRELAY_MCP_IDLE_TIMEOUT" default:"30m" help:"an MCP session with no request for this long ends"`
+	TraceLegs          bool          `name:"trace-legs" env:"TABRELAY_TRACE_LEGS" hidden:"" help:"record each CDP command's times through the relay and the extension and serve them at /debug/legs (the benchmark's per-leg mode)"`
 	AllowFileURLs      bool          `name:"agent-allow-file-urls" env:"TABRELAY_AGENT_ALLOW_FILE_URLS" help:"let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out"`
 }
 

@@ -64,6 +64,7 @@ type Extension struct {
 
 	chunkSize int
 	chunks    atomic.Bool  // the relay takes chunk frames
+	batches   atomic.Int64 // batch frames received (Options.Batches)
 	stream    atomic.Int64 // numbers chunked messages
 }
 
@@ -98,6 +99,9 @@ type Options struct {
 	// OnDemand makes the hello say "onDemand": the relay then sends attachTab and detachTab
 	// (see Debugger).
 	OnDemand bool
+	// Batches makes the hello say "batches": the relay may then send several messages as one
+	// JSON-array frame, which the fake extension handles one by one (see BatchFrames).
+	Batches bool
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -135,6 +139,9 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 			"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) " + product + " Safari/537.36"}
 		if opts.OnDemand {
 			hello["onDemand"] = true
+		}
+		if opts.Batches {
+			hello["batches"] = true
 		}
 		if err := e.send(hello); err != nil {
 			return nil, err
@@ -316,6 +323,9 @@ func (e *Extension) send(v any) error {
 	return nil
 }
 
+// BatchFrames is how many batch frames (JSON arrays of messages) the relay sent.
+func (e *Extension) BatchFrames() int64 { return e.batches.Load() }
+
 func (e *Extension) readLoop() {
 	defer close(e.closed)
 	for {
@@ -324,69 +334,85 @@ func (e *Extension) readLoop() {
 			e.closeErr = err
 			return
 		}
-		var m struct {
-			Type      string          `json:"type"`
-			ID        int64           `json:"id"`
-			TargetID  string          `json:"targetId"`
-			SessionID string          `json:"sessionId"`
-			Method    string          `json:"method"`
-			Params    json.RawMessage `json:"params"`
-			URL       string          `json:"url"`
-			Chunks    bool            `json:"chunks"`
-		}
-		if json.Unmarshal(b, &m) != nil {
+		if len(b) > 0 && b[0] == '[' {
+			var list []json.RawMessage
+			if json.Unmarshal(b, &list) != nil {
+				continue
+			}
+			e.batches.Add(1)
+			for _, m := range list {
+				e.handle(m)
+			}
 			continue
 		}
-		switch m.Type {
-		case wire.TypeWelcome:
-			e.chunks.Store(m.Chunks)
-		case wire.TypeCDP:
-			cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
-			var prev, done chan struct{}
-			e.mu.Lock()
-			e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
-			if domain, name, _ := strings.Cut(m.Method, "."); name == "enable" || name == "disable" {
-				// switching a domain on and off takes effect in arrival order; other commands
-				// run concurrently, so a test can hold one without holding the rest
-				key := m.TargetID + "|" + m.SessionID + "|" + domain
-				prev, done = e.toggles[key], make(chan struct{})
-				e.toggles[key] = done
-			}
-			e.mu.Unlock()
-			go func() {
-				if done != nil {
-					defer close(done)
-				}
-				if prev != nil {
-					<-prev
-				}
-				e.handleCDP(m.ID, cmd)
-			}()
-		case wire.TypeCreateTab:
-			e.mu.Lock()
-			e.nextTab++
-			id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
-			e.mu.Unlock()
-			_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
-			_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
-		case wire.TypeCloseTab:
-			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
-			_ = e.respond(m.ID, map[string]any{}, nil)
-		case wire.TypeActivateTab, wire.TypeUnshareTab:
-			_ = e.respond(m.ID, map[string]any{}, nil)
-		case wire.TypeCancelDownload:
-			var c wire.DownloadRequest
-			_ = json.Unmarshal(b, &c)
-			e.mu.Lock()
-			e.cancels = append(e.cancels, c.GUID)
-			e.mu.Unlock()
-			_ = e.respond(m.ID, map[string]any{}, nil)
-		case wire.TypeAttachTab, wire.TypeDetachTab:
-			e.mu.Lock()
-			e.debugger = append(e.debugger, m.Type+" "+m.TargetID)
-			e.mu.Unlock()
-			_ = e.respond(m.ID, map[string]any{}, nil)
+		e.handle(b)
+	}
+}
+
+// handle answers one message from the relay.
+func (e *Extension) handle(b []byte) {
+	var m struct {
+		Type      string          `json:"type"`
+		ID        int64           `json:"id"`
+		TargetID  string          `json:"targetId"`
+		SessionID string          `json:"sessionId"`
+		Method    string          `json:"method"`
+		Params    json.RawMessage `json:"params"`
+		URL       string          `json:"url"`
+		Chunks    bool            `json:"chunks"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	switch m.Type {
+	case wire.TypeWelcome:
+		e.chunks.Store(m.Chunks)
+	case wire.TypeCDP:
+		cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
+		var prev, done chan struct{}
+		e.mu.Lock()
+		e.cmds = append(e.cmds, cmd) // in arrival order, as Chrome runs one session's commands
+		if domain, name, _ := strings.Cut(m.Method, "."); name == "enable" || name == "disable" {
+			// switching a domain on and off takes effect in arrival order; other commands
+			// run concurrently, so a test can hold one without holding the rest
+			key := m.TargetID + "|" + m.SessionID + "|" + domain
+			prev, done = e.toggles[key], make(chan struct{})
+			e.toggles[key] = done
 		}
+		e.mu.Unlock()
+		go func() {
+			if done != nil {
+				defer close(done)
+			}
+			if prev != nil {
+				<-prev
+			}
+			e.handleCDP(m.ID, cmd)
+		}()
+	case wire.TypeCreateTab:
+		e.mu.Lock()
+		e.nextTab++
+		id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
+		e.mu.Unlock()
+		_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
+		_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
+	case wire.TypeCloseTab:
+		_ = e.Unshare(m.TargetID, wire.ReasonClosed)
+		_ = e.respond(m.ID, map[string]any{}, nil)
+	case wire.TypeActivateTab, wire.TypeUnshareTab:
+		_ = e.respond(m.ID, map[string]any{}, nil)
+	case wire.TypeCancelDownload:
+		var c wire.DownloadRequest
+		_ = json.Unmarshal(b, &c)
+		e.mu.Lock()
+		e.cancels = append(e.cancels, c.GUID)
+		e.mu.Unlock()
+		_ = e.respond(m.ID, map[string]any{}, nil)
+	case wire.TypeAttachTab, wire.TypeDetachTab:
+		e.mu.Lock()
+		e.debugger = append(e.debugger, m.Type+" "+m.TargetID)
+		e.mu.Unlock()
+		_ = e.respond(m.ID, map[string]any{}, nil)
 	}
 }
 

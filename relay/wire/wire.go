@@ -79,13 +79,17 @@ type Envelope struct {
 	UserAgent        string `json:"userAgent,omitempty"`
 	// OnDemand says the extension attaches the debugger only when asked (see TypeAttachTab).
 	OnDemand bool `json:"onDemand,omitempty"`
+	// Batches says the extension takes batch frames from the relay (see MaxBatchBytes).
+	Batches bool `json:"batches,omitempty"`
 
 	// tabShared / tabUpdated / tabUnshared
-	Tab      *Tab            `json:"tab,omitempty"`
-	Children []Child         `json:"children,omitempty"`
-	TabID    int64           `json:"tabId,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-	Extra    json.RawMessage `json:"-"`
+	Tab      *Tab    `json:"tab,omitempty"`
+	Children []Child `json:"children,omitempty"`
+	TabID    int64   `json:"tabId,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	// Trace is a traced request's answer's four extension times (Unix ms; see PROTOCOL.md).
+	Trace []float64       `json:"trace,omitempty"`
+	Extra json.RawMessage `json:"-"`
 }
 
 // Tab describes one shared tab as the extension reports it.
@@ -117,6 +121,9 @@ type CDPRequest struct {
 	SessionID string          `json:"sessionId,omitempty"`
 	Method    string          `json:"method"`
 	Params    json.RawMessage `json:"params,omitempty"`
+	// Trace asks the extension to answer with its own times (PROTOCOL.md, "Tracing a
+	// command's legs"); only a relay run with per-leg tracing sets it.
+	Trace bool `json:"trace,omitempty"`
 }
 
 // TabRequest asks the extension to create, close, activate or unshare a tab.
@@ -152,6 +159,12 @@ const ChunkPrefix = "#chunk "
 // ChunkSize is how much text the extension puts in one chunk frame at most (in UTF-16 code
 // units, so at most 3 MiB of UTF-8), and the size above which it splits a message.
 const ChunkSize = 1 << 20
+
+// MaxBatchBytes bounds a batch frame: a JSON array of several messages in one text frame,
+// which the relay sends an extension whose hello said "batches": true when several messages
+// wait to go out at once (under load), so the extension handles them in one socket event. A
+// message as large as this or larger always goes in a frame of its own. See PROTOCOL.md.
+const MaxBatchBytes = 256 << 10
 
 // Error is a CDP-shaped error.
 type Error struct {

@@ -1,0 +1,117 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/relay"
+	"github.com/tabrelay/tabrelay/relay/relaytest"
+)
+
+// TestBatchFramesToExtension: to an extension whose hello says "batches", commands queued
+// together go out as batch frames, and every command of many clients at once is answered
+// with its own result; the default extension (no "batches") never gets one.
+func TestBatchFramesToExtension(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	ext := e.replaceExt(&relaytest.Options{Batches: true})
+	e.share(tabA, "https://a.example/")
+	const clients, each = 10, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for i := 0; i < clients; i++ {
+		c := e.client("/cdp")
+		sid := attach(t, c, tabA)
+		for k := 0; k < each; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := evaluate(c, sid, fmt.Sprintf("c%d-%d", i, k)); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if ext.BatchFrames() == 0 {
+		t.Errorf("%d commands at once went out in no batch frame", clients*each)
+	}
+
+	plain := newEnv(t, relay.HubOptions{}) // its extension says no "batches"
+	plain.share(tabA, "https://a.example/")
+	c := plain.client("/cdp")
+	sid := attach(t, c, tabA)
+	var wg2 sync.WaitGroup
+	for k := 0; k < 100; k++ {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			if err := evaluate(c, sid, fmt.Sprintf("p%d", k)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg2.Wait()
+	if n := plain.ext.BatchFrames(); n != 0 {
+		t.Errorf("an extension that did not ask for batch frames got %d", n)
+	}
+}
+
+// TestLegTraces: with TraceLegs on, /debug/legs serves each forwarded command's way through
+// the relay, in order, once; without it the route does not exist.
+func TestLegTraces(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{TraceLegs: true})
+	e.share(tabA, "https://a.example/")
+	c := e.client("/cdp")
+	sid := attach(t, c, tabA)
+	for i := 0; i < 3; i++ {
+		if err := evaluate(c, sid, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(e *env) (int, []relay.LegTrace) {
+		req, _ := http.NewRequest("GET", "http://"+e.srv.Addr()+"/debug/legs", nil)
+		req.Header.Set("Authorization", "Bearer "+e.srv.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var out []relay.LegTrace
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+		}
+		return resp.StatusCode, out
+	}
+	status, traces := get(e)
+	var evals []relay.LegTrace
+	for _, tr := range traces {
+		if tr.Method == "Runtime.evaluate" {
+			evals = append(evals, tr)
+		}
+	}
+	if status != http.StatusOK || len(evals) != 3 {
+		t.Fatalf("HTTP %d, %d evaluate traces, want 3: %+v", status, len(evals), traces)
+	}
+	for _, tr := range evals {
+		if !(tr.RelayIn > 0 && tr.RelayIn <= tr.ToExtension && tr.ToExtension <= tr.RelayReceived && tr.RelayReceived <= tr.ClientSent) {
+			t.Errorf("trace out of order or incomplete: %+v", tr)
+		}
+	}
+	if _, again := get(e); len(again) != 0 {
+		t.Errorf("traces served twice: %+v", again)
+	}
+	if status, _ := get(newEnv(t, relay.HubOptions{})); status != http.StatusNotFound {
+		t.Errorf("/debug/legs without tracing: HTTP %d, want 404", status)
+	}
+}
