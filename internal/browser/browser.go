@@ -915,6 +915,28 @@ func (b *Browser) CloseTab(ctx context.Context, tab Tab) error {
 	return nil
 }
 
+// CloseBlankTabs closes the tabs still at about:blank except those in keep: the empty tab the
+// browser started with, once the tabs a person asked for are open.
+func (b *Browser) CloseBlankTabs(ctx context.Context, keep []Tab) error {
+	ts, err := b.targets(ctx)
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, t := range keep {
+		kept[t.TargetID] = true
+	}
+	for _, t := range ts {
+		if t.Type != "page" || t.URL != "about:blank" || kept[t.TargetID] {
+			continue
+		}
+		if err := b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(t.TargetID)}, nil); err != nil {
+			return fmt.Errorf("close the empty start tab: %w", err)
+		}
+	}
+	return nil
+}
+
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex
