@@ -269,18 +269,12 @@ func (ae *agentEnv) command(t *testing.T, tab browser.Tab, text string) (int, st
 	t.Helper()
 	r := ae.call(t, "POST", "/api/command", map[string]any{"text": text, "tab": tab.TargetID})
 	var body struct {
-		Error string `json:"error"`
-		Task  struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		} `json:"task"`
+		Error  string `json:"error"`
+		Status string `json:"status"`
 	}
 	_ = json.Unmarshal(r.Body, &body)
-	if body.Error != "" {
-		return r.Status, body.Error
-	}
-	if body.Task.Status != "succeeded" {
-		return r.Status, fmt.Sprintf("task %s: %s", body.Task.Status, body.Task.Error)
+	if r.Status != 200 || body.Status != "succeeded" {
+		return r.Status, fmt.Sprintf("task %s: %s", body.Status, r.Body)
 	}
 	return r.Status, ""
 }
