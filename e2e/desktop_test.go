@@ -412,12 +412,22 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	}
 	// the user types an address into the new tab
 	d.key(t, "ctrl+l")
+	time.Sleep(300 * time.Millisecond)
 	d.typeText(t, ae.site.URL("/other.html?newtab"))
+	time.Sleep(300 * time.Millisecond)
+	d.screenshot(t, "address-typed")
 	d.key(t, "Return")
 	eventually(t, 15*time.Second, "the new tab in the group is shared and listed", func() (bool, string) {
 		ids := ae.sharedTabIDs(t)
 		_, ok := ids[newTab]
 		return ok, fmt.Sprintf("shared and listed: %v", ids)
 	})
+	var url string
+	if err := ae.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.url)`, newTab), &url); err != nil {
+		t.Fatal(err)
+	}
+	if url != ae.site.URL("/other.html?newtab") {
+		t.Fatalf("the new tab shows %q, not the address typed", url)
+	}
 	d.screenshot(t, "new-tab-shared")
 }
