@@ -431,3 +431,91 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	}
 	d.screenshot(t, "new-tab-shared")
 }
+
+// findColor returns the middle x of the pixels on row y close to want (within 40 per channel),
+// or -1.
+func findColor(img image.Image, y int, want [3]int) int {
+	b := img.Bounds()
+	sum, n := 0, 0
+	for x := b.Min.X; x < b.Max.X; x++ {
+		r, g, bl, _ := img.At(x, y).RGBA()
+		if abs(int(r>>8)-want[0]) < 40 && abs(int(g>>8)-want[1]) < 40 && abs(int(bl>>8)-want[2]) < 40 {
+			sum += x
+			n++
+		}
+	}
+	if n == 0 {
+		return -1
+	}
+	return sum / n
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// The badge colours (chrome.action.getBadgeBackgroundColor's RGBA).
+const (
+	badgeGreen = "[24 128 56 255]"
+	badgeRed   = "[217 48 37 255]"
+)
+
+// TestDesktopBarDismissed: the agent acts on a shared tab and the user presses Cancel on the
+// "started debugging this browser" bar: sharing stops, the tab's badge is the red "!" with a
+// tooltip that says why (not the green of "ON"), and sharing the tab again lets the agent act
+// on it at once.
+func TestDesktopBarDismissed(t *testing.T) {
+	d := startDesktop(t)
+	ae, tab := startDesktopAgent(t, d, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bare := pageTop(d.screenshot(t, "before-sharing"))
+	d.key(t, "alt+shift+s")
+	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
+		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
+	}
+	if code, err := ae.command(t, tab, "click press me"); err != "" {
+		t.Fatalf("command: %d %s", code, err)
+	}
+	img := d.screenshot(t, "bar-shown")
+	on, top := barShown(img, bare)
+	if !on {
+		t.Fatalf("no debugging bar after the agent acted (page starts at %d, %d without a bar)", top, bare)
+	}
+	// the bar's blue Cancel button, halfway down the bar
+	y := (bare + top) / 2
+	x := findColor(img, y, [3]int{11, 87, 208})
+	if x < 0 {
+		t.Fatalf("no Cancel button on row %d of the bar", y)
+	}
+	d.click(t, x, y, 1)
+	eventually(t, 10*time.Second, "sharing stopped after Cancel on the bar", func() (bool, string) {
+		ids := ae.sharedTabIDs(t)
+		return len(ids) == 0, fmt.Sprint(ids)
+	})
+	eventually(t, 10*time.Second, "the tab's badge is the red ! with the reason", func() (bool, string) {
+		text, color, title := ae.badge(t, tab)
+		return text == "!" && color == badgeRed && strings.Contains(title, "bar was canceled"), fmt.Sprintf("badge %q colour %s tooltip %q", text, color, title)
+	})
+	if on, top := barShown(d.screenshot(t, "bar-dismissed"), bare); on {
+		t.Fatalf("the bar is still there after Cancel (page starts at %d)", top)
+	}
+	d.key(t, "alt+shift+s")
+	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
+		t.Fatalf("Alt+Shift+S did not share the tab again: %v", err)
+	}
+	if _, color, _ := ae.badge(t, tab); color != badgeGreen {
+		t.Fatalf("a shared tab's badge colour is %s, want green %s", color, badgeGreen)
+	}
+	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
+		_, ok := ae.sharedTabIDs(t)[tab.TabID]
+		return ok, "not listed"
+	})
+	if code, err := ae.command(t, tab, "click press me"); err != "" {
+		t.Fatalf("command after sharing again: %d %s", code, err)
+	}
+	d.screenshot(t, "reshared-agent-acted")
+}
