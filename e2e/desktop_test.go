@@ -519,3 +519,71 @@ func TestDesktopBarDismissed(t *testing.T) {
 	}
 	d.screenshot(t, "reshared-agent-acted")
 }
+
+// TestDesktopSidePanelCommand: Alt+Shift+Y opens the side panel beside a shared tab; it names
+// the tab; a command typed in its box and sent with Enter runs on the tab, and the box is empty
+// again.
+func TestDesktopSidePanelCommand(t *testing.T) {
+	d := startDesktop(t)
+	ae, tab := startDesktopAgent(t, d, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d.key(t, "alt+shift+s")
+	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
+		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
+	}
+	d.key(t, "alt+shift+y")
+	// the panel's page, found over the harness's control channel to read it (never to drive it)
+	var panelPage browser.Tab
+	eventually(t, 20*time.Second, "the side panel is open", func() (bool, string) {
+		var r struct {
+			TargetInfos []struct {
+				TargetID string `json:"targetId"`
+				URL      string `json:"url"`
+			} `json:"targetInfos"`
+		}
+		if err := ae.b.CDP.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
+			return false, err.Error()
+		}
+		for _, ti := range r.TargetInfos {
+			if strings.HasSuffix(ti.URL, "/sidepanel.html") {
+				panelPage.TargetID = ti.TargetID
+			}
+		}
+		return panelPage.TargetID != "", fmt.Sprint(r.TargetInfos)
+	})
+	var box struct {
+		X, Y, W, H     float64
+		InnerW, InnerH float64
+		State          string
+	}
+	eventually(t, 20*time.Second, "the side panel names the shared tab", func() (bool, string) {
+		if err := ae.b.PageEval(ctx, panelPage, `(() => { const r = document.getElementById('request').getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height, innerW: innerWidth, innerH: innerHeight, state: document.getElementById('tabstate').textContent}; })()`, &box); err != nil {
+			return false, err.Error()
+		}
+		return box.State == "This tab is shared: Desktop page", box.State
+	})
+	d.screenshot(t, "side-panel")
+	// the panel sits at the window's right edge and bottom: its page's origin on the screen
+	x := 1280 - int(box.InnerW) + int(box.X+box.W/2)
+	y := 900 - int(box.InnerH) + int(box.Y+box.H/2)
+	d.click(t, x, y, 1)
+	d.typeText(t, "click press me")
+	d.screenshot(t, "side-panel-typed")
+	d.xdo(t, "key", "Return")
+	eventually(t, 20*time.Second, "the command typed in the side panel clicked the button", func() (bool, string) {
+		var out string
+		if err := ae.b.PageEval(ctx, tab, `document.getElementById('out').textContent`, &out); err != nil {
+			return false, err.Error()
+		}
+		return out == "clicked 1", out
+	})
+	var left string
+	if err := ae.b.PageEval(ctx, panelPage, `document.getElementById('request').value`, &left); err != nil {
+		t.Fatal(err)
+	}
+	if left != "" {
+		t.Fatalf("the request box still holds %q after sending", left)
+	}
+	d.screenshot(t, "side-panel-done")
+}
