@@ -31,7 +31,7 @@ import { groupAllShared, onGroupRemoved, ungroupAllShared } from './worker-group
 import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
-import { onDebuggerEvent, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
+import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
@@ -71,6 +71,11 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => { void withReady(() => onTabUpdated(tabId, change, tab)); });
 
 chrome.tabs.onRemoved.addListener((tabId) => { void withReady(() => onTabRemoved(tabId)); });
+
+// The group is the boundary of what is shared, however a tab gets into it (or out of it).
+chrome.tabs.onCreated.addListener((tab) => { if (tab.id !== undefined) void withReady(() => onTabAppeared(/** @type {number} */ (tab.id), false)); });
+
+chrome.tabs.onAttached.addListener((tabId) => { void withReady(() => onTabAppeared(tabId, true)); });
 
 chrome.tabs.onReplaced.addListener((added, removed) => {
   state.replaced.add(removed); // at once: the old tab's detach may be handled first

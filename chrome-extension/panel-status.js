@@ -18,17 +18,42 @@ function statusNotice(text, kind, extra) {
   state.statusNotice = text;
 }
 
-/** The browser tab this panel is about. */
-async function currentTabId() {
+/**
+ * The browser tab this panel is about: as a side panel, the window's active tab, whatever it
+ * shows (an extension page too: the panel then says it cannot act there); opened as a tab of
+ * its own, the most recently used web tab.
+ * @returns {Promise<chrome.tabs.Tab|undefined>}
+ */
+async function currentTab() {
   const q = new URLSearchParams(location.search).get('tabId');
-  if (q) return Number(q);
+  if (q) return chrome.tabs.get(Number(q)).catch(() => undefined);
+  const self = await chrome.tabs.getCurrent().catch(() => undefined);
   const [active] = await chrome.tabs.query({ active: true, currentWindow: true });
-  const self = chrome.runtime.getURL('');
-  if (active && !(active.url || '').startsWith(self)) return active.id;
-  // opened as a tab: the most recently used web tab
-  const tabs = (await chrome.tabs.query({})).filter((t) => !(t.url || '').startsWith(self) && /^(https?|file):/.test(t.url || ''));
+  if (!self) return active;
+  const own = chrome.runtime.getURL('');
+  const tabs = (await chrome.tabs.query({})).filter((t) => !(t.url || '').startsWith(own) && /^(https?|file):/.test(t.url || ''));
   tabs.sort((a, b) => (b.lastAccessed || 0) - (a.lastAccessed || 0));
-  return tabs[0]?.id;
+  return tabs[0];
+}
+
+/**
+ * How the panel names a tab: its title, else its address.
+ * @param {chrome.tabs.Tab|undefined} tab
+ */
+function tabName(tab) {
+  const name = (tab?.title || tab?.url || tab?.pendingUrl || '').trim();
+  return name.length > 60 ? `${name.slice(0, 59)}…` : name;
+}
+
+/**
+ * Why the extension cannot act on tab at all (a page no extension may debug), or ''.
+ * @param {chrome.tabs.Tab} tab
+ */
+function unreachable(tab) {
+  const url = tab.url || tab.pendingUrl || '';
+  if (url.startsWith('chrome-extension://')) return 'it is an extension page, which tabrelay cannot see or act on';
+  if (/^(chrome|chrome-untrusted|devtools|edge):\/\//i.test(url)) return 'it is a browser page, which no extension may debug';
+  return '';
 }
 
 /**
@@ -51,7 +76,8 @@ export function refresh() {
 async function readState() {
   const { addr, token } = await settings();
   state.addr = addr;
-  state.tabId = await currentTabId();
+  const tab = await currentTab();
+  state.tabId = tab?.id;
   let health = null;
   try {
     const r = await fetch(`http://${addr}/health`, { cache: 'no-store', signal: AbortSignal.timeout(3000) });
@@ -105,19 +131,29 @@ async function readState() {
   const mine = ext?.sharedTabs?.find((/** @type {any} */ t) => t.tabId === state.tabId);
   const listed = mine && tabs.some((t) => t.targetId === mine.targetId);
   state.targetId = mine && (listed || !tabs.length) ? mine.targetId : (mine?.targetId || '');
+  const name = tabName(tab);
+  $('tabstate').title = tab ? `${tab.title || ''}\n${tab.url || tab.pendingUrl || ''}`.trim() : 'no tab';
+  const cannot = tab ? unreachable(tab) : '';
   if (state.targetId) {
-    pill('tabstate', 'This tab is shared', 'ok');
+    pill('tabstate', `This tab is shared: ${name}`, 'ok');
     $('share').hidden = true;
     $('unshare').hidden = false;
     // its own notices and errors go; an info notice a button showed ("New conversation…") stays
     if (state.notice && (state.notice === state.statusNotice || $('notice').className !== 'info')) showNotice('');
+  } else if (cannot) {
+    state.targetId = '';
+    pill('tabstate', `This tab cannot be shared: ${name}`, 'warn');
+    $('share').hidden = $('unshare').hidden = true;
+    statusNotice(`tabrelay cannot act on this tab (${name}): ${cannot}. Switch to a web page to use the agent there.`, 'info');
   } else {
-    pill('tabstate', 'This tab is not shared', 'warn');
+    pill('tabstate', `This tab is not shared: ${name}`, 'warn');
     $('share').hidden = state.tabId === undefined;
     $('unshare').hidden = true;
+    /** @type {string} */
+    const why = (state.tabId !== undefined && ext?.tabErrors?.[state.tabId]) || (ext?.notice && ext.notice.startsWith('sharing stopped') ? ext.notice : '');
     statusNotice(state.tabId === undefined
       ? 'No tab to work on: open a web page next to this panel.'
-      : 'This tab is not shared with tabrelay: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.', 'info');
+      : `This tab is not shared with tabrelay${why ? ` (${why})` : ''}: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.`, 'info');
   }
 }
 

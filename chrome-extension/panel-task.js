@@ -27,6 +27,9 @@ export async function submit(text, opts = {}) {
   text = text.trim();
   if (!text) return null;
   if (!(await ready())) return null;
+  // sent: the box is free for the next request (a spoken request never was in it)
+  const box = /** @type {HTMLTextAreaElement} */ ($('request'));
+  if (box.value.trim() === text) box.value = '';
   const sentAt = Date.now();
   startView({ id: '', goal: text, request: text, status: 'planning', plan: [], steps: [] });
   try {

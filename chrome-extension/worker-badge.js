@@ -45,6 +45,8 @@ export function statusReport() {
     connects: state.connects,
     sharedTabs: [...state.shared.values()].filter((r) => r.ready)
       .map((r) => ({ tabId: r.tabId, targetId: r.targetId, origin: r.origin })),
+    // why tabs that were shared are not any more (the badge's "!" tooltip), by tab id
+    tabErrors: Object.fromEntries(state.tabErrors),
   };
 }
 
@@ -68,7 +70,7 @@ function fileAccessNote() {
 export async function refreshBadges() {
   const g = globalBadge();
   await setBadge(undefined, g.text, g.color, g.title);
-  const tabs = new Set([...state.shared.keys(), ...state.tabErrors.keys(), ...state.titled]);
+  const tabs = new Set([...state.shared.keys(), ...state.tabErrors.keys(), ...state.titled, ...state.waiting]);
   for (const tabId of tabs) await refreshBadge(tabId);
 }
 
@@ -77,13 +79,16 @@ export async function refreshBadge(tabId) {
   const rec = state.shared.get(tabId);
   if (!rec) {
     const err = state.tabErrors.get(tabId);
-    if (err) {
+    if (state.waiting.has(tabId)) {
+      await setBadge(tabId, '…', '#5f6368', 'tabrelay: this tab is in the tabrelay group and is shared as soon as it shows a web page');
+    } else if (err) {
       await setBadge(tabId, '!', '#d93025', `tabrelay: ${err}`);
     } else {
-      // Back to the global badge (null clears the tab's own text); a tab's own title cannot be
-      // cleared, so it is set to the global one.
+      // Back to the global badge (null clears the tab's own text); a tab's own title and colour
+      // cannot be cleared, so they are set to the global ones (a tab that was shared would keep
+      // the green of "ON" under the global "!").
       const g = globalBadge();
-      await setBadge(tabId, null, null, state.titled.has(tabId) ? g.title : null);
+      await setBadge(tabId, null, state.titled.has(tabId) ? g.color : null, state.titled.has(tabId) ? g.title : null);
     }
     return;
   }

@@ -19,7 +19,9 @@ export function createMenus() {
       title: 'Share or stop sharing this tab with tabrelay',
       contexts: ['page', 'action'],
     });
-    chrome.contextMenus.create({ id: PANEL_MENU_ID, title: 'Open the tabrelay side panel', contexts: ['page', 'action'] });
+    // On the icon's menu only: with two items on the page's menu Chrome would put both in a
+    // "tabrelay" submenu, and sharing is meant to be one right-click away.
+    chrome.contextMenus.create({ id: PANEL_MENU_ID, title: 'Open the tabrelay side panel', contexts: ['action'] });
   });
 }
 

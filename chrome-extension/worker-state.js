@@ -68,6 +68,8 @@ export const state = {
   titled: new Set(),
   /** per-tab error text when sharing that tab failed @type {Map<number, string>} */
   tabErrors: new Map(),
+  /** tabs in the tabrelay group showing a new tab page: shared once they load a page @type {Set<number>} */
+  waiting: new Set(),
   /** @type {{product: string, userAgent: string}|null} */
   product: null,
   /** how many times this worker got a welcome (a restarted worker starts again at 0) */

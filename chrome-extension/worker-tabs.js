@@ -5,7 +5,7 @@
 import * as P from './protocol.js';
 import { refreshBadge } from './worker-badge.js';
 import { send } from './worker-send.js';
-import { onGroupChanged } from './worker-groups.js';
+import { onGroupChanged, onTabEntered, onWaitingLoaded } from './worker-groups.js';
 import { restricted, shareOpened, shareTab, toggle, unshare, wireTab } from './worker-sharing.js';
 import { persist, state, withReady } from './worker-state.js';
 
@@ -20,6 +20,7 @@ export async function onTabUpdated(tabId, change, tab) {
   if ('groupId' in change && change.groupId !== undefined) await onGroupChanged(tabId, change.groupId, groupActs);
   const rec = state.shared.get(tabId);
   if (!rec) {
+    if ('url' in change || change.status === 'complete') await onWaitingLoaded(tabId, groupActs);
     if (change.status === 'loading' && state.tabErrors.has(tabId)) {
       state.tabErrors.delete(tabId);
       await refreshBadge(tabId);
@@ -80,8 +81,19 @@ const groupActs = {
   },
 };
 
+/**
+ * chrome.tabs.onCreated and onAttached: a tab that appears inside the tabrelay group is shared
+ * (see onTabEntered).
+ * @param {number} tabId
+ * @param {boolean} moved it came from another window (onAttached)
+ */
+export function onTabAppeared(tabId, moved) {
+  return onTabEntered(tabId, moved, groupActs);
+}
+
 /** @param {number} tabId */
 export async function onTabRemoved(tabId) {
+  state.waiting.delete(tabId);
   state.tabErrors.delete(tabId);
   state.titled.delete(tabId);
   state.clientCreated.delete(tabId);

@@ -39,8 +39,15 @@ type agentEnv struct {
 // Chromium with the real extension paired.
 func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	t.Helper()
+	return startAgentEnvWith(t, opts, relay.HubOptions{})
+}
+
+// startAgentEnvWith is startAgentEnv with the relay's hub tuned and browser options of the
+// test's own (a headed browser on a virtual display, say).
+func startAgentEnvWith(t *testing.T, opts api.Options, hub relay.HubOptions, browserOpts ...func(*browser.Options)) *agentEnv {
+	t.Helper()
 	requireChromium(t)
-	ae := &agentEnv{env: &env{}}
+	ae := &agentEnv{env: &env{hub: hub}}
 	t.Cleanup(func() {
 		if ae.app != nil {
 			_ = ae.app.Close()
@@ -65,7 +72,11 @@ func startAgentEnv(t *testing.T, opts api.Options) *agentEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := zerolog.Nop()
-	if e.b, err = browser.Launch(ctx, browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}); err != nil {
+	bo := browser.Options{Headless: true, Logger: &log, ExtensionDebugging: true}
+	for _, o := range browserOpts {
+		o(&bo)
+	}
+	if e.b, err = browser.Launch(ctx, bo); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.b.Pair(ctx, e.addr, e.store.Token()); err != nil {
@@ -87,7 +98,7 @@ func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 	}
 	opts.Home = ae.home
 	running, err := app.Start(context.Background(), app.Config{
-		Relay: relay.Options{Addr: addr, Secret: ae.store},
+		Relay: relay.Options{Addr: addr, Secret: ae.store, Hub: ae.hub},
 		Agent: opts,
 		Voice: voice.Options{Getenv: func(string) string { return "" }},
 		Log:   log,

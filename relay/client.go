@@ -30,6 +30,9 @@ type Client struct {
 	dl *dlBehavior
 	// nf: non-flat sessions attached from this client, or the one this client is (nonflat.go).
 	nf nonFlat
+	// releases marks a client whose sessions hold a tab only while it acts (the in-process
+	// agent, see ondemand.go): the hub ends them DetachAfter after their last command.
+	releases bool
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -83,8 +86,11 @@ type session struct {
 	emulating int
 	quietDOM  int
 	children  map[string]*session // child sessions by session id
-	scripts   []*script           // Page.addScriptToEvaluateOnNewDocument the client added here
-	bindings  []binding           // Runtime.addBinding the client added here
+	// lastUse is when the session last sent a command or got an answer (for a releasing
+	// client, see ondemand.go)
+	lastUse  time.Time
+	scripts  []*script // Page.addScriptToEvaluateOnNewDocument the client added here
+	bindings []binding // Runtime.addBinding the client added here
 }
 
 // script is a Page.addScriptToEvaluateOnNewDocument a client added. A re-attached tab has
@@ -638,6 +644,7 @@ func (r *req) decode(v any) bool {
 // forward sends a page or child session command to the extension. Call with h.mu held.
 func (h *Hub) forward(r *req, domain string) {
 	s, t := r.s, r.s.t
+	s.lastUse = time.Now()
 	if !t.live || h.ext == nil {
 		if h.targets[t.id] == t && h.park(r.c, func() { h.retryForward(r, domain) }) {
 			return // the tab is away for a moment (see gap.go)

@@ -350,6 +350,9 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 			h.armIdle(t)
 		case t.boundSessions() > 0 && h.onDemand():
 			h.tabDebugger(t, wire.TypeAttachTab) // its clients kept their sessions
+			if t.holding() == 0 {
+				h.armIdle(t) // only releasing clients' sessions: they let go in time
+			}
 		}
 	}
 	if changed || resumed {

@@ -3,9 +3,11 @@ package relay_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 	"github.com/tabrelay/tabrelay/relay/wire"
@@ -95,4 +97,91 @@ func TestDebuggerAlwaysAttachedWithoutOnDemand(t *testing.T) {
 	if got := e.ext.Debugger(); len(got) != 0 {
 		t.Fatalf("an extension without onDemand got %s", fmt.Sprint(got))
 	}
+}
+
+// TestInProcessClientLetsGo: the in-process client (the agent) holds a tab only while it acts.
+// DetachAfter after its last command the hub ends its session, telling it with
+// Target.detachedFromTarget, and detaches the debugger, exactly as when an outside client
+// leaves; commands keep it attached meanwhile, an outside client's session holds the tab while
+// it exists, a binding (a recording) holds it too, and attaching again wakes the debugger.
+func TestInProcessClientLetsGo(t *testing.T) {
+	const detachAfter = 300 * time.Millisecond
+	e := onDemandEnv(t, true, detachAfter)
+	if err := e.ext.ShareTab(wire.Tab{TabID: 1, TargetID: tabA, URL: "https://a.example/", Title: "A", Detached: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("tab A shared", func() bool { return e.hasTab(tabA) })
+	pipe, err := e.srv.Hub().Pipe("agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := cdpclient.New(pipe)
+	t.Cleanup(func() { agent.Close() })
+
+	var want []string
+	for round := 1; round <= 2; round++ {
+		sid := attach(t, agent, tabA)
+		detached := agent.Expect("", "Target.detachedFromTarget", func(ev cdpclient.Event) bool {
+			return strings.Contains(string(ev.Params), sid)
+		})
+		want = append(want, "attachTab "+tabA)
+		// acting for longer than DetachAfter keeps the tab attached
+		start := time.Now()
+		var last time.Time
+		for time.Since(start) < 2*detachAfter {
+			if err := evaluate(agent, sid, "1"); err != nil {
+				t.Fatalf("round %d: while acting: %v", round, err)
+			}
+			last = time.Now()
+			time.Sleep(detachAfter / 5)
+		}
+		if got := e.ext.Debugger(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: while the agent acts the extension got %q, want %q", round, got, want)
+		}
+		if _, err := detached.Wait(ctx(t)); err != nil {
+			t.Fatalf("round %d: the agent was not told its session ended: %v", round, err)
+		}
+		if waited := time.Since(last); waited < detachAfter {
+			t.Fatalf("round %d: the agent's session ended %v after its last command, before DetachAfter (%v)", round, waited, detachAfter)
+		}
+		want = append(want, "detachTab "+tabA)
+		e.waitFor("detachTab after the agent's last command", func() bool { return slices.Equal(e.ext.Debugger(), want) })
+		if err := evaluate(agent, sid, "1"); err == nil {
+			t.Fatalf("round %d: the ended session still answers", round)
+		}
+	}
+
+	// An outside client's session holds the tab past the agent's DetachAfter.
+	c := e.client("/cdp")
+	held := attach(t, c, tabA)
+	sid := attach(t, agent, tabA)
+	want = append(want, "attachTab "+tabA)
+	if err := evaluate(agent, sid, "1"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * detachAfter)
+	if got := e.ext.Debugger(); !slices.Equal(got, want) {
+		t.Fatalf("with an outside client attached the extension got %q, want %q", got, want)
+	}
+	if err := c.Call(ctx(t), "", "Target.detachFromTarget", map[string]string{"sessionId": held}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "detachTab "+tabA)
+	e.waitFor("detachTab after the outside client left", func() bool { return slices.Equal(e.ext.Debugger(), want) })
+
+	// A binding (the recorder's) holds the tab until it is removed.
+	sid = attach(t, agent, tabA)
+	want = append(want, "attachTab "+tabA)
+	if err := agent.Call(ctx(t), sid, "Runtime.addBinding", map[string]string{"name": "rec"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * detachAfter)
+	if got := e.ext.Debugger(); !slices.Equal(got, want) {
+		t.Fatalf("with a binding the extension got %q, want %q", got, want)
+	}
+	if err := agent.Call(ctx(t), sid, "Runtime.removeBinding", map[string]string{"name": "rec"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "detachTab "+tabA)
+	e.waitFor("detachTab after the binding was removed", func() bool { return slices.Equal(e.ext.Debugger(), want) })
 }

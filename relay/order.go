@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 )
 
 // This file keeps each client session's view of a tab as Chrome would give it if the client
@@ -50,6 +51,7 @@ func (s *session) answered(n int64) {
 		return
 	}
 	delete(s.open, n)
+	s.lastUse = time.Now() // a releasing client's countdown runs from its last answer (ondemand.go)
 	s.flush()
 }
 

@@ -14,13 +14,19 @@ type Pipe struct {
 	done chan struct{}
 }
 
-// Pipe connects a new in-process browser-level client.
+// Pipe connects a new in-process browser-level client. Its sessions hold a tab only while it
+// acts: DetachAfter after a session's last command the hub ends it (the client gets
+// Target.detachedFromTarget) and lets the tab's debugger go, as when an outside client leaves;
+// the client attaches again to act again (see ondemand.go).
 func (h *Hub) Pipe(name string) (*Pipe, error) {
 	done := make(chan struct{})
 	c, err := h.NewClient(name, "", func(int, string) {})
 	if err != nil {
 		return nil, err
 	}
+	h.mu.Lock()
+	c.releases = true
+	h.mu.Unlock()
 	return &Pipe{c: c, out: c.Outbox(), done: done}, nil
 }
 

@@ -2,8 +2,9 @@
 # Sets up what `go tool task test` and `go tool task bench` need, on Debian or Ubuntu, and is
 # what `go tool task setup` runs (test and bench run it first):
 #   - Debian packages: chromium (end-to-end tests), flite, pocketsphinx, pocketsphinx-en-us and
-#     ffmpeg (voice tests: speech synthesis, offline recognition, decoding recordings); nodejs and
-#     npm when Node.js is missing. As root (CI, containers) the missing ones are installed
+#     ffmpeg (voice tests: speech synthesis, offline recognition, decoding recordings; the desktop
+#     tests' screenshots), xvfb and xdotool (the desktop tests: a headed browser on a virtual
+#     display, driven with real keys, clicks and drags); nodejs and npm when Node.js is missing. As root (CI, containers) the missing ones are installed
 #     (apt-get update first); otherwise the script stops at once and prints the one command to
 #     run. A browser found on PATH or set in TABRELAY_CHROME stands in for the chromium package.
 #   - Node packages of the client tests: `npm ci` in e2e/clients when they are missing or
@@ -12,7 +13,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-packages="flite pocketsphinx pocketsphinx-en-us ffmpeg"
+packages="flite pocketsphinx pocketsphinx-en-us ffmpeg xvfb xdotool"
 browser_found() {
   if [ -n "${TABRELAY_CHROME:-}" ]; then
     command -v "$TABRELAY_CHROME" >/dev/null 2>&1 && return 0
@@ -47,9 +48,9 @@ if command -v dpkg >/dev/null 2>&1; then
     fi
   fi
 else
-  for t in node flite pocketsphinx_continuous ffmpeg; do
+  for t in node flite pocketsphinx_continuous ffmpeg Xvfb xdotool; do
     command -v "$t" >/dev/null 2>&1 || {
-      echo "setup: not a Debian or Ubuntu system, and $t is missing: install Chromium, Node.js 20+, flite, pocketsphinx (with its US English model) and ffmpeg with your package manager" >&2
+      echo "setup: not a Debian or Ubuntu system, and $t is missing: install Chromium, Node.js 20+, flite, pocketsphinx (with its US English model), ffmpeg, Xvfb and xdotool with your package manager" >&2
       exit 1
     }
   done

@@ -89,41 +89,39 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		}
 		return r, nil
 	}
-	ts, err := s.tabFor(ctx, targetID)
-	if err != nil {
-		return nil, err
-	}
-	if err := ts.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer ts.unlock()
-	if d := ts.tab.Dialog(); d != nil && !k.DuringDialog {
-		return nil, ts.tab.DialogError()
-	}
-	// The one decision point: the elements resolved, nothing sent yet.
-	approved, err := s.checkAction(ctx, ts, a)
-	if err != nil {
-		return nil, err
-	}
-	rn.ts = ts
-	ts.takeProbe() // a reading from an earlier action is not this one's
-	r, err := k.run(rn, ctx, a.Params)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return nil, fmt.Errorf("%s timed out after %v: %w", a.Kind, timeout, err)
+	return retryStale(ctx, s, targetID, func(ts *tabState) (*Result, error) {
+		if err := ts.lock(ctx); err != nil {
+			return nil, err
 		}
-		return nil, err
-	}
-	if s.opts.SettleTimeout > 0 && settles(k) && r.Dialog == nil && !s.settlePage(ctx, ts) {
-		r.Message += fmt.Sprintf("; the page was still changing after %v (a clock, an animation or a stream?): take a snapshot to see where it is", s.opts.SettleTimeout)
-	}
-	r.Kind = k.Name
-	r.Approved = approved
-	if r.TargetID == "" {
-		r.TargetID = ts.id
-	}
-	r.Message += s.dl.begunSince(downloadsBefore)
-	return r, nil
+		defer ts.unlock()
+		if d := ts.tab.Dialog(); d != nil && !k.DuringDialog {
+			return nil, ts.tab.DialogError()
+		}
+		// The one decision point: the elements resolved, nothing sent yet.
+		approved, err := s.checkAction(ctx, ts, a)
+		if err != nil {
+			return nil, err
+		}
+		rn := &runner{Service: s, kind: k.Name, ts: ts}
+		ts.takeProbe() // a reading from an earlier action is not this one's
+		r, err := k.run(rn, ctx, a.Params)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+				return nil, fmt.Errorf("%s timed out after %v: %w", a.Kind, timeout, err)
+			}
+			return nil, err
+		}
+		if s.opts.SettleTimeout > 0 && settles(k) && r.Dialog == nil && !s.settlePage(ctx, ts) {
+			r.Message += fmt.Sprintf("; the page was still changing after %v (a clock, an animation or a stream?): take a snapshot to see where it is", s.opts.SettleTimeout)
+		}
+		r.Kind = k.Name
+		r.Approved = approved
+		if r.TargetID == "" {
+			r.TargetID = ts.id
+		}
+		r.Message += s.dl.begunSince(downloadsBefore)
+		return r, nil
+	})
 }
 
 func (r *runner) snapshot(ctx context.Context, p *Snapshot) (*Result, error) {
@@ -157,7 +155,7 @@ func (r *runner) closeTab(ctx context.Context, _ *Close) (*Result, error) {
 	if err := r.c.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(r.ts.id)}, nil); err != nil {
 		return nil, fmt.Errorf("close tab: %w", err)
 	}
-	go r.forget(r.ts.id)
+	go r.reset(r.ts)
 	return &Result{Message: "tab closed"}, nil
 }
 

@@ -139,3 +139,13 @@ func must[T any](v T, err error) func(t *testing.T) T {
 }
 
 var _ = fmt.Sprint
+
+// forget drops the state kept for tab id, as the service does when its session ends.
+func (s *Service) forget(id string) {
+	s.mu.Lock()
+	ts := s.tabs[id]
+	s.mu.Unlock()
+	if ts != nil {
+		s.reset(ts)
+	}
+}

@@ -79,8 +79,85 @@ func New(c *cdpclient.Client, opts Options) *Service {
 	s := &Service{c: c, opts: opts, tabs: map[string]*tabState{}, dl: newDownloadLog()}
 	if c != nil {
 		c.Subscribe(s.dl.onEvent)
+		c.Subscribe(s.onDetached)
 	}
 	return s
+}
+
+// The service is a client of the relay like any other: it attaches to a tab when it acts on it
+// and keeps that session (and what it learned through it: console, network, refs) only as long
+// as the relay keeps it. The relay ends the session DetachAfter after the service's last
+// command (or when the tab stops being shared); the service then drops the tab's state
+// (reset) and attaches anew on its next action. A session that turns out stale anyway (its end
+// raced an action) is replaced once, transparently (retryStale).
+
+// onDetached drops the state of a tab whose session the relay ended. It runs on the
+// connection's read loop.
+func (s *Service) onDetached(e cdpclient.Event) {
+	if e.Method != "Target.detachedFromTarget" || e.SessionID != "" {
+		return
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(e.Params, &p) != nil || p.SessionID == "" {
+		return
+	}
+	s.mu.Lock()
+	var gone *tabState
+	for _, ts := range s.tabs {
+		if ts.tab.Session() == p.SessionID {
+			gone = ts
+		}
+	}
+	s.mu.Unlock()
+	if gone != nil {
+		go s.reset(gone)
+	}
+}
+
+// reset drops ts, the state kept for one tab, and detaches its session if it still exists:
+// the next action on the tab attaches anew. It is the one way the service lets go of a tab
+// (the relay ended the session, the session was stale, the tab was closed).
+func (s *Service) reset(ts *tabState) {
+	s.mu.Lock()
+	if s.tabs[ts.id] == ts {
+		delete(s.tabs, ts.id)
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = ts.tab.Close(ctx) // fails when the relay ended the session already: nothing to undo
+}
+
+// staleSession reports whether err says the tab's session no longer exists: the relay ended it
+// (the tab was unshared and shared again, its debugger let go, the bar dismissed) while the
+// service still held it.
+func staleSession(err error) bool {
+	var ce *cdpclient.Error
+	return errors.Is(err, cdpclient.ErrSessionDetached) || errors.As(err, &ce) && ce.Code == codeNoSession
+}
+
+// codeNoSession is the CDP error code for a command on a session that does not exist
+// ("Session with given id not found."), from Chrome and the relay alike.
+const codeNoSession = -32001
+
+// retryStale runs fn on tab targetID's state and, when it fails because that state's session
+// was stale, drops the state and runs fn once more on a fresh session.
+func retryStale[T any](ctx context.Context, s *Service, targetID string, fn func(*tabState) (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		ts, err := s.tabFor(ctx, targetID)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		v, err := fn(ts)
+		if err == nil || attempt > 0 || !staleSession(err) {
+			return v, err
+		}
+		s.reset(ts)
+		targetID = ts.id
+	}
 }
 
 // Registry is the registry of the kinds the service runs.
@@ -343,19 +420,6 @@ func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error
 	return ts, nil
 }
 
-// forget drops a tab's state (after it closed).
-func (s *Service) forget(targetID string) {
-	s.mu.Lock()
-	ts := s.tabs[targetID]
-	delete(s.tabs, targetID)
-	s.mu.Unlock()
-	if ts != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		ts.tab.Close(ctx)
-	}
-}
-
 // lock takes the tab's queue slot.
 func (ts *tabState) lock(ctx context.Context) error {
 	select {
@@ -372,15 +436,13 @@ func (ts *tabState) unlock() { <-ts.sem }
 func (s *Service) Snapshot(ctx context.Context, targetID string, o snapshot.Options) (*snapshot.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	ts, err := s.tabFor(ctx, targetID)
-	if err != nil {
-		return nil, err
-	}
-	if err := ts.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer ts.unlock()
-	return ts.tab.Snapshot(ctx, o)
+	return retryStale(ctx, s, targetID, func(ts *tabState) (*snapshot.Snapshot, error) {
+		if err := ts.lock(ctx); err != nil {
+			return nil, err
+		}
+		defer ts.unlock()
+		return ts.tab.Snapshot(ctx, o)
+	})
 }
 
 // Tab returns the attached snapshot.Tab for targetID ("" for the first tab), attaching on

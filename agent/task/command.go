@@ -65,7 +65,11 @@ func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, er
 	if r.opts.Browser == nil {
 		return nil, fmt.Errorf("task: no browser connection: the agent needs the relay's in-process client")
 	}
-	fm, reason := r.matchFast(ctx, command, &tabID)
+	fm, reason, err := r.matchFast(ctx, command, &tabID)
+	if err != nil && r.opts.Model == nil {
+		// the browser failed, not the lack of a model: say so (a model task would fail the same way)
+		return nil, err
+	}
 	if fm == nil && r.opts.Model == nil {
 		return nil, fmt.Errorf("%q is not a simple command (%s): %w", command, reason,
 			&llm.NotConfiguredError{Reason: "requests other than simple commands need a language model"})
@@ -80,11 +84,13 @@ func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, er
 	return r.snapshotOf(rn), nil
 }
 
-// matchFast tries the fast path on the tab (resolving an empty tabID to the active tab).
-func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (*fastMatch, string) {
+// matchFast tries the fast path on the tab (resolving an empty tabID to the active tab). It
+// returns the match, or why the fast path passed, or the browser's error when it could not
+// look at the tab.
+func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (*fastMatch, string, error) {
 	tabs, err := r.opts.Browser.Tabs(ctx)
 	if err != nil {
-		return nil, fmt.Sprintf("listing tabs failed: %v", err)
+		return nil, "", fmt.Errorf("listing the tabs failed: %w", err)
 	}
 	ftabs := make([]fastpath.Tab, 0, len(tabs))
 	for _, t := range tabs {
@@ -99,22 +105,22 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 	var snap *snapshot.Snapshot
 	if *tabID != "" {
 		if snap, err = r.opts.Browser.Snapshot(ctx, *tabID); err != nil {
-			return nil, fmt.Sprintf("reading the page failed: %v", err)
+			return nil, "", fmt.Errorf("reading the page failed: %w", err)
 		}
 	}
 	steps := fastpath.Split(command, snap)
 	res := fastpath.Match(steps[0], snap, ftabs)
 	if !res.OK() {
 		if len(steps) > 1 {
-			return nil, fmt.Sprintf("step 1 of %d, %q: %s", len(steps), steps[0], res.Reason)
+			return nil, fmt.Sprintf("step 1 of %d, %q: %s", len(steps), steps[0], res.Reason), nil
 		}
-		return nil, res.Reason
+		return nil, res.Reason, nil
 	}
 	if res.Action == nil {
 		if len(steps) > 1 {
-			return nil, "a page question cannot be one step of several"
+			return nil, "a page question cannot be one step of several", nil
 		}
-		return &fastMatch{answer: res.Answer, what: "describe"}, ""
+		return &fastMatch{answer: res.Answer, what: "describe"}, "", nil
 	}
 	quiet := fastpath.LeavesPage(res, snap)
 	for i, step := range steps[1:] {
@@ -124,13 +130,13 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 		// appear once the parts before it ran.
 		later := fastpath.Match(step, snap, ftabs)
 		if (later.Outcome == fastpath.NotSimple && later.Reason != fastpath.ReasonUnread) || (quiet && later.Outcome == fastpath.NotFound) {
-			return nil, fmt.Sprintf("step %d of %d, %q: %s", i+2, len(steps), step, later.Reason)
+			return nil, fmt.Sprintf("step %d of %d, %q: %s", i+2, len(steps), step, later.Reason), nil
 		}
 		quiet = quiet && fastpath.LeavesPage(later, snap)
 	}
 	fm := fastStep(res)
 	fm.rest, fm.tabs = steps[1:], ftabs
-	return fm, ""
+	return fm, "", nil
 }
 
 // fastStep describes a matched fast-path action for the task's records.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/agent/task/taskstore"
@@ -854,4 +856,24 @@ func storedAfterReopen(t *testing.T, ctx context.Context, st *taskstore.Store, h
 		t.Fatal(err)
 	}
 	return st2, got
+}
+
+// brokenPage is the shop whose page cannot be read: the browser fails, not the model.
+type brokenPage struct{ *shop }
+
+var errBrowser = errors.New("Page.getFrameTree: the browser failed")
+
+func (brokenPage) Snapshot(context.Context, string) (*snapshot.Snapshot, error) {
+	return nil, errBrowser
+}
+
+// TestCommandBrowserErrorIsNotAModelError: with no model, a command on a page that cannot be
+// read fails with the browser's error, not with "no language model configured".
+func TestCommandBrowserErrorIsNotAModelError(t *testing.T) {
+	r := task.NewRunner(task.Options{Browser: brokenPage{newShop()}})
+	defer r.Close()
+	_, err := r.Command(context.Background(), "click buy now", "tab1")
+	if !errors.Is(err, errBrowser) || errors.Is(err, llm.ErrNotConfigured) || !strings.Contains(err.Error(), "reading the page failed") {
+		t.Fatalf("err %v: want the browser's error, not a missing model", err)
+	}
 }

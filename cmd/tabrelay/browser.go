@@ -91,6 +91,13 @@ func (c *browserCmd) Run(ctx context.Context, io stdio) error {
 		}
 		tabs = append(tabs, tab)
 	}
+	if len(tabs) > 0 {
+		// the browser starts with an empty tab: gone once the asked-for tabs are open, so that
+		// every tab of the agent browser is a shared one
+		if err := b.CloseBlankTabs(lctx, tabs); err != nil {
+			log.Warn().Err(err).Msg("the empty start tab stays open")
+		}
+	}
 	cancel()
 
 	line, err := json.Marshal(browserReady{HTTP: httpURL, CDP: "ws://" + addr + "/cdp", Token: token, Tabs: tabs})

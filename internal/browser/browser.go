@@ -59,6 +59,9 @@ type Options struct {
 	UserDataDir string
 	// Args are extra command-line flags for the browser.
 	Args []string
+	// Env is extra environment for the browser, as KEY=value (DISPLAY=:99 for a window on a
+	// virtual display, say); the process's own environment is passed on too.
+	Env []string
 	// StartURL is the page of the first tab (default about:blank).
 	StartURL string
 	// Output receives the browser's stdout and stderr (default: discarded, the tail is kept for
@@ -236,6 +239,9 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 	// The browser must outlive ctx (which bounds only the launch): Close stops it.
 	b.cmd = exec.Command(chrome, args...) //nolint:gosec // the browser the user chose
 	b.cmd.Stdout, b.cmd.Stderr = out, out
+	if len(opts.Env) > 0 {
+		b.cmd.Env = append(os.Environ(), opts.Env...)
+	}
 	b.cmd.ExtraFiles = []*os.File{cmdR, evW} // fd 3, fd 4
 	setProcAttr(b.cmd)
 	log.Debug().Str("chrome", chrome).Strs("args", args).Msg("launching browser")
@@ -911,6 +917,28 @@ func (b *Browser) ShareURL(ctx context.Context, url string) (Tab, error) {
 func (b *Browser) CloseTab(ctx context.Context, tab Tab) error {
 	if err := b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(tab.TargetID)}, nil); err != nil {
 		return fmt.Errorf("close tab %d: %w", tab.TabID, err)
+	}
+	return nil
+}
+
+// CloseBlankTabs closes the tabs still at about:blank except those in keep: the empty tab the
+// browser started with, once the tabs a person asked for are open.
+func (b *Browser) CloseBlankTabs(ctx context.Context, keep []Tab) error {
+	ts, err := b.targets(ctx)
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, t := range keep {
+		kept[t.TargetID] = true
+	}
+	for _, t := range ts {
+		if t.Type != "page" || t.URL != "about:blank" || kept[t.TargetID] {
+			continue
+		}
+		if err := b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(t.TargetID)}, nil); err != nil {
+			return fmt.Errorf("close the empty start tab: %w", err)
+		}
 	}
 	return nil
 }
