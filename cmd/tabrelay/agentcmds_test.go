@@ -124,7 +124,8 @@ func TestClientCommands(t *testing.T) {
 		{"extract bad field", runAct, []string{"extract", "=x"}, `extract: field "=x" has no name`},
 		{"json missing text", runAct, []string{"--json", `{"kind":"type","ref":"e4"}`}, "type needs text"},
 		{"run without goal", runRun, nil, "run needs a goal"},
-		{"run without model", runRun, []string{"find the cheapest kettle"}, "TABRELAY_LLM_PROVIDER"},
+		// the fake extension cannot run the page walker: the browser's error, not the missing model, is what the user must hear
+		{"run on a page that cannot be read", runRun, []string{"find the cheapest kettle"}, "reading the page failed"},
 		{"snapshot args", runSnapshot, []string{"e3"}, "snapshot takes no arguments"},
 		{"negative max tokens", runSnapshot, []string{"--max-tokens=-5"}, "--max-tokens -5: use a number of tokens"},
 		{"max tokens reach the API", runSnapshot, []string{"--max-tokens", "999999999"}, `maxTokens="999999999" must be a whole number`},
