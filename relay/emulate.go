@@ -161,7 +161,7 @@ func (h *Hub) setAutoAttach(r *req) {
 	}
 	s := r.s
 	if p.AutoAttach && !p.Flatten && s.kind == kindBrowser {
-		r.fail(codeInvalidRequest, "Only flatten protocol is supported with browser level auto-attach")
+		r.fail(codeInvalidParams, "Only flatten protocol is supported with browser level auto-attach")
 		return
 	}
 	s.autoAttach, s.aFilter, s.waitOnStart = p.AutoAttach, p.Filter, p.WaitOnStart
