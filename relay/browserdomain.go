@@ -8,9 +8,9 @@ import (
 // Every method of the Browser and Target domains that Chrome answers at browser level is either
 // served by emulate (as Chrome serves it, through the extension where it needs the browser) or
 // refused with the reason below. README.md lists the refused ones with the same reasons;
-// TestBrowserLevelMethods walks the protocol description /json/protocol serves and
-// e2e's TestBrowserLevelMethodsLikeChrome walks Chromium's own list against Chrome's endpoint and
-// tabrelay. The list holds the methods of the embedded description and of recent Chromium both.
+// TestBrowserLevelMethods walks the protocol description /json/protocol serves, and e2e's
+// TestBrowserLevelMethodsLikeChrome walks Chromium's own list on Chrome's endpoint and tabrelay
+// side by side. The list holds the methods of the embedded description and of recent Chromium.
 var refusedMethods = map[string]string{
 	"Browser.crash":                                 "tabrelay never crashes the user's browser",
 	"Browser.crashGpuProcess":                       "tabrelay never crashes the user's browser",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -79,5 +80,18 @@ func TestBrowserLevelMethods(t *testing.T) {
 	}
 	if err := c.Call(ctx(t), "", "Browser.close", nil, nil); err != nil {
 		t.Errorf("Browser.close: %v", err)
+	}
+}
+
+// TestRefusedMethodsInREADME: the README lists every refused method with its reason.
+func TestRefusedMethodsInREADME(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range relay.RefusedMethods() {
+		if row := "| `" + r[0] + "` | " + r[1] + " |"; !strings.Contains(string(b), row) {
+			t.Errorf("README.md lacks the row %s", row)
+		}
 	}
 }

@@ -161,7 +161,7 @@ func (h *Hub) setAutoAttach(r *req) {
 	}
 	s := r.s
 	if p.AutoAttach && !p.Flatten && s.kind == kindBrowser {
-		r.fail(codeInvalidRequest, "Only flatten protocol is supported with browser level auto-attach")
+		r.fail(codeInvalidParams, "Only flatten protocol is supported with browser level auto-attach")
 		return
 	}
 	s.autoAttach, s.aFilter, s.waitOnStart = p.AutoAttach, p.Filter, p.WaitOnStart
@@ -397,15 +397,20 @@ func (h *Hub) getTargetInfo(r *req) {
 
 func (h *Hub) createTarget(r *req) {
 	var p struct {
-		URL        string `json:"url"`
-		Background bool   `json:"background"`
-		NewWindow  bool   `json:"newWindow"`
+		URL        *string `json:"url"`
+		Background bool    `json:"background"`
+		NewWindow  bool    `json:"newWindow"`
 	}
 	if !r.decode(&p) {
 		return
 	}
-	if p.URL == "" {
-		p.URL = "about:blank"
+	if p.URL == nil { // mandatory, as in Chrome
+		r.fail(codeInvalidParams, "Invalid parameters: Failed to deserialize params.url - BINDINGS: mandatory field missing")
+		return
+	}
+	u := *p.URL
+	if u == "" {
+		u = "about:blank"
 	}
 	c, id, sid := r.c, r.id, r.sid
 	c.inflight++
@@ -422,7 +427,7 @@ func (h *Hub) createTarget(r *req) {
 		c.send(resultMsg(id, sid, mustJSON(map[string]string{"targetId": res.TargetID})))
 	}}
 	ok := h.request(pd, func(rid int64) []byte {
-		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: rid, URL: p.URL, Background: p.Background, NewWindow: p.NewWindow})
+		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: rid, URL: u, Background: p.Background, NewWindow: p.NewWindow})
 	}, h.opts.TabTimeout)
 	if !ok {
 		c.inflight--

@@ -154,7 +154,7 @@ func (h *Hub) sendMessageToTarget(r *req) {
 	}
 	c := r.s.findNonFlat(p.SessionID, p.TargetID)
 	if c == nil {
-		r.fail(codeServerError, "No session with given id")
+		r.fail(codeInvalidParams, "No session with given id")
 		return
 	}
 	r.ok(nil)

@@ -55,6 +55,12 @@ func TestEnvFallback(t *testing.T) {
 			func(c *cli) bool {
 				return c.Serve.MCPAllowEvaluate && c.Serve.AllowCloseUserTabs && c.Serve.Vision && !c.Serve.AllowFileURLs
 			}},
+		{"same-user peers from the environment", map[string]string{"TABRELAY_TRUST_SAME_USER": "1"}, []string{"serve"},
+			func(c *cli) bool { return c.Serve.TrustSameUser }},
+		{"same-user peers off by default", nil, []string{"serve"},
+			func(c *cli) bool { return !c.Serve.TrustSameUser }},
+		{"--trust-same-user", nil, []string{"serve", "--trust-same-user"},
+			func(c *cli) bool { return c.Serve.TrustSameUser }},
 		{"a switch's flag beats its variable", map[string]string{"TABRELAY_AGENT_ALLOW_FILE_URLS": "true"}, []string{"serve", "--agent-allow-file-urls=false"},
 			func(c *cli) bool { return !c.Serve.AllowFileURLs }},
 		{"allowed sites, comma separated", map[string]string{"TABRELAY_AGENT_ALLOWED_SITES": "shop.example, mail.example"}, []string{"browser"},
@@ -65,7 +71,7 @@ func TestEnvFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, k := range []string{"TABRELAY_ADDR", "TABRELAY_HOME", "TABRELAY_LOG_LEVEL", "TABRELAY_MCP_ALLOW_EVALUATE", "TABRELAY_ALLOW_CLOSE_USER_TABS",
-				"TABRELAY_LLM_VISION", "TABRELAY_AGENT_ALLOW_FILE_URLS", "TABRELAY_AGENT_ALLOWED_SITES", "TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK"} {
+				"TABRELAY_LLM_VISION", "TABRELAY_AGENT_ALLOW_FILE_URLS", "TABRELAY_AGENT_ALLOWED_SITES", "TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK", "TABRELAY_TRUST_SAME_USER"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
