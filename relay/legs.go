@@ -62,9 +62,24 @@ func (l *legTracer) start(extID int64, c *Client, clientID int64, method string,
 	l.mu.Unlock()
 }
 
-// wroteExtension notes that msg, a request to the extension, was written.
+// wroteExtension notes that msg, a request to the extension or a batch frame of them, was
+// written.
 func (l *legTracer) wroteExtension(msg []byte) {
 	now := time.Now().UnixNano()
+	if len(msg) > 0 && msg[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(msg, &batch) == nil {
+			for _, m := range batch {
+				l.wroteExtensionAt(m, now)
+			}
+		}
+		return
+	}
+	l.wroteExtensionAt(msg, now)
+}
+
+// wroteExtensionAt notes that msg, one request to the extension, was written at now.
+func (l *legTracer) wroteExtensionAt(msg []byte, now int64) {
 	e, err := parseEnvelope(msg)
 	if err != nil || !e.hasID {
 		return
