@@ -440,8 +440,10 @@ func (g *Gate) activate(el *Element) Decision {
 	}
 	// A submit button or a generic "go on" carries out what its form or dialog says.
 	proceed := false
-	for _, n := range names(el) {
-		proceed = proceed || g.vocab.isProceed(n)
+	if el.Role != "link" && el.Tag != "a" { // a "Next" link pages through results
+		for _, n := range names(el) {
+			proceed = proceed || g.vocab.isProceed(n)
+		}
 	}
 	if proceed || d.Level == Ordinary {
 		if c := g.context(el); c.Level > d.Level {
@@ -629,11 +631,6 @@ func textField(el *Element) bool {
 		return true
 	}
 	return false
-}
-
-// isButton reports whether el is a button (not a link).
-func isButton(el *Element) bool {
-	return el.Role == "button" || el.Tag == "button" || (el.Tag == "input" && (el.Type == "submit" || el.Type == "image" || el.Type == "button"))
 }
 
 // choice reports whether el is a checkbox, radio, switch or option: activating it sets a choice.
