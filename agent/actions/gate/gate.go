@@ -468,7 +468,36 @@ func (g *Gate) context(el *Element) Decision {
 		what = "page"
 	}
 	return Decision{Level: h.level, Reason: h.reason,
-		Detail: fmt.Sprintf("the %s around it says %q", what, clip(h.word, 60))}
+		Detail: fmt.Sprintf("the %s around it says %q (%q)", what, quote(el.ScopeText, text, h.word), h.word)}
+}
+
+// quote is the words around word in page text orig (whose folded form is folded), for the
+// person to see what made a step risky.
+func quote(orig, folded, word string) string {
+	src, i := oneLine(orig), -1
+	if j := strings.Index(strings.ToLower(src), word); j >= 0 {
+		i = j
+	} else if j := strings.Index(folded, word); j >= 0 {
+		src, i = folded, j
+	}
+	if i < 0 {
+		return clip(word, 60)
+	}
+	from, to := max(0, i-40), min(len(src), i+len(word)+60)
+	for from > 0 && (src[from]&0xC0) == 0x80 {
+		from--
+	}
+	for to < len(src) && (src[to]&0xC0) == 0x80 {
+		to++
+	}
+	q := strings.TrimSpace(src[from:to])
+	if from > 0 {
+		q = "…" + q
+	}
+	if to < len(src) {
+		q += "…"
+	}
+	return q
 }
 
 // submit judges Enter in el: el's own name, then its form's or dialog's buttons (Enter
