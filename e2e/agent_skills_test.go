@@ -181,6 +181,7 @@ func TestAgentSkills(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
+			answered := map[string]bool{}
 			for ctx.Err() == nil {
 				tk, err := ae.agent.Runner().Get(ctx, started.ID)
 				if err != nil {
@@ -188,7 +189,8 @@ func TestAgentSkills(t *testing.T) {
 				}
 				if tk.Status == task.StatusWaitingConfirmation {
 					for _, st := range tk.Steps {
-						if st.Confirmation != nil && st.Confirmation.Approved == nil && strings.Contains(st.Confirmation.Prompt, "Subscribe to news") {
+						if st.Confirmation != nil && st.Confirmation.Approved == nil && !answered[st.ID] && strings.Contains(st.Confirmation.Prompt, "Subscribe to news") {
+							answered[st.ID] = true
 							if r := ae.call(t, http.MethodPost, "/api/tasks/"+tk.ID+"/confirm", map[string]any{"stepId": st.ID, "approve": approve}); r.Status != http.StatusOK {
 								t.Fatalf("confirm: HTTP %d %s", r.Status, r.Body)
 							}
