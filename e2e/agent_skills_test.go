@@ -170,23 +170,51 @@ func TestAgentSkills(t *testing.T) {
 			t.Fatalf("a refused run typed %q or called the model (%d)", v, model.Calls())
 		}
 
-		// A named skill with a step that needs the user's approval is refused up front with
-		// the steps; "approve": true runs it.
-		cmd := map[string]any{"text": "fill-form values='Subscribe to news: yes'"}
-		r := ae.call(t, http.MethodPost, "/api/command", cmd)
-		var e api.ErrorBody
-		if r.Status != http.StatusConflict || json.Unmarshal(r.Body, &e) != nil || len(e.Confirm) != 1 || !strings.Contains(e.Confirm[0], `"Subscribe to news"`) || e.Skill != "fill-form" {
-			t.Fatalf("unapproved risky skill: HTTP %d %s", r.Status, r.Body)
+		// A named skill's step that needs the user's approval asks when it comes, judged on
+		// the element it matched: declined, nothing happens; approved, that step runs.
+		runAndAnswer := func(approve bool) *task.Task {
+			t.Helper()
+			r := ae.call(t, http.MethodPost, "/api/command", map[string]any{"text": "fill-form values='Subscribe to news: yes'", "wait": false})
+			var started struct{ ID, Skill string }
+			if err := json.Unmarshal(r.Body, &started); err != nil || started.ID == "" || started.Skill != "fill-form" {
+				t.Fatalf("risky skill: HTTP %d %s", r.Status, r.Body)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			answered := map[string]bool{}
+			for ctx.Err() == nil {
+				tk, err := ae.agent.Runner().Get(ctx, started.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tk.Status == task.StatusWaitingConfirmation {
+					for _, st := range tk.Steps {
+						if st.Confirmation != nil && st.Confirmation.Approved == nil && !answered[st.ID] && strings.Contains(st.Confirmation.Prompt, "Subscribe to news") {
+							answered[st.ID] = true
+							if r := ae.call(t, http.MethodPost, "/api/tasks/"+tk.ID+"/confirm", map[string]any{"stepId": st.ID, "approve": approve}); r.Status != http.StatusOK {
+								t.Fatalf("confirm: HTTP %d %s", r.Status, r.Body)
+							}
+						}
+					}
+				}
+				if tk.Status.Done() {
+					return tk
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatal("the skill run did not end")
+			return nil
 		}
 		var ticked bool
+		if tk := runAndAnswer(false); tk.Status != task.StatusFailed {
+			t.Fatalf("declined risky skill: %s %q", tk.Status, tk.Error)
+		}
 		u.eval(`document.querySelector("input[type=checkbox]").checked`, &ticked)
 		if ticked {
-			t.Fatal("the refused run ticked the box")
+			t.Fatal("the declined run ticked the box")
 		}
-		cmd["approve"] = true
-		r = ae.call(t, http.MethodPost, "/api/command", cmd)
-		if m := r.JSON(t); r.Status != http.StatusOK || m["status"] != "succeeded" || m["skill"] != "fill-form" {
-			t.Fatalf("approved risky skill: HTTP %d %.600s", r.Status, r.Body)
+		if tk := runAndAnswer(true); tk.Status != task.StatusSucceeded {
+			t.Fatalf("approved risky skill: %s %q", tk.Status, tk.Error)
 		}
 		u.eval(`document.querySelector("input[type=checkbox]").checked`, &ticked)
 		if !ticked || model.Calls() != 0 {

@@ -604,10 +604,14 @@ func (r *run) confirm(ctx context.Context, d gate.Decision) (bool, error) {
 		st := task.Step{ID: id, Index: len(r.t.Steps) + 1, Tool: "confirm", Status: task.StepRunning, TabID: r.tab,
 			StartedAt: time.Now(), Confirmation: r.conf}
 		r.t.Status = task.StatusWaitingConfirmation
+		r.t.Steps = append(r.t.Steps, st) // shown while it waits; recorded with its outcome after
 		r.save(ctx)
 		r.publish(task.Event{Type: task.EventStatus, Status: task.StatusWaitingConfirmation})
 		r.publish(task.Event{Type: task.EventConfirmation, Step: &st})
 	})
+	if n := len(r.t.Steps); n > 0 && r.t.Steps[n-1].ID == id {
+		r.t.Steps = r.t.Steps[:n-1]
+	}
 	r.t.Status = task.StatusRunning
 	r.publish(task.Event{Type: task.EventStatus, Status: task.StatusRunning})
 	if err != nil {

@@ -208,6 +208,20 @@ func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.Runner != nil && canElicit(c) {
+		// a step the gate holds waits for the person: ask them through the client (elsewhere
+		// it waits for their answer in the side panel)
+		events, unsub := s.opts.Runner.Subscribe("", 256)
+		defer unsub()
+		go func() {
+			for ev := range events {
+				if ev.Type == task.EventConfirmation && ev.Step != nil && ev.Step.Confirmation != nil &&
+					strings.HasPrefix(ev.Step.ID, "s") && ev.Step.Tool == "confirm" {
+					_ = s.opts.Runner.Confirm(ev.TaskID, ev.Step.ID, s.askPerson(c, ev.Step.Confirmation))
+				}
+			}
+		}()
+	}
 	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab})
 	if err != nil {
 		return nil, err

@@ -5,38 +5,6 @@ import (
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"strings"
 	"testing"
-
-	"github.com/tabrelay/tabrelay/snapshot"
-	"github.com/tabrelay/tabrelay/snapshot/pagetest"
-)
-
-// Page models are written with pagetest: E is an element, T a run of text, ref an element's ref.
-var (
-	E = pagetest.El
-	T = pagetest.Text
-)
-
-type ref = pagetest.Ref
-
-// el is a lone element with ref e1 and the states (or "password", "focused") given.
-func el(role, name string, states ...string) snapshot.Node {
-	parts := []any{ref("e1")}
-	for _, s := range states {
-		parts = append(parts, s)
-	}
-	return *E(role, name, parts...)
-}
-
-var (
-	account = pagetest.Page("https://account.test/", "Account",
-		E("form", "Close account",
-			E("textbox", "Your name", "focused", ref("e2")),
-			E("button", "Cancel", ref("e3")),
-			E("button", "Delete account", ref("e4"))),
-		E("search", "",
-			E("form", "",
-				E("searchbox", "Search", ref("e6")),
-				E("button", "Search", ref("e7")))))
 )
 
 func TestSiteAllowed(t *testing.T) {
@@ -137,40 +105,3 @@ func TestMemoryIsPageContent(t *testing.T) {
 		t.Fatalf("a closing tag inside an answer was not defused:\n%s", mem)
 	}
 }
-
-var (
-	// payPage says "Pay $500 now" in its own words; the button only says Continue.
-	payPage = pagetest.Page("https://plan.test/", "Plan",
-		E("heading", "Your plan", "level=1", ref("e1")),
-		T("Pay $500 now to Acme Ltd."),
-		E("button", "Continue", ref("e2")),
-		E("link", "Next", ref("e3")))
-	payForm = pagetest.Page("https://pay.test/", "Pay",
-		E("form", "Payment",
-			E("textbox", "Name on card", ref("e1")),
-			T("Total 49,00 €"),
-			E("button", "Weiter", ref("e2"))),
-		E("form", "Newsletter",
-			E("textbox", "Email", ref("e3")),
-			E("button", "Continue", ref("e4"))))
-	deleteDialog = pagetest.Page("https://repo.test/", "Repository",
-		E("dialog", "Delete repository",
-			T("This cannot be undone."),
-			E("button", "Cancel", ref("e1")),
-			E("button", "Confirm", ref("e2"))),
-		E("button", "Confirm", ref("e3")))
-	plainPage = pagetest.Page("https://welcome.test/", "Welcome",
-		E("heading", "Welcome", "level=1", ref("e1")),
-		T("Tell us about yourself."),
-		E("textbox", "Nickname", ref("e2")),
-		E("button", "Continue", ref("e3")),
-		E("link", "Share on Mastodon", ref("e4")))
-	jaPage = pagetest.Page("https://ja.test/", "確認",
-		E("heading", "ご確認ください", ref("e1")),
-		T("合計 ¥12,000"),
-		E("button", "次へ", ref("e2")))
-)
-
-// TestRiskFromContext: the examples. Risk is judged from the control's name in six
-// languages and, for generic labels, from the page's own words around it; the verdict says
-// which words.

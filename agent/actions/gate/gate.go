@@ -440,8 +440,10 @@ func (g *Gate) activate(el *Element) Decision {
 	}
 	// A submit button or a generic "go on" carries out what its form or dialog says.
 	proceed := false
-	for _, n := range names(el) {
-		proceed = proceed || g.vocab.isProceed(n)
+	if el.Role != "link" && el.Tag != "a" { // a "Next" link pages through results
+		for _, n := range names(el) {
+			proceed = proceed || g.vocab.isProceed(n)
+		}
 	}
 	if proceed || d.Level == Ordinary {
 		if c := g.context(el); c.Level > d.Level {
@@ -466,7 +468,36 @@ func (g *Gate) context(el *Element) Decision {
 		what = "page"
 	}
 	return Decision{Level: h.level, Reason: h.reason,
-		Detail: fmt.Sprintf("the %s around it says %q", what, clip(h.word, 60))}
+		Detail: fmt.Sprintf("the %s around it says %q (%q)", what, quote(el.ScopeText, text, h.word), h.word)}
+}
+
+// quote is the words around word in page text orig (whose folded form is folded), for the
+// person to see what made a step risky.
+func quote(orig, folded, word string) string {
+	src, i := oneLine(orig), -1
+	if j := strings.Index(strings.ToLower(src), word); j >= 0 {
+		i = j
+	} else if j := strings.Index(folded, word); j >= 0 {
+		src, i = folded, j
+	}
+	if i < 0 {
+		return clip(word, 60)
+	}
+	from, to := max(0, i-40), min(len(src), i+len(word)+60)
+	for from > 0 && (src[from]&0xC0) == 0x80 {
+		from--
+	}
+	for to < len(src) && (src[to]&0xC0) == 0x80 {
+		to++
+	}
+	q := strings.TrimSpace(src[from:to])
+	if from > 0 {
+		q = "…" + q
+	}
+	if to < len(src) {
+		q += "…"
+	}
+	return q
 }
 
 // submit judges Enter in el: el's own name, then its form's or dialog's buttons (Enter
@@ -629,11 +660,6 @@ func textField(el *Element) bool {
 		return true
 	}
 	return false
-}
-
-// isButton reports whether el is a button (not a link).
-func isButton(el *Element) bool {
-	return el.Role == "button" || el.Tag == "button" || (el.Tag == "input" && (el.Type == "submit" || el.Type == "image" || el.Type == "button"))
 }
 
 // choice reports whether el is a checkbox, radio, switch or option: activating it sets a choice.
