@@ -127,7 +127,7 @@ type Extension struct {
 func (h *Hub) ConnectExtension(onKill func(code int, reason string)) *Extension {
 	l := &extLink{out: newOutbox(1 << 30), onKill: onKill, lastSeen: time.Now()}
 	if h.legs != nil {
-		l.out.wrote = h.legs.wroteExtension
+		l.out.sending = h.legs.wroteExtension
 	}
 	l.out.join = func(msgs [][]byte) [][]byte {
 		if !l.batches.Load() {

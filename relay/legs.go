@@ -62,8 +62,8 @@ func (l *legTracer) start(extID int64, c *Client, clientID int64, method string,
 	l.mu.Unlock()
 }
 
-// wroteExtension notes that msg, a request to the extension or a batch frame of them, was
-// written.
+// wroteExtension notes that msg, a request to the extension or a batch frame of them, is
+// being written.
 func (l *legTracer) wroteExtension(msg []byte) {
 	now := time.Now().UnixNano()
 	if len(msg) > 0 && msg[0] == '[' {

@@ -27,8 +27,10 @@ type outbox struct {
 	// a goroutine of its own, when the budget cut this outbox, with the bytes it held.
 	budget *queueBudget
 	onCut  func(held int)
-	// wrote, when set, is told of each message written (per-leg tracing, see legs.go).
-	wrote func(msg []byte)
+	// writing and wrote, when set, are told of each message just before (sending) and just after (wrote) it is
+	// written (per-leg tracing, see legs.go: the extension's leg starts before its write, as
+	// its answer can be read before the write call returns).
+	sending, wrote func(msg []byte)
 	// join, when set, may turn the messages taken into fewer frames (see batchFrames).
 	join func(msgs [][]byte) [][]byte
 }

@@ -676,6 +676,9 @@ func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Ou
 		if out.Dropped() {
 			return nil
 		}
+		if out.o.sending != nil {
+			out.o.sending(m)
+		}
 		stall.Reset(timeout)
 		err := conn.Write(ctx, websocket.MessageText, m)
 		stall.Stop()
