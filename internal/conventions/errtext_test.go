@@ -24,6 +24,30 @@ var errTextRules = []struct {
 // TestNoErrorMatchedByText fails when a non-test Go file matches an error by its text
 // (issue 15, item 3); use a sentinel (errors.Is) or a typed error (errors.As) instead.
 func TestNoErrorMatchedByText(t *testing.T) {
+	walkSources(t, func(rel, path string) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			for _, r := range errTextRules {
+				if r.re.MatchString(line) {
+					t.Errorf("%s:%d %s (use errors.Is with a sentinel or errors.As with a typed error): %s", rel, i+1, r.what, strings.TrimSpace(line))
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// walkSources calls visit for every non-test Go file of the repository (rel: its slash path
+// from the root), outside node_modules, testdata and hidden folders, and fails the test when
+// the walk fails or finds too few files to be the repository.
+func walkSources(t *testing.T, visit func(rel, path string) error) {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -44,22 +68,8 @@ func TestNoErrorMatchedByText(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
 		checked++
-		for i, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "//") {
-				continue
-			}
-			for _, r := range errTextRules {
-				if r.re.MatchString(line) {
-					t.Errorf("%s:%d %s (use errors.Is with a sentinel or errors.As with a typed error): %s", rel, i+1, r.what, strings.TrimSpace(line))
-				}
-			}
-		}
-		return nil
+		return visit(rel, path)
 	})
 	if err != nil {
 		t.Fatal(err)
