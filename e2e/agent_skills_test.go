@@ -226,7 +226,7 @@ func TestAgentSkills(t *testing.T) {
 		u.open(page)
 		model.Push(
 			llmtest.Dynamic(func(r llmtest.Request) llmtest.Reply {
-				if !r.HasTool(skills.ToolListSkills) || !r.HasTool(skills.ToolRunSkill) || !strings.Contains(r.System, "Skills:") {
+				if !r.HasTool(skills.ToolListSkills) || !r.HasTool(skills.ToolRunSkill) || !strings.Contains(r.System, "Skills (") {
 					return llmtest.ToolCall("fail", fmt.Sprintf(`{"reason":"no skill tools offered: %v"}`, r.Tools))
 				}
 				return llmtest.ToolCall(skills.ToolListSkills, `{"request":"search the contacts for Lovelace"}`)

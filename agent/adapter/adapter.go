@@ -27,8 +27,10 @@ var (
 func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 
 // ModelMaxTokens is the token budget of the outline the model reads (the page model under
-// Root stays whole); what it leaves out, the model finds with the search tool.
-const ModelMaxTokens = 2000
+// Root stays whole); what it leaves out, the model finds with the search tool. The outline of a
+// page stays in the model's history until a newer one supersedes it, so it weighs on every
+// step: 1,200 tokens keeps a step on a large page near 3,000 tokens in all.
+const ModelMaxTokens = 1200
 
 // Snapshot returns the tab's compact role snapshot: its page model and outline text, the text
 // within ModelMaxTokens.

@@ -129,6 +129,5 @@ func toolboxPrompt(tools []llms.Tool) string {
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
-	return "\n\nSkills: the user's saved procedures, replayed on the tab without you (tools " + strings.Join(names, ", ") + "). " +
-		"For a routine task (a site search, a form, a table, something done before) look for one first and run it with parameters from the goal, never invented; then check the page and go on if needed."
+	return "\n\nSkills (" + strings.Join(names, ", ") + ") replay the user's saved procedures without you: for a routine task (a site search, a form, a table) look for one first, run it with parameters from the goal (never invented), then check the page."
 }

@@ -91,7 +91,7 @@ func TestToolbox(t *testing.T) {
 				if clicks != 1 {
 					t.Errorf("the clashing click was offered: %v", r.Tools)
 				}
-				if !strings.Contains(r.System, "Skills:") || !strings.Contains(r.System, "(tools lookup, search)") {
+				if !strings.Contains(r.System, "Skills (lookup, search)") {
 					t.Errorf("the prompt does not present the toolbox:\n%s", r.System)
 				}
 				if got := b.called(); len(got) != 2 || got[0] != "lookup kettle on tab1 at https://shop.test/" || got[1] != "search kettle on tab1 at https://shop.test/" {
@@ -137,7 +137,7 @@ func TestToolbox(t *testing.T) {
 				llmtest.ToolCall("finish", `{"answer":"done"}`),
 			},
 			check: func(t *testing.T, tk *task.Task, reqs []llmtest.Request, b *box, s *shop) {
-				if reqs[0].HasTool("search") || strings.Contains(reqs[0].System, "Skills:") {
+				if reqs[0].HasTool("search") || strings.Contains(reqs[0].System, "Skills (") {
 					t.Errorf("toolbox offered: %v", reqs[0].Tools)
 				}
 				if tk.Steps[0].Status != task.StepError || !strings.Contains(tk.Steps[0].Error, `unknown tool "search"`) || len(b.called()) != 0 {

@@ -87,16 +87,13 @@ func runAgent(cfg config, r *Results) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the agent task did not end: %w", ctx.Err())
+			dumpRequests(model.Requests())
+			return fmt.Errorf("the agent task did not end after %d model calls: %w", model.Calls(), ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	reqs := model.Requests()
-	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
-		for i, q := range reqs {
-			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
-		}
-	}
+	dumpRequests(reqs)
 	if p := model.Problems(); len(p) > 0 {
 		return fmt.Errorf("the scripted model: %v", p)
 	}
@@ -179,4 +176,13 @@ func sum(xs []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// dumpRequests writes each model request's body to the directory BENCH_DUMP names, if any.
+func dumpRequests(reqs []llmtest.Request) {
+	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
+		for i, q := range reqs {
+			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
+		}
+	}
 }
