@@ -687,9 +687,18 @@ func isSpace(key string) bool {
 const minSecret = 4
 
 // suppliedSecret reports whether value, typed into a password or payment field, is a value
-// the user gave in the goal, as a word of its own and at least minSecret characters long.
+// the user gave in the goal: quoted there (any length: "pw", 'pw', “pw”), or as a word of its
+// own at least minSecret characters long.
 func suppliedSecret(value, goal string) bool {
 	v := strings.TrimSpace(value)
+	if v == "" {
+		return false
+	}
+	for _, q := range [][2]string{{`"`, `"`}, {"'", "'"}, {"“", "”"}, {"‘", "’"}, {"«", "»"}, {"「", "」"}} {
+		if strings.Contains(goal, q[0]+v+q[1]) {
+			return true
+		}
+	}
 	if utf8.RuneCountInString(v) < minSecret {
 		return false
 	}

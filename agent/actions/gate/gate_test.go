@@ -122,6 +122,9 @@ func TestHarmlessControls(t *testing.T) {
 		{"change-handler purchase checkbox", Proposal{Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e15", Role: "checkbox", Tag: "input", Type: "checkbox", Name: "Buy the extended warranty"}}, "", Confirm},
 		{"password not given", Proposal{Action: Action{Kind: "type", Text: "hunter22"}, Element: &Element{Ref: "e16", Role: "textbox", Tag: "input", Type: "password", Password: true, Name: "Password"}}, "log in", Confirm},
 		{"password given", Proposal{Action: Action{Kind: "type", Text: "hunter22"}, Element: &Element{Ref: "e16", Role: "textbox", Tag: "input", Type: "password", Password: true, Name: "Password"}}, "log in with hunter22", Allow},
+		{"short password quoted", Proposal{Action: Action{Kind: "type", Text: "xq"}, Element: &Element{Ref: "e16", Role: "textbox", Tag: "input", Type: "password", Password: true, Name: "Password"}}, `enter the password "xq" and press login`, Allow},
+		{"short password unquoted", Proposal{Action: Action{Kind: "type", Text: "xq"}, Element: &Element{Ref: "e16", Role: "textbox", Tag: "input", Type: "password", Password: true, Name: "Password"}}, "enter the password xq and press login", Confirm},
+		{"password quoted inside another", Proposal{Action: Action{Kind: "type", Text: "xq"}, Element: &Element{Ref: "e16", Role: "textbox", Tag: "input", Type: "password", Password: true, Name: "Password"}}, `enter the password "axq" and press login`, Confirm},
 		{"accepting are-you-sure", Proposal{Action: Action{Kind: "dialog", Accept: true}, DialogType: "confirm", DialogMessage: "Are you sure? This cannot be undone."}, "", Confirm},
 		{"drop on the trash", Proposal{Action: Action{Kind: "drag"}, Element: &Element{Ref: "e17", Name: "report.pdf"}, Target: &Element{Ref: "e18", Role: "button", Name: "Delete", Text: "Delete"}}, "", Confirm},
 	}
