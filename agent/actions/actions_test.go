@@ -221,7 +221,7 @@ func TestComboboxEditorAndKeys(t *testing.T) {
 		t.Fatalf("word count %q", count)
 	}
 	s4 := snap(t, ctx, id2, snapshot.Options{})
-	if !strings.Contains(s4.Text, `textbox "Note body" [focused] [ref=`+strings.TrimPrefix(body, "")+`]: Hello world again`) {
+	if !strings.Contains(s4.Text, `textbox "Note body" [multiline] [focused] [ref=`+strings.TrimPrefix(body, "")+`]: Hello world again`) {
 		t.Fatalf("editor value not shown:\n%s", s4.Text)
 	}
 	bold := refFor(t, s4, `button "Bold"`)
