@@ -105,7 +105,6 @@ func TestExtract(t *testing.T) {
 		}
 		text := mcpText(res)
 		want := strings.ReplaceAll(`extracted 6 records with fields title, url, price, text
-Page: "Shop" ORIGIN/extract/cards.html
 Records (one JSON object a line):
 {"title":"Blue mug","url":"ORIGIN/p/1","price":"$12.00","text":"4.5 stars"}
 {"title":"Red kettle","url":"ORIGIN/p/2","price":"$39.00","text":"4.1 stars"}
