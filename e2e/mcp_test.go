@@ -120,9 +120,21 @@ func TestMCP(t *testing.T) {
 		}
 		ok("switch_tab", map[string]any{"tab": form.TargetID})
 		snap := ok("snapshot", nil)
-		name, send := mcpRef(t, snap, "textbox", "Name"), mcpRef(t, snap, "button", "Send")
+		name, send, greet := mcpRef(t, snap, "textbox", "Name"), mcpRef(t, snap, "button", "Send"), mcpRef(t, snap, "button", "Greet")
 		ok("type", map[string]any{"ref": name, "text": "Ada"})
-		after := ok("click", map[string]any{"ref": send})
+		// The safety gate asks the user before an outside model clicks "Send" (a risky word):
+		// the click is a tool error naming the button, and the form is not sent.
+		refused := call("click", map[string]any{"ref": send})
+		if txt := mcpText(refused); !refused.IsError || !strings.Contains(txt, "needs the user's confirmation") || !strings.Contains(txt, `"Send"`) {
+			t.Errorf("click on Send: isError=%v %q, want a tool error asking for the user's confirmation of button \"Send\"", refused.IsError, txt)
+		}
+		if snap := ok("snapshot", nil); strings.Contains(snap, "Hello, Ada") {
+			t.Errorf("the refused click on Send still submitted the form:\n%s", snap)
+		}
+		if txt := ok("console", nil); strings.Contains(txt, "submitted Ada") {
+			t.Errorf("the refused click on Send still submitted the form (console):\n%s", txt)
+		}
+		after := ok("click", map[string]any{"ref": greet})
 		if !strings.Contains(after, "Hello, Ada") || strings.Contains(after, "Sign up") {
 			t.Errorf("the click's result should show the change (Hello, Ada), not the whole page:\n%s", after)
 		}
