@@ -244,12 +244,25 @@ func TestSkillsRecordReplayHeal(t *testing.T) {
 	// Replay on a fresh page: zero model calls.
 	u.open(page)
 	params := map[string]string{"name": "Grace Hopper", "email": "grace@example.com", "password": "pw-2"}
-	// Ticking "Subscribe to news" needs the user's approval, as it would for the agent: asked
-	// up front, before anything runs.
+	// Ticking "Subscribe to news" needs the user's approval, as it would for the agent: the
+	// safety gate holds that step when it comes, on the live page, and over HTTP nobody can be
+	// asked: the run answers at once, failed with the confirmation it needs, the box unticked,
+	// the contact not added, and no model asked to work around it.
 	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID})
-	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), `check checkbox \"Subscribe to news\"`) {
+	var held skills.RunResult
+	if err := json.Unmarshal(r.Body, &held); err != nil || r.Status != http.StatusOK || held.Status != "failed" ||
+		!strings.Contains(held.Error, "needs the user's confirmation") || !strings.Contains(held.Error, `check checkbox "Subscribe to news"`) {
 		t.Fatalf("run without approval: HTTP %d %s", r.Status, r.Body)
 	}
+	var heldState struct {
+		Added int  `json:"added"`
+		Sub   bool `json:"sub"`
+	}
+	u.eval(`({added: window.added.length, sub: document.getElementById("subscribe").checked})`, &heldState)
+	if heldState.Added != 0 || heldState.Sub || model.Calls() != 0 {
+		t.Fatalf("the held run went on: %+v, model calls %d", heldState, model.Calls())
+	}
+	u.open(page)
 	start := time.Now()
 	r = se.skillsCall(t, http.MethodPost, "/skills/"+name+"/run", skills.RunRequest{Params: params, Tab: tab.TargetID, Approve: true})
 	took := time.Since(start)
@@ -383,21 +396,45 @@ func TestSkillsBundled(t *testing.T) {
 	})
 	t.Run("fill-form", func(t *testing.T) {
 		values := map[string]string{"values": "Name: Ada Byron\nEmail: ab@example.com\nTeam: Blue\nSubscribe to news: yes", "submit": "Add contact"}
-		r := se.skillsCall(t, http.MethodPost, "/skills/fill-form/run", skills.RunRequest{Params: values, Tab: tab.TargetID})
-		if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), `set \"Subscribe to news\" to \"yes\"`) {
-			t.Fatalf("subscribing without approval: HTTP %d %s", r.Status, r.Body)
+		// Ticking "Subscribe to news" needs the user's approval: the safety gate holds the fill
+		// when it comes, on the live page, and nothing is done (nobody to ask over HTTP).
+		held := run("fill-form", values)
+		if held.Status != "failed" || !strings.Contains(held.Error, "needs the user's confirmation") ||
+			!strings.Contains(held.Error, `check checkbox "Subscribe to news"`) {
+			t.Fatalf("subscribing without approval: %s %s", held.Status, held.Error)
 		}
-		r = se.skillsCall(t, http.MethodPost, "/skills/fill-form/run", skills.RunRequest{Params: values, Tab: tab.TargetID, Approve: true})
+		var state struct {
+			Added int    `json:"added"`
+			Name  string `json:"name"`
+			Sub   bool   `json:"sub"`
+		}
+		u.eval(`({added: window.added.length, name: document.getElementById("name").value, sub: document.getElementById("subscribe").checked})`, &state)
+		if state.Added != 0 || state.Name != "" || state.Sub {
+			t.Fatalf("the held fill changed the page: %+v", state)
+		}
+		// Approve covers only targets the skill names in its own words (RunRequest.Approve), not
+		// fields named through a parameter: the fill is still held, nothing done.
+		r := se.skillsCall(t, http.MethodPost, "/skills/fill-form/run", skills.RunRequest{Params: values, Tab: tab.TargetID, Approve: true})
 		var res skills.RunResult
 		if err := json.Unmarshal(r.Body, &res); err != nil || r.Status != http.StatusOK {
 			t.Fatalf("fill-form: HTTP %d %s", r.Status, r.Body)
 		}
+		if res.Status != "failed" || !strings.Contains(res.Error, "needs the user's confirmation") {
+			t.Fatalf("approved beforehand through a parameter: %s: %s", res.Status, res.Error)
+		}
+		u.eval(`({added: window.added.length, name: document.getElementById("name").value, sub: document.getElementById("subscribe").checked})`, &state)
+		if state.Added != 0 || state.Name != "" || state.Sub {
+			t.Fatalf("the held fill changed the page: %+v", state)
+		}
+		// Without the held field the form is filled and submitted.
+		values["values"] = "Name: Ada Byron\nEmail: ab@example.com\nTeam: Blue"
+		res = run("fill-form", values)
 		if res.Status != "succeeded" {
 			t.Fatalf("%s: %s", res.Status, res.Error)
 		}
 		var got []added
 		u.eval("window.added", &got)
-		if len(got) != 1 || got[0] != (added{Name: "Ada Byron", Email: "ab@example.com", Team: "Blue", Subscribe: true}) {
+		if len(got) != 1 || got[0] != (added{Name: "Ada Byron", Email: "ab@example.com", Team: "Blue"}) {
 			t.Fatalf("form filled as %+v", got)
 		}
 		res = run("fill-form", map[string]string{"values": "Phone: 123"})

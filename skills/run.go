@@ -240,7 +240,16 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 		}
 	}
 	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls,
-		approve: req.Approve}, nil
+		approve: req.Approve, noAsk: ctx.Value(noAskKey{}) != nil}, nil
+}
+
+type noAskKey struct{}
+
+// WithoutAsking marks ctx for a run that has nobody to ask (a synchronous call such as the
+// HTTP API's): a step the safety gate holds fails at once with the gate's error (a
+// *gate.ConfirmError, "needs the user's confirmation") instead of waiting for an answer.
+func WithoutAsking(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noAskKey{}, true)
 }
 
 // run is one skill run in progress.
@@ -263,6 +272,8 @@ type run struct {
 	failErr error
 	// approve is RunRequest.Approve.
 	approve bool
+	// noAsk is set for a run with nobody to ask (see WithoutAsking).
+	noAsk bool
 	// named is the element the current step's target names in the skill's own words ("" when
 	// it names none): the skill, the user's procedure, approves acting on it.
 	named string
@@ -593,9 +604,9 @@ func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBe
 
 // confirm asks the person about decision d through the run's task (status
 // waiting_confirmation, a confirmation event) and waits for the answer. Without the agent's
-// runner nobody can be asked: the gate's error stands.
+// runner, or for a run with nobody to ask (WithoutAsking), the gate's error stands.
 func (r *run) confirm(ctx context.Context, d gate.Decision) (bool, error) {
-	if r.tr == nil {
+	if r.tr == nil || r.noAsk {
 		return false, &gate.ConfirmError{Decision: d}
 	}
 	id := fmt.Sprintf("s%d", len(r.t.Steps)+1)
