@@ -55,7 +55,8 @@ async function main() {
     const snap = text(await call('snapshot'));
     const who = 'Grace ' + env.MCP_TRANSPORT; // a new greeting on each run, to show as a change
     await call('type', { ref: ref(snap, 'textbox', 'Name'), text: who });
-    const after = text(await call('click', { ref: ref(snap, 'button', 'Send') }));
+    // "Greet", not the form's "Send": the safety gate asks before an outside model clicks Send
+    const after = text(await call('click', { ref: ref(snap, 'button', 'Greet') }));
     out.greeting = after.includes('Hello, ' + who);
     out.console = text(await call('console')).includes('submitted ' + who);
     const shot = await call('screenshot');
