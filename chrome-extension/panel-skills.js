@@ -120,6 +120,11 @@ export async function runSkill(approve = false) {
   try {
     const r = await api('POST', `/api/skills/${encodeURIComponent(s.name)}/run`, { body: { params, tab: state.targetId, approve }, timeout: 600000 });
     settled = true;
+    if (r.status === 'failed' && Array.isArray(r.confirm) && r.confirm.length && !approve) {
+      // the safety gate held a step before doing it: ask, and run again approved
+      askSkillApproval(s.name, r.confirm, () => { void runSkill(true); });
+      return;
+    }
     out.textContent = `${s.name}: ${r.status}${r.error ? ` — ${r.error}` : ''}${r.output ? `\n${r.output}` : ''} (${(r.steps || []).length} steps, ${r.durationMs} ms${r.handovers ? `, ${r.handovers} handed to the model` : ''})`;
     out.dataset.status = r.status;
     $('skill-form').hidden = true;

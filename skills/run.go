@@ -60,6 +60,9 @@ type RunResult struct {
 	// Draft is an updated SKILL.md when the model did a step differently than written: review it
 	// and save it (PUT /api/skills/{name}) to replay the new way without the model.
 	Draft string `json:"draft,omitempty"`
+	// Confirm describes the step the safety gate held when a run with nobody to ask
+	// (WithoutAsking) stopped there: nothing of it was done; run again with approve to do it.
+	Confirm []string `json:"confirm,omitempty"`
 }
 
 // StepReport is the outcome of one structured step.
@@ -389,6 +392,10 @@ func (r *run) fail(err error, msg string) {
 	r.failErr = err
 	r.res.Status = task.StatusFailed
 	r.res.Error = r.mask(msg)
+	var ce *gate.ConfirmError
+	if errors.As(err, &ce) {
+		r.res.Confirm = append(r.res.Confirm, r.mask(ce.Decision.Prompt()))
+	}
 }
 
 func (r *run) exec(ctx context.Context) {
