@@ -143,21 +143,6 @@ func (d *desktop) click(t *testing.T, x, y, button int) {
 	d.xdo(t, "mousemove", "--sync", strconv.Itoa(x), strconv.Itoa(y), "click", strconv.Itoa(button))
 }
 
-// drag drags with the left button from one point to another, in small steps as a hand does
-// (the tab strip starts a drag only after the pointer moved a little).
-func (d *desktop) drag(t *testing.T, x0, y0, x1, y1 int) {
-	t.Helper()
-	d.xdo(t, "mousemove", "--sync", strconv.Itoa(x0), strconv.Itoa(y0), "mousedown", "1")
-	const steps = 12
-	for i := 1; i <= steps; i++ {
-		x, y := x0+(x1-x0)*i/steps, y0+(y1-y0)*i/steps
-		d.xdo(t, "mousemove", "--sync", strconv.Itoa(x), strconv.Itoa(y))
-		time.Sleep(40 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	d.xdo(t, "mouseup", "1")
-}
-
 // screenshot captures the whole display into a numbered PNG named after what it shows, logs its
 // path and returns the image.
 func (d *desktop) screenshot(t *testing.T, name string) image.Image {

@@ -18,8 +18,6 @@ import (
 // same user (Flatpak, a container sharing the host's network) that cannot read the home could
 // reach the browser with it on.
 
-// errPeerUnsupported says the OS does not tell tabrelay who owns a connection's other end.
-var errPeerUnsupported = errors.New("--trust-same-user needs Linux: tabrelay reads the owner of a connection's peer socket from /proc/net/tcp and /proc/net/tcp6, which this system does not have")
 
 // browserProvenance reports whether a request bears a browser's marks: an Origin header (every
 // browser WebSocket and CORS request, extensions included), Sec-Fetch-Site (every request a
