@@ -18,7 +18,6 @@ import (
 // same user (Flatpak, a container sharing the host's network) that cannot read the home could
 // reach the browser with it on.
 
-
 // browserProvenance reports whether a request bears a browser's marks: an Origin header (every
 // browser WebSocket and CORS request, extensions included), Sec-Fetch-Site (every request a
 // browser makes, typed addresses included) or Sec-Fetch-Dest / Sec-Fetch-User. Node's fetch
