@@ -29,24 +29,12 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gat
 	if err != nil {
 		return nil, err
 	}
-	var approved *gate.Decision
-	for _, p := range props {
-		d := s.opts.Gate.Check(p, req)
+	return s.opts.Gate.CheckAll(props, req, func(d gate.Decision) {
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
 		}
-		switch d.Verdict {
-		case gate.Confirm:
-			return nil, &gate.ConfirmError{Decision: d}
-		case gate.Block:
-			return nil, &gate.BlockedError{Decision: d}
-		}
-		if d.Approved && approved == nil {
-			approved = &d
-		}
-	}
-	return approved, nil
+	})
 }
 
 // proposals are what the gate judges of action a: one proposal, or for fill one per field

@@ -829,3 +829,26 @@ func clip(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// CheckAll judges the proposals of one action (a fill's fields, or the one element) in order
+// for req, telling seen (if not nil) of each decision: a *ConfirmError or *BlockedError at the
+// first that may not run; else the first decision an approval allowed (nil if none was needed).
+func (g *Gate) CheckAll(props []Proposal, req Request, seen func(Decision)) (*Decision, error) {
+	var approved *Decision
+	for _, p := range props {
+		d := g.Check(p, req)
+		if seen != nil {
+			seen(d)
+		}
+		switch d.Verdict {
+		case Confirm:
+			return nil, &ConfirmError{Decision: d}
+		case Block:
+			return nil, &BlockedError{Decision: d}
+		}
+		if d.Approved && approved == nil {
+			approved = &d
+		}
+	}
+	return approved, nil
+}

@@ -17,21 +17,7 @@ import (
 // a *gate.ConfirmError or a *gate.BlockedError when it may not run; else the decision an
 // approval allowed (nil if none was needed), for actions.Result.Approved.
 func Check(ctx context.Context, g *gate.Gate, page *snapshot.Snapshot, a actions.Action) (*gate.Decision, error) {
-	req := gate.From(ctx)
-	var approved *gate.Decision
-	for _, p := range Proposals(page, a) {
-		d := g.Check(p, req)
-		switch d.Verdict {
-		case gate.Confirm:
-			return nil, &gate.ConfirmError{Decision: d}
-		case gate.Block:
-			return nil, &gate.BlockedError{Decision: d}
-		}
-		if d.Approved && approved == nil {
-			approved = &d
-		}
-	}
-	return approved, nil
+	return g.CheckAll(Proposals(page, a), gate.From(ctx), nil)
 }
 
 // Proposals are what the gate judges of action a on page (see actions.Service).
