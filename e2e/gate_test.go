@@ -178,33 +178,15 @@ func TestAttackerCorpus(t *testing.T) {
 		if r := ae.call(t, http.MethodPut, "/api/skills/tidy-account", map[string]string{"markdown": md}); r.Status/100 != 2 {
 			t.Fatalf("save the skill: HTTP %d %s", r.Status, r.Body)
 		}
-		events, unsub := runner.Subscribe("", 512)
-		defer unsub()
-		done := make(chan apiResp, 1)
-		go func() {
-			done <- ae.call(t, http.MethodPost, "/api/skills/tidy-account/run", map[string]any{"tab": tab.TargetID, "params": map[string]string{"submit": "/Del.te acc/"}})
-		}()
-		asked := false
-		timeout := time.After(60 * time.Second)
-		for !asked {
-			select {
-			case ev := <-events:
-				if ev.Type == task.EventConfirmation && ev.Step != nil && ev.Step.Confirmation != nil {
-					t.Logf("asked: %s", ev.Step.Confirmation.Prompt)
-					if err := runner.Confirm(ev.TaskID, ev.Step.ID, false); err != nil {
-						t.Fatal(err)
-					}
-					asked = true
-				}
-			case <-timeout:
-				t.Fatal("the skill's step was never put to the user")
-			}
+		// a run over HTTP has nobody to ask: the held step ends it at once, named in confirm
+		r := ae.call(t, http.MethodPost, "/api/skills/tidy-account/run", map[string]any{"tab": tab.TargetID, "params": map[string]string{"submit": "/Del.te acc/"}})
+		var res struct {
+			Status  task.Status
+			Confirm []string
 		}
-		r := <-done
-		var res struct{ Status task.Status }
 		_ = json.Unmarshal(r.Body, &res)
-		if res.Status != task.StatusFailed {
-			t.Errorf("declined skill run: %s", r.Body)
+		if res.Status != task.StatusFailed || len(res.Confirm) != 1 || !strings.Contains(res.Confirm[0], "Delete account") {
+			t.Errorf("held skill run: HTTP %d %s", r.Status, r.Body)
 		}
 		if got := reached(); len(got) != 0 {
 			t.Errorf("the page received %v", got)
