@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
@@ -50,7 +51,7 @@ func snapRef(t *testing.T, snap *snapshot.Snapshot, role, name string) string {
 func TestAgentDownload(t *testing.T) {
 	e := shared(t)
 	_, tab := openDownloadsPage(t, e, "agent")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), time.Minute)
 	defer cancel()
 	svc := agentActions(t, ctx, e)
 	res, err := svc.Act(ctx, tab.TargetID, actions.Do(actions.Snapshot{}))

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
@@ -116,7 +117,7 @@ func (u user) ref(role, name string) string {
 
 func (u user) do(a actions.Action) *actions.Result {
 	u.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 20*time.Second)
 	defer cancel()
 	res, err := u.svc.Act(ctx, u.tab, a)
 	if err != nil {

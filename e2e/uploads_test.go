@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
@@ -128,7 +129,7 @@ func TestUploadWithFileAccess(t *testing.T) {
 // the size limit get a clear error.
 func TestUploadWithoutFileAccess(t *testing.T) {
 	e := privateBrowser(t, func(o *browser.Options) { o.NoFileAccess = true })
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 90*time.Second)
 	defer cancel()
 	var on bool
 	if err := e.b.ServiceWorkerEval(ctx, "chrome.extension.isAllowedFileSchemeAccess()", &on); err != nil || on {

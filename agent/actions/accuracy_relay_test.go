@@ -66,7 +66,7 @@ func throughExtension(t *testing.T, fn func()) {
 	if shared.err != nil {
 		t.Fatalf("browser: %v", shared.err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	store, err := secret.NewStore(t.TempDir())
 	if err != nil {
@@ -115,7 +115,7 @@ func TestInPageMatchesAXTreeThroughExtension(t *testing.T) {
 		defer ref.Close(context.Background())
 		for _, pg := range hardPages {
 			t.Run(pg.name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 				defer cancel()
 				id := open(t, ctx, "/hard/"+pg.name+".html")
 				defer ref.forget(id)

@@ -64,7 +64,7 @@ func accuracy(t *testing.T) {
 	totalExp, totalCovered, totalActs, totalExact := 0, 0, 0, 0
 	for _, pg := range hardPages {
 		t.Run(pg.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(callerCtx(), 90*time.Second)
 			defer cancel()
 			id := open(t, ctx, "/hard/"+pg.name+".html")
 			s := snap(t, ctx, id, snapshot.Options{})

@@ -40,7 +40,7 @@ func hits(t *testing.T, ctx context.Context, id string) []string {
 
 func TestStaleRefsAfterRerender(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/rerender.html")
 	s1 := snap(t, ctx, id, snapshot.Options{})
@@ -88,7 +88,7 @@ func TestStaleRefsAfterRerender(t *testing.T) {
 
 func TestDuplicatesAndRemoval(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/dupes.html")
 	snap(t, ctx, id, snapshot.Options{})
@@ -112,7 +112,7 @@ func TestDuplicatesAndRemoval(t *testing.T) {
 
 func TestFormActions(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/form.html")
 	s := snap(t, ctx, id, snapshot.Options{})
@@ -185,7 +185,7 @@ func TestFormActions(t *testing.T) {
 
 func TestComboboxEditorAndKeys(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/combobox.html")
 	s := snap(t, ctx, id, snapshot.Options{})
@@ -233,7 +233,7 @@ func TestComboboxEditorAndKeys(t *testing.T) {
 
 func TestPageActions(t *testing.T) {
 	svc, b, srv := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 90*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/index.html?frame="+srv.CrossURL("/frame.html"))
 	s := snap(t, ctx, id, snapshot.Options{})
@@ -335,7 +335,7 @@ func TestPageActions(t *testing.T) {
 
 func TestDialogsAndModal(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/alert.html")
 	s := snap(t, ctx, id, snapshot.Options{})
@@ -372,7 +372,7 @@ func TestDialogsAndModal(t *testing.T) {
 // on the same tab, and does not wait for actions on another tab.
 func TestParallelTabs(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	a := open(t, ctx, "/hard/dupes.html")
 	b := open(t, ctx, "/hard/menu.html")
@@ -431,7 +431,7 @@ func TestParallelTabs(t *testing.T) {
 // and the one in front, without timing out; every click lands.
 func TestBackgroundTabClicks(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	tabs := []string{open(t, ctx, "/index.html"), open(t, ctx, "/index.html"), open(t, ctx, "/index.html")}
 	front := tabs[2]

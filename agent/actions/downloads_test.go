@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ func TestDownloadsWait(t *testing.T) {
 	act := func(wait bool, timeout float64) (*Result, error) {
 		a := Do(Downloads{Wait: wait})
 		a.Timeout = timeout
-		return svc.Act(context.Background(), "", a)
+		return svc.Act(callerCtx(), "", a)
 	}
 
 	begin("g1", "a.pdf")

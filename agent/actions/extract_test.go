@@ -92,7 +92,7 @@ func TestExtractValidate(t *testing.T) {
 // results list over three pages whose items arrive by fetch after each click on Next.
 func TestExtract(t *testing.T) {
 	need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 90*time.Second)
 	defer cancel()
 	origin := strings.TrimSuffix(shared.srv.URL("/"), "/")
 	cases := []struct {

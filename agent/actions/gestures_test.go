@@ -15,7 +15,7 @@ import (
 // modes other than text.
 func TestGestures(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 90*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/gestures.html")
 	logged := func() []string {

@@ -84,11 +84,11 @@ func TestNewKindReachesEveryDoor(t *testing.T) {
 
 	// dispatch
 	svc := New(nil, Options{Registry: reg})
-	res, err := svc.Act(context.Background(), "", reg.Do(shout{Words: "hey", Loud: true}))
+	res, err := svc.Act(callerCtx(), "", reg.Do(shout{Words: "hey", Loud: true}))
 	if err != nil || res.Message != "HEY!" || res.Kind != "shout" {
 		t.Errorf("Act: %v %+v", err, res)
 	}
-	if _, err := svc.Act(context.Background(), "", Do(Click{Ref: "e1"})); !errors.Is(err, ErrUnknownKind) {
+	if _, err := svc.Act(callerCtx(), "", Do(Click{Ref: "e1"})); !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("Act with a kind the service's registry lacks: %v", err)
 	}
 }

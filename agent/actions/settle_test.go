@@ -50,7 +50,7 @@ func TestSettleThroughExtension(t *testing.T) {
 // shows the result (shows) or not yet.
 func lateResults(t *testing.T, svc *Service, shows bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/settle.html")
 	s1, err := svc.Snapshot(ctx, id, snapshot.Options{})
@@ -83,7 +83,7 @@ func lateResults(t *testing.T, svc *Service, shows bool) {
 // navigation returns with the content there.
 func TestSettleAfterNavigate(t *testing.T) {
 	_, _, srv := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/settle.html")
 	act(t, ctx, id, Do(Navigate{URL: srv.URL("/settle.html?search")}))
@@ -98,7 +98,7 @@ func TestSettleNeverQuiet(t *testing.T) { neverQuiet(t) }
 
 func neverQuiet(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/settle.html")
 	s := snap(t, ctx, id, snapshot.Options{})

@@ -14,7 +14,7 @@ import (
 // matches ErrURLNotAllowed; the tab stays on its page with the same history, and no tab opens.
 func TestRefusedURLsLeaveTheTab(t *testing.T) {
 	svc, _, srv := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 90*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/index.html")
 	start := svc.targetInfo(ctx, id).URL

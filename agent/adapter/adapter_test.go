@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/adapter"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
@@ -25,7 +26,7 @@ func TestAgentSafetyInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Chromium (skipped with -short)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 120*time.Second)
 	defer cancel()
 	site, err := fixtures.Start()
 	if err != nil {

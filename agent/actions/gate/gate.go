@@ -62,14 +62,14 @@ func With(ctx context.Context, r Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
 }
 
-// From returns the request ctx carries. A context that carries none is a Go program's own
-// use of the action API (the caller's, like /api/act): every door that acts for a model or
-// for the user's words — the task loop and fast path, skills, MCP — marks its context with
-// With, and the tests of each door show it is judged.
+// From returns the request ctx carries. A context that carries none is judged as an agent's
+// with no goal and no approvals: a door that forgets to say who asks fails safe (its risky
+// steps are held, never run unasked). Only the caller's own explicit doors (/api/act,
+// `tabrelay act`) mark their contexts Caller.
 func From(ctx context.Context) Request {
 	r, ok := ctx.Value(requestKey{}).(Request)
 	if !ok {
-		return Request{Who: Caller}
+		return Request{Who: Agent}
 	}
 	return r
 }

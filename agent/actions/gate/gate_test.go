@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,4 +265,25 @@ func FuzzFold(f *testing.F) {
 		}
 		g.Check(Proposal{Action: Action{Kind: "click"}, Element: &Element{Role: "button", Name: s, Text: s, ScopeText: s}}, Request{Goal: s})
 	})
+}
+
+// TestUnmarkedContextIsJudged: a context no door marked is judged as an agent's with no goal
+// and no approvals, so a door that forgets to say who asks fails safe; only a context marked
+// Caller is recorded and not judged.
+func TestUnmarkedContextIsJudged(t *testing.T) {
+	del := Proposal{Action: Action{Kind: "click"}, Element: &Element{Role: "button", Tag: "button", Name: "Delete account", Text: "Delete account"}}
+	g := New(Options{})
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		want Verdict
+	}{
+		{"unmarked", context.Background(), Confirm},
+		{"agent", With(context.Background(), Request{Who: Agent}), Confirm},
+		{"caller", With(context.Background(), Request{Who: Caller}), Allow},
+	} {
+		if got := g.Check(del, From(c.ctx)).Verdict; got != c.want {
+			t.Errorf("%s context: clicking Delete account is %v, want %v", c.name, got, c.want)
+		}
+	}
 }
