@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func TestPermissionsLikeChrome(t *testing.T) {
 	t.Log("tabrelay")
 	got := permissionScenario(t, ctx, e.cdpURL(), auth, tab.TargetID, origin)
 
+	t.Logf("tabrelay and Chrome:\n    %s", strings.Join(got, "\n    "))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("tabrelay and Chrome differ\n  tabrelay:\n    %s\n  chrome:\n    %s", strings.Join(got, "\n    "), strings.Join(want, "\n    "))
 	}
@@ -139,4 +141,40 @@ func waitPermissions(t *testing.T, ctx context.Context, c *cdpclient.Client, sid
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// TestPermissionsClearedWhenRelayGoes: the content settings a client's grantPermissions made
+// are gone from the user's profile once the relay is gone (stopped or crashed: the extension
+// clears them when it loses the relay, as no client can reach the browser any more).
+func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
+	e := private(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	page := e.site.URL("/other.html?permissions-relay-gone")
+	u, err := url.Parse(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := func() string {
+		var s string
+		if err := e.b.ServiceWorkerEval(ctx, "chrome.contentSettings.location.get({ primaryUrl: "+strconv.Quote(page)+" }).then((d) => d.setting)", &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := setting()
+	c := e.dialCDP(t, ctx)
+	if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": u.Scheme + "://" + u.Host}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := setting(); got != "allow" {
+		t.Fatalf("location for %s after grantPermissions = %q, want allow", page, got)
+	}
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the content setting back as before ("+before+")", func() (bool, string) {
+		s := setting()
+		return s == before, s
+	})
 }
