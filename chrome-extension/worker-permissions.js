@@ -21,6 +21,7 @@ const SETTINGS = /** @type {Record<string, AnySetting>} */ ({
   [P.ContentType.CLIPBOARD]: chrome.contentSettings.clipboard,
 });
 
+/** @type {Set<string>} */
 const VALUES = new Set(Object.values(P.Setting));
 
 /** @type {Promise<void>} */
