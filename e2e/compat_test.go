@@ -162,16 +162,7 @@ func TestCompat(t *testing.T) {
 		if len(only) > 0 && !only[c.name] {
 			continue
 		}
-		for _, ep := range []*compatEndpoint{chromeEP, relayEP} {
-			start := time.Now()
-			rs := c.run(t, ep, hook)
-			t.Logf("%s on %s: %d scenarios in %v", c.name, ep.name, len(rs), time.Since(start).Round(time.Millisecond))
-			for _, r := range rs {
-				r.Client, r.Endpoint = c.name, ep.name
-				r.Error = normalizeCompatError(r.Error, ep.token)
-				results = append(results, r)
-			}
-		}
+		results = append(results, runCompatClient(t, c, hook, relayEP.token, chromeEP, relayEP)...)
 	}
 	results = append(results, runSameUserCompat(t, ae, relayEP, chromeEP, hook, only)...)
 	res := compatResults{Browser: chromiumVersion(t, chromeEP), Results: results}
@@ -265,15 +256,24 @@ func runSameUserCompat(t *testing.T, ae *agentEnv, relayEP, chromeEP *compatEndp
 	ae.restart(t, api.Options{})
 	var out []compatResult
 	for _, c := range clients {
-		for _, ep := range []*compatEndpoint{chromeEP, &noSecret} {
-			start := time.Now()
-			rs := c.run(t, ep, hook)
-			t.Logf("%s on %s: %d scenarios in %v", c.name, ep.name, len(rs), time.Since(start).Round(time.Millisecond))
-			for _, r := range rs {
-				r.Client, r.Endpoint = c.name, ep.name
-				r.Error = normalizeCompatError(r.Error, relayEP.token)
-				out = append(out, r)
-			}
+		out = append(out, runCompatClient(t, c, hook, relayEP.token, chromeEP, &noSecret)...)
+	}
+	return out
+}
+
+// runCompatClient runs c on each endpoint and returns its results, named and with token (the
+// secret) and what changes from run to run taken out of the errors.
+func runCompatClient(t *testing.T, c compatClient, hook, token string, eps ...*compatEndpoint) []compatResult {
+	t.Helper()
+	var out []compatResult
+	for _, ep := range eps {
+		start := time.Now()
+		rs := c.run(t, ep, hook)
+		t.Logf("%s on %s: %d scenarios in %v", c.name, ep.name, len(rs), time.Since(start).Round(time.Millisecond))
+		for _, r := range rs {
+			r.Client, r.Endpoint = c.name, ep.name
+			r.Error = normalizeCompatError(r.Error, token)
+			out = append(out, r)
 		}
 	}
 	return out

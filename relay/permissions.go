@@ -79,17 +79,6 @@ func supportedPermissions() string {
 	return strings.Join(names, ", ")
 }
 
-// SupportedPermissions lists the Browser.PermissionType names tabrelay applies, each with the
-// content setting it becomes (for the README and its test).
-func SupportedPermissions() [][2]string {
-	out := make([][2]string, 0, len(permissionTypes))
-	for n, ct := range permissionTypes {
-		out = append(out, [2]string{n, ct})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	return out
-}
-
 // sitePattern turns a CDP origin into a content settings pattern: "<all_urls>" without one.
 func sitePattern(origin string) (string, error) {
 	if origin == "" {
