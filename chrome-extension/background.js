@@ -20,6 +20,7 @@
 //   worker-badge.js     badge, tooltip and status report
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
 //   worker-downloads.js downloads started in shared tabs, reported to the relay
+//   worker-permissions.js site permissions clients set, as the extension's content settings
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
 // chrome.storage.session; settings (relayAddr, token, tabGroup, onDemand) live in
@@ -32,6 +33,7 @@ import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from '
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
+import { clearPermissions } from './worker-permissions.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
@@ -128,6 +130,7 @@ Object.assign(globalThis, {
 
 async function init() {
   void chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 });
+  clearPermissions(); // site permissions a client set before a crash or restart end here
   await loadSettings();
   // chrome.storage's types say unknown: this is what persist saved.
   const saved = /** @type {SavedState} */ ((await chrome.storage.session.get(SESSION_KEY))[SESSION_KEY] ?? {});

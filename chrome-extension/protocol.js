@@ -36,7 +36,35 @@ export const Type = Object.freeze({
   DETACH_TAB: 'detachTab',
   DOWNLOAD: 'download',
   CANCEL_DOWNLOAD: 'cancelDownload',
+  SET_PERMISSIONS: 'setPermissions',
 });
+
+/**
+ * Content types (chrome.contentSettings names) the extension manages for CDP clients' site
+ * permission overrides (setPermissions), and clears when it starts, connects or loses the relay.
+ */
+export const ContentType = Object.freeze({
+  LOCATION: 'location',
+  NOTIFICATIONS: 'notifications',
+  MICROPHONE: 'microphone',
+  CAMERA: 'camera',
+  CLIPBOARD: 'clipboard',
+});
+
+/** Values of a content setting, as chrome.contentSettings names them. */
+export const Setting = Object.freeze({
+  ALLOW: 'allow',
+  BLOCK: 'block',
+  ASK: 'ask',
+});
+
+/**
+ * One site permission override of a setPermissions request.
+ * @typedef {object} WireContentSetting
+ * @property {string} contentType one of ContentType
+ * @property {string} pattern chrome.contentSettings' primaryPattern ("<all_urls>" for every site)
+ * @property {string} setting one of Setting
+ */
 
 /** States of a download report, as chrome.downloads names them. */
 export const DownloadState = Object.freeze({
@@ -111,6 +139,7 @@ export const Origin = Object.freeze({
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
  * @property {string} [guid] cancelDownload: the download's guid
  * @property {boolean} [trace] cdp: answer with the extension's times (see withTrace)
+ * @property {WireContentSetting[]} [settings] setPermissions: the content settings to hold
  */
 
 /**

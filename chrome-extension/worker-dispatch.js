@@ -1,11 +1,12 @@
 // @ts-check
 // Answering the relay's requests: CDP commands to a shared tab or its child sessions, and
 // creating, closing, activating and unsharing tabs, and attaching or detaching a shared tab's
-// debugger (debugger on demand).
+// debugger (debugger on demand), and holding the site permissions clients set.
 
 import * as P from './protocol.js';
 import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
+import { applyPermissions } from './worker-permissions.js';
 import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
 import { state } from './worker-state.js';
 import { errorText } from './worker-util.js';
@@ -144,6 +145,9 @@ async function dispatch(msg, trace) {
     }
     case P.Type.CANCEL_DOWNLOAD:
       await cancelDownload(msg.guid ?? '');
+      return {};
+    case P.Type.SET_PERMISSIONS:
+      await applyPermissions(msg.settings ?? []);
       return {};
     default:
       throw Object.assign(new Error(`tabrelay extension: unknown request type "${msg.type}"`), { code: -32601 });

@@ -9,6 +9,7 @@ import { setStatus } from './worker-badge.js';
 import { handleCDP, handleRequest } from './worker-dispatch.js';
 import { send } from './worker-send.js';
 import { childrenOf, wireTab } from './worker-sharing.js';
+import { clearPermissions } from './worker-permissions.js';
 import { persist, state } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
@@ -75,6 +76,8 @@ async function openSocket(attempt) {
   let welcomeTimer;
   ws.onopen = async () => {
     state.lastHeard = Date.now();
+    // a new relay holds no client's site permissions yet (it resends them after the welcome)
+    clearPermissions();
     const info = await productInfo();
     if (state.ws !== ws) return;
     ws.send(JSON.stringify(P.hello({ extensionVersion: chrome.runtime.getManifest().version, ...info, onDemand: state.onDemand, batches: true })));
@@ -161,6 +164,7 @@ async function onWelcome(ws) {
  */
 async function onClosed(ws, code, reason) {
   const wasLive = state.live;
+  clearPermissions(); // the clients that set them cannot reach the browser any more
   state.ws = null;
   state.live = false;
   clearInterval(state.pingTimer);
@@ -232,6 +236,7 @@ async function diagnose() {
  */
 function dropConnection(ws, why) {
   if (state.ws !== ws) return;
+  clearPermissions();
   ws.onclose = null;
   try { ws.close(1000, 'tabrelay: dropping connection'); } catch { /* ignore */ }
   state.ws = null;

@@ -67,8 +67,8 @@ var refusedOnPurpose = map[string]string{
 	scenarioBrowserContext: "tabrelay shares tabs of the user's own profile: no separate browser contexts",
 	scenarioCloseUserTab:   "tabrelay never closes a tab the user shared (unless started with --allow-close-user-tabs)",
 	// Every socket needs the secret (SECURITY.md); these ways of connecting cannot send it.
-	"connect: browserURL + headers": "every socket needs the secret and Puppeteer 24 (the last for Node 20) sends no headers on the browserURL socket (fixed in Puppeteer 25); use browserWSEndpoint with headers",
-	"connect: --cdp PORT":           "every socket needs the secret and --cdp PORT cannot send one; use --cdp \"ws://127.0.0.1:PORT/cdp?token=…\"",
+	"connect: browserURL + headers": "every socket needs the secret and Puppeteer 24 (the last for Node 20) sends no headers on the browserURL socket (fixed in Puppeteer 25); use browserWSEndpoint with headers, or start tabrelay with --trust-same-user (rows below)",
+	"connect: --cdp PORT":           "every socket needs the secret and --cdp PORT cannot send one; use --cdp \"ws://127.0.0.1:PORT/cdp?token=…\", or start tabrelay with --trust-same-user (rows below)",
 }
 
 // beyondChrome lists what tabrelay must do although Chrome's own endpoint does not (Chrome's
@@ -162,17 +162,9 @@ func TestCompat(t *testing.T) {
 		if len(only) > 0 && !only[c.name] {
 			continue
 		}
-		for _, ep := range []*compatEndpoint{chromeEP, relayEP} {
-			start := time.Now()
-			rs := c.run(t, ep, hook)
-			t.Logf("%s on %s: %d scenarios in %v", c.name, ep.name, len(rs), time.Since(start).Round(time.Millisecond))
-			for _, r := range rs {
-				r.Client, r.Endpoint = c.name, ep.name
-				r.Error = normalizeCompatError(r.Error, ep.token)
-				results = append(results, r)
-			}
-		}
+		results = append(results, runCompatClient(t, c, hook, relayEP.token, chromeEP, relayEP)...)
 	}
+	results = append(results, runSameUserCompat(t, ae, relayEP, chromeEP, hook, only)...)
 	res := compatResults{Browser: chromiumVersion(t, chromeEP), Results: results}
 	checkCompat(t, res)
 	writeCompatResults(t, res)
@@ -216,6 +208,75 @@ func compatClients() []compatClient {
 		// reference endpoint with it
 		nodeCompatClient("Stagehand", "stagehand.mjs"),
 	}
+}
+
+// sameUserClients connect as their docs show for a browser started with a debugging port,
+// with no secret: tabrelay lets them in only with --trust-same-user.
+func sameUserClients() []compatClient {
+	return []compatClient{
+		nodeCompatClient("Puppeteer browserURL (--trust-same-user)", "puppeteer-browserurl.mjs"),
+		nodeCompatClient("agent-browser --cdp PORT (--trust-same-user)", "agent-browser-port.mjs"),
+		nodeCompatClient("Node fetch + WebSocket without headers (--trust-same-user)", "no-headers.mjs"),
+	}
+}
+
+// runSameUserCompat runs sameUserClients: first on tabrelay without --trust-same-user, where
+// each must be refused with 401 at its first step (not in the results: Chrome has no secret to
+// compare with), then with the relay restarted with --trust-same-user (same address, same
+// browser and extension) beside Chrome's endpoint, for the results. The relay keeps the flag
+// afterwards: run it last.
+func runSameUserCompat(t *testing.T, ae *agentEnv, relayEP, chromeEP *compatEndpoint, hook string, only map[string]bool) []compatResult {
+	t.Helper()
+	var clients []compatClient
+	for _, c := range sameUserClients() {
+		if len(only) == 0 || only[c.name] {
+			clients = append(clients, c)
+		}
+	}
+	if len(clients) == 0 {
+		return nil
+	}
+	noSecret := *relayEP
+	noSecret.token = ""
+	for _, c := range clients {
+		rs := c.run(t, &noSecret, hook)
+		for i, r := range rs {
+			switch {
+			case r.Status == statusNotRunnable:
+			case r.Status == statusPass:
+				t.Errorf("%s / %s passes on tabrelay without --trust-same-user and without the secret", c.name, r.Scenario)
+			case i == 0 && !strings.Contains(r.Error, "401"):
+				t.Errorf("%s / %s without --trust-same-user: %s, want a 401", c.name, r.Scenario, r.Error)
+			case i == 0:
+				t.Logf("%s without --trust-same-user: refused: %s", c.name, normalizeCompatError(r.Error, relayEP.token))
+			}
+		}
+	}
+	ae.trustSameUser = true
+	ae.restart(t, api.Options{})
+	var out []compatResult
+	for _, c := range clients {
+		out = append(out, runCompatClient(t, c, hook, relayEP.token, chromeEP, &noSecret)...)
+	}
+	return out
+}
+
+// runCompatClient runs c on each endpoint and returns its results, named and with token (the
+// secret) and what changes from run to run taken out of the errors.
+func runCompatClient(t *testing.T, c compatClient, hook, token string, eps ...*compatEndpoint) []compatResult {
+	t.Helper()
+	var out []compatResult
+	for _, ep := range eps {
+		start := time.Now()
+		rs := c.run(t, ep, hook)
+		t.Logf("%s on %s: %d scenarios in %v", c.name, ep.name, len(rs), time.Since(start).Round(time.Millisecond))
+		for _, r := range rs {
+			r.Client, r.Endpoint = c.name, ep.name
+			r.Error = normalizeCompatError(r.Error, token)
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkCompat fails the test for every scenario that passes on Chrome and not on tabrelay (a

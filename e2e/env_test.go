@@ -42,6 +42,9 @@ type env struct {
 	relayLog *logBuffer
 	// hub tunes the relay's hub (zero: the defaults), across relay restarts.
 	hub relay.HubOptions
+	// trustSameUser starts the relay with --trust-same-user (agent environments), across
+	// relay restarts.
+	trustSameUser bool
 }
 
 // logBuffer is a goroutine-safe zerolog sink the tests can search.

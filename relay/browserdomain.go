@@ -73,35 +73,3 @@ func (h *Hub) cancelDownloadCmd(r *req) {
 	h.cancelDownload(d)
 	r.ok(nil)
 }
-
-// permissions handles Browser.grantPermissions, Browser.setPermission and
-// Browser.resetPermissions. Chrome applies them to a browser context, for the DevTools session
-// that set them; tabrelay's context is the user's own profile, whose site permissions are the
-// user's to give: the relay accepts the calls (clients such as browser-use make them on
-// start and report an error otherwise) and leaves the profile's permissions as they are. A
-// permission a client asked for is then as the user set it: granted, or prompted for.
-func (h *Hub) permissions(r *req) {
-	var p struct {
-		Permissions []string       `json:"permissions"`
-		Permission  map[string]any `json:"permission"`
-		Setting     string         `json:"setting"`
-		Origin      string         `json:"origin"`
-	}
-	if !r.decode(&p) {
-		return
-	}
-	switch r.method {
-	case "Browser.grantPermissions":
-		if p.Permissions == nil {
-			r.fail(codeInvalidParams, "Invalid parameters: Failed to deserialize params.permissions - BINDINGS: mandatory field missing")
-			return
-		}
-	case "Browser.setPermission":
-		if p.Permission == nil || p.Setting == "" {
-			r.fail(codeInvalidParams, "Invalid parameters: Failed to deserialize params.permission - BINDINGS: mandatory field missing")
-			return
-		}
-	}
-	h.log.Debug().Str("client", r.c.name).Str("method", r.method).Strs("permissions", p.Permissions).Msg("permission override accepted; the user's profile keeps its own site permissions")
-	r.ok(nil)
-}

@@ -28,6 +28,8 @@ type Client struct {
 	cut      bool // disconnected as too slow (see cutSlow)
 	// dl is the client's Browser.setDownloadBehavior, nil for Chrome's default (download.go).
 	dl *dlBehavior
+	// perms are the client's site permission overrides (permissions.go), nil for none.
+	perms map[permKey]permOverride
 	// nf: non-flat sessions attached from this client, or the one this client is (nonflat.go).
 	nf nonFlat
 	// releases marks a client whose sessions hold a tab only while it acts (the in-process
@@ -285,6 +287,7 @@ func (c *Client) leave() {
 		c.dl = nil
 		h.unwatchDownloads()
 	}
+	h.dropPermissions(c) // its permission overrides end with it, as in Chrome
 	for _, s := range c.sessions {
 		if s.parent == nil || s.parent.c != c {
 			h.endSession(s, true)

@@ -250,6 +250,10 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
 		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Bool("onDemand", env.onDemand).Msg("browser extension connected")
+		if len(h.wantedPermissions()) > 0 {
+			// it cleared its content settings on connecting: the clients' overrides again
+			h.syncPermissions(nil)
+		}
 	case wire.TypePing:
 		e.l.out.push([]byte(`{"type":"pong"}`))
 	case wire.TypeTabShared, wire.TypeTabUpdated:

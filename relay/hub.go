@@ -97,6 +97,8 @@ type Hub struct {
 	clients   map[*Client]struct{}
 	pending   map[int64]*pending
 	nextID    int64
+	// permSeq orders the clients' permission overrides (permissions.go): the latest wins.
+	permSeq   int64
 	nextCID   uint64
 	seq       int64
 	nextAlias int64 // numbers the script identifiers the hub makes up (see afterSuccess)

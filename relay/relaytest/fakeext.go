@@ -47,7 +47,8 @@ type Extension struct {
 	mu       sync.Mutex
 	tabs     map[string]*tab
 	cmds     []Command
-	cancels  []string // guids of the cancelDownload requests received
+	cancels  []string              // guids of the cancelDownload requests received
+	perms    []wire.ContentSetting // the last setPermissions request's settings
 	handler  Handler
 	nextTab  int64
 	answered int
@@ -175,6 +176,14 @@ func (e *Extension) Cancels() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.cancels...)
+}
+
+// Permissions returns the content settings of the last setPermissions request (nil before
+// one came).
+func (e *Extension) Permissions() []wire.ContentSetting {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]wire.ContentSetting(nil), e.perms...)
 }
 
 // Commands returns the CDP commands received so far.
@@ -406,6 +415,13 @@ func (e *Extension) handle(b []byte) {
 		_ = json.Unmarshal(b, &c)
 		e.mu.Lock()
 		e.cancels = append(e.cancels, c.GUID)
+		e.mu.Unlock()
+		_ = e.respond(m.ID, map[string]any{}, nil)
+	case wire.TypeSetPermissions:
+		var p wire.PermissionsRequest
+		_ = json.Unmarshal(b, &p)
+		e.mu.Lock()
+		e.perms = append([]wire.ContentSetting{}, p.Settings...)
 		e.mu.Unlock()
 		_ = e.respond(m.ID, map[string]any{}, nil)
 	case wire.TypeAttachTab, wire.TypeDetachTab:

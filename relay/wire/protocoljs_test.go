@@ -18,7 +18,7 @@ import (
 
 // protocolGroups are the prefixes of relay/wire's grouped constants; protocol.js spells each
 // group as a frozen object of the same name (TypeTabShared = "tabShared" is Type.TAB_SHARED).
-var protocolGroups = []string{"Close", "Type", "Reason", "Origin", "DownloadState"}
+var protocolGroups = []string{"Close", "Type", "Reason", "Origin", "DownloadState", "ContentType", "Setting"}
 
 // TestProtocolJSMatchesWire keeps the extension's protocol.js and this package in step: every
 // exported constant of relay/wire (message types, close codes, reasons, origins, version, chunk

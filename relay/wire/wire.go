@@ -208,3 +208,47 @@ type DownloadRequest struct {
 	ID   int64  `json:"id"`
 	GUID string `json:"guid"`
 }
+
+// Site permissions (see PROTOCOL.md, "Site permissions").
+const (
+	// TypeSetPermissions asks the extension to make its content settings exactly the list
+	// given (PermissionsRequest): it clears every content type of ContentTypes it manages, then
+	// sets each entry. An empty list clears them all.
+	TypeSetPermissions = "setPermissions"
+)
+
+// Content types (chrome.contentSettings names) the extension manages for CDP clients' site
+// permission overrides, and clears when it starts, connects or loses the relay.
+const (
+	ContentTypeLocation      = "location"
+	ContentTypeNotifications = "notifications"
+	ContentTypeMicrophone    = "microphone"
+	ContentTypeCamera        = "camera"
+	ContentTypeClipboard     = "clipboard"
+)
+
+// ContentTypes lists the content types the extension manages, in the order it applies them.
+var ContentTypes = []string{ContentTypeLocation, ContentTypeNotifications, ContentTypeMicrophone, ContentTypeCamera, ContentTypeClipboard}
+
+// Values of a ContentSetting's Setting, as chrome.contentSettings names them.
+const (
+	SettingAllow = "allow"
+	SettingBlock = "block"
+	SettingAsk   = "ask"
+)
+
+// ContentSetting is one site permission override: a content type, the pattern of the sites it
+// applies to (chrome.contentSettings' primaryPattern, "<all_urls>" for every site) and the
+// setting.
+type ContentSetting struct {
+	ContentType string `json:"contentType"`
+	Pattern     string `json:"pattern"`
+	Setting     string `json:"setting"`
+}
+
+// PermissionsRequest asks the extension to make its content settings exactly Settings.
+type PermissionsRequest struct {
+	Type     string           `json:"type"`
+	ID       int64            `json:"id"`
+	Settings []ContentSetting `json:"settings"`
+}

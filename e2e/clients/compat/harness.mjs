@@ -119,7 +119,7 @@ export async function runScenarios(list, reset) {
     try {
       await Promise.race([sc.run((s) => { current = s; }), timeout]);
     } catch (e) {
-      const msg = e instanceof Error ? e.message : String(e);
+      const msg = errorMessage(e);
       status = 'fail';
       error = msg.startsWith('timed out after') ? msg : `${current}: ${msg}`;
     }
@@ -148,6 +148,17 @@ export async function runScenarios(list, reset) {
   }
   await Promise.race([reset().catch(() => {}), new Promise((r) => setTimeout(r, 3000))]);
   process.exit(0);
+}
+
+/**
+ * What went wrong, from an Error or from what some clients reject with instead (Puppeteer
+ * rejects a refused WebSocket with the ws package's ErrorEvent, whose message is the HTTP status).
+ * @param {unknown} e
+ */
+function errorMessage(e) {
+  if (e instanceof Error) return e.message;
+  const o = /** @type {any} */ (e);
+  return typeof o?.message === 'string' ? o.message : typeof o?.error?.message === 'string' ? o.error.message : String(e);
 }
 
 /**
