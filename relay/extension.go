@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -197,10 +198,12 @@ func (h *Hub) expireGrace() {
 	}
 }
 
-// Handle processes one message from the extension.
+// Handle processes one frame from the extension: a message, a batch frame of them (a JSON
+// array, see wire.MaxBatchBytes) or a chunk frame.
 //
-// Messages come from one goroutine, in the order the extension sent them; a chunk frame
-// (wire.ChunkPrefix) is kept until its message is whole.
+// Frames come from one goroutine, in the order the extension sent them; a chunk frame
+// (wire.ChunkPrefix) is kept until its message is whole; a batch frame's messages are handled
+// in their order under one lock.
 func (e *Extension) Handle(msg []byte) {
 	h := e.h
 	var recv int64
@@ -214,6 +217,28 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		msg = whole
 	}
+	if i := skipWS(msg, 0); i < len(msg) && msg[i] == '[' {
+		msgs, err := splitBatch(msg)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.ext != e.l {
+			return // replaced
+		}
+		e.l.lastSeen = time.Now()
+		if err != nil {
+			h.log.Warn().Err(err).Msg("malformed batch frame from the extension; ignored")
+			return
+		}
+		for _, m := range msgs {
+			env, err := parseEnvelope(m)
+			if err != nil {
+				h.log.Warn().Err(err).Msg("malformed message in a batch frame from the extension; ignored")
+				continue
+			}
+			e.handle(m, env, recv)
+		}
+		return
+	}
 	env, err := parseEnvelope(msg)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -225,6 +250,50 @@ func (e *Extension) Handle(msg []byte) {
 		h.log.Warn().Err(err).Msg("malformed message from the extension; ignored")
 		return
 	}
+	e.handle(msg, env, recv)
+}
+
+// splitBatch returns the elements of a batch frame (a JSON array) as sub-slices of b.
+func splitBatch(b []byte) ([][]byte, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, errors.New("a batch frame must be a JSON array")
+	}
+	var out [][]byte
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			end, err := skipValue(b, i, 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b[i:end])
+			i = skipWS(b, end)
+			if i >= len(b) {
+				return nil, errors.New("unterminated batch frame")
+			}
+			if b[i] == ']' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return nil, errors.New("expected ',' or ']' in a batch frame")
+			}
+			i = skipWS(b, i+1)
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return nil, errors.New("trailing data after a batch frame")
+	}
+	return out, nil
+}
+
+// handle processes one message from the extension, parsed as env; recv is when its frame was
+// read (0 unless legs are traced). Call with h.mu held, e the live extension.
+func (e *Extension) handle(msg []byte, env envelope, recv int64) {
+	h := e.h
 	if !e.l.greeted && env.typ != wire.TypeHello {
 		h.log.Warn().Str("type", env.typ).Msg("extension spoke before hello; ignored")
 		return
@@ -248,7 +317,7 @@ func (e *Extension) Handle(msg []byte) {
 		if env.userAgent != "" {
 			h.userAgent = env.userAgent
 		}
-		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
+		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true, Batches: true}))
 		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Bool("onDemand", env.onDemand).Msg("browser extension connected")
 	case wire.TypePing:
 		e.l.out.push([]byte(`{"type":"pong"}`))

@@ -132,3 +132,91 @@ func TestLegTraces(t *testing.T) {
 		t.Errorf("/debug/legs without tracing: HTTP %d, want 404", status)
 	}
 }
+
+// TestBatchFramesFromExtension: the relay's welcome says it takes batch frames, and answers
+// the extension sends together in one (JSON array) frame each reach their own client command,
+// while a malformed batch frame is ignored without harm.
+func TestBatchFramesFromExtension(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	ext := e.replaceExt(&relaytest.Options{BatchAnswers: true})
+	e.share(tabA, "https://a.example/")
+	if err := ext.SendRaw([]byte(`[{"type":"event","targetId":"` + tabA + `","method":"X.y","params":{}},`)); err != nil {
+		t.Fatal(err)
+	}
+	const clients, each = 5, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for i := 0; i < clients; i++ {
+		c := e.client("/cdp")
+		sid := attach(t, c, tabA)
+		for k := 0; k < each; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := evaluate(c, sid, fmt.Sprintf("c%d-%d", i, k)); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if ext.SentBatchFrames() == 0 {
+		t.Errorf("%d commands at once were answered in no batch frame", clients*each)
+	}
+}
+
+// TestEchoExtension: with TraceLegs on, /debug/echo times round trips through the extension's
+// socket to a shared tab; an unknown tab is refused, and without tracing the route does not
+// exist.
+func TestEchoExtension(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{TraceLegs: true})
+	e.share(tabA, "https://a.example/")
+	get := func(e *env, query string) (int, []float64) {
+		req, _ := http.NewRequest("GET", "http://"+e.srv.Addr()+"/debug/echo?"+query, nil)
+		req.Header.Set("Authorization", "Bearer "+e.srv.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var out []float64
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+		}
+		return resp.StatusCode, out
+	}
+	tests := []struct {
+		name, query string
+		status, n   int
+	}{
+		{"five round trips", "target=" + tabA + "&n=5", http.StatusOK, 5},
+		{"unknown tab", "target=NOPE&n=5", http.StatusConflict, 0},
+		{"no count", "target=" + tabA, http.StatusBadRequest, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, us := get(e, tt.query)
+			if status != tt.status || len(us) != tt.n {
+				t.Fatalf("HTTP %d with %d figures, want %d with %d", status, len(us), tt.status, tt.n)
+			}
+			for _, v := range us {
+				if v <= 0 {
+					t.Errorf("a round trip of %v µs", v)
+				}
+			}
+		})
+	}
+	if got := e.ext.Debugger(); len(got) != 5 {
+		t.Errorf("the extension got %d attachTab requests, want 5: %v", len(got), got)
+	}
+	if status, _ := get(newEnv(t, relay.HubOptions{}), "target="+tabA+"&n=1"); status != http.StatusNotFound {
+		t.Errorf("/debug/echo without tracing: HTTP %d, want 404", status)
+	}
+}
