@@ -22,7 +22,9 @@ type extLink struct {
 	greeted  bool
 	onDemand bool // its hello said it attaches the debugger only when asked
 	// batches: its hello said it takes batch frames; read by the write loop's join
-	batches  atomic.Bool
+	batches atomic.Bool
+	// batched: it sent a batch frame (noted in the log once)
+	batched  bool
 	lastSeen time.Time
 	// chunks holds the large messages arriving in chunk frames, by stream (see wire.ChunkPrefix);
 	// only the connection's reading goroutine touches it.
@@ -228,6 +230,10 @@ func (e *Extension) Handle(msg []byte) {
 		if err != nil {
 			h.log.Warn().Err(err).Msg("malformed batch frame from the extension; ignored")
 			return
+		}
+		if !e.l.batched {
+			e.l.batched = true
+			h.log.Debug().Int("messages", len(msgs)).Msg("the extension sends batch frames")
 		}
 		for _, m := range msgs {
 			env, err := parseEnvelope(m)
