@@ -219,44 +219,54 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		msg = whole
 	}
+	// parsed before the lock, which other connections wait for; a lone message (most frames)
+	// without allocating
+	var one [1]parsedMsg
+	ps := one[:0]
+	var batchErr error
 	if i := skipWS(msg, 0); i < len(msg) && msg[i] == '[' {
-		msgs, err := splitBatch(msg)
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.ext != e.l {
-			return // replaced
-		}
-		e.l.lastSeen = time.Now()
-		if err != nil {
-			h.log.Warn().Err(err).Msg("malformed batch frame from the extension; ignored")
-			return
-		}
-		if !e.l.batched {
-			e.l.batched = true
-			h.log.Debug().Int("messages", len(msgs)).Msg("the extension sends batch frames")
-		}
+		var msgs [][]byte
+		msgs, batchErr = splitBatch(msg)
+		ps = make([]parsedMsg, 0, len(msgs))
 		for _, m := range msgs {
-			env, err := parseEnvelope(m)
-			if err != nil {
-				h.log.Warn().Err(err).Msg("malformed message in a batch frame from the extension; ignored")
-				continue
-			}
-			e.handle(m, env, recv)
+			ps = append(ps, parseMsg(m))
 		}
-		return
+	} else {
+		ps = append(ps, parseMsg(msg))
 	}
-	env, err := parseEnvelope(msg)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ext != e.l {
 		return // replaced
 	}
 	e.l.lastSeen = time.Now()
-	if err != nil {
-		h.log.Warn().Err(err).Msg("malformed message from the extension; ignored")
+	if batchErr != nil {
+		h.log.Warn().Err(batchErr).Msg("malformed batch frame from the extension; ignored")
 		return
 	}
-	e.handle(msg, env, recv)
+	if len(ps) > 1 && !e.l.batched {
+		e.l.batched = true
+		h.log.Debug().Int("messages", len(ps)).Msg("the extension sends batch frames")
+	}
+	for _, p := range ps {
+		if p.err != nil {
+			h.log.Warn().Err(p.err).Msg("malformed message from the extension; ignored")
+			continue
+		}
+		e.handle(p.msg, p.env, recv)
+	}
+}
+
+// parsedMsg is one message from the extension with its envelope (or why it has none).
+type parsedMsg struct {
+	msg []byte
+	env envelope
+	err error
+}
+
+func parseMsg(m []byte) parsedMsg {
+	env, err := parseEnvelope(m)
+	return parsedMsg{m, env, err}
 }
 
 // splitBatch returns the elements of a batch frame (a JSON array) as sub-slices of b.
