@@ -137,6 +137,7 @@ export const Origin = Object.freeze({
  * @property {string} [relayVersion]
  * @property {string} [browserId]
  * @property {boolean} [chunks] welcome: the relay takes large messages in chunk frames
+ * @property {boolean} [batches] welcome: the relay takes batch frames from the extension too
  * @property {string} [guid] cancelDownload: the download's guid
  * @property {boolean} [trace] cdp: answer with the extension's times (see withTrace)
  * @property {WireContentSetting[]} [settings] setPermissions: the content settings to hold
@@ -223,8 +224,9 @@ export function withTrace(text, times) {
 }
 
 /**
- * The relay's batch frames (a JSON array of messages queued together, sent to an extension
- * whose hello said "batches": true) hold at most this many bytes (relay/wire MaxBatchBytes).
+ * Batch frames (a JSON array of messages queued together: the relay's to an extension whose
+ * hello said "batches": true, the extension's to a relay whose welcome said it) hold at most
+ * this many bytes (relay/wire MaxBatchBytes).
  */
 export const MAX_BATCH_BYTES = 256 << 10;
 

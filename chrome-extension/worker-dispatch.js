@@ -8,7 +8,7 @@ import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
 import { applyPermissions } from './worker-permissions.js';
 import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
-import { state } from './worker-state.js';
+import { outgoing, state } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
@@ -41,7 +41,9 @@ export function handleCDP(ws, msg, received) {
   /** @type {chrome.debugger.DebuggerSession} */
   const target = msg.sessionId ? { tabId: rec.tabId, sessionId: msg.sessionId } : { tabId: rec.tabId };
   const called = traced ? performance.now() : 0;
+  outgoing.inflight++;
   chrome.debugger.sendCommand(target, msg.method ?? '', msg.params ?? {}, (result) => {
+    outgoing.inflight--;
     const answered = traced ? performance.now() : 0;
     const err = chrome.runtime.lastError;
     let text = err

@@ -1,6 +1,7 @@
 // @ts-check
-// Sending on the one socket: small messages go at once; a large one (a screenshot, a big
-// evaluation result) goes in chunk frames taking turns, so it never holds other tabs' messages.
+// Sending on the one socket: small messages go at once, or, while other commands are in flight,
+// together in one batch frame; a large one (a screenshot, a big evaluation result) goes in chunk
+// frames taking turns, so it never holds other tabs' messages.
 
 import * as P from './protocol.js';
 import { outgoing, state } from './worker-state.js';
@@ -31,11 +32,56 @@ export function transmit(ws, text, key) {
     return;
   }
   if (!state.chunks || text.length <= P.CHUNK_SIZE) {
+    sendSmall(ws, text);
+    return;
+  }
+  flushBatch(); // what was held goes first
+  outgoing.jobs.push({ ws, key, text, pos: 0, stream: ++outgoing.stream, after: [] });
+  pumpChunks(0);
+}
+
+/**
+ * Sends a message that goes in one frame. While other CDP commands are in flight (fifty clients
+ * at once, say), their answers come in a burst of callbacks: a message is then held and goes out
+ * with the others in one batch frame (one socket write, one frame for the relay to read) once
+ * the worker's queued tasks have run, or at once when the last command in flight is answered. A
+ * lone command's answer goes at once. Held messages keep their order with every later one.
+ * @param {WebSocket} ws
+ * @param {string} text
+ */
+function sendSmall(ws, text) {
+  const b = outgoing.batch;
+  if (!state.batches || (b.texts.length === 0 && outgoing.inflight === 0)) {
+    if (b.texts.length) flushBatch();
     ws.send(text);
     return;
   }
-  outgoing.jobs.push({ ws, key, text, pos: 0, stream: ++outgoing.stream, after: [] });
-  pumpChunks(0);
+  if (b.ws !== ws || b.size + text.length + 1 > P.MAX_BATCH_BYTES) flushBatch();
+  if (text.length + 2 > P.MAX_BATCH_BYTES) {
+    ws.send(text);
+    return;
+  }
+  b.ws = ws;
+  b.texts.push(text);
+  b.size += text.length + 1;
+  if (outgoing.inflight === 0) {
+    flushBatch();
+  } else if (b.timer === undefined) {
+    b.timer = setTimeout(flushBatch, 0);
+  }
+}
+
+/** Sends the messages held by sendSmall, in one frame. */
+export function flushBatch() {
+  const b = outgoing.batch;
+  clearTimeout(b.timer);
+  b.timer = undefined;
+  const { ws, texts } = b;
+  if (texts.length === 0) return;
+  b.texts = [];
+  b.size = 1;
+  if (!ws || ws.readyState !== WebSocket.OPEN) return; // the relay fails what was pending on it
+  ws.send(texts.length === 1 ? texts[0] : `[${texts.join(',')}]`);
 }
 
 /** @param {number} delay */

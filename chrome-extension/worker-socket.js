@@ -72,6 +72,7 @@ async function openSocket(attempt) {
   state.ws = ws;
   state.live = false;
   state.chunks = false; // until this relay's welcome says whether it takes chunk frames
+  state.batches = false; // and batch frames
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let welcomeTimer;
   ws.onopen = async () => {
@@ -114,6 +115,7 @@ async function openSocket(attempt) {
     } else if (msg.type === P.Type.WELCOME) {
       clearTimeout(welcomeTimer);
       state.chunks = msg.chunks === true;
+      state.batches = msg.batches === true;
       void onWelcome(ws);
     } else if (msg.type === P.Type.PONG) {
       // lastHeard is enough

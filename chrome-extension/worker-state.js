@@ -76,6 +76,8 @@ export const state = {
   connects: 0,
   /** the relay's welcome said it takes chunk frames (see transmit) */
   chunks: false,
+  /** the relay's welcome said it takes batch frames from the extension (see transmit) */
+  batches: false,
   /** setting: shared tabs live in a "tabrelay" tab group (drag in to share, out to stop) */
   tabGroup: true,
   /** setting: the debugger is attached only while a client or the agent drives the tab */
@@ -119,13 +121,27 @@ export const downloads = {
  * @property {string[]} after messages of the same tab sent meanwhile, to send once it is done
  */
 
-/** Large messages in flight, taking turns one chunk each (see transmit). */
+/**
+ * Small messages held to go out together in one batch frame (see transmit).
+ * @typedef {object} HeldBatch
+ * @property {WebSocket|null} ws the socket they are for
+ * @property {string[]} texts
+ * @property {number} size their length together, with the brackets and commas
+ * @property {ReturnType<typeof setTimeout>|undefined} timer the flush due once the worker's
+ *   queued tasks (more answers, typically) have run
+ */
+
+/** What goes out on the relay socket: large messages taking turns, small ones held together. */
 export const outgoing = {
-  /** @type {ChunkJob[]} */
+  /** Large messages in flight, taking turns one chunk each (see transmit). @type {ChunkJob[]} */
   jobs: [],
   stream: 0,
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   timer: undefined,
+  /** CDP commands sent with chrome.debugger and not answered yet (see handleCDP) */
+  inflight: 0,
+  /** @type {HeldBatch} */
+  batch: { ws: null, texts: [], size: 1, timer: undefined },
 };
 
 /**

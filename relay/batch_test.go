@@ -110,3 +110,65 @@ func FuzzBatchFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitBatch: a batch frame from the extension gives its messages as they were written,
+// in order; anything but one well-formed JSON array is refused.
+func TestSplitBatch(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+		bad  bool
+	}{
+		{"two", `[{"id":1},{"id":2,"result":{"a":"]"}}]`, []string{`{"id":1}`, `{"id":2,"result":{"a":"]"}}`}, false},
+		{"spaces", " [ {\"a\":1} ,\n{\"b\":[2]} ] ", []string{`{"a":1}`, `{"b":[2]}`}, false},
+		{"empty", `[]`, nil, false},
+		{"unterminated", `[{"a":1}`, nil, true},
+		{"trailing", `[{"a":1}] x`, nil, true},
+		{"missing comma", `[{"a":1} {"b":2}]`, nil, true},
+		{"not an array", `{"a":1}`, nil, true},
+		{"broken element", `[{"a":1]`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := splitBatch([]byte(tt.in))
+			if (err != nil) != tt.bad {
+				t.Fatalf("error %v, want one: %v", err, tt.bad)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d messages %q, want %d", len(got), got, len(tt.want))
+			}
+			for i := range got {
+				if string(got[i]) != tt.want[i] {
+					t.Errorf("message %d is %q, want %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// FuzzSplitBatch: splitBatch never panics, and what it splits is what encoding/json finds in
+// a valid array.
+func FuzzSplitBatch(f *testing.F) {
+	f.Add(`[{"id":1},{"id":2}]`)
+	f.Add(`[{"a":"\"]"},[1,{"b":null}]]`)
+	f.Add(`[`)
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := splitBatch([]byte(in))
+		if err != nil || !json.Valid([]byte(in)) {
+			return
+		}
+		var want []json.RawMessage
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("split %q though it is no JSON array: %v", in, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d messages, encoding/json finds %d in %q", len(got), len(want), in)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], bytes.TrimSpace(want[i])) {
+				t.Fatalf("message %d is %q, encoding/json finds %q", i, got[i], want[i])
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,7 +22,9 @@ type extLink struct {
 	greeted  bool
 	onDemand bool // its hello said it attaches the debugger only when asked
 	// batches: its hello said it takes batch frames; read by the write loop's join
-	batches  atomic.Bool
+	batches atomic.Bool
+	// batched: it sent a batch frame (noted in the log once)
+	batched  bool
 	lastSeen time.Time
 	// chunks holds the large messages arriving in chunk frames, by stream (see wire.ChunkPrefix);
 	// only the connection's reading goroutine touches it.
@@ -197,10 +200,12 @@ func (h *Hub) expireGrace() {
 	}
 }
 
-// Handle processes one message from the extension.
+// Handle processes one frame from the extension: a message, a batch frame of them (a JSON
+// array, see wire.MaxBatchBytes) or a chunk frame.
 //
-// Messages come from one goroutine, in the order the extension sent them; a chunk frame
-// (wire.ChunkPrefix) is kept until its message is whole.
+// Frames come from one goroutine, in the order the extension sent them; a chunk frame
+// (wire.ChunkPrefix) is kept until its message is whole; a batch frame's messages are handled
+// in their order under one lock.
 func (e *Extension) Handle(msg []byte) {
 	h := e.h
 	var recv int64
@@ -214,17 +219,97 @@ func (e *Extension) Handle(msg []byte) {
 		}
 		msg = whole
 	}
-	env, err := parseEnvelope(msg)
+	// parsed before the lock, which other connections wait for; a lone message (most frames)
+	// without allocating
+	var one [1]parsedMsg
+	ps := one[:0]
+	var batchErr error
+	if i := skipWS(msg, 0); i < len(msg) && msg[i] == '[' {
+		var msgs [][]byte
+		msgs, batchErr = splitBatch(msg)
+		ps = make([]parsedMsg, 0, len(msgs))
+		for _, m := range msgs {
+			ps = append(ps, parseMsg(m))
+		}
+	} else {
+		ps = append(ps, parseMsg(msg))
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ext != e.l {
 		return // replaced
 	}
 	e.l.lastSeen = time.Now()
-	if err != nil {
-		h.log.Warn().Err(err).Msg("malformed message from the extension; ignored")
+	if batchErr != nil {
+		h.log.Warn().Err(batchErr).Msg("malformed batch frame from the extension; ignored")
 		return
 	}
+	if len(ps) > 1 && !e.l.batched {
+		e.l.batched = true
+		h.log.Debug().Int("messages", len(ps)).Msg("the extension sends batch frames")
+	}
+	for _, p := range ps {
+		if p.err != nil {
+			h.log.Warn().Err(p.err).Msg("malformed message from the extension; ignored")
+			continue
+		}
+		e.handle(p.msg, p.env, recv)
+	}
+}
+
+// parsedMsg is one message from the extension with its envelope (or why it has none).
+type parsedMsg struct {
+	msg []byte
+	env envelope
+	err error
+}
+
+func parseMsg(m []byte) parsedMsg {
+	env, err := parseEnvelope(m)
+	return parsedMsg{m, env, err}
+}
+
+// splitBatch returns the elements of a batch frame (a JSON array) as sub-slices of b.
+func splitBatch(b []byte) ([][]byte, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, errors.New("a batch frame must be a JSON array")
+	}
+	var out [][]byte
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			end, err := skipValue(b, i, 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b[i:end])
+			i = skipWS(b, end)
+			if i >= len(b) {
+				return nil, errors.New("unterminated batch frame")
+			}
+			if b[i] == ']' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return nil, errors.New("expected ',' or ']' in a batch frame")
+			}
+			i = skipWS(b, i+1)
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return nil, errors.New("trailing data after a batch frame")
+	}
+	return out, nil
+}
+
+// handle processes one message from the extension, parsed as env; recv is when its frame was
+// read (0 unless legs are traced). Call with h.mu held, e the live extension.
+func (e *Extension) handle(msg []byte, env envelope, recv int64) {
+	h := e.h
 	if !e.l.greeted && env.typ != wire.TypeHello {
 		h.log.Warn().Str("type", env.typ).Msg("extension spoke before hello; ignored")
 		return
@@ -248,7 +333,7 @@ func (e *Extension) Handle(msg []byte) {
 		if env.userAgent != "" {
 			h.userAgent = env.userAgent
 		}
-		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true}))
+		e.l.out.push(mustJSON(wire.Welcome{Type: wire.TypeWelcome, Protocol: wire.Version, RelayVersion: Version, BrowserID: h.browserID, Chunks: true, Batches: true}))
 		h.log.Info().Str("browser", h.product).Str("extension", env.extVer).Bool("onDemand", env.onDemand).Msg("browser extension connected")
 		if len(h.wantedPermissions()) > 0 {
 			// it cleared its content settings on connecting: the clients' overrides again

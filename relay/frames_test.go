@@ -21,26 +21,7 @@ func TestBatchFramesToExtension(t *testing.T) {
 	ext := e.replaceExt(&relaytest.Options{Batches: true})
 	e.share(tabA, "https://a.example/")
 	const clients, each = 10, 50
-	var wg sync.WaitGroup
-	errs := make(chan error, clients*each)
-	for i := 0; i < clients; i++ {
-		c := e.client("/cdp")
-		sid := attach(t, c, tabA)
-		for k := 0; k < each; k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := evaluate(c, sid, fmt.Sprintf("c%d-%d", i, k)); err != nil {
-					errs <- err
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	e.evaluateAtOnce(clients, each)
 	if ext.BatchFrames() == 0 {
 		t.Errorf("%d commands at once went out in no batch frame", clients*each)
 	}
@@ -78,21 +59,8 @@ func TestLegTraces(t *testing.T) {
 		}
 	}
 	get := func(e *env) (int, []relay.LegTrace) {
-		req, _ := http.NewRequest("GET", "http://"+e.srv.Addr()+"/debug/legs", nil)
-		req.Header.Set("Authorization", "Bearer "+e.srv.Token())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
 		var out []relay.LegTrace
-		if resp.StatusCode == http.StatusOK {
-			if err := json.Unmarshal(b, &out); err != nil {
-				t.Fatalf("%s: %v", b, err)
-			}
-		}
-		return resp.StatusCode, out
+		return e.getDebug("/debug/legs", &out), out
 	}
 	// the relay notes a trace done just after writing the answer the client may already have
 	// read: collect until all three came (each is served once)
@@ -131,4 +99,104 @@ func TestLegTraces(t *testing.T) {
 	if status, _ := get(newEnv(t, relay.HubOptions{})); status != http.StatusNotFound {
 		t.Errorf("/debug/legs without tracing: HTTP %d, want 404", status)
 	}
+}
+
+// TestBatchFramesFromExtension: the relay's welcome says it takes batch frames, and answers
+// the extension sends together in one (JSON array) frame each reach their own client command,
+// while a malformed batch frame is ignored without harm.
+func TestBatchFramesFromExtension(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	ext := e.replaceExt(&relaytest.Options{BatchAnswers: true})
+	e.share(tabA, "https://a.example/")
+	if err := ext.SendRaw([]byte(`[{"type":"event","targetId":"` + tabA + `","method":"X.y","params":{}},`)); err != nil {
+		t.Fatal(err)
+	}
+	const clients, each = 5, 40
+	e.evaluateAtOnce(clients, each)
+	if ext.SentBatchFrames() == 0 {
+		t.Errorf("%d commands at once were answered in no batch frame", clients*each)
+	}
+}
+
+// TestEchoExtension: with TraceLegs on, /debug/echo times round trips through the extension's
+// socket to a shared tab; an unknown tab is refused, and without tracing the route does not
+// exist.
+func TestEchoExtension(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{TraceLegs: true})
+	e.share(tabA, "https://a.example/")
+	get := func(e *env, query string) (int, []float64) {
+		var out []float64
+		return e.getDebug("/debug/echo?"+query, &out), out
+	}
+	tests := []struct {
+		name, query string
+		status, n   int
+	}{
+		{"five round trips", "target=" + tabA + "&n=5", http.StatusOK, 5},
+		{"unknown tab", "target=NOPE&n=5", http.StatusConflict, 0},
+		{"no count", "target=" + tabA, http.StatusBadRequest, 0},
+	}
+	for _, tt := range tests { // in the test's goroutine: getDebug fails the test itself
+		status, us := get(e, tt.query)
+		if status != tt.status || len(us) != tt.n {
+			t.Errorf("%s: HTTP %d with %d figures, want %d with %d", tt.name, status, len(us), tt.status, tt.n)
+		}
+		for _, v := range us {
+			if v <= 0 {
+				t.Errorf("%s: a round trip of %v µs", tt.name, v)
+			}
+		}
+	}
+	if got := e.ext.Debugger(); len(got) != 5 {
+		t.Errorf("the extension got %d attachTab requests, want 5: %v", len(got), got)
+	}
+	if status, _ := get(newEnv(t, relay.HubOptions{}), "target="+tabA+"&n=1"); status != http.StatusNotFound {
+		t.Errorf("/debug/echo without tracing: HTTP %d, want 404", status)
+	}
+}
+
+// evaluateAtOnce has clients clients send each commands each, all at once, to tabA, and fails
+// the test unless every command gets its own answer.
+func (e *env) evaluateAtOnce(clients, each int) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for i := 0; i < clients; i++ {
+		c := e.client("/cdp")
+		sid := attach(e.t, c, tabA)
+		for k := 0; k < each; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := evaluate(c, sid, fmt.Sprintf("c%d-%d", i, k)); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Fatal(err)
+	}
+}
+
+// getDebug GETs one of the per-leg mode's /debug routes with the token and decodes an answer
+// of 200 into out; it returns the status.
+func (e *env) getDebug(path string, out any) int {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+e.srv.Addr()+path, nil)
+	req.Header.Set("Authorization", "Bearer "+e.srv.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s: %v", b, err)
+		}
+	}
+	return resp.StatusCode
 }

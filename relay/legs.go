@@ -1,9 +1,14 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // LegTrace is one client command's way through the relay and the extension, each field the
@@ -170,4 +175,39 @@ func (h *Hub) TakeLegTraces() []LegTrace {
 // times (see PROTOCOL.md).
 func traceRequest(msg []byte) []byte {
 	return append(msg[:len(msg)-1], `,"trace":true}`...)
+}
+
+// EchoExtension times n round trips through the extension's socket with no browser work in
+// them: an attachTab request for targetID, a tab whose debugger is attached, which the
+// extension answers at once. Each time runs from the request's queueing to its answer's
+// reading (the relay's hand-off to its writer, both socket legs and the extension's message
+// handling): the floor under a forwarded command's legs 2 to 7. Only with
+// HubOptions.TraceLegs on (the benchmark's per-leg mode).
+func (h *Hub) EchoExtension(ctx context.Context, targetID string, n int) ([]time.Duration, error) {
+	if h.legs == nil {
+		return nil, errors.New("tabrelay: echo needs leg tracing on")
+	}
+	out := make([]time.Duration, 0, n)
+	for range n {
+		done := make(chan []byte, 1)
+		h.mu.Lock()
+		t := h.targets[targetID]
+		if t == nil || !t.live {
+			h.mu.Unlock()
+			return out, fmt.Errorf("tabrelay: echo: target %s is not a shared tab", targetID)
+		}
+		start := time.Now()
+		h.tabRequest(nil, wire.TypeAttachTab, t, func(errRaw []byte) { done <- errRaw }, func() { done <- []byte(`"the extension is not connected"`) })
+		h.mu.Unlock()
+		select {
+		case errRaw := <-done:
+			if errRaw != nil {
+				return out, fmt.Errorf("tabrelay: echo: the extension answered %s", errRaw)
+			}
+			out = append(out, time.Since(start))
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	return out, nil
 }

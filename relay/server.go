@@ -196,6 +196,8 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Hub.TraceLegs {
 		// the benchmark's per-leg mode: the commands traced since the last read
 		e.GET("/debug/legs", func(c echo.Context) error { return c.JSON(http.StatusOK, s.hub.TakeLegTraces()) }, cdp...)
+		// and the floor under them: round trips through the extension's socket, in µs
+		e.GET("/debug/echo", s.debugEcho, cdp...)
 	}
 	e.POST(proof.ChallengePath, s.authChallenge, s.checkCDPOrigin)
 	e.POST(proof.PairPath, s.authPair, s.checkCDPOrigin)
@@ -696,6 +698,24 @@ func writeBatch(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Ou
 		return cc.uncork()
 	}
 	return nil
+}
+
+// debugEcho answers GET /debug/echo?target=ID&n=N with N round trips through the extension's
+// socket (see Hub.EchoExtension), in microseconds.
+func (s *Server) debugEcho(c echo.Context) error {
+	n, err := strconv.Atoi(c.QueryParam("n"))
+	if err != nil || n < 1 || n > 100_000 {
+		return echo.NewHTTPError(http.StatusBadRequest, "n must be a count from 1 to 100000")
+	}
+	d, err := s.hub.EchoExtension(c.Request().Context(), c.QueryParam("target"), n)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	}
+	us := make([]float64, len(d))
+	for i, v := range d {
+		us[i] = float64(v) / 1e3
+	}
+	return c.JSON(http.StatusOK, us)
 }
 
 func (s *Server) cdpSocket(c echo.Context) error {

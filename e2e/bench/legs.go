@@ -44,6 +44,9 @@ var legs = []leg{
 	{"2+8 the relay's own work", func(p legPoints) int64 {
 		return (p.ToExtension - p.RelayIn) + (p.ClientSent - p.RelayReceived)
 	}},
+	{"2 to 7 relay read → answer read back (the extension's round trip)", func(p legPoints) int64 {
+		return p.RelayReceived - p.RelayIn
+	}},
 	{"4+6 the extension's own JavaScript", func(p legPoints) int64 {
 		return (p.ExtSendCommand - p.ExtReceived) + (p.ExtSent - p.ExtCallback)
 	}},
@@ -119,6 +122,18 @@ func runLegs(cfg config, r *Results) error {
 		med, _ := stats(d)
 		r.add(Figure{Group: "legs", Name: l.name + ", median", Unit: "µs", Value: med})
 	}
+	// the floor under legs 2 to 7: the same socket round trip with no browser work in it
+	var echo []float64
+	if err := s.rp.api(ctx, "GET", fmt.Sprintf("/debug/echo?target=%s&n=%d", s.tab.TargetID, n), nil, &echo); err != nil {
+		return fmt.Errorf("echo through the extension's socket: %w", err)
+	}
+	ed := make([]time.Duration, len(echo))
+	for i, us := range echo {
+		ed[i] = time.Duration(us * 1e3)
+	}
+	eMed, eP99 := stats(ed)
+	r.add(Figure{Group: "legs", Name: "echo through the extension's socket, no browser work (floor of 2 to 7), median", Unit: "µs", Value: eMed})
+	r.add(Figure{Group: "legs", Name: "echo through the extension's socket, no browser work, p99", Unit: "µs", Value: eP99})
 	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
 		f, err := os.Create(dir + "/legs.tsv")
 		if err == nil {

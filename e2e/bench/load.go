@@ -32,14 +32,28 @@ func runLoad(cfg config, r *Results) error {
 	}
 	name := fmt.Sprintf("%d clients x %d Runtime.evaluate on one tab", clients, each)
 	var rl, ol loadResult
+	var rc, oc cpuSplit // CPU time each path took, by process kind
+	relayPid := s.rp.cmd.Process.Pid
 	for round := 0; round < 2; round++ { // alternate, so machine noise hits both alike
+		c0 := cpuTimes()
 		a, err := manyClients(ctx, relayURL, s.tab.TargetID, clients, each)
 		if err != nil {
 			return fmt.Errorf("%s through tabrelay: %w", name, err)
 		}
+		c1 := cpuTimes()
 		b, err := manyClients(ctx, ownURL, s.tab.TargetID, clients, each)
 		if err != nil {
 			return fmt.Errorf("%s on Chrome's own endpoint: %w", name, err)
+		}
+		c2 := cpuTimes()
+		for _, x := range []struct {
+			to       *cpuSplit
+			from, at map[int]int64
+		}{{&rc, c0, c1}, {&oc, c1, c2}} {
+			d := cpuSince(x.from, x.at, relayPid)
+			x.to.clients += d.clients
+			x.to.relay += d.relay
+			x.to.browser += d.browser
 		}
 		rl.add(a)
 		ol.add(b)
@@ -53,6 +67,14 @@ func runLoad(cfg config, r *Results) error {
 	r.add(Figure{Group: "load", Name: name + ", commands/s", Unit: "cmd/s", Value: rRate, Reference: oRate, RefName: "Chrome's own endpoint", Target: "≥ 0.7×", Met: met(rRate >= 0.7*oRate)})
 	r.add(Figure{Group: "load", Name: name + ", p50", Unit: "µs", Value: rMed, Reference: oMed, RefName: "Chrome's own endpoint"})
 	r.add(Figure{Group: "load", Name: name + ", p99", Unit: "µs", Value: rP99, Reference: oP99, RefName: "Chrome's own endpoint", Target: "≤ 2×", Met: met(rP99 <= 2*oP99)})
+	// CPU time per command, which other programs' load does not change: on a machine whose
+	// cores the run fills, throughput is the cores' time divided by this
+	if per := func(us int64, n int) float64 { return float64(us) / float64(max(n, 1)) }; oc.total() > 0 {
+		r.add(Figure{Group: "load", Name: "CPU time per command, every process", Unit: "µs", Value: per(rc.total(), rl.n), Reference: per(oc.total(), ol.n), RefName: "Chrome's own endpoint"})
+		r.add(Figure{Group: "load", Name: "  of which Chromium (browser, page, extension, network)", Unit: "µs", Value: per(rc.browser, rl.n), Reference: per(oc.browser, ol.n), RefName: "Chrome's own endpoint"})
+		r.add(Figure{Group: "load", Name: "  of which the relay process", Unit: "µs", Value: per(rc.relay, rl.n)})
+		r.add(Figure{Group: "load", Name: "  of which the clients (benchmark process)", Unit: "µs", Value: per(rc.clients, rl.n), Reference: per(oc.clients, ol.n), RefName: "Chrome's own endpoint"})
+	}
 	// the ceiling for any extension: as many chrome.debugger.sendCommand at once inside its
 	// service worker, with no relay and no WebSocket in between. A client stays attached
 	// meanwhile: with the debugger on demand the relay would detach the tab once no client had
@@ -73,8 +95,12 @@ func runLoad(cfg config, r *Results) error {
 		await Promise.all(Array.from({length: %d}, async () => { for (let i = 0; i < %d; i++) await one(); }));
 		return performance.now() - t0;
 	})()`, s.tab.TabID, clients, each)
+	c0 := cpuTimes()
 	if err := s.b.ServiceWorkerEval(ctx, expr, &ms); err != nil {
 		return fmt.Errorf("timing chrome.debugger in the service worker: %w", err)
+	}
+	if in := cpuSince(c0, cpuTimes(), relayPid); in.browser > 0 {
+		r.add(Figure{Group: "load", Name: "CPU time per command, chrome.debugger inside the extension (Chromium)", Unit: "µs", Value: float64(in.browser) / float64(clients*each), Reference: float64(rc.browser) / float64(max(rl.n, 1)), RefName: "Chromium through tabrelay"})
 	}
 	floor := float64(clients*each) / ms * 1000
 	r.add(Figure{Group: "load", Name: "same, chrome.debugger.sendCommand inside the extension, commands/s", Unit: "cmd/s", Value: floor, Reference: oRate, RefName: "Chrome's own endpoint"})

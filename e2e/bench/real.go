@@ -154,6 +154,22 @@ func runReal(cfg config, r *Results) error {
 	}
 	floor := median(inside) * 1000
 	r.add(Figure{Group: "real", Name: "same, chrome.debugger.sendCommand inside the extension, median", Unit: "µs", Value: floor, Reference: oMed, RefName: "Chrome's own endpoint"})
+	// the same with the worker idle for a moment before each command, as it is between a
+	// client's commands through tabrelay (the answer's way back and the next command's way in):
+	// an idle worker, browser and page wake up for each command instead of running hot
+	var idle []float64
+	idleExpr := fmt.Sprintf(`(async () => {
+		const target = { tabId: %d };
+		const one = () => chrome.debugger.sendCommand(target, 'Runtime.evaluate', { expression: '1' });
+		const pause = () => new Promise((r) => setTimeout(r, 1));
+		const ms = [];
+		for (let i = 0; i < %d; i++) { await pause(); const t0 = performance.now(); await one(); ms.push(performance.now() - t0); }
+		return ms;
+	})()`, s.tab.TabID, n)
+	if err := s.b.ServiceWorkerEval(ctx, idleExpr, &idle); err != nil {
+		return fmt.Errorf("timing chrome.debugger in an idle service worker: %w", err)
+	}
+	r.add(Figure{Group: "real", Name: "same, each command after 1 ms idle (as between a client's commands), median", Unit: "µs", Value: median(idle) * 1000, Reference: floor, RefName: "back to back"})
 	r.add(Figure{Group: "real", Name: "tabrelay's share (relay + WebSocket + extension JS), median", Unit: "µs", Value: rMed - floor})
 
 	// one short Playwright scenario over each endpoint

@@ -67,6 +67,12 @@ type Extension struct {
 	chunks    atomic.Bool  // the relay takes chunk frames
 	batches   atomic.Int64 // batch frames received (Options.Batches)
 	stream    atomic.Int64 // numbers chunked messages
+
+	batchAnswers bool
+	takesBatches atomic.Bool // the relay's welcome said it takes batch frames
+	held         []byte      // an answer waiting for another to share its frame (BatchAnswers)
+	heldTimer    *time.Timer
+	sentBatches  atomic.Int64
 }
 
 type tab struct {
@@ -103,6 +109,10 @@ type Options struct {
 	// Batches makes the hello say "batches": the relay may then send several messages as one
 	// JSON-array frame, which the fake extension handles one by one (see BatchFrames).
 	Batches bool
+	// BatchAnswers, when the relay's welcome says it takes batch frames, sends the answers to
+	// CDP commands two at a time in one JSON-array frame, as the real extension does while
+	// several commands are in flight (a lone answer goes after a few milliseconds).
+	BatchAnswers bool
 }
 
 // Dial connects to the relay at addr (host:port) with the secret token and says hello.
@@ -128,7 +138,7 @@ func Dial(ctx context.Context, addr, token string, opts *Options) (*Extension, e
 	}
 	conn.SetReadLimit(256 << 20)
 	cctx, cancel := context.WithCancel(context.Background())
-	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{}), toggles: map[string]chan struct{}{}, chunkSize: opts.ChunkSize}
+	e := &Extension{conn: conn, ctx: cctx, stop: cancel, tabs: map[string]*tab{}, closed: make(chan struct{}), toggles: map[string]chan struct{}{}, chunkSize: opts.ChunkSize, batchAnswers: opts.BatchAnswers}
 	e.emit = e.Event
 	go e.readLoop()
 	if !opts.NoHello {
@@ -369,6 +379,7 @@ func (e *Extension) handle(b []byte) {
 		Params    json.RawMessage `json:"params"`
 		URL       string          `json:"url"`
 		Chunks    bool            `json:"chunks"`
+		Batches   bool            `json:"batches"`
 	}
 	if json.Unmarshal(b, &m) != nil {
 		return
@@ -376,6 +387,7 @@ func (e *Extension) handle(b []byte) {
 	switch m.Type {
 	case wire.TypeWelcome:
 		e.chunks.Store(m.Chunks)
+		e.takesBatches.Store(m.Batches)
 	case wire.TypeCDP:
 		cmd := Command{TargetID: m.TargetID, SessionID: m.SessionID, Method: m.Method, Params: m.Params}
 		var prev, done chan struct{}
@@ -439,8 +451,45 @@ func (e *Extension) respond(id int64, result any, cdpErr *wire.Error) error {
 	} else {
 		m["result"] = result
 	}
+	if e.batchAnswers && e.takesBatches.Load() {
+		return e.respondBatched(m)
+	}
 	return e.send(m)
 }
+
+// respondBatched holds an answer until a second one comes, then sends both in one batch frame
+// (BatchAnswers); a lone answer goes alone after a few milliseconds.
+func (e *Extension) respondBatched(m map[string]any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.held == nil {
+		e.held = b
+		e.heldTimer = time.AfterFunc(5*time.Millisecond, func() {
+			e.mu.Lock()
+			lone := e.held
+			e.held = nil
+			e.mu.Unlock()
+			if lone != nil {
+				_ = e.SendRaw(lone)
+			}
+		})
+		e.mu.Unlock()
+		return nil
+	}
+	first := e.held
+	e.held = nil
+	e.heldTimer.Stop()
+	// written under e.mu so that no later answer overtakes the pair
+	defer e.mu.Unlock()
+	e.sentBatches.Add(1)
+	return e.SendRaw([]byte("[" + string(first) + "," + string(b) + "]"))
+}
+
+// SentBatchFrames is how many batch frames of answers the fake sent (BatchAnswers).
+func (e *Extension) SentBatchFrames() int64 { return e.sentBatches.Load() }
 
 func (e *Extension) handleCDP(id int64, cmd Command) {
 	e.mu.Lock()

@@ -144,6 +144,8 @@ type Welcome struct {
 	BrowserID    string `json:"browserId"`
 	// Chunks says the relay takes large messages split into chunk frames (see ChunkPrefix).
 	Chunks bool `json:"chunks,omitempty"`
+	// Batches says the relay takes batch frames from the extension too (see MaxBatchBytes).
+	Batches bool `json:"batches,omitempty"`
 }
 
 // ChunkPrefix starts a chunk frame: a piece of one large message the extension split so that
