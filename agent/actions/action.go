@@ -94,6 +94,8 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 			return nil, err
 		}
 		defer ts.unlock()
+		defer ts.dropHeld(ctx)
+		ts.times.begin()
 		if d := ts.tab.Dialog(); d != nil && !k.DuringDialog {
 			return nil, ts.tab.DialogError()
 		}
@@ -102,6 +104,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		if err != nil {
 			return nil, err
 		}
+		ts.times.mark("gate")
 		rn := &runner{Service: s, kind: k.Name, ts: ts}
 		ts.takeProbe() // a reading from an earlier action is not this one's
 		r, err := k.run(rn, ctx, a.Params)
@@ -111,9 +114,12 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 			}
 			return nil, err
 		}
+		ts.times.mark("run")
 		if s.opts.SettleTimeout > 0 && settles(k) && r.Dialog == nil && !s.settlePage(ctx, ts) {
 			r.Message += fmt.Sprintf("; the page was still changing after %v (a clock, an animation or a stream?): take a snapshot to see where it is", s.opts.SettleTimeout)
 		}
+		ts.times.mark("settle")
+		ts.times.log(s.opts.Log, k.Name)
 		r.Kind = k.Name
 		r.Approved = approved
 		if r.TargetID == "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -474,5 +475,30 @@ func TestBackgroundTabClicks(t *testing.T) {
 		if clicks != each {
 			t.Errorf("tab %s counted %d clicks, want %d", id, clicks, each)
 		}
+	}
+}
+
+// TestGateReadHandedToClick: an agent's click (judged by the gate, which reads the element)
+// hits its element once, and the element the gate resolved is handed on to the click, none
+// left held once the action ends.
+func TestGateReadHandedToClick(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/hard/rerender.html")
+	row := refFor(t, snap(t, ctx, id, snapshot.Options{}), `clickable "Review code"`)
+	eval(t, ctx, id, "window.__hits = []", nil)
+	agent := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: "review the code", Grants: gate.NewGrants()})
+	if _, err := svc.Act(agent, id, Do(Click{Ref: row})); err != nil {
+		t.Fatal(err)
+	}
+	if h := hits(t, ctx, id); len(h) != 1 || h[0] != "row-review-code" {
+		t.Fatalf("the agent's click on %s hit %v", row, h)
+	}
+	svc.mu.Lock()
+	ts := svc.tabs[id]
+	svc.mu.Unlock()
+	if ts == nil || len(ts.held) != 0 {
+		t.Fatalf("elements still held after the action: %v", ts)
 	}
 }

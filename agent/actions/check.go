@@ -122,11 +122,11 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 func (s *Service) readElement(ctx context.Context, ts *tabState, ref string) (*gate.Element, error) {
 	var session, objectID, role, name string
 	if ref != "" {
-		el, err := ts.tab.Resolve(ctx, ref)
+		el, err := ts.resolve(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		defer ts.tab.Release(ctx, el)
+		ts.hold(ref, el) // the action's handler takes it on (resolve)
 		session, objectID, role, name = el.Frame.Session, el.ObjectID, el.Role, el.Name
 	} else {
 		var r struct {

@@ -62,6 +62,7 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 // opened, and reports URL and title changes.
 func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, error)) (*Result, error) {
 	before := s.targetInfo(ctx, ts.id)
+	ts.times.mark("info")
 	session := ts.tab.Session()
 	nav := make(chan struct{}, 1)
 	loaded := make(chan struct{}, 1)
@@ -91,11 +92,12 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 	if err != nil {
 		return nil, err
 	}
+	ts.times.mark("input")
 	r := &Result{Message: msg}
-	// A navigation the input started is announced before the page renders its next frame and
-	// runs the task after it (a link, a form submission, location.href in a handler; scroll
-	// handlers re-render by then too): wait for that (afterInput), at most 120 ms (a background
-	// tab has no frames, an alert blocks the page), and for the load if a navigation began.
+	// A navigation the input started is announced by the time the page has run the task after
+	// the input (a link, a form submission, location.href in a handler): wait for that
+	// (afterInput), at most 120 ms (an alert blocks the page), and for the load if a navigation
+	// began.
 	// Events arrive in order, so a navigation begun before the probe's answer is seen.
 	waitLoad := func() {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -134,12 +136,14 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 		}
 	case <-ctx.Done():
 	}
+	ts.times.mark("after")
 	if d := ts.tab.Dialog(); d != nil {
 		r.Dialog = d
 		r.Message += fmt.Sprintf("; it opened a %s dialog %q: accept or dismiss it", d.Type, clip(d.Message, 200))
 		return r, nil
 	}
 	after := s.targetInfo(ctx, ts.id)
+	ts.times.mark("info")
 	if after.URL != "" && after.URL != before.URL {
 		r.URL, r.Title = after.URL, after.Title
 		r.Message += "; the page is now " + after.URL
@@ -211,6 +215,13 @@ const measureJS = `function() {
 	const x1 = Math.min(r.right, innerWidth), y1 = Math.min(r.bottom, innerHeight);
 	return {x: (x0 + x1) / 2, y: (y0 + y1) / 2, w: r.width, h: r.height, hidden, disabled,
 		outside: x1 <= x0 || y1 <= y0, tag: el.tagName, background: document.visibilityState !== 'visible'};
+}`
+
+// measureHitJS is measureJS and, for an element it finds shown, hitJS at its centre (as hit).
+const measureHitJS = `function() {
+	const m = (` + measureJS + `).call(this);
+	if (!m.detached && !m.hidden && !m.outside) m.hit = (` + hitJS + `).call(this, m.x, m.y);
+	return m;
 }`
 
 // originJS returns the position of an iframe element's content box in its frame's viewport.
@@ -285,6 +296,8 @@ type measure struct {
 	Disabled   bool
 	Outside    bool
 	Detached   bool
+	// Hit is the hit test at (X, Y), for an element shown
+	Hit *hit
 }
 
 type frameHop struct {
@@ -309,7 +322,7 @@ func (s *Service) aimAt(ctx context.Context, ts *tabState, ref string, needEnabl
 var errRerendered = errors.New("element replaced while scrolling")
 
 func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEnabled bool) (*aim, error) {
-	el, err := ts.tab.Resolve(ctx, ref)
+	el, err := ts.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -361,25 +374,42 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 			f = fr.ParentID
 		}
 	}
-	// scroll from the inside out
-	_ = s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
-	for _, h := range hops {
-		_ = s.c.Call(ctx, h.session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{ObjectID: runtime.RemoteObjectID(h.objectID)}, nil)
+	// An element of the main frame that shows a point where it can be clicked is clicked there
+	// as it is: no scrolling, and no frame to wait for. Otherwise scroll it into view, from the
+	// inside out, and measure once the page has drawn a frame (scroll handlers run then: a
+	// virtualized list re-renders its rows).
+	var m measure
+	if len(hops) == 0 {
+		if m, err = s.measure(ctx, el, desc); err != nil {
+			return nil, err
+		}
 	}
-	m, err := s.measure(ctx, el, desc, needEnabled)
-	if err != nil {
+	if len(hops) > 0 || m.Detached || m.Hidden || m.Outside || m.Hit == nil || !m.Hit.OK {
+		_ = s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
+		for _, h := range hops {
+			_ = s.c.Call(ctx, h.session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{ObjectID: runtime.RemoteObjectID(h.objectID)}, nil)
+		}
+		s.settle(ctx, el.Frame.Session)
+		if m, err = s.measure(ctx, el, desc); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.usable(desc, needEnabled); err != nil {
 		return nil, err
 	}
-	// hit test in the element's frame, then the iframe element in each parent
-	lx, ly, err := s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc)
+	// the element's hit test in its frame, then the iframe element's in each parent
+	lx, ly, err := m.Hit.point(m.X, m.Y, desc)
 	if err != nil {
 		// a page that re-renders on scroll (virtualized lists) may still be moving: look again
 		// once it has drawn a frame
 		s.settle(ctx, el.Frame.Session)
-		if m, err = s.measure(ctx, el, desc, needEnabled); err != nil {
+		if m, err = s.measure(ctx, el, desc); err != nil {
 			return nil, err
 		}
-		if lx, ly, err = s.hitTest(ctx, el.Frame.Session, el.ObjectID, m.X, m.Y, desc); err != nil {
+		if err := m.usable(desc, needEnabled); err != nil {
+			return nil, err
+		}
+		if lx, ly, err = m.Hit.point(m.X, m.Y, desc); err != nil {
 			return nil, err
 		}
 	}
@@ -407,10 +437,10 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	return &aim{el: el, x: x, y: y, w: m.W, h: m.H, background: m.Background}, nil
 }
 
-// measure reads the element's position and state after scrolling; errRerendered when the page
-// replaced it.
-func (s *Service) measure(ctx context.Context, el *snapshot.Element, desc string, needEnabled bool) (measure, error) {
-	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, measureJS)
+// measure reads the element's position and state, and hit-tests its centre (m.Hit), in one
+// call.
+func (s *Service) measure(ctx context.Context, el *snapshot.Element, desc string) (measure, error) {
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, measureHitJS)
 	if err != nil {
 		return measure{}, fmt.Errorf("%s: %w", desc, err)
 	}
@@ -418,17 +448,23 @@ func (s *Service) measure(ctx context.Context, el *snapshot.Element, desc string
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return measure{}, fmt.Errorf("%s: measure: %w", desc, err)
 	}
+	return m, nil
+}
+
+// usable says why an element measured after scrolling cannot take pointer input (nil when it
+// can); errRerendered when the page replaced it.
+func (m measure) usable(desc string, needEnabled bool) error {
 	switch {
 	case m.Detached:
-		return m, errRerendered
+		return errRerendered
 	case m.Hidden:
-		return m, fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
+		return fmt.Errorf("%s is not visible (hidden or zero-size); take a new snapshot or act on a visible element", desc)
 	case m.Outside:
-		return m, fmt.Errorf("%s is outside the visible area even after scrolling; try scroll", desc)
+		return fmt.Errorf("%s is outside the visible area even after scrolling; try scroll", desc)
 	case needEnabled && m.Disabled:
-		return m, fmt.Errorf("%s is disabled", desc)
+		return fmt.Errorf("%s is disabled", desc)
 	}
-	return m, nil
+	return nil
 }
 
 // hitTest checks that the point (x, y) reaches the element, or finds another point of it that
@@ -439,19 +475,30 @@ func (s *Service) hitTest(ctx context.Context, session, objectID string, x, y fl
 	if err != nil {
 		return x, y, fmt.Errorf("%s: hit test: %w", desc, err)
 	}
-	var h struct {
-		OK     bool    `json:"ok"`
-		X, Y   float64 // the point that reaches the element, when OK
-		By     string  `json:"by"`
-		Dialog bool    `json:"dialog"`
-	}
+	var h *hit
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return x, y, err
 	}
-	if h.OK {
+	return h.point(x, y, desc)
+}
+
+// hit is hitJS's answer.
+type hit struct {
+	OK     bool    `json:"ok"`
+	X, Y   float64 // the point that reaches the element, when OK
+	By     string  `json:"by"`
+	Dialog bool    `json:"dialog"`
+}
+
+// point is the point to click for a hit test at (x, y) that answered h: a coveredError when
+// no point of the element is visible (h nil: the test did not run, an error too).
+func (h *hit) point(x, y float64, desc string) (float64, float64, error) {
+	switch {
+	case h == nil:
+		return x, y, fmt.Errorf("%s: hit test: no answer", desc)
+	case h.OK:
 		return h.X, h.Y, nil
-	}
-	if h.Dialog {
+	case h.Dialog:
 		return x, y, &coveredError{fmt.Sprintf("%s is covered by %s; dismiss it first", desc, h.By)}
 	}
 	return x, y, &coveredError{fmt.Sprintf("%s is covered by %s; close or scroll it away first", desc, h.By)}
@@ -486,7 +533,7 @@ func (s *Service) dispatch(ctx context.Context, ts *tabState, method string, par
 // Chrome answers Input.dispatchMouseEvent mouseMoved only once the page draws a frame, which a
 // background tab never does (5 s later, on a timeout, also on Chrome's own endpoint), while it
 // delivers the move to the page at once and runs later input after it in order: there the
-// move is sent without waiting for its answer.
+// move is sent without waiting for its answer. So is a move that a press follows (moveBeforePress).
 func (s *Service) moveMouse(ctx context.Context, ts *tabState, background bool, x, y float64, buttons, mods int) error {
 	p := &input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Modifiers: int64(mods)}
 	if buttons != 0 {
@@ -496,6 +543,15 @@ func (s *Service) moveMouse(ctx context.Context, ts *tabState, background bool, 
 		return s.c.Send(ctx, ts.tab.Session(), input.CommandDispatchMouseEvent, p)
 	}
 	return s.dispatch(ctx, ts, input.CommandDispatchMouseEvent, p)
+}
+
+// moveBeforePress moves the pointer to (x, y) for a press that follows at once, without
+// waiting for the move's answer: a visible page answers a move only with its next frame (mouse
+// moves are aligned to frames), while the press, discrete input, has the page handle the
+// pending move first and runs after it in order; the press's answer says both were handled.
+func (s *Service) moveBeforePress(ctx context.Context, ts *tabState, x, y float64, mods int) error {
+	return s.c.Send(ctx, ts.tab.Session(), input.CommandDispatchMouseEvent,
+		&input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Modifiers: int64(mods)})
 }
 
 func (s *Service) mouse(ctx context.Context, ts *tabState, typ input.DispatchMouseEventType, x, y float64, button input.MouseButton, clicks, mods int) error {
@@ -511,15 +567,17 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 	if err != nil {
 		return "", err
 	}
+	ts.times.mark("aim")
 	defer ts.tab.Release(ctx, t.el)
 	button := strings.ToLower(a.Button)
 	if button == "" {
 		button = "left"
 	}
 	mods, _ := parseModifiers(a.Modifiers)
-	if err := s.moveMouse(ctx, ts, t.background, t.x, t.y, 0, mods); err != nil {
+	if err := s.moveBeforePress(ctx, ts, t.x, t.y, mods); err != nil {
 		return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 	}
+	ts.times.mark("move")
 	n := 1
 	if a.Double {
 		n = 2
@@ -643,7 +701,7 @@ func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
 }
 
 func (s *Service) focus(ctx context.Context, ts *tabState, ref string) (*snapshot.Element, error) {
-	el, err := ts.tab.Resolve(ctx, ref)
+	el, err := ts.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +847,7 @@ const selectJS = `function(values) {
 }`
 
 func (s *Service) selectOption(ctx context.Context, ts *tabState, ref string, values []string) (string, error) {
-	el, err := ts.tab.Resolve(ctx, ref)
+	el, err := ts.resolve(ctx, ref)
 	if err != nil {
 		return "", err
 	}
@@ -879,7 +937,7 @@ const checkStateJS = `function() {
 func (s *Service) fill(ctx context.Context, ts *tabState, a Fill) (string, error) {
 	var done []string
 	for _, f := range a.Fields {
-		el, err := ts.tab.Resolve(ctx, f.Ref)
+		el, err := ts.resolve(ctx, f.Ref)
 		if err != nil {
 			return "", fillErr(done, err)
 		}
@@ -942,7 +1000,7 @@ func parseBool(s string) (bool, bool) {
 }
 
 func (s *Service) upload(ctx context.Context, ts *tabState, a Upload) (string, error) {
-	el, err := ts.tab.Resolve(ctx, a.Ref)
+	el, err := ts.resolve(ctx, a.Ref)
 	if err != nil {
 		return "", err
 	}
@@ -999,7 +1057,7 @@ func (s *Service) scroll(ctx context.Context, ts *tabState, a Scroll) (string, e
 		return s.press(ctx, ts, Press{Key: "End", Ref: a.Ref})
 	}
 	if a.Ref != "" && dir == "" {
-		el, err := ts.tab.Resolve(ctx, a.Ref)
+		el, err := ts.resolve(ctx, a.Ref)
 		if err != nil {
 			return "", err
 		}
@@ -1034,7 +1092,7 @@ func (s *Service) scroll(ctx context.Context, ts *tabState, a Scroll) (string, e
 	var raw json.RawMessage
 	what := "the page"
 	if a.Ref != "" {
-		el, err := ts.tab.Resolve(ctx, a.Ref)
+		el, err := ts.resolve(ctx, a.Ref)
 		if err != nil {
 			return "", err
 		}

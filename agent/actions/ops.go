@@ -63,7 +63,7 @@ func (r *runner) evaluate(ctx context.Context, a *Evaluate) (*Result, error) {
 	var v json.RawMessage
 	var err error
 	if a.Ref != "" {
-		el, rerr := ts.tab.Resolve(ctx, a.Ref)
+		el, rerr := ts.resolve(ctx, a.Ref)
 		if rerr != nil {
 			return nil, rerr
 		}
@@ -377,7 +377,7 @@ func (r *runner) screenshot(ctx context.Context, a *Screenshot) (*Result, error)
 			return nil, err
 		}
 		if t == nil { // covered: still show it
-			el, err := ts.tab.Resolve(ctx, a.Ref)
+			el, err := ts.resolve(ctx, a.Ref)
 			if err != nil {
 				return nil, err
 			}
@@ -446,7 +446,7 @@ func (s *Service) drawLabels(ctx context.Context, ts *tabState) (int, error) {
 	}
 	var boxes []map[string]any
 	for _, r := range refs {
-		el, err := ts.tab.Resolve(ctx, r.Ref)
+		el, err := ts.resolve(ctx, r.Ref)
 		if err != nil {
 			continue
 		}

@@ -213,6 +213,12 @@ type tabState struct {
 	// probed is the settle probe's reading taken right after the current action's input (see
 	// observe), for settlePage's first look; zero when there is none.
 	probed probeReading
+	// held are the elements the safety gate resolved for the current action, by ref, handed on
+	// to the action's handler (resolve) so that it does not resolve them again; released
+	// (dropHeld) when the action ends.
+	held map[string]*snapshot.Element
+	// times are the phases of the current action, for the debug log (timing.go)
+	times actionTimes
 }
 
 func appendBounded[T any](s []T, v T, n int) []T {
@@ -418,6 +424,35 @@ func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error
 	s.tabs[targetID] = ts
 	s.mu.Unlock()
 	return ts, nil
+}
+
+// resolve resolves ref for the current action: the element the safety gate resolved for it
+// if any (the caller owns it from then on: it releases it), else a fresh resolution.
+func (ts *tabState) resolve(ctx context.Context, ref string) (*snapshot.Element, error) {
+	if el := ts.held[ref]; el != nil {
+		delete(ts.held, ref)
+		return el, nil
+	}
+	return ts.tab.Resolve(ctx, ref)
+}
+
+// hold keeps el, resolved for the current action's gate, for its handler (see resolve).
+func (ts *tabState) hold(ref string, el *snapshot.Element) {
+	if old := ts.held[ref]; old != nil {
+		ts.tab.Release(context.Background(), old)
+	}
+	if ts.held == nil {
+		ts.held = map[string]*snapshot.Element{}
+	}
+	ts.held[ref] = el
+}
+
+// dropHeld releases the elements the current action's handler did not take.
+func (ts *tabState) dropHeld(ctx context.Context) {
+	for ref, el := range ts.held {
+		ts.tab.Release(ctx, el)
+		delete(ts.held, ref)
+	}
 }
 
 // lock takes the tab's queue slot.

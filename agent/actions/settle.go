@@ -29,8 +29,15 @@ const (
 
 // settleProbeJS installs the document's mutation watcher if missing, waits for the next frame
 // and the task after it (100 ms at most: a background tab has no frames), and answers how many
-// milliseconds ago the DOM last changed.
-const settleProbeJS = `(() => {
+// milliseconds ago the DOM last changed. settleProbeTaskJS waits for the next task only.
+var (
+	settleProbeJS     = settleProbe("requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100);")
+	settleProbeTaskJS = settleProbe("const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0);")
+)
+
+// settleProbe is the settle probe that answers once wait has called f.
+func settleProbe(wait string) string {
+	return `(() => {
 	let s = globalThis.__tabrelaySettle;
 	if (!s || s.doc !== document) {
 		s = globalThis.__tabrelaySettle = {doc: document, last: performance.now()};
@@ -40,10 +47,10 @@ const settleProbeJS = `(() => {
 	return new Promise(r => {
 		let done = false;
 		const f = () => { if (!done) { done = true; r(performance.now() - s.last); } };
-		requestAnimationFrame(() => setTimeout(f, 0));
-		setTimeout(f, 100);
+		` + wait + `
 	});
 })()`
+}
 
 // settles reports whether Act waits for the page to be quiet after an action of kind k.
 func settles(k *Kind) bool { return !k.Browser && k.Risk >= Navigates }
@@ -66,7 +73,7 @@ func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 		if !first.at.IsZero() {
 			since, first = first.since+time.Since(first.at), probeReading{}
 		} else {
-			since, err = s.sinceMutation(ctx, ts)
+			since, err = s.sinceMutation(ctx, ts, settleProbeJS)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -103,15 +110,18 @@ type probeReading struct {
 	at    time.Time
 }
 
-// afterInput waits, after an action's input, until the page has drawn its next frame and run
-// the task after it (a navigation the input started is announced by then), at most
-// afterInputBound; it does so with the settle probe, whose reading it keeps for settlePage, so
-// an action that settles waits for one frame, not two. A page whose probe fails (its document
-// is being replaced) gets the plain wait.
+// afterInput waits, after an action's input, until the page has run the task after it, at
+// most afterInputBound: a navigation the input started is announced by then (a link or a form
+// submission while the input is handled, location.href in a handler or in a task it queued
+// at once), and what the handlers changed is done. It does not wait for a frame, as Playwright
+// does not after a click: the page draws one for a change it made, which settling (settlePage)
+// then sees; a frame nothing asked for only costs time. It does so with the settle probe,
+// whose reading it keeps for settlePage, so an action that settles probes once, not twice. A
+// page whose probe fails (its document is being replaced) gets the plain wait for a frame.
 func (s *Service) afterInput(ctx context.Context, ts *tabState) {
 	pctx, cancel := context.WithTimeout(ctx, afterInputBound)
 	defer cancel()
-	since, err := s.sinceMutation(pctx, ts)
+	since, err := s.sinceMutation(pctx, ts, settleProbeTaskJS)
 	if err != nil {
 		if pctx.Err() == nil {
 			s.settle(ctx, ts.tab.Session())
@@ -137,9 +147,10 @@ func (ts *tabState) takeProbe() probeReading {
 	return r
 }
 
-// sinceMutation runs the probe in the main frame's isolated world (created on first use and
-// again after each new document) and answers how long ago the DOM last changed.
-func (s *Service) sinceMutation(ctx context.Context, ts *tabState) (time.Duration, error) {
+// sinceMutation runs probe (settleProbeJS or settleProbeTaskJS) in the main frame's isolated
+// world (created on first use and again after each new document) and answers how long ago the
+// DOM last changed.
+func (s *Service) sinceMutation(ctx context.Context, ts *tabState, probe string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	session := ts.tab.Session()
@@ -170,7 +181,7 @@ func (s *Service) sinceMutation(ctx context.Context, ts *tabState) (time.Duratio
 			} `json:"exceptionDetails"`
 		}
 		err := s.c.Call(ctx, session, runtime.CommandEvaluate, &runtime.EvaluateParams{
-			Expression: settleProbeJS, ContextID: runtime.ExecutionContextID(world), ReturnByValue: new(true), AwaitPromise: new(true),
+			Expression: probe, ContextID: runtime.ExecutionContextID(world), ReturnByValue: new(true), AwaitPromise: new(true),
 		}, &r)
 		var ms float64
 		if err == nil && r.Exc == nil && json.Unmarshal(r.Result.Value, &ms) == nil {

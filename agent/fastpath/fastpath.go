@@ -243,7 +243,7 @@ func Match(command string, page *snapshot.Snapshot, tabs []Tab) Result {
 			values := []string{value}
 			if n := findRef(nodes, sel.Ref); n != nil && n.Has("multiselectable") && !containsFold(opts, value) {
 				// "select Panama, Congo from the list": several options of a list that takes several
-				values = listValues(value)
+				values = listValues(value, opts)
 			}
 			sel.Values = sel.Values[:0]
 			for _, v := range values {

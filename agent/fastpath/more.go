@@ -235,13 +235,30 @@ var accentSets = map[rune]string{
 // listRe cuts a list of values: "Panama, Congo and Togo".
 var listRe = regexp.MustCompile(`\s*,\s*(?:and\s+)?|\s+and\s+`)
 
-// listValues cuts a said list of values into its values.
-func listValues(s string) []string {
+// listValues cuts a said list of values into its values; a joint inside one of opts (the
+// list's options) is no joint: "Guyana, Antigua and Barbuda" is two countries.
+func listValues(s string, opts []string) []string {
+	var pieces []string // values and joints, alternately
+	last := 0
+	for _, m := range listRe.FindAllStringIndex(s, -1) {
+		pieces = append(pieces, s[last:m[0]], s[m[0]:m[1]])
+		last = m[1]
+	}
+	pieces = append(pieces, s[last:])
+	clean := func(v string) string { return strings.Trim(strings.TrimSpace(v), quotes) }
 	var out []string
-	for _, v := range listRe.Split(s, -1) {
-		if v = strings.Trim(strings.TrimSpace(v), quotes); v != "" {
+	for i := 0; i < len(pieces); i += 2 {
+		// the longest run of values from i, joints and all, that is one option
+		end := i
+		for j := i + 2; j < len(pieces); j += 2 {
+			if containsFold(opts, clean(strings.Join(pieces[i:j+1], ""))) {
+				end = j
+			}
+		}
+		if v := clean(strings.Join(pieces[i:end+1], "")); v != "" {
 			out = append(out, v)
 		}
+		i = end
 	}
 	return out
 }

@@ -84,7 +84,7 @@ func FuzzParseDateTime(f *testing.F) {
 var kinds = func() *snapshot.Snapshot {
 	E, T := pagetest.El, pagetest.Text
 	type ref = pagetest.Ref
-	fruits := E("listbox", "Fruits", ref("e20"), E("option", "Apple", ref("e21")), E("option", "Cherry", ref("e22")), E("option", "Mango", ref("e23")))
+	fruits := E("listbox", "Fruits", ref("e20"), E("option", "Apple", ref("e21")), E("option", "Cherry", ref("e22")), E("option", "Mango", ref("e23")), E("option", "Peaches and Cream", ref("e24")))
 	fruits.States = []string{"multiselectable"}
 	pass := E("textbox", "", ref("e2"))
 	pass.Password = true
@@ -126,6 +126,8 @@ func TestMatchKinds(t *testing.T) {
 		{"Enter 12:01 PM as the time", Matched, `{"kind":"fill","fields":[{"ref":"e5","value":"12:01"}]}`},
 		{"select bee", Matched, `{"kind":"check","ref":"e7","checked":true}`},
 		{"select Apple, Mango from the list", Matched, `{"kind":"select","ref":"e20","values":["Apple","Mango"]}`},
+		{"select Mango, Peaches and Cream from the list", Matched, `{"kind":"select","ref":"e20","values":["Mango","Peaches and Cream"]}`},
+		{"select Peaches and Cream and Apple from the list", Matched, `{"kind":"select","ref":"e20","values":["Peaches and Cream","Apple"]}`},
 		{"Expand the section below", Matched, `{"kind":"click","ref":"e30"}`},
 		{"click the ☰", Matched, `{"kind":"click","ref":"e31"}`},
 		{"open the hamburger menu", Matched, `{"kind":"click","ref":"e31"}`},
@@ -177,6 +179,7 @@ func TestSplitKinds(t *testing.T) {
 		{"Select ant, bee, cow and click Submit.", []string{"Select ant", "select bee", "select cow", "click Submit"}},
 		{"Select Apple, Mango from the scroll list and click Submit.", []string{"Select Apple, Mango from the scroll list", "click Submit"}},
 		{"Select nothing and click Submit.", []string{"click Submit"}},
+		{"Select Mango, Peaches and Cream from the scroll list and click Submit.", []string{"Select Mango, Peaches and Cream from the scroll list", "click Submit"}},
 		{"Expand the section below and click submit.", []string{"Expand the section below", "click submit"}},
 		{"Select File>Export>PDF", []string{"hover over the menu item File", "hover over the menu item Export", "click the menu item PDF"}},
 		{"Enter 3:45 PM as the time and press submit.", []string{"Enter 3:45 PM as the time", "press submit"}},

@@ -30,6 +30,9 @@ func Split(command string, page *snapshot.Snapshot) []string {
 		return expandSteps([]string{strings.TrimSpace(strings.TrimRight(command, ".!?"))}, nil, page, one)
 	}
 	names := pageNames(page)
+	// A joint inside a name on the page is no joint ("click Save and close", "select Guyana,
+	// Antigua and Barbuda from the list"): the parts either side of it stay one.
+	joined := []string{parts[0]}
 	for i, j := range joints {
 		// the words either side of the joint, with it: "save and close"
 		left := strings.Fields(normName(parts[i]))
@@ -39,11 +42,18 @@ func Split(command string, page *snapshot.Snapshot) []string {
 		}
 		across := left[len(left)-1] + " " + strings.TrimSpace(normName(j)) + " " + right[0]
 		across = strings.Join(strings.Fields(across), " ")
+		inName := false
 		for _, n := range names {
-			if strings.Contains(" "+n+" ", " "+across+" ") {
-				return one
-			}
+			inName = inName || strings.Contains(" "+n+" ", " "+across+" ")
 		}
+		if inName {
+			joined[len(joined)-1] += j + parts[i+1]
+		} else {
+			joined = append(joined, parts[i+1])
+		}
+	}
+	if parts = joined; len(parts) < 2 {
+		return expandSteps([]string{strings.TrimSpace(strings.TrimRight(command, ".!?"))}, nil, page, one)
 	}
 	steps := make([]string, 0, len(parts))
 	inherited := make([]bool, 0, len(parts))

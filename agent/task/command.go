@@ -27,6 +27,9 @@ type fastMatch struct {
 	// they are matched with.
 	rest []string
 	tabs []fastpath.Tab
+	// snap is the page model of tab the command was matched on (nil for none).
+	snap *snapshot.Snapshot
+	tab  string
 	// ref is the element the user's words named (the one candidate the match found; "" for
 	// none): the command approves acting on it at ordinary risk.
 	ref string
@@ -135,7 +138,7 @@ func (r *Runner) matchFast(ctx context.Context, command string, tabID *string) (
 		quiet = quiet && fastpath.LeavesPage(later, snap)
 	}
 	fm := fastStep(res)
-	fm.rest, fm.tabs = steps[1:], ftabs
+	fm.rest, fm.tabs, fm.snap, fm.tab = steps[1:], ftabs, snap, *tabID
 	return fm, "", nil
 }
 
@@ -172,6 +175,10 @@ func fastStep(res fastpath.Result) *fastMatch {
 // and the task stops at the first part that fails or is not understood (the parts before it
 // have run; the error says which).
 func (l *loop) runFast(fm *fastMatch) {
+	if fm.snap != nil && fm.tab == l.tabID {
+		// the page model the command was matched on, read moments ago: the task starts from it
+		l.lastSnap, l.snapTab, l.lastText = fm.snap, fm.tab, capSnapshot(fm.snap.Text, l.opts.MaxSnapshotChars)
+	}
 	l.start()
 	if fm.action == nil {
 		l.end(StatusSucceeded, fm.answer, "")
@@ -189,7 +196,7 @@ func (l *loop) runFast(fm *fastMatch) {
 			break
 		}
 		step := fm.rest[i]
-		snap, err := l.opts.Browser.Snapshot(l.ctx, l.tabID)
+		snap, err := l.snapshot() // the next step's refs are found in it (findRef)
 		if err != nil {
 			l.end(StatusFailed, "", fmt.Sprintf("reading the page before step %d of %d (%q) failed: %v; done so far: %s", i+2, total, step, err, strings.Join(done, "; ")))
 			return
@@ -242,8 +249,11 @@ func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 		}
 		l.named = &gate.Grant{Kind: fm.action.Kind, Ref: fm.ref, Level: level}
 	}
+	// With no model, nobody reads the page after the step: a later part of the command is
+	// matched on a page model of its own.
+	l.unobserved = l.opts.Model == nil
 	ended := l.exec(call, "fast path (no model): "+fm.what)
-	l.named = nil
+	l.named, l.unobserved = nil, false
 	if ended {
 		return "", false
 	}

@@ -71,6 +71,9 @@ type loop struct {
 	// named is the approval the user's own words give the fast-path step being run (the
 	// element their command named), nil otherwise; it never outlives that step.
 	named *gate.Grant
+	// unobserved: nothing will read an observation of the page after the step being run (a
+	// fast-path step with no model configured), so none is taken (see act).
+	unobserved bool
 
 	// box is the runner's toolbox offered to this task (nil when none): boxTools are its
 	// tools as offered, boxNames their names.
@@ -182,7 +185,10 @@ func (l *loop) start() {
 		b.WriteString("No tab is shared yet; use new_tab to open one, or fail if the goal needs an existing tab.")
 	} else {
 		l.update(func(t *Task) { t.TabID = l.tabID })
-		snap, err := l.snapshot()
+		snap, err := l.lastSnap, error(nil) // the fast path's page model, read moments ago
+		if snap == nil || l.snapTab != l.tabID {
+			snap, err = l.snapshot()
+		}
 		fmt.Fprintf(&b, "Current tab %s:\n", l.tabID)
 		if err != nil {
 			b.WriteString(pageBlock(pageHeader(l.lastTitle, l.lastURL)) + "\nReading the page failed: " + pageErr(err))
@@ -682,6 +688,10 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 	}
 	if isReadOnlyTool(tool) {
 		// the page did not change: the result is the observation
+		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
+	}
+	if l.unobserved {
+		_ = l.refreshTab() // the step's record names the URL after it
 		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
 	return l.observe(out.TextBesidePage()) // the observation shows the page

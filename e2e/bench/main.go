@@ -12,6 +12,10 @@
 //
 //	go run ./e2e/bench            # full run
 //	go run ./e2e/bench -short     # a few repetitions, as CI runs it
+//
+// BENCH_LOG_LEVEL=debug runs tabrelay at that log level: the action service then logs, per
+// action, where its time went (the gate's read, aiming, the input, the wait after it,
+// settling). BENCH_FASTPATH_CORPUS=off leaves the phrasing corpus out of the fastpath group.
 package main
 
 import (

@@ -78,7 +78,11 @@ func startRelay(env ...string) (*relayProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make a home for tabrelay: %w", err)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--home", home, "--log-level", "warn")
+	level := "warn"
+	if l := os.Getenv("BENCH_LOG_LEVEL"); l != "" {
+		level = l // debug: the action service logs where each action's time goes
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--home", home, "--log-level", level)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
