@@ -483,7 +483,7 @@ func TestBackgroundTabClicks(t *testing.T) {
 // left held once the action ends.
 func TestGateReadHandedToClick(t *testing.T) {
 	svc, _, _ := need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
 	id := open(t, ctx, "/hard/rerender.html")
 	row := refFor(t, snap(t, ctx, id, snapshot.Options{}), `clickable "Review code"`)
