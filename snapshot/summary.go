@@ -548,7 +548,7 @@ func (s *Summary) text(limit int) string {
 			}
 			parts = append(parts, p)
 		}
-		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — the extract action reads them as records", len(s.Collections), "collections"))
+		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — extract reads them as records", len(s.Collections), "collections"))
 	}
 	if len(s.Actions) > 0 {
 		var parts []string
