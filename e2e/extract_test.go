@@ -111,8 +111,7 @@ Records (one JSON object a line):
 {"title":"Green teapot","url":"ORIGIN/p/3","price":"$27.50","text":"3.9 stars"}
 {"title":"Steel pan","url":"ORIGIN/p/4","price":"$55.00","text":"4.8 stars"}
 {"title":"Wooden spoon","url":"ORIGIN/p/5","price":"$4.25","text":""}
-{"title":"Glass jar","url":"ORIGIN/p/6","price":"$8.00","text":"4.0 stars"}
-`, "ORIGIN", origin)
+{"title":"Glass jar","url":"ORIGIN/p/6","price":"$8.00","text":"4.0 stars"}`, "ORIGIN", origin)
 		if !strings.HasPrefix(text, want) {
 			t.Errorf("extract over MCP:\n%s\nwant it to begin with\n%s", text, want)
 		}
@@ -197,7 +196,7 @@ func TestSnapshotSummary(t *testing.T) {
 		`# forms: form "Sign in" (textbox "Email" ` + ref("textbox", "Email") + `, textbox "Password" ` + ref("textbox", "Password") + `, checkbox "Keep me signed in" ` +
 			ref("checkbox", "Keep me signed in") + `; submit button "Log in" ` + sum.Forms[0].Submit[0].Ref + `); form "Newsletter" (textbox "Your email" ` +
 			ref("textbox", "Your email") + `; submit button "Subscribe" ` + ref("button", "Subscribe") + `)`,
-		`# repeats: 5 listitems in list (like ` + ref("link", "Billing") + `) — the extract action reads them as records`,
+		`# repeats: 5 listitems in list (like ` + ref("link", "Billing") + `) — extract reads them as records`,
 	} {
 		if !strings.Contains(head+"\n", want+"\n") {
 			t.Errorf("the header has no line %q:\n%s", want, head)

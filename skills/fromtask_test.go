@@ -23,7 +23,7 @@ func TestDraftFromTask(t *testing.T) {
 				Target: &task.Target{Role: "textbox", Name: "Name"}, URLBefore: "https://guests.test/", URLAfter: "https://guests.test/"},
 			{Index: 3, Tool: "click", Args: json.RawMessage(`{"ref":"e3"}`), Status: task.StepOK, Target: &task.Target{Role: "button", Name: "Add"},
 				URLBefore: "https://guests.test/", URLAfter: "https://guests.test/added",
-				Result: "result: ok\nchanges since the last snapshot (+ added, - removed, ~ changed):\n<page_content>\n+ status \"Added Ada\" [ref=e9]\n</page_content>"},
+				Result: "result: ok\nchanges:\n<page_content>\n+ status \"Added Ada\" [ref=e9]\n</page_content>"},
 			{Index: 4, Tool: "finish", Args: json.RawMessage(`{"answer":"Added."}`), Status: task.StepOK},
 		}}
 	for _, c := range []struct{ result, want string }{

@@ -22,7 +22,12 @@ const (
 // Tools returns the tool definitions that let the agent's model find, read and run skills
 // (for the task loop to offer next to its browser tools; see CallTool).
 func (s *Service) Tools() []llms.Tool {
-	str := func(d string) map[string]any { return map[string]any{"type": "string", "description": d} }
+	str := func(d string) map[string]any {
+		if d == "" {
+			return map[string]any{"type": "string"}
+		}
+		return map[string]any{"type": "string", "description": d}
+	}
 	obj := func(props map[string]any, req ...string) map[string]any {
 		o := map[string]any{"type": "object", "properties": props}
 		if len(req) > 0 {
@@ -34,13 +39,13 @@ func (s *Service) Tools() []llms.Tool {
 		return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Description: desc, Parameters: params}}
 	}
 	return []llms.Tool{
-		tool(ToolListSkills, "List saved skills (replayable procedures) that fit a request on the current page, best first.",
-			obj(map[string]any{"request": str("what the user wants, in their words")})),
-		tool(ToolReadSkill, "Read a skill's SKILL.md: intent, parameters, steps, notes.",
-			obj(map[string]any{"name": str("skill name from list_skills")}, "name")),
-		tool(ToolRunSkill, "Run a skill on the current tab (fast, no model needed when the page is as expected).",
-			obj(map[string]any{"name": str("skill name"), "params": map[string]any{
-				"type": "object", "description": "parameter values by name", "additionalProperties": map[string]any{"type": "string"}, "properties": map[string]any{},
+		tool(ToolListSkills, "Saved skills (replayable procedures) that fit a request on this page, best first.",
+			obj(map[string]any{"request": str("the user's words")})),
+		tool(ToolReadSkill, "A skill's SKILL.md: intent, parameters, steps.",
+			obj(map[string]any{"name": str("")}, "name")),
+		tool(ToolRunSkill, "Run a skill on this tab.",
+			obj(map[string]any{"name": str(""), "params": map[string]any{
+				"type": "object", "description": "values by name", "additionalProperties": map[string]any{"type": "string"}, "properties": map[string]any{},
 			}}, "name")),
 	}
 }

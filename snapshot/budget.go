@@ -355,11 +355,11 @@ func (l left) note(maxTokens int) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("# within " + strconv.Itoa(maxTokens) + " tokens: " + strconv.Itoa(l.lines) + " lines left out, " +
-		strconv.Itoa(l.refs) + " refs among them")
+	b.WriteString("# " + strconv.Itoa(l.lines) + " lines left out (" + strconv.Itoa(maxTokens) + "-token outline), " +
+		strconv.Itoa(l.refs) + " refs")
 	if l.below > 0 || l.repeated > 0 {
 		b.WriteString(" (" + strconv.Itoa(l.below) + " below the fold, " + strconv.Itoa(l.repeated) + " in repeated items)")
 	}
-	b.WriteString("; find any element with the search action (text, role or regex), or snapshot scope=<ref>\n")
+	b.WriteString(": the search action finds them, snapshot scope=<ref> shows a part\n")
 	return b.String()
 }

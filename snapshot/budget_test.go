@@ -61,7 +61,7 @@ func TestBudget(t *testing.T) {
 		{"focused field first", bigPage(300, focused), 200,
 			[]string{`textbox "Comment" [focused] [ref=e9100]`}, nil},
 		{"interactive", bigPage(300), 600,
-			[]string{`- link "Home" [ref=e1]`, "refs among them"}, []string{"Long prose"}},
+			[]string{`- link "Home" [ref=e1]`, "lines left out"}, []string{"Long prose"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -273,7 +273,7 @@ func (s *Snapshot) renderText(o Options) {
 	s.Summary = Summarize(s.Root)
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
-		s.Text = header(s, 0)
+		s.Text = header(s, 0, true)
 		s.outlineAt = len(s.Text)
 		if s.Dialog != nil {
 			s.Text += "# the page is blocked until the dialog is accepted or dismissed\n"
@@ -286,7 +286,7 @@ func (s *Snapshot) renderText(o Options) {
 	}
 	body, refs, truncated := renderModel(s.Root, o, pageOrigin(s.URL))
 	s.Refs, s.Truncated = refs, truncated
-	h := header(s, summaryLimit(o))
+	h := header(s, summaryLimit(o), true)
 	s.Text, s.outlineAt = h+body, len(h)
 }
 
@@ -306,7 +306,7 @@ func markBelow(n *node, main *Frame, fold float64, parent bool) {
 // noteMax bytes) and the lines that fit in the rest.
 func (s *Snapshot) renderBudget(o Options) {
 	const noteMax = 260
-	h := header(s, summaryLimit(o))
+	h := header(s, summaryLimit(o), true)
 	budget := max(o.MaxTokens*bytesPerToken-len(h)-noteMax, 0)
 	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
 	body, refs, cut := join(lines, lineRefs, o.MaxChars)
@@ -325,7 +325,11 @@ func walkNodes(n *node, fn func(*node)) {
 // blocks or hides it (a dialog, a modal, refs below the fold) and its summary (forms,
 // collections, main actions, account), in a few lines. It is a short view of a page just
 // reached, for a client that asks for the outline when it needs it.
-func (s *Snapshot) Header() string { return header(s, summaryMax) }
+func (s *Snapshot) Header() string { return header(s, summaryMax, true) }
+
+// Glance is [Snapshot.Header] for a reader who was just told the page's URL (an action's result
+// names the page it led to): the same lines with the title alone on the first.
+func (s *Snapshot) Glance() string { return header(s, summaryMax, false) }
 
 // Outline is Text after the header ([Snapshot.Header]): what was left out, the outline. It is the
 // whole Text for a snapshot not rendered in this process (decoded from JSON).
@@ -336,12 +340,16 @@ func (s *Snapshot) Outline() string {
 	return s.Text[s.outlineAt:]
 }
 
-// header renders the page's facts and its summary, the summary in at most summary bytes.
-func header(s *Snapshot, summary int) string {
+// header renders the page's facts and its summary, the summary in at most summary bytes; the
+// first line names the page's URL when withURL is set (or the page has no title).
+func header(s *Snapshot, summary int, withURL bool) string {
 	var b strings.Builder
-	if s.Title != "" {
+	switch {
+	case s.Title != "" && withURL:
 		b.WriteString("# " + clip(s.Title, 120) + " — " + s.URL + "\n")
-	} else {
+	case s.Title != "":
+		b.WriteString("# " + clip(s.Title, 120) + "\n")
+	default:
 		b.WriteString("# " + s.URL + "\n")
 	}
 	if s.Loading {

@@ -380,8 +380,8 @@ func Summarize(root *Node) *Summary {
 	}
 	inCollection := map[*Node]bool{}
 	for _, c := range Collections(root) {
-		if len(c.Items) > 0 && inCollection[c.Items[0][0]] || c.Container != nil && inForm[c.Container] {
-			continue // inside a larger one, or a form's choices
+		if len(c.Items) > 0 && inCollection[c.Items[0][0]] || c.Container != nil && (inForm[c.Container] || c.Container.Role == "row") {
+			continue // inside a larger one, a form's choices, or the columns of one row
 		}
 		ci := CollectionInfo{Role: c.Role, Count: len(c.Items)}
 		if c.Container != nil {
@@ -548,7 +548,7 @@ func (s *Summary) text(limit int) string {
 			}
 			parts = append(parts, p)
 		}
-		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — the extract action reads them as records", len(s.Collections), "collections"))
+		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — extract reads them as records", len(s.Collections), "collections"))
 	}
 	if len(s.Actions) > 0 {
 		var parts []string

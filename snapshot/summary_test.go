@@ -24,7 +24,8 @@ func TestSummary(t *testing.T) {
 	for i := range 4 {
 		cards = append(cards, card(i)...)
 	}
-	header := pagetest.El("row", "", pagetest.El("columnheader", "Name"), pagetest.El("columnheader", "Price"))
+	header := pagetest.El("row", "", pagetest.El("columnheader", "Name"), pagetest.El("columnheader", "Price"),
+		pagetest.El("columnheader", "Stock"), pagetest.El("columnheader", "Note"))
 	var rows []any
 	rows = append(rows, header)
 	for i := range 5 {
@@ -77,11 +78,11 @@ func TestSummary(t *testing.T) {
 				pagetest.El("button", "Filter", pagetest.Ref("e5")),
 			}, cards...)...),
 			"signed in",
-			[]string{`# looks signed in (button "Sign out" e4)`, `# repeats: 4 headings (like e10) — the extract action reads them as records`,
+			[]string{`# looks signed in (button "Sign out" e4)`, `# repeats: 4 headings (like e10) — extract reads them as records`,
 				`# main actions: button "Filter" e5`},
 			[]string{"links in navigation", "Add to cart"}},
 		{"table with a header row", pagetest.Page("https://a.test/t", "T", pagetest.El("table", "Prices", rows...)),
-			"", []string{`# repeats: 5 rows in table "Prices" — the extract action reads them as records`}, []string{"# looks"}},
+			"", []string{`# repeats: 5 rows in table "Prices" — extract reads them as records`}, []string{"# looks", "columnheaders"}},
 		{"capped", pagetest.Page("https://a.test/f", "F", many...), "",
 			[]string{`# forms: form "F0" (textbox "A" e100, textbox "B" e200, textbox "C" e300, textbox "D" e400, textbox "E" e500, textbox "F" e600, 1 more; submit button "Go" e800); 8 more forms`},
 			[]string{"F3"}},

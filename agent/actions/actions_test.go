@@ -244,7 +244,7 @@ func TestPageActions(t *testing.T) {
 		t.Fatalf("frame button not clicked:\n%s", s2.Text)
 	}
 	act(t, ctx, id, Do(Type{Ref: refFor(t, s, `textbox "Name"`), Text: "Zed", Submit: true}))
-	if r := act(t, ctx, id, Do(Wait{Text: "Zed"})); !strings.Contains(r.Message, "done waiting") {
+	if r := act(t, ctx, id, Do(Wait{Text: "Zed"})); !strings.Contains(r.Message, "done waiting") || !strings.Contains(r.Message, "the text appeared") {
 		t.Fatal(r.Message)
 	}
 	act(t, ctx, id, Do(Click{Ref: refFor(t, s, `button "Click me"`), Double: true}))

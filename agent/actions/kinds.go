@@ -185,7 +185,7 @@ func (p *Drag) Validate() error {
 // Select chooses options of a native select, ARIA combobox or listbox.
 type Select struct {
 	Ref    string  `json:"ref" cli:"ref"`
-	Values Strings `json:"values" jsonschema:"options to select" cli:"list"`
+	Values Strings `json:"values" cli:"list"`
 }
 
 // Validate checks the ref and that there are values.
@@ -210,7 +210,7 @@ func (p *Check) Validate() error { return checkRef(p.Ref, "ref", true) }
 
 // Fill fills several form fields.
 type Fill struct {
-	Fields []Field `json:"fields" jsonschema:"fields to fill" cli:"pairs"`
+	Fields []Field `json:"fields" cli:"pairs"`
 }
 
 // Field is one form field to fill: text for text fields, an option for selects, and

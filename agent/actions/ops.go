@@ -106,7 +106,7 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 			return nil, ctx.Err()
 		}
 	}
-	var what string
+	var what, done string // what is awaited (for a timeout's error), what happened (the caller named it)
 	var check func() (bool, error)
 	switch {
 	case a.Text != "" || a.TextGone != "":
@@ -116,9 +116,9 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 		}
 		b, _ := json.Marshal(t)
 		expr := pageTextJS + "(" + string(b) + ")"
-		what = fmt.Sprintf("text %q to appear", t)
+		what, done = fmt.Sprintf("text %q to appear", t), "the text appeared"
 		if gone {
-			what = fmt.Sprintf("text %q to disappear", t)
+			what, done = fmt.Sprintf("text %q to disappear", t), "the text is gone"
 		}
 		check = func() (bool, error) {
 			v, err := s.evalValue(ctx, ts, expr)
@@ -128,14 +128,14 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 			return (string(v) == "true") != gone, nil
 		}
 	case a.URL != "":
-		what = fmt.Sprintf("the URL to match %q", a.URL)
+		what, done = fmt.Sprintf("the URL to match %q", a.URL), "the URL matches"
 		check = func() (bool, error) {
 			u := s.targetInfo(ctx, ts.id).URL
 			return u == a.URL || strings.Contains(u, a.URL), nil
 		}
 	case a.State != "":
 		st := strings.ToLower(a.State)
-		what = "load state " + st
+		what, done = "load state "+st, "the page reached "+st
 		check = func() (bool, error) {
 			v, err := s.evalValue(ctx, ts, "document.readyState")
 			if err != nil {
@@ -152,7 +152,7 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 			}
 		}
 	default:
-		what = fmt.Sprintf("%s to be true", clip(a.Expression, 80))
+		what, done = fmt.Sprintf("%s to be true", clip(a.Expression, 80)), "the expression is true"
 		check = func() (bool, error) {
 			v, err := s.evalValue(ctx, ts, a.Expression)
 			if err != nil {
@@ -178,7 +178,7 @@ func (r *runner) wait(ctx context.Context, a *Wait) (*Result, error) {
 			return nil, err
 		}
 		if ok {
-			res := &Result{Message: fmt.Sprintf("done waiting for %s (%.1fs)", what, time.Since(start).Seconds())}
+			res := &Result{Message: fmt.Sprintf("done waiting (%.1fs): %s", time.Since(start).Seconds(), done)}
 			info := s.targetInfo(ctx, ts.id)
 			res.URL, res.Title = info.URL, info.Title
 			return res, nil

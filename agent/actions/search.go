@@ -67,15 +67,18 @@ func (p *Search) matches(n *snapshot.Node) bool {
 	return p.re == nil || p.re.MatchString(hay)
 }
 
-// SearchPage answers the elements of snap's page model that p (validated) asks for, in
-// document order, at most p.Limit (default 20) of them, and how many matched in all. A text
-// match answers the nearest element with a ref around the text.
+// SearchPage answers the elements of snap's page model that p (validated) asks for, at most
+// p.Limit (default 20) of them, and how many matched in all. A text match answers the nearest
+// element with a ref around the text. Elements named exactly as the text come first; when
+// there are some and no limit is given, only the first few ([nearMatches]) of the others follow,
+// in document order.
 func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total int) {
 	limit := p.Limit
 	if limit == 0 {
 		limit = 20
 	}
 	seen := map[string]bool{}
+	var exact, other []SearchMatch
 	for _, n := range snap.Nodes() {
 		if n.Role == "document" || !p.matches(n) {
 			continue
@@ -101,12 +104,25 @@ func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total 
 		}
 		seen[key] = true
 		total++
-		if len(found) < limit {
-			found = append(found, m)
+		switch {
+		case p.Text != "" && strings.EqualFold(strings.TrimSpace(n.Name), strings.TrimSpace(p.Text)):
+			if len(exact) < limit {
+				exact = append(exact, m)
+			}
+		case len(other) < limit:
+			other = append(other, m)
 		}
 	}
-	return found, total
+	if len(exact) > 0 && p.Limit == 0 {
+		other = other[:min(len(other), nearMatches)]
+	}
+	found = append(exact, other...)
+	return found[:min(len(found), limit)], total
 }
+
+// nearMatches is how many matches not named exactly as the text follow the exact ones by
+// default: the exact ones are most likely what was looked for.
+const nearMatches = 5
 
 // search reads the whole page (every frame, no budget) and answers the matching elements.
 func (r *runner) search(ctx context.Context, p *Search) (*Result, error) {
@@ -122,7 +138,7 @@ func (r *runner) search(ctx context.Context, p *Search) (*Result, error) {
 		fmt.Fprintf(&b, "%d matches", total)
 	}
 	if total > len(found) {
-		b.WriteString(", the first " + strconv.Itoa(len(found)) + " shown (narrow the search or raise limit)")
+		b.WriteString(", " + strconv.Itoa(len(found)) + " shown (narrow the search for others)")
 	}
 	for _, m := range found {
 		b.WriteString("\n- " + m.Line)

@@ -38,6 +38,9 @@ func TestSearchPage(t *testing.T) {
 		{"role and text", Search{Role: "button", Text: "product 3"}, []string{"e13"}, 1, ""},
 		{"text answers the element around it", Search{Text: "description of product 4"}, nil, 1, `region "Product 4"`},
 		{"limit", Search{Role: "button", Limit: 2}, []string{"e10", "e11"}, 30, ""},
+		// the elements named exactly so first, then a few of the others (not all 44)
+		{"exact names first", Search{Text: "product 1"}, []string{"e11"}, 44, ""},
+		{"exact names first, with a limit", Search{Role: "button", Text: "add product 1 to cart", Limit: 3}, []string{"e11"}, 1, ""},
 		{"nothing", Search{Text: "no such thing"}, nil, 0, ""},
 	}
 	for _, c := range cases {
@@ -54,6 +57,9 @@ func TestSearchPage(t *testing.T) {
 			}
 			if !slices.Equal(refs, c.refs) || total != c.total {
 				t.Errorf("refs %v of %d, want %v of %d (%+v)", refs, total, c.refs, c.total, found)
+			}
+			if c.name == "exact names first" && (len(found) != 2+nearMatches || found[0].Line != `region "Product 1"` || found[1].Line != `heading "Product 1" [level=3]`) {
+				t.Errorf("found %+v, want the region and heading named so, then %d others", found, nearMatches)
 			}
 			if c.context != "" && (len(found) == 0 || !strings.HasPrefix(found[0].Context, c.context)) {
 				t.Errorf("context %+v, want %q", found, c.context)

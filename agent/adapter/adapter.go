@@ -29,8 +29,9 @@ func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 // ModelMaxTokens is the token budget of the outline the model reads (the page model under
 // Root stays whole); what it leaves out, the model finds with the search tool. The outline of a
 // page stays in the model's history until a newer one supersedes it, so it weighs on every
-// step: 1,200 tokens keeps a step on a large page near 3,000 tokens in all.
-const ModelMaxTokens = 1200
+// step: 700 tokens (a few examples of each repeated item, the fields, what is in view) keeps a
+// step on a large page under 3,000 tokens in all.
+const ModelMaxTokens = 700
 
 // Snapshot returns the tab's compact role snapshot: its page model and outline text, the text
 // within ModelMaxTokens.

@@ -9,24 +9,21 @@ import (
 
 // changes says what changed from page model before to after (see [snapshot.Compare]): added,
 // removed and changed elements, refs as they are (refs are stable across snapshots of a tab, so
-// the changes never merely renumber the page). The new values of the fields the action set
-// (set) are left out: its message states them. A page the client has not seen (no before, or
-// another URL) gets its short summary ([snapshot.Snapshot.Header]): the client asks for its
-// outline with snapshot when it needs it. Changes longer than the new outline give the
-// outline instead.
+// the changes never merely renumber the page); "" when nothing changed. The new values of the
+// fields the action set (set) are left out: its message states them. A page the client has not
+// seen (no before, or another URL) gets its short summary ([newPage]): the client asks for its
+// outline with snapshot when it needs it. Changes longer than the new outline give the outline
+// instead.
 func changes(before, after *snapshot.Snapshot, set []string) string {
 	if before == nil || before.URL != after.URL {
-		return newPage(after)
+		return newPage(after, false)
 	}
 	d := snapshot.Compare(before, after)
 	d.Changes = slices.DeleteFunc(d.Changes, func(c snapshot.Change) bool {
 		return c.Kind == snapshot.Changed && c.After.Ref != "" && slices.Contains(set, c.After.Ref)
 	})
 	if d.Empty() {
-		if len(set) > 0 {
-			return "No other change in the page."
-		}
-		return "No change in the page."
+		return ""
 	}
 	out := d.Render(0)
 	if len(out) >= len(after.Text) {
@@ -35,9 +32,13 @@ func changes(before, after *snapshot.Snapshot, set []string) string {
 	return "Changes:\n" + out
 }
 
-// newPage is the result's view of a page just reached: its summary, and how to read it all.
-func newPage(after *snapshot.Snapshot) string {
-	return "Now on this page (snapshot reads its outline):\n" + after.Header()
+// newPage is the result's view of a page just reached: its summary (its "# " lines say it is
+// one), the URL in it unless the result already named it (told).
+func newPage(after *snapshot.Snapshot, told bool) string {
+	if told {
+		return after.Glance()
+	}
+	return after.Header()
 }
 
 // setFields are the refs of the fields action a sets to values its message states (type,

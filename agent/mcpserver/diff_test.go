@@ -28,7 +28,7 @@ func TestChanges(t *testing.T) {
 		not           []string
 		set           []string
 	}{
-		{name: "same", before: page("Ready"), after: page("Ready"), want: []string{"No change in the page."}},
+		{name: "same", before: page("Ready"), after: page("Ready"), not: []string{"Sign up", "change"}},
 		{name: "status reworded", before: page("Ready"), after: page("Hello, Ada"),
 			want: []string{"Changes:\n~ text: Hello, Ada (was: \"Ready\")"},
 			not:  []string{"Sign up", "Other page", "[ref=e2]"}},
@@ -36,14 +36,17 @@ func TestChanges(t *testing.T) {
 		{name: "typed", before: page("Ready"), after: named("Ada", "Hello, Ada"), set: []string{"e1"},
 			want: []string{`~ text: Hello, Ada (was: "Ready")`}, not: []string{`textbox "Name"`}},
 		{name: "typed, nothing else", before: page("Ready"), after: named("Ada", "Ready"), set: []string{"e1"},
-			want: []string{"No other change in the page."}, not: []string{"Ada"}},
+			not: []string{"Ada", "change"}},
 		// a page the client has not seen: its summary, not its outline (snapshot reads that)
-		{name: "new page", before: page("Ready"), after: other, want: []string{"Now on this page (snapshot reads its outline):\n# Other — https://a.test/other\n", `# main actions: button "Save" e9`},
+		{name: "new page", before: page("Ready"), after: other, want: []string{"# Other — https://a.test/other\n", `# main actions: button "Save" e9`},
 			not: []string{`- heading "Other"`, "[ref=e9]"}},
 		{name: "first look", before: nil, after: page("Ready"), want: []string{"# Sign up — https://a.test/signup"}, not: []string{`- textbox "Name"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := changes(tc.before, tc.after, tc.set)
+			if tc.want == nil && got != "" {
+				t.Errorf("changes %q, want none (nothing changed)", got)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("changes lack %q:\n%s", w, got)
@@ -55,5 +58,17 @@ func TestChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNewPage: a page just reached is its summary, with its URL only when the result did not
+// name it already.
+func TestNewPage(t *testing.T) {
+	p := pagetest.Page("https://a.test/other", "Other", pagetest.El("button", "Save", pagetest.Ref("e9")))
+	if got := newPage(p, false); !strings.HasPrefix(got, "# Other — https://a.test/other\n") || !strings.Contains(got, `button "Save" e9`) {
+		t.Errorf("newPage, not told:\n%s", got)
+	}
+	if got := newPage(p, true); !strings.HasPrefix(got, "# Other\n") || strings.Contains(got, "https://") || !strings.Contains(got, `button "Save" e9`) {
+		t.Errorf("newPage, told the URL:\n%s", got)
 	}
 }

@@ -178,7 +178,7 @@ func (s *Server) MCP(spec string) (*mcp.Server, error) {
 // instructions tell the client's model how the tools fit together.
 const instructions = `tabrelay drives the browser tabs the user shared (their own logged-in browser). ` +
 	`Call snapshot to read the page as an outline with element refs (e12), then act with those refs. ` +
-	`After an action the result lists what changed in the outline (+ added, - removed, ~ changed), or after a navigation a summary of the new page; pass "snapshot": true for the whole new outline. ` +
+	`After an action the result lists what changed in the outline (+ added, - removed, ~ changed; nothing when nothing did), or after a navigation a summary of the new page ("# " lines; snapshot reads its outline); pass "snapshot": true for the whole new outline. ` +
 	`A ref from an older page fails: take a new snapshot. Tabs are listed by tabs and chosen with switch_tab.`
 
 // Handler serves the MCP server over the streamable HTTP transport. The query parameter

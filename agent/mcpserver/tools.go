@@ -180,14 +180,19 @@ func acts(k *actions.Kind) func(*Server, *call) (*mcp.CallToolResult, error) {
 		c.st.saw(tab, after)
 		var b strings.Builder
 		b.WriteString(res.TextBesidePage()) // what follows shows the page
+		page := ""
 		switch {
 		case opt.Snapshot:
-			b.WriteString("\n\n" + after.Text)
+			page = after.Text
 		case k.Risk == actions.Navigates || before == nil || before.URL != after.URL:
-			b.WriteString("\n\n" + newPage(after))
+			// the message names the page it led to when it set the result's URL
+			page = newPage(after, res.URL == after.URL)
 			c.st.tell(tab, after.Header())
 		default:
-			b.WriteString("\n\n" + changes(before, after, setFields(a)))
+			page = changes(before, after, setFields(a)) // nothing when nothing changed
+		}
+		if page != "" {
+			b.WriteString("\n\n" + page)
 		}
 		return text("%s", b.String()), nil
 	}

@@ -687,8 +687,13 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		}
 	}
 	if isReadOnlyTool(tool) {
-		// the page did not change: the result is the observation
-		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
+		// the page did not change: the result is the observation, with the page's title and
+		// URL only when they are not the ones the model last saw
+		text := out.Text()
+		if out.URL == "" || (out.URL == l.lastURL && out.Title == l.lastTitle) {
+			text = out.TextBesidePage()
+		}
+		return result{text: "result:\n" + pageBlock(capLines(text, maxResultText, "not shown"))}
 	}
 	if l.unobserved {
 		_ = l.refreshTab() // the step's record names the URL after it
@@ -945,10 +950,10 @@ func (l *loop) observeWith(head string) result {
 		fmt.Fprintf(&b, "title now:\n%s\n", pageBlock(truncate(l.lastTitle, 120)))
 	}
 	if d.Empty() {
-		b.WriteString("no change in the page outline" + dialogNote(snap))
+		b.WriteString("page unchanged" + dialogNote(snap))
 		return result{text: b.String()}
 	}
-	fmt.Fprintf(&b, "changes since the last snapshot (+ added, - removed, ~ changed):\n%s%s", pageBlock(changes), dialogNote(snap))
+	fmt.Fprintf(&b, "changes:\n%s%s", pageBlock(changes), dialogNote(snap))
 	return result{text: b.String()}
 }
 

@@ -461,6 +461,23 @@ func TestPromptSize(t *testing.T) {
 	}
 }
 
+// TestReadResultLeavesOutTheKnownPage: a read's result (find) names its page only when it is not
+// the page the model last saw; the matches come alone.
+func TestReadResultLeavesOutTheKnownPage(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.ToolCall("find", `{"text":"search"}`), llmtest.ToolCall("finish", `{"answer":"found it"}`))
+	if _, err := newRunner(t, srv, newShop(), nil).Run(context.Background(), "Find the search box", "tab1"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	got := reqs[1].Last().Text
+	if !strings.Contains(got, `searchbox "Search" [ref=e2]`) || strings.Contains(got, "Page:") || strings.Contains(got, "https://shop.test") {
+		t.Errorf("the find result repeats the page the model has:\n%s", got)
+	}
+}
+
 func TestStreamingEvents(t *testing.T) {
 	srv := llmtest.NewOpenAI(t, llmtest.Text("The kettle costs 39 EUR."))
 	r := newRunner(t, srv, newShop(), func(o *task.Options) { o.Stream = true })

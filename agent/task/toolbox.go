@@ -129,5 +129,5 @@ func toolboxPrompt(tools []llms.Tool) string {
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
-	return "\n\nSkills (" + strings.Join(names, ", ") + ") replay the user's saved procedures without you: for a routine task (a site search, a form, a table) look for one first, run it with parameters from the goal (never invented), then check the page."
+	return "\n\nSkills (" + strings.Join(names, ", ") + ") replay the user's saved procedures: for a routine task (site search, form, table) look for one first; run it with parameters from the goal (never invented), then check the page."
 }

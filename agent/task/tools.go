@@ -101,7 +101,7 @@ func toolsFrom(reg *actions.Registry, vision bool) (core, more []llms.Tool) {
 		names[i] = t.Function.Name
 	}
 	core = append(core, loopTools()...)
-	core = append(core, tool(toolMore, "Enable more tools by name: "+strings.Join(names, ", ")+" (no names: what they do).",
+	core = append(core, tool(toolMore, "Enable tools: "+strings.Join(names, ", ")+" (none named: what they do).",
 		obj(map[string]any{"enable": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}})))
 	return core, more
 }
@@ -109,19 +109,19 @@ func toolsFrom(reg *actions.Registry, vision bool) (core, more []llms.Tool) {
 // loopTools are the loop's own tools, which are not browser actions.
 func loopTools() []llms.Tool {
 	return []llms.Tool{
-		tool(toolUpdatePlan, "Set the plan: 2-7 short steps with their status.", obj(map[string]any{
+		tool(toolUpdatePlan, "Keep a plan for a multi-step goal.", obj(map[string]any{
 			"steps": map[string]any{"type": "array", "items": obj(map[string]any{
-				"text": str("step"), "status": str("pending, active, done or failed"),
+				"text": str(""), "status": str("pending, active, done or failed"),
 			}, "text", "status")},
 		}, "steps")),
-		tool(toolFinish, "Goal achieved: the answer, or what was done in a line.", obj(map[string]any{"answer": str("for the user")}, "answer")),
-		tool(toolFail, "The goal cannot be achieved: why, and what the user could do.", obj(map[string]any{"reason": str("")}, "reason")),
-		tool(toolAskUser, "Ask the user what the goal leaves open; waits for the answer.", obj(map[string]any{
+		tool(toolFinish, "Goal reached.", obj(map[string]any{"answer": str("for the user")}, "answer")),
+		tool(toolFail, "The goal cannot be reached.", obj(map[string]any{"reason": str("")}, "reason")),
+		tool(toolAskUser, "Ask the user; waits for the answer.", obj(map[string]any{
 			"question": str(""),
-			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "answers to offer"},
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
 		}, "question")),
-		tool(toolHandOver, "Let the person do what only they may (sign-in, CAPTCHA, 2FA) in this tab; waits for them, then shows the page.", obj(map[string]any{
-			"instruction": str("what they must do"),
+		tool(toolHandOver, "The person does a step in this tab (sign-in, CAPTCHA, 2FA); waits for them.", obj(map[string]any{
+			"instruction": str(""),
 		}, "instruction")),
 	}
 }

@@ -46,14 +46,20 @@ func agentMoves(p int) []agentMove {
 // agentPageElements is the size of the benchmark's page (gen.html: 10 elements per product).
 const agentPageElements = 20000
 
+// agentStall is how long the benchmark's task may go without a step ending before it counts as
+// stuck: each step of the task, not the whole of it, is bounded, so a slow (loaded) machine only
+// makes the task longer.
+const agentStall = 3 * time.Minute
+
 // runAgent runs agentMoves as a task of the in-process agent on /gen.html?n=20000 through the
 // real extension, with the model played by the scripted OpenAI-protocol server, and reports
 // what each model call cost in tokens (the whole request: system prompt, tool schemas, history
 // and observations), in all and not in the previous request's prefix (what a provider's prompt
 // cache would not hold). The targets (first step ≤ 5,000, median ≤ 3,000, whole task ≤ 30,000)
-// are reported, not asserted.
+// are reported, not asserted. The task starts once the page holds all its products, and ends
+// with an error only when it stops making progress ([agentStall]).
 func runAgent(cfg config, r *Results) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	model := llmtest.NewServer("openai")
 	defer model.Close()
@@ -66,18 +72,24 @@ func runAgent(cfg config, r *Results) error {
 	for _, mv := range moves {
 		model.Push(llmtest.Dynamic(func(req llmtest.Request) llmtest.Reply { return playMove(req, mv) }))
 	}
-	s, err := startReal(ctx, fmt.Sprintf("/gen.html?n=%d", n),
+	launch, cancelLaunch := context.WithTimeout(ctx, 5*time.Minute) // starting processes, not the page
+	s, err := startReal(launch, fmt.Sprintf("/gen.html?n=%d", n),
 		llm.EnvProvider+"=openai-compatible", llm.EnvBaseURL+"="+model.URL, llm.EnvModel+"=bench", llm.EnvAPIKey+"=bench")
+	cancelLaunch()
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	if err := waitGenerated(ctx, s, n/10); err != nil {
+		return err
+	}
 
 	var started api.TaskStarted
 	if err := s.rp.api(ctx, "POST", "/api/tasks", map[string]any{"goal": fmt.Sprintf("Put product %d in the cart with gift wrap, then open the quick view of product 5", product), "tab": s.tab.TargetID}, &started); err != nil {
 		return err
 	}
 	var tk task.Task
+	progress, steps := time.Now(), -1
 	for {
 		if err := s.rp.api(ctx, "GET", "/api/tasks/"+started.ID, nil, &tk); err != nil {
 			return err
@@ -85,12 +97,14 @@ func runAgent(cfg config, r *Results) error {
 		if tk.Status.Done() {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			dumpRequests(model.Requests())
-			return fmt.Errorf("the agent task did not end after %d model calls: %w", model.Calls(), ctx.Err())
-		case <-time.After(200 * time.Millisecond):
+		if ended := endedSteps(tk.Steps); ended != steps {
+			progress, steps = time.Now(), ended
 		}
+		if time.Since(progress) > agentStall {
+			dumpRequests(model.Requests())
+			return fmt.Errorf("the agent task made no progress for %s after %d model calls and %d steps", agentStall, model.Calls(), steps)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	reqs := model.Requests()
 	dumpRequests(reqs)
@@ -183,6 +197,44 @@ func dumpRequests(reqs []llmtest.Request) {
 	if dir := os.Getenv("BENCH_DUMP"); dir != "" {
 		for i, q := range reqs {
 			_ = os.WriteFile(fmt.Sprintf("%s/agent-request-%d.json", dir, i+1), q.Body, 0o644)
+		}
+	}
+}
+
+// endedSteps is how many of steps have ended.
+func endedSteps(steps []task.Step) int {
+	n := 0
+	for _, st := range steps {
+		if st.Status != task.StepRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// waitGenerated waits until the shared gen.html tab has loaded and holds all its cards
+// (products): a page of 20,000 elements takes a while to build on a loaded machine, and a task
+// started earlier would read half a page. It gives up when the page stops growing for a minute.
+func waitGenerated(ctx context.Context, s *realSetup, cards int) error {
+	last, since := -1, time.Now()
+	for {
+		var st struct {
+			Ready string `json:"ready"`
+			Cards int    `json:"cards"`
+		}
+		err := s.b.PageEval(ctx, s.tab, `({ready: document.readyState, cards: document.querySelectorAll('#main section').length})`, &st)
+		switch {
+		case err == nil && st.Ready == "complete" && st.Cards >= cards:
+			return nil
+		case err == nil && st.Cards != last:
+			last, since = st.Cards, time.Now()
+		case time.Since(since) > time.Minute:
+			return fmt.Errorf("the generated page stopped at %d of %d products (%s; %v)", st.Cards, cards, st.Ready, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
