@@ -131,6 +131,16 @@ func (d *desktop) key(t *testing.T, keys ...string) {
 	d.xdo(t, append([]string{"key", "--clearmodifiers"}, keys...)...)
 }
 
+// toggleShare presses Alt+Shift+S on tab and waits until its badge reads badge ("ON" shared,
+// "" not); did is what the key was to do, for the failure message.
+func (d *desktop) toggleShare(t *testing.T, ctx context.Context, ae *agentEnv, tab browser.Tab, badge, did string) {
+	t.Helper()
+	d.key(t, "alt+shift+s")
+	if err := ae.b.WaitBadge(ctx, tab, badge); err != nil {
+		t.Fatalf("Alt+Shift+S did not %s: %v", did, err)
+	}
+}
+
 // typeText types s in the focused window.
 func (d *desktop) typeText(t *testing.T, s string) {
 	t.Helper()
@@ -275,12 +285,9 @@ func TestDesktopAgentLetsGo(t *testing.T) {
 	if bare < 0 {
 		t.Fatal("the desktop page is not on screen")
 	}
-	d.key(t, "alt+shift+s")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	d.screenshot(t, "shared-no-agent-yet")
 	for round := 1; round <= 2; round++ {
 		if code, err := ae.command(t, tab, "click press me"); err != "" {
@@ -314,23 +321,14 @@ func TestDesktopReshareAfterAgent(t *testing.T) {
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	if code, err := ae.command(t, tab, "click press me"); err != "" {
 		t.Fatalf("first command: %d %s", code, err)
 	}
 	d.screenshot(t, "agent-acted")
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, ""); err != nil {
-		t.Fatalf("Alt+Shift+S did not stop sharing: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "", "stop sharing")
 	d.screenshot(t, "unshared")
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab again: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab again")
 	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
 		_, ok := ae.sharedTabIDs(t)[tab.TabID]
 		return ok, "not listed"
@@ -362,10 +360,7 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	d.screenshot(t, "shared-in-group")
 	// the tab strip: the group's label first, then the tab; right-click the tab, first item
 	d.click(t, 180, 20, 3)
@@ -458,10 +453,7 @@ func TestDesktopBarDismissed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bare := pageTop(d.screenshot(t, "before-sharing"))
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	if code, err := ae.command(t, tab, "click press me"); err != "" {
 		t.Fatalf("command: %d %s", code, err)
 	}
@@ -488,10 +480,7 @@ func TestDesktopBarDismissed(t *testing.T) {
 	if on, top := barShown(d.screenshot(t, "bar-dismissed"), bare); on {
 		t.Fatalf("the bar is still there after Cancel (page starts at %d)", top)
 	}
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab again: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab again")
 	if _, color, _ := ae.badge(t, tab); color != badgeGreen {
 		t.Fatalf("a shared tab's badge colour is %s, want green %s", color, badgeGreen)
 	}
@@ -513,10 +502,7 @@ func TestDesktopSidePanelCommand(t *testing.T) {
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, "ON"); err != nil {
-		t.Fatalf("Alt+Shift+S did not share the tab: %v", err)
-	}
+	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	d.key(t, "alt+shift+y")
 	// the panel's page, found over the harness's control channel to read it (never to drive it)
 	var panelPage browser.Tab

@@ -165,7 +165,7 @@ func (fb *fastPathBench) prepare() error {
 	if fb.signin == "" || fb.fullName == "" {
 		return fmt.Errorf("the snapshot of %s lacks a ref for button \"Sign in\" or textbox \"Full name\":\n%s", fastPathPage, snap.Text)
 	}
-	if fb.cdp, err = cdpclient.Dial(fb.ctx, "ws://"+fb.s.rp.addr+"/cdp?token="+fb.s.rp.token, nil); err != nil {
+	if fb.cdp, err = cdpclient.Dial(fb.ctx, fb.s.rp.cdpURL(), nil); err != nil {
 		return fmt.Errorf("connect to tabrelay's CDP endpoint: %w", err)
 	}
 	if fb.sid, err = attachFlat(fb.ctx, fb.cdp, fb.s.tab.TargetID); err != nil {

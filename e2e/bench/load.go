@@ -22,7 +22,7 @@ func runLoad(cfg config, r *Results) error {
 		return err
 	}
 	defer s.close()
-	relayURL := "ws://" + s.rp.addr + "/cdp?token=" + s.rp.token
+	relayURL := s.rp.cdpURL()
 	ownURL := s.b.ControlURL
 
 	// many clients on one tab

@@ -100,7 +100,7 @@ func runReal(cfg config, r *Results) error {
 		}
 		return d, nil
 	}
-	relayC, err := cdpclient.Dial(ctx, "ws://"+s.rp.addr+"/cdp?token="+s.rp.token, nil)
+	relayC, err := cdpclient.Dial(ctx, s.rp.cdpURL(), nil)
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,9 @@ func startRelay(env ...string) (*relayProc, error) {
 	return p, nil
 }
 
+// cdpURL is the relay's browser-level endpoint, the secret in its query.
+func (p *relayProc) cdpURL() string { return "ws://" + p.addr + "/cdp?token=" + p.token }
+
 // stop interrupts the process (killing it after 5 s) and removes its home.
 func (p *relayProc) stop() {
 	_ = p.cmd.Process.Signal(os.Interrupt)
@@ -287,7 +290,7 @@ func runRelay(cfg config, r *Results) error {
 	defer direct.stop()
 
 	dialRelay := func() (*cdpclient.Client, string, error) {
-		c, err := cdpclient.Dial(ctx, "ws://"+rp.addr+"/cdp?token="+rp.token, nil)
+		c, err := cdpclient.Dial(ctx, rp.cdpURL(), nil)
 		if err != nil {
 			return nil, "", err
 		}

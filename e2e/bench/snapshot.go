@@ -75,7 +75,7 @@ func runSnapshot(cfg config, r *Results) error {
 		return err
 	}
 	defer s.close()
-	c, err := cdpclient.Dial(ctx, "ws://"+s.rp.addr+"/cdp?token="+s.rp.token, nil)
+	c, err := cdpclient.Dial(ctx, s.rp.cdpURL(), nil)
 	if err != nil {
 		return err
 	}
