@@ -33,6 +33,15 @@ type outbox struct {
 	sending, wrote func(msg []byte)
 	// join, when set, may turn the messages taken into fewer frames (see batchFrames).
 	join func(msgs [][]byte) [][]byte
+
+	// held, when set, is asked on each push whether the goroutine pushing (which holds the
+	// hub's lock) will hand the outbox to flush itself once it lets the lock go: it then
+	// remembers the outbox and returns true, and the push wakes nobody (see Hub.holdWakes).
+	held func(o *outbox) bool
+	// through, when set, writes a batch on the connection from the calling goroutine (see
+	// flush); cheap reports whether a batch of n bytes can be written there without blocking.
+	through func(msgs [][]byte)
+	cheap   func(n int) bool
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -47,11 +56,10 @@ func (o *outbox) push(b []byte) bool {
 	}
 	o.q = append(o.q, b)
 	o.bytes += len(b)
-	budget := o.budget
+	budget, held := o.budget, o.held
 	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if held == nil || !held(o) {
+		o.signal()
 	}
 	if budget != nil {
 		budget.charge(len(b))
@@ -76,7 +84,7 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 			}
 			return q, nil
 		}
-		closed := (o.closed || o.dropped) && len(o.q) == 0
+		closed := (o.closed || o.dropped) && len(o.q) == 0 && !o.writing
 		o.mu.Unlock()
 		if closed {
 			return nil, errOutboxClosed
@@ -89,13 +97,50 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 	}
 }
 
+// flush writes what is queued from the calling goroutine when that is cheap: the outbox has a
+// writer that accepts it (through), nobody else is writing, and the connection takes the batch
+// without blocking (cheap). Otherwise it wakes the outbox's writer goroutine, as push does.
+// Writing in the goroutine that queued a message saves waking another thread for it, which on
+// a small machine costs more than the write itself.
+func (o *outbox) flush() {
+	o.mu.Lock()
+	if o.writing || len(o.q) == 0 {
+		o.mu.Unlock()
+		return // the writer holding the role sees the queue when it lets go (release)
+	}
+	through := o.through
+	if through == nil || o.closed || o.dropped || !o.cheap(o.bytes) {
+		o.mu.Unlock()
+		o.signal()
+		return
+	}
+	o.writing = true
+	q := o.q
+	o.taken += o.bytes
+	o.q, o.bytes = nil, 0
+	join := o.join
+	o.mu.Unlock()
+	if join != nil && len(q) > 1 {
+		q = join(q)
+	}
+	through(q)
+	o.release()
+}
+
+// setThrough installs (or, with nil, removes) the writer flush calls; see outbox.through.
+func (o *outbox) setThrough(through func(msgs [][]byte), cheap func(n int) bool) {
+	o.mu.Lock()
+	o.through, o.cheap = through, cheap
+	o.mu.Unlock()
+}
+
 // release gives up the writer role taken by take, waking the next writer if more came.
 func (o *outbox) release() {
 	o.mu.Lock()
 	o.writing = false
 	freed := o.taken
 	o.taken = 0
-	more := len(o.q) > 0
+	more := len(o.q) > 0 || o.closed || o.dropped // a writer waiting to end waits for this one
 	budget := o.budget
 	o.mu.Unlock()
 	if budget != nil {

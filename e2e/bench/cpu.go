@@ -71,3 +71,30 @@ func cpuSince(before, after map[int]int64, relayPid int) cpuSplit {
 }
 
 func (s cpuSplit) total() int64 { return s.clients + s.relay + s.browser }
+
+// threadSleeps counts the times the threads of process pid have gone to sleep waiting for
+// something (voluntary context switches, summed over its threads): each is a wake-up that
+// some message must pay for later. Like CPU time it hardly depends on what else runs. Linux
+// only: 0 elsewhere.
+func threadSleeps(pid int) int64 {
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/[0-9]*")
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t + "/status")
+		if err != nil {
+			continue
+		}
+		const key = "voluntary_ctxt_switches:"
+		i := bytes.Index(b, []byte("\n"+key))
+		if i < 0 {
+			continue
+		}
+		line := b[i+1+len(key):]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		v, _ := strconv.ParseInt(string(bytes.TrimSpace(line)), 10, 64)
+		n += v
+	}
+	return n
+}
