@@ -3,9 +3,11 @@ package e2e
 // The headed tier: Chromium with a window on a virtual X display (Xvfb), driven through the
 // browser's own UI with real input (xdotool: keys, clicks, drags), checked on screenshots of the
 // whole display (ffmpeg's x11grab), which show what no page-level API shows: Chrome's "started
-// debugging this browser" bar, the tab strip and its groups. scripts/setup.sh installs xvfb and
-// xdotool; without them these tests skip, saying so. Each test starts its own display (Xvfb
-// picks a free display number itself) and its own browser, so parallel runs do not collide.
+// debugging this browser" bar, the tab strip and its groups. scripts/setup.sh installs xvfb,
+// xdotool and ffmpeg (`go tool task test` runs it first); without them these tests fail, saying
+// so, as the other end-to-end tests do without Chromium (a skipped test would read as passed in
+// CI); `go test -short` skips them. Each test starts its own display (Xvfb picks a free display
+// number itself) and its own browser, so parallel runs do not collide.
 
 import (
 	"bufio"
@@ -34,8 +36,8 @@ type desktop struct {
 	n       int
 }
 
-// startDesktop starts Xvfb on a free display for the test; the test skips when Xvfb, xdotool
-// or ffmpeg is missing.
+// startDesktop starts Xvfb on a free display for the test; the test fails when Xvfb, xdotool
+// or ffmpeg is missing or Xvfb cannot start.
 func startDesktop(t *testing.T) *desktop {
 	t.Helper()
 	if testing.Short() {
@@ -43,7 +45,7 @@ func startDesktop(t *testing.T) *desktop {
 	}
 	for _, tool := range []string{"Xvfb", "xdotool", "ffmpeg"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("headed desktop test: %s not found (scripts/setup.sh installs xvfb, xdotool and ffmpeg): %v", tool, err)
+			t.Fatalf("headed desktop test: %s not found (`go tool task setup` installs xvfb, xdotool and ffmpeg): %v", tool, err)
 		}
 	}
 	r, w, err := os.Pipe()
@@ -54,7 +56,7 @@ func startDesktop(t *testing.T) *desktop {
 	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x900x24", "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{w}
 	if err := cmd.Start(); err != nil {
-		t.Skipf("headed desktop test: Xvfb cannot run here: %v", err)
+		t.Fatalf("headed desktop test: Xvfb cannot run here: %v", err)
 	}
 	w.Close()
 	t.Cleanup(func() {
@@ -73,7 +75,7 @@ func startDesktop(t *testing.T) *desktop {
 	case <-time.After(20 * time.Second):
 	}
 	if _, err := strconv.Atoi(num); err != nil {
-		t.Skipf("headed desktop test: Xvfb did not start (display %q)", num)
+		t.Fatalf("headed desktop test: Xvfb did not start (display %q)", num)
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tabrelay-desktop-%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
