@@ -29,8 +29,7 @@ func findIn(img image.Image, r image.Rectangle, want [3]int) (x, y int, ok bool)
 	r = r.Intersect(img.Bounds())
 	for py := r.Min.Y; py < r.Max.Y; py++ {
 		for px := r.Min.X; px < r.Max.X; px++ {
-			cr, cg, cb, _ := img.At(px, py).RGBA()
-			if abs(int(cr>>8)-want[0]) < 40 && abs(int(cg>>8)-want[1]) < 40 && abs(int(cb>>8)-want[2]) < 40 {
+			if near(img.At(px, py), want) {
 				sx += px
 				sy += py
 				n++
@@ -140,8 +139,7 @@ func run(img image.Image, y int, want [3]int) (x0, x1 int, ok bool) {
 	b := img.Bounds()
 	x0 = -1
 	for x := b.Min.X; x < b.Max.X; x++ {
-		cr, cg, cb, _ := img.At(x, y).RGBA()
-		match := abs(int(cr>>8)-want[0]) < 40 && abs(int(cg>>8)-want[1]) < 40 && abs(int(cb>>8)-want[2]) < 40
+		match := near(img.At(x, y), want)
 		switch {
 		case match && x0 < 0:
 			x0 = x
@@ -157,8 +155,7 @@ func run(img image.Image, y int, want [3]int) (x0, x1 int, ok bool) {
 func lastOf(img image.Image, y int, want [3]int) (int, bool) {
 	b := img.Bounds()
 	for x := b.Max.X - 1; x >= b.Min.X; x-- {
-		cr, cg, cb, _ := img.At(x, y).RGBA()
-		if abs(int(cr>>8)-want[0]) < 40 && abs(int(cg>>8)-want[1]) < 40 && abs(int(cb>>8)-want[2]) < 40 {
+		if near(img.At(x, y), want) {
 			return x, true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -420,8 +421,7 @@ func findColor(img image.Image, y int, want [3]int) int {
 	b := img.Bounds()
 	sum, n := 0, 0
 	for x := b.Min.X; x < b.Max.X; x++ {
-		r, g, bl, _ := img.At(x, y).RGBA()
-		if abs(int(r>>8)-want[0]) < 40 && abs(int(g>>8)-want[1]) < 40 && abs(int(bl>>8)-want[2]) < 40 {
+		if near(img.At(x, y), want) {
 			sum += x
 			n++
 		}
@@ -430,6 +430,12 @@ func findColor(img image.Image, y int, want [3]int) int {
 		return -1
 	}
 	return sum / n
+}
+
+// near reports whether c is close to the colour want (within 40 in each of red, green, blue).
+func near(c color.Color, want [3]int) bool {
+	r, g, b, _ := c.RGBA()
+	return abs(int(r>>8)-want[0]) < 40 && abs(int(g>>8)-want[1]) < 40 && abs(int(b>>8)-want[2]) < 40
 }
 
 func abs(x int) int {
