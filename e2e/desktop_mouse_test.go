@@ -42,16 +42,17 @@ func findIn(img image.Image, r image.Rectangle, want [3]int) (x, y int, ok bool)
 	return sx / n, sy / n, true
 }
 
-// waitOnScreen takes screenshots until one shows want inside r and returns where.
+// waitOnScreen takes screenshots until two in a row show want inside r at the same place (at
+// rest: Chromium animates menus and buttons into place) and returns where.
 func (d *desktop) waitOnScreen(t *testing.T, name string, r image.Rectangle, want [3]int) (int, int) {
 	t.Helper()
-	var x, y int
-	eventually(t, 10*time.Second, name+" on the screen", func() (bool, string) {
-		var ok bool
-		x, y, ok = findIn(d.screenshot(t, name), r, want)
-		return ok, fmt.Sprintf("no pixel of colour %v in %v", want, r)
+	last, cur := image.Pt(-1, -1), image.Pt(-1, -1)
+	eventually(t, 10*time.Second, name+" on the screen, at rest", func() (bool, string) {
+		x, y, ok := findIn(d.screenshot(t, name), r, want)
+		last, cur = cur, image.Pt(x, y)
+		return ok && cur == last, fmt.Sprintf("colour %v in %v: at %v, before at %v", want, r, cur, last)
 	})
-	return x, y
+	return cur.X, cur.Y
 }
 
 // waitShared waits until the tab's badge reads ON and the relay lists it; by says how it was
