@@ -332,10 +332,7 @@ func TestDesktopReshareAfterAgent(t *testing.T) {
 	d.toggleShare(t, ctx, ae, tab, "", "stop sharing")
 	d.screenshot(t, "unshared")
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab again")
-	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
-		_, ok := ae.sharedTabIDs(t)[tab.TabID]
-		return ok, "not listed"
-	})
+	ae.waitShared(t, ctx, tab, "Alt+Shift+S again")
 	for i, cmd := range []string{"click press me", "scroll down"} {
 		code, err := ae.command(t, tab, cmd)
 		if err != "" {
@@ -492,10 +489,7 @@ func TestDesktopBarDismissed(t *testing.T) {
 	if _, color, _ := ae.badge(t, tab); color != badgeGreen {
 		t.Fatalf("a shared tab's badge colour is %s, want green %s", color, badgeGreen)
 	}
-	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
-		_, ok := ae.sharedTabIDs(t)[tab.TabID]
-		return ok, "not listed"
-	})
+	ae.waitShared(t, ctx, tab, "Alt+Shift+S again")
 	if code, err := ae.command(t, tab, "click press me"); err != "" {
 		t.Fatalf("command after sharing again: %d %s", code, err)
 	}
