@@ -32,11 +32,7 @@ func TestPermissionsLikeChrome(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	page := e.site.URL("/other.html?permissions")
-	u, err := url.Parse(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := u.Scheme + "://" + u.Host
+	origin := originOf(t, page)
 
 	chrome, err := snapshottest.Launch(ctx)
 	if err != nil {
@@ -118,6 +114,17 @@ func permissionScenario(t *testing.T, ctx context.Context, wsURL string, header 
 	return out
 }
 
+// originOf is the origin (scheme://host:port) of the page at pageURL, as the permission calls
+// name it.
+func originOf(t *testing.T, pageURL string) string {
+	t.Helper()
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // dialPlain opens a browser-level connection.
 func dialPlain(t *testing.T, ctx context.Context, wsURL string, header http.Header) *cdpclient.Client {
 	t.Helper()
@@ -152,10 +159,7 @@ func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	page := e.site.URL("/other.html?permissions-relay-gone")
-	u, err := url.Parse(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	origin := originOf(t, page)
 	setting := func() string {
 		var s string
 		if err := e.b.ServiceWorkerEval(ctx, "chrome.contentSettings.location.get({ primaryUrl: "+strconv.Quote(page)+" }).then((d) => d.setting)", &s); err != nil {
@@ -165,7 +169,7 @@ func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
 	}
 	before := setting()
 	c := e.dialCDP(t, ctx)
-	if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": u.Scheme + "://" + u.Host}, nil); err != nil {
+	if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": origin}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := setting(); got != "allow" {
@@ -203,11 +207,7 @@ func TestPermissionsAcrossExtensionRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	page := e.site.URL("/other.html?permissions-extension-restart")
-	u, err := url.Parse(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := u.Scheme + "://" + u.Host
+	origin := originOf(t, page)
 	// the page is read over the harness's own control channel: it is not shared, and no client
 	// of the relay needs it
 	tab, err := e.b.NewTab(ctx, page)
