@@ -3,9 +3,11 @@ package e2e
 // The headed tier: Chromium with a window on a virtual X display (Xvfb), driven through the
 // browser's own UI with real input (xdotool: keys, clicks, drags), checked on screenshots of the
 // whole display (ffmpeg's x11grab), which show what no page-level API shows: Chrome's "started
-// debugging this browser" bar, the tab strip and its groups. scripts/setup.sh installs xvfb and
-// xdotool; without them these tests skip, saying so. Each test starts its own display (Xvfb
-// picks a free display number itself) and its own browser, so parallel runs do not collide.
+// debugging this browser" bar, the tab strip and its groups. scripts/setup.sh installs xvfb,
+// xdotool and ffmpeg (`go tool task test` runs it first); without them these tests fail, saying
+// so, as the other end-to-end tests do without Chromium (a skipped test would read as passed in
+// CI); `go test -short` skips them. Each test starts its own display (Xvfb picks a free display
+// number itself) and its own browser, so parallel runs do not collide.
 
 import (
 	"bufio"
@@ -13,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -34,8 +37,8 @@ type desktop struct {
 	n       int
 }
 
-// startDesktop starts Xvfb on a free display for the test; the test skips when Xvfb, xdotool
-// or ffmpeg is missing.
+// startDesktop starts Xvfb on a free display for the test; the test fails when Xvfb, xdotool
+// or ffmpeg is missing or Xvfb cannot start.
 func startDesktop(t *testing.T) *desktop {
 	t.Helper()
 	if testing.Short() {
@@ -43,7 +46,7 @@ func startDesktop(t *testing.T) *desktop {
 	}
 	for _, tool := range []string{"Xvfb", "xdotool", "ffmpeg"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("headed desktop test: %s not found (scripts/setup.sh installs xvfb, xdotool and ffmpeg): %v", tool, err)
+			t.Fatalf("headed desktop test: %s not found (`go tool task setup` installs xvfb, xdotool and ffmpeg): %v", tool, err)
 		}
 	}
 	r, w, err := os.Pipe()
@@ -54,7 +57,7 @@ func startDesktop(t *testing.T) *desktop {
 	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x900x24", "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{w}
 	if err := cmd.Start(); err != nil {
-		t.Skipf("headed desktop test: Xvfb cannot run here: %v", err)
+		t.Fatalf("headed desktop test: Xvfb cannot run here: %v", err)
 	}
 	w.Close()
 	t.Cleanup(func() {
@@ -73,7 +76,7 @@ func startDesktop(t *testing.T) *desktop {
 	case <-time.After(20 * time.Second):
 	}
 	if _, err := strconv.Atoi(num); err != nil {
-		t.Skipf("headed desktop test: Xvfb did not start (display %q)", num)
+		t.Fatalf("headed desktop test: Xvfb did not start (display %q)", num)
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tabrelay-desktop-%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -329,10 +332,7 @@ func TestDesktopReshareAfterAgent(t *testing.T) {
 	d.toggleShare(t, ctx, ae, tab, "", "stop sharing")
 	d.screenshot(t, "unshared")
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab again")
-	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
-		_, ok := ae.sharedTabIDs(t)[tab.TabID]
-		return ok, "not listed"
-	})
+	ae.waitShared(t, ctx, tab, "Alt+Shift+S again")
 	for i, cmd := range []string{"click press me", "scroll down"} {
 		code, err := ae.command(t, tab, cmd)
 		if err != "" {
@@ -418,8 +418,7 @@ func findColor(img image.Image, y int, want [3]int) int {
 	b := img.Bounds()
 	sum, n := 0, 0
 	for x := b.Min.X; x < b.Max.X; x++ {
-		r, g, bl, _ := img.At(x, y).RGBA()
-		if abs(int(r>>8)-want[0]) < 40 && abs(int(g>>8)-want[1]) < 40 && abs(int(bl>>8)-want[2]) < 40 {
+		if near(img.At(x, y), want) {
 			sum += x
 			n++
 		}
@@ -428,6 +427,12 @@ func findColor(img image.Image, y int, want [3]int) int {
 		return -1
 	}
 	return sum / n
+}
+
+// near reports whether c is close to the colour want (within 40 in each of red, green, blue).
+func near(c color.Color, want [3]int) bool {
+	r, g, b, _ := c.RGBA()
+	return abs(int(r>>8)-want[0]) < 40 && abs(int(g>>8)-want[1]) < 40 && abs(int(b>>8)-want[2]) < 40
 }
 
 func abs(x int) int {
@@ -484,10 +489,7 @@ func TestDesktopBarDismissed(t *testing.T) {
 	if _, color, _ := ae.badge(t, tab); color != badgeGreen {
 		t.Fatalf("a shared tab's badge colour is %s, want green %s", color, badgeGreen)
 	}
-	eventually(t, 10*time.Second, "the re-shared tab listed", func() (bool, string) {
-		_, ok := ae.sharedTabIDs(t)[tab.TabID]
-		return ok, "not listed"
-	})
+	ae.waitShared(t, ctx, tab, "Alt+Shift+S again")
 	if code, err := ae.command(t, tab, "click press me"); err != "" {
 		t.Fatalf("command after sharing again: %d %s", code, err)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -31,11 +32,7 @@ func TestPermissionsLikeChrome(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	page := e.site.URL("/other.html?permissions")
-	u, err := url.Parse(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := u.Scheme + "://" + u.Host
+	origin := originOf(t, page)
 
 	chrome, err := snapshottest.Launch(ctx)
 	if err != nil {
@@ -117,6 +114,17 @@ func permissionScenario(t *testing.T, ctx context.Context, wsURL string, header 
 	return out
 }
 
+// originOf is the origin (scheme://host:port) of the page at pageURL, as the permission calls
+// name it.
+func originOf(t *testing.T, pageURL string) string {
+	t.Helper()
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // dialPlain opens a browser-level connection.
 func dialPlain(t *testing.T, ctx context.Context, wsURL string, header http.Header) *cdpclient.Client {
 	t.Helper()
@@ -151,10 +159,7 @@ func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	page := e.site.URL("/other.html?permissions-relay-gone")
-	u, err := url.Parse(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	origin := originOf(t, page)
 	setting := func() string {
 		var s string
 		if err := e.b.ServiceWorkerEval(ctx, "chrome.contentSettings.location.get({ primaryUrl: "+strconv.Quote(page)+" }).then((d) => d.setting)", &s); err != nil {
@@ -164,7 +169,7 @@ func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
 	}
 	before := setting()
 	c := e.dialCDP(t, ctx)
-	if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": u.Scheme + "://" + u.Host}, nil); err != nil {
+	if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": origin}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := setting(); got != "allow" {
@@ -177,4 +182,116 @@ func TestPermissionsClearedWhenRelayGoes(t *testing.T) {
 		s := setting()
 		return s == before, s
 	})
+}
+
+// geoLog records in a page every state its geolocation permission goes through (the
+// PermissionStatus change events), from the state it has now; geoStates reads the record.
+const (
+	geoLog    = `navigator.permissions.query({ name: 'geolocation' }).then((s) => { window.geoStatus = s; window.geoLog = [s.state]; s.onchange = () => window.geoLog.push(s.state); return true; })`
+	geoStates = `window.geoLog.join(' ')`
+)
+
+// TestPermissionsAcrossExtensionRestart: the extension's service worker is stopped as the
+// browser stops an idle MV3 worker, which runs none of its code (its content settings stay, and
+// the page still reads them) and starts again on its next event.
+//
+// With the client that granted a permission still connected, the restarted worker clears its
+// content settings and the relay applies the client's set again once the extension says hello:
+// the page sees the grant go (prompt) and come back (granted).
+//
+// With the client gone before the worker starts again (here the relay is stopped while the
+// worker is down, so nothing can ask the extension to revert), the worker clears them when it
+// starts: the page reads prompt again.
+func TestPermissionsAcrossExtensionRestart(t *testing.T) {
+	e := private(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	page := e.site.URL("/other.html?permissions-extension-restart")
+	origin := originOf(t, page)
+	// the page is read over the harness's own control channel: it is not shared, and no client
+	// of the relay needs it
+	tab, err := e.b.NewTab(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := func() string {
+		var q string
+		if err := e.b.PageEval(ctx, tab, permissionQuery, &q); err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	waitQuery := func(what string, ok func(string) bool) string {
+		t.Helper()
+		var q string
+		eventually(t, 20*time.Second, what, func() (bool, string) {
+			q = query()
+			return ok(q), q
+		})
+		return q
+	}
+	before := query()
+	if !strings.Contains(before, "geolocation=prompt") {
+		t.Fatalf("a fresh profile's page reads %s, want geolocation=prompt", before)
+	}
+	c := e.dialCDP(t, ctx)
+	grant := func() {
+		t.Helper()
+		if err := c.Call(ctx, "", "Browser.grantPermissions", map[string]any{"permissions": []string{"geolocation"}, "origin": origin}, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitQuery("the grant reaches the page", func(q string) bool { return strings.Contains(q, "geolocation=granted") })
+	}
+
+	t.Log("the client stays connected across the restart")
+	grant()
+	var ok bool
+	if err := e.b.PageEval(ctx, tab, geoLog, &ok); err != nil {
+		t.Fatal(err)
+	}
+	stopServiceWorker(t, ctx, e)
+	if q := query(); !strings.Contains(q, "geolocation=granted") {
+		t.Fatalf("the page reads %s with the worker stopped: its content settings went with it, the restart proves nothing", q)
+	}
+	// Status wakes the stopped worker (it opens the extension's options page); a new worker,
+	// connected again
+	if err := e.b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var states string
+	eventually(t, 20*time.Second, "the page sees the grant cleared by the restarted worker and applied again by the relay", func() (bool, string) {
+		if err := e.b.PageEval(ctx, tab, geoStates, &states); err != nil {
+			t.Fatal(err)
+		}
+		return strings.HasPrefix(states, "granted ") && strings.Contains(states, " prompt") && strings.HasSuffix(states, " granted"), states
+	})
+	t.Logf("the page's geolocation permission went through: %s", states)
+	// the client's connection survived the restart: its reset reaches the page
+	if err := c.Call(ctx, "", "Browser.resetPermissions", map[string]any{}, nil); err != nil {
+		t.Fatalf("the client that stayed connected across the restart: %v", err)
+	}
+	waitQuery("the client's reset reaches the page after the restart", func(q string) bool { return q == before })
+
+	t.Log("the client is gone (with the relay) before the worker starts again")
+	grant()
+	release := stopServiceWorkerHolding(t, ctx, e)
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := e.b.ServiceWorkerTargetID(ctx); err != nil || id != "" {
+		t.Fatalf("a worker runs (%q, %v) before the test starts it: it could have cleared the settings on losing the relay", id, err)
+	}
+	if q := query(); !strings.Contains(q, "geolocation=granted") {
+		t.Fatalf("the page reads %s with the worker stopped and the relay gone: nothing was left to clear", q)
+	}
+	release()
+	// reading the worker starts it (the harness opens the extension's options page); its module
+	// has run once it exposes its helpers
+	var status string
+	eventually(t, 20*time.Second, "the worker starts again", func() (bool, string) {
+		err := e.b.ServiceWorkerEval(ctx, `globalThis.tabrelay?.statusReport().text ?? ''`, &status)
+		return err == nil && status != "", fmt.Sprint(err)
+	})
+	t.Logf("the restarted worker, with no relay: %s", status)
+	waitQuery("the restarted worker cleared the grant nobody holds any more: "+before, func(q string) bool { return q == before })
 }

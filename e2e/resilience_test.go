@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
@@ -312,6 +313,21 @@ func TestServiceWorkerStaysConnected(t *testing.T) {
 // debugger event, the keepalive alarm, a message) starts a new one.
 func stopServiceWorker(t *testing.T, ctx context.Context, e *env) {
 	t.Helper()
+	stopWorker(t, ctx, e, false)()
+}
+
+// stopServiceWorkerHolding is stopServiceWorker for a test that needs the extension to stay
+// down until it says so: it waits until no worker runs at all (stopping again a worker that an
+// event started meanwhile, such as the extension page's own status message), and keeps that
+// page open until release is called, since closing it is a tab event (chrome.tabs.onRemoved)
+// that starts the worker again at once.
+func stopServiceWorkerHolding(t *testing.T, ctx context.Context, e *env) (release func()) {
+	t.Helper()
+	return stopWorker(t, ctx, e, true)
+}
+
+func stopWorker(t *testing.T, ctx context.Context, e *env, none bool) (release func()) {
+	t.Helper()
 	sw1, err := e.b.ServiceWorkerTargetID(ctx)
 	if err != nil || sw1 == "" {
 		t.Fatalf("service worker target: %q %v", sw1, err)
@@ -322,22 +338,46 @@ func stopServiceWorker(t *testing.T, ctx context.Context, e *env) {
 	if err := e.b.CDP.Call(ctx, "", "Target.createTarget", map[string]any{"url": "chrome-extension://" + e.b.ExtensionID + "/options.html", "background": true}, &page); err != nil {
 		t.Fatal(err)
 	}
-	defer e.b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": page.TargetID}, nil) //nolint:errcheck
+	release = func() {
+		_ = e.b.CDP.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": page.TargetID}, nil)
+	}
+	held := false
+	defer func() {
+		if !held {
+			release()
+		}
+	}()
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := e.b.CDP.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": page.TargetID, "flatten": true}, &s); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"ServiceWorker.enable", "ServiceWorker.stopAllWorkers", "ServiceWorker.disable"} {
-		if err := e.b.CDP.Call(ctx, s.SessionID, m, nil, nil); err != nil {
-			t.Fatalf("stop the service worker: %v", err)
+	// the page asks the worker for its status once as it loads: stopping before that answer
+	// would have the question start a new worker
+	eventually(t, 10*time.Second, "the extension page has the worker's status", func() (bool, string) {
+		var got bool
+		err := e.b.PageEval(ctx, browser.Tab{TargetID: page.TargetID}, `document.getElementById('status')?.textContent.startsWith('Extension:') === true`, &got)
+		return err == nil && got, fmt.Sprint(err)
+	})
+	stop := func() {
+		t.Helper()
+		for _, m := range []string{"ServiceWorker.enable", "ServiceWorker.stopAllWorkers", "ServiceWorker.disable"} {
+			if err := e.b.CDP.Call(ctx, s.SessionID, m, nil, nil); err != nil {
+				t.Fatalf("stop the service worker: %v", err)
+			}
 		}
 	}
+	stop()
 	eventually(t, 10*time.Second, "the service worker stops", func() (bool, string) {
 		id, _ := e.b.ServiceWorkerTargetID(ctx)
-		return id != sw1, id
+		if none && id != "" && id != sw1 {
+			stop() // an event started a new one
+		}
+		return id != sw1 && (!none || id == ""), id
 	})
+	held = none
+	return release
 }
 
 // TestServiceWorkerRestartKeepsSharing: the browser stops the extension's service worker; the
