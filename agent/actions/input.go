@@ -208,7 +208,7 @@ const measureJS = `function() {
 		(el.checkVisibility && !el.checkVisibility({visibilityProperty: true}));
 	let disabled = false;
 	for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
-		if (n.disabled === true || n.getAttribute('aria-disabled') === 'true') { disabled = true; break; }
+		if (n.disabled === true || n.matches(':disabled') || n.getAttribute('aria-disabled') === 'true') { disabled = true; break; }
 		if (n.tagName === 'FIELDSET' && n.disabled) { disabled = true; break; }
 	}
 	const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
