@@ -62,7 +62,7 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 // opened, and reports URL and title changes.
 func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, error)) (*Result, error) {
 	before := s.targetInfo(ctx, ts.id)
-	ts.times.mark("info")
+	ts.times.mark("info_before")
 	session := ts.tab.Session()
 	nav := make(chan struct{}, 1)
 	loaded := make(chan struct{}, 1)
@@ -143,7 +143,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 		return r, nil
 	}
 	after := s.targetInfo(ctx, ts.id)
-	ts.times.mark("info")
+	ts.times.mark("info_after")
 	if after.URL != "" && after.URL != before.URL {
 		r.URL, r.Title = after.URL, after.Title
 		r.Message += "; the page is now " + after.URL
