@@ -203,15 +203,8 @@ func (el *Element) Describe() string {
 // returns an error wrapping ErrGone that tells the agent to take a new snapshot; it never
 // returns a different element.
 func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
-	r, err := ParseRef(ref)
+	r, e, err := t.entry(ref)
 	if err != nil {
-		return nil, err
-	}
-	e, _, ok := t.refs.lookup(r)
-	if !ok {
-		return nil, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
-	}
-	if err := t.DialogError(); err != nil {
 		return nil, err
 	}
 	if el, err := t.identity(ctx, e); err == nil {
@@ -230,6 +223,23 @@ func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s %w: the page changed; take a new snapshot", e.describe(), ErrGone)
+}
+
+// entry returns ref in its canonical form and its entry, for a ref of this tab's snapshots
+// on a page no JavaScript dialog blocks.
+func (t *Tab) entry(ref string) (string, refEntry, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return "", refEntry{}, err
+	}
+	e, _, ok := t.refs.lookup(r)
+	if !ok {
+		return "", refEntry{}, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
+	}
+	if err := t.DialogError(); err != nil {
+		return "", refEntry{}, err
+	}
+	return r, e, nil
 }
 
 // identity checks that e's node is still connected with the same role and name.
@@ -336,15 +346,8 @@ func (t *Tab) identityInPage(ctx context.Context, e refEntry, session string) (*
 // and the properties they define are not seen. The caller releases the Element as one from
 // Resolve.
 func (t *Tab) Probe(ctx context.Context, ref, fn string, args ...any) (*Element, json.RawMessage, error) {
-	r, err := ParseRef(ref)
+	r, e, err := t.entry(ref)
 	if err != nil {
-		return nil, nil, err
-	}
-	e, _, ok := t.refs.lookup(r)
-	if !ok {
-		return nil, nil, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
-	}
-	if err := t.DialogError(); err != nil {
 		return nil, nil, err
 	}
 	if e.pid != 0 {
