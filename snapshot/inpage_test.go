@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -386,5 +387,66 @@ func TestInPageLateListener(t *testing.T) {
 			t.Fatalf("a listener added alone is not in a snapshot after %v:\n%s", time.Since(start), s.Text)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestProbe checks that Probe runs its function on the ref's element: in one call in the
+// walker's world for an unchanged element (no main-world object made), in an out-of-process
+// frame's own session, on the re-rendered twin of a replaced element and with the
+// accessibility-tree builder (both resolved as Resolve does), and that it refuses a removed
+// element with ErrGone.
+func TestProbe(t *testing.T) {
+	const testid = "function(suffix) { return this.getAttribute('data-testid') + suffix }"
+	for _, tc := range []struct {
+		name    string
+		button  string
+		inPage  bool
+		change  string // run in the main frame between the snapshot and the probe
+		want    string // "" when the probe must fail with ErrGone
+		resolve bool   // resolved as Resolve does: a main-world object
+	}{
+		{"unchanged", "Top button", true, "", "top-btn!", false},
+		{"cross-origin frame", "Button in cross", true, "", "cross-btn!", false},
+		{"re-rendered", "Top button", true, "const b = document.querySelector('[data-testid=top-btn]'); b.replaceWith(b.cloneNode(true))", "top-btn!", true},
+		{"removed", "Top button", true, "document.querySelector('[data-testid=top-btn]').remove()", "", false},
+		{"accessibility tree", "Top button", false, "", "top-btn!", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			tab := openTab(t, ctx, "/hard/frames.html")
+			tab.UseInPage(tc.inPage)
+			s, err := tab.Snapshot(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := refOn(t, s.Text, `button "`+tc.button+`"`)
+			if tc.change != "" {
+				if err := tab.Client().Call(ctx, tab.Session(), "Runtime.evaluate", map[string]any{"expression": tc.change}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			el, raw, err := tab.Probe(ctx, ref, testid, "!")
+			if tc.want == "" {
+				if !errors.Is(err, ErrGone) {
+					t.Fatalf("probe of a removed element: %v, want ErrGone", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tab.Release(ctx, el)
+			var got string
+			if err := json.Unmarshal(raw, &got); err != nil || got != tc.want {
+				t.Fatalf("probe answered %s (%v), want %q", raw, err, tc.want)
+			}
+			if resolved := el.ObjectID != ""; resolved != tc.resolve {
+				t.Errorf("main-world object made: %v, want %v", resolved, tc.resolve)
+			}
+			if inCross := el.Frame.Session != tab.Session(); inCross != (tc.button == "Button in cross") {
+				t.Errorf("element's session %q (the tab's is %q)", el.Frame.Session, tab.Session())
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -202,15 +203,8 @@ func (el *Element) Describe() string {
 // returns an error wrapping ErrGone that tells the agent to take a new snapshot; it never
 // returns a different element.
 func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
-	r, err := ParseRef(ref)
+	r, e, err := t.entry(ref)
 	if err != nil {
-		return nil, err
-	}
-	e, _, ok := t.refs.lookup(r)
-	if !ok {
-		return nil, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
-	}
-	if err := t.DialogError(); err != nil {
 		return nil, err
 	}
 	if el, err := t.identity(ctx, e); err == nil {
@@ -229,6 +223,23 @@ func (t *Tab) Resolve(ctx context.Context, ref string) (*Element, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s %w: the page changed; take a new snapshot", e.describe(), ErrGone)
+}
+
+// entry returns ref in its canonical form and its entry, for a ref of this tab's snapshots
+// on a page no JavaScript dialog blocks.
+func (t *Tab) entry(ref string) (string, refEntry, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return "", refEntry{}, err
+	}
+	e, _, ok := t.refs.lookup(r)
+	if !ok {
+		return "", refEntry{}, fmt.Errorf("%w %s: refs come from this tab's snapshots; take a new snapshot", ErrUnknownRef, r)
+	}
+	if err := t.DialogError(); err != nil {
+		return "", refEntry{}, err
+	}
+	return r, e, nil
 }
 
 // identity checks that e's node is still connected with the same role and name.
@@ -288,12 +299,16 @@ func (t *Tab) identity(ctx context.Context, e refEntry) (*Element, error) {
 	}, nil
 }
 
+// sameElementJS is the walker's test that the element of an in-page build's ref (id, with
+// the role and name its snapshot saw) is still connected with that role and name.
+const sameElementJS = `function(id, role, name) { const c = this.check(id); return c[0] && c[1] === role && c[2].replace(/\s+/g, ' ').trim() === name }`
+
 // identityInPage checks, in the walker's world, that the element of an in-page build's ref is
 // still connected with the same role and name, and resolves it to its backend node and a
 // main-world object.
 func (t *Tab) identityInPage(ctx context.Context, e refEntry, session string) (*Element, error) {
 	f := &Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID}
-	ev, err := t.inWorld(ctx, f, `function(id, role, name) { const c = this.check(id); return c[0] && c[1] === role && c[2].replace(/\s+/g, ' ').trim() === name ? this.el(id) : null }`,
+	ev, err := t.inWorld(ctx, f, `function(id, role, name) { return (`+sameElementJS+`).call(this, id, role, name) ? this.el(id) : null }`,
 		false, e.pid, e.axRole, e.axName)
 	if err != nil {
 		return nil, err
@@ -318,6 +333,76 @@ func (t *Tab) identityInPage(ctx context.Context, e refEntry, session string) (*
 		Ref: e.ref, Role: e.role, Name: e.name, BackendID: d.Node.BackendID, ObjectID: obj,
 		Frame: Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID},
 	}, nil
+}
+
+// Probe resolves ref as Resolve does and runs fn on its element, in one call where it can:
+// fn is a JavaScript function declaration whose this is the element, called with args, and
+// its JSON value is returned. For a ref of an in-page build whose element is unchanged (the
+// common case), the check that it is the same element and fn run together in the snapshot's
+// isolated world; the Element returned then has neither BackendID nor ObjectID (Resolve gives
+// those when they are needed). Otherwise (an accessibility-tree build, an element re-rendered
+// since the snapshot) the ref is resolved as Resolve does and fn runs on the element's
+// main-world object. So fn must use the DOM alone: it may run where the page's own scripts
+// and the properties they define are not seen. The caller releases the Element as one from
+// Resolve.
+func (t *Tab) Probe(ctx context.Context, ref, fn string, args ...any) (*Element, json.RawMessage, error) {
+	r, e, err := t.entry(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.pid != 0 {
+		session := e.session
+		if s, ok := t.childSessionFor(e.frameID); ok {
+			session = s
+		}
+		f := &Frame{ID: e.frameID, Session: session, LoaderID: e.loaderID}
+		ev, err := t.inWorld(ctx, f, `function(id, role, name, ...args) {
+	if (!(`+sameElementJS+`).call(this, id, role, name)) return {gone: true};
+	return {value: (`+fn+`).apply(this.el(id), args)};
+}`, true, append([]any{e.pid, e.axRole, e.axName}, args...)...)
+		if err != nil && ctx.Err() != nil {
+			return nil, nil, err
+		}
+		if err == nil {
+			var out struct {
+				Gone  bool            `json:"gone"`
+				Value json.RawMessage `json:"value"`
+			}
+			if err := json.Unmarshal(ev.Result.Value, &out); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", e.describe(), err)
+			}
+			if !out.Gone {
+				return &Element{Ref: e.ref, Role: e.role, Name: e.name, Frame: *f}, out.Value, nil
+			}
+		}
+		// gone, changed, or its world failed: resolve as Resolve does (a re-rendered twin)
+	}
+	el, err := t.Resolve(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := t.callOn(ctx, el.Frame.Session, el.ObjectID, fn, args...)
+	if err != nil {
+		t.Release(ctx, el)
+		return nil, nil, fmt.Errorf("%s: %w", el.Describe(), err)
+	}
+	return el, ev.Result.Value, nil
+}
+
+// callOn calls fn (a function declaration) with this = the remote object objectID and args,
+// by value.
+func (t *Tab) callOn(ctx context.Context, session, objectID, fn string, args ...any) (*evalResult, error) {
+	as := make([]map[string]any, len(args))
+	for i, a := range args {
+		as[i] = map[string]any{"value": a}
+	}
+	var ev evalResult
+	if err := t.c.Call(ctx, session, "Runtime.callFunctionOn", map[string]any{
+		"objectId": objectID, "functionDeclaration": fn, "arguments": as, "returnByValue": true,
+	}, &ev); err != nil {
+		return nil, err
+	}
+	return &ev, ev.err()
 }
 
 // release frees a remote object in the background: while a JavaScript dialog is open the

@@ -62,7 +62,7 @@ func (s *Service) callFn(ctx context.Context, session, objectID, fn string, args
 // opened, and reports URL and title changes.
 func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, error)) (*Result, error) {
 	before := s.targetInfo(ctx, ts.id)
-	ts.times.mark("info")
+	ts.times.mark("info_before")
 	session := ts.tab.Session()
 	nav := make(chan struct{}, 1)
 	loaded := make(chan struct{}, 1)
@@ -143,7 +143,7 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 		return r, nil
 	}
 	after := s.targetInfo(ctx, ts.id)
-	ts.times.mark("info")
+	ts.times.mark("info_after")
 	if after.URL != "" && after.URL != before.URL {
 		r.URL, r.Title = after.URL, after.Title
 		r.Message += "; the page is now " + after.URL
@@ -208,7 +208,7 @@ const measureJS = `function() {
 		(el.checkVisibility && !el.checkVisibility({visibilityProperty: true}));
 	let disabled = false;
 	for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
-		if (n.disabled === true || n.getAttribute('aria-disabled') === 'true') { disabled = true; break; }
+		if (n.disabled === true || n.matches(':disabled') || n.getAttribute('aria-disabled') === 'true') { disabled = true; break; }
 		if (n.tagName === 'FIELDSET' && n.disabled) { disabled = true; break; }
 	}
 	const x0 = Math.max(r.left, 0), y0 = Math.max(r.top, 0);
@@ -321,7 +321,14 @@ func (s *Service) aimAt(ctx context.Context, ts *tabState, ref string, needEnabl
 
 var errRerendered = errors.New("element replaced while scrolling")
 
+// aimOnce aims at ref: at once when aimShown can, else resolving it, scrolling it and its
+// frames into view and measuring it there.
 func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEnabled bool) (*aim, error) {
+	if ts.held[ref] == nil {
+		if a, err := s.aimShown(ctx, ts, ref, needEnabled); a != nil || err != nil {
+			return a, err
+		}
+	}
 	el, err := ts.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -435,6 +442,33 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 	}
 	ok = true
 	return &aim{el: el, x: x, y: y, w: m.W, h: m.H, background: m.Background}, nil
+}
+
+// aimShown aims, in one call to the page (snapshot.Tab.Probe: the ref's check, measure and
+// hit test together), at an element of the main frame that shows a point where it can be
+// clicked, as it is: no scrolling, no frame to wait for. For any other element it answers
+// nil and no error, and keeps what it resolved for aimOnce's full way (held).
+func (s *Service) aimShown(ctx context.Context, ts *tabState, ref string, needEnabled bool) (*aim, error) {
+	el, raw, err := ts.tab.Probe(ctx, ref, measureHitJS)
+	if err != nil {
+		return nil, err
+	}
+	var m measure
+	if err := json.Unmarshal(raw, &m); err != nil {
+		ts.tab.Release(ctx, el)
+		return nil, fmt.Errorf("%s: measure: %w", el.Describe(), err)
+	}
+	if el.Frame.ID != ts.id || m.Detached || m.Hidden || m.Outside || m.Hit == nil || !m.Hit.OK {
+		if el.ObjectID != "" {
+			ts.hold(ref, el) // resolved already: aimOnce takes it on
+		}
+		return nil, nil
+	}
+	if err := m.usable(el.Describe(), needEnabled); err != nil {
+		ts.tab.Release(ctx, el)
+		return nil, err
+	}
+	return &aim{el: el, x: m.Hit.X, y: m.Hit.Y, w: m.W, h: m.H, background: m.Background}, nil
 }
 
 // measure reads the element's position and state, and hit-tests its centre (m.Hit), in one

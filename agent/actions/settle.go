@@ -27,23 +27,49 @@ const (
 	settleWorld          = "tabrelay-settle"
 )
 
-// settleProbeJS installs the document's mutation watcher if missing, waits for the next frame
-// and the task after it (100 ms at most: a background tab has no frames), and answers how many
-// milliseconds ago the DOM last changed. settleProbeTaskJS waits for the next task only.
+// settleProbeJS installs the document's watcher if missing (see settleProbe), waits for the
+// next frame and the task after it (100 ms at most: a background tab has no frames), and
+// answers how many milliseconds ago the DOM last changed. settleProbeInputJS, run after an
+// action's input (afterInput), answers at once when the input was a click or key whose target
+// is in no form and no link and no form was submitted (the input scheduled no navigation),
+// else after the next task.
 var (
-	settleProbeJS     = settleProbe("requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100);")
-	settleProbeTaskJS = settleProbe("const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0);")
+	settleProbeJS      = settleProbe("requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100);")
+	settleProbeInputJS = settleProbe("if (noNav) f(); else { const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0); }")
 )
 
-// settleProbe is the settle probe that answers once wait has called f.
+// settleProbe is the settle probe that answers once wait has called f. The watcher it installs
+// once per document notes when the DOM last changed (a MutationObserver), and the page's
+// inputs since the last probe: clicks and keys (inputs), and whether one of them may have
+// scheduled a navigation (risky): its target lies in a link, an area, a form or a form's
+// control, or a form was submitted (submit or formdata: form.submit() included). The events
+// are seen in the capture phase at the window, before the page's handlers; a click whose
+// target is inside a shadow root is seen with its whole path (click and keydown are composed).
+// In wait, noNav says that the watcher was there before this probe, saw an input and nothing
+// risky; each probe starts a new count.
 func settleProbe(wait string) string {
 	return `(() => {
 	let s = globalThis.__tabrelaySettle;
-	if (!s || s.doc !== document) {
-		s = globalThis.__tabrelaySettle = {doc: document, last: performance.now()};
+	const fresh = !s || s.doc !== document;
+	if (fresh) {
+		s = globalThis.__tabrelaySettle = {doc: document, last: performance.now(), inputs: 0, risky: false};
 		new MutationObserver(() => { s.last = performance.now(); })
 			.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+		const input = e => {
+			if (s.doc !== document) return;
+			s.inputs++;
+			if (s.risky) return;
+			for (const n of e.composedPath()) {
+				if (n.nodeType === 1 && (n.localName === 'a' || n.localName === 'area' || n.localName === 'form' || n.form)) { s.risky = true; return; }
+			}
+		};
+		const submitted = () => { s.risky = true; };
+		for (const t of ['click', 'keydown']) addEventListener(t, input, true);
+		for (const t of ['submit', 'formdata']) addEventListener(t, submitted, true);
 	}
+	const noNav = !fresh && s.inputs > 0 && !s.risky;
+	s.inputs = 0;
+	s.risky = false;
 	return new Promise(r => {
 		let done = false;
 		const f = () => { if (!done) { done = true; r(performance.now() - s.last); } };
@@ -110,18 +136,22 @@ type probeReading struct {
 	at    time.Time
 }
 
-// afterInput waits, after an action's input, until the page has run the task after it, at
-// most afterInputBound: a navigation the input started is announced by then (a link or a form
-// submission while the input is handled, location.href in a handler or in a task it queued
-// at once), and what the handlers changed is done. It does not wait for a frame, as Playwright
-// does not after a click: the page draws one for a change it made, which settling (settlePage)
-// then sees; a frame nothing asked for only costs time. It does so with the settle probe,
-// whose reading it keeps for settlePage, so an action that settles probes once, not twice. A
-// page whose probe fails (its document is being replaced) gets the plain wait for a frame.
+// afterInput waits, after an action's input, until the page has handled it (the probe's
+// answer follows every event the page sent while handling it: a navigation begun by a link,
+// or by location.href in a handler, is announced by then, as Playwright relies on after a
+// click) and, when the input may have scheduled a navigation (settleProbeInputJS: its target
+// is in a link or a form, or a form was submitted: a submission navigates from a task of its
+// own), until the page has run the task after it, at most afterInputBound. Waiting for that
+// task after every input would cost the frame the input makes the page draw first (the page
+// gives rendering priority after input): about a third of a click's time. It does not wait
+// for a frame, as Playwright does not after a click: the page draws one for a change it made,
+// which settling (settlePage) then sees. It does so with the settle probe, whose reading it
+// keeps for settlePage, so an action that settles probes once, not twice. A page whose probe
+// fails (its document is being replaced) gets the plain wait for a frame.
 func (s *Service) afterInput(ctx context.Context, ts *tabState) {
 	pctx, cancel := context.WithTimeout(ctx, afterInputBound)
 	defer cancel()
-	since, err := s.sinceMutation(pctx, ts, settleProbeTaskJS)
+	since, err := s.sinceMutation(pctx, ts, settleProbeInputJS)
 	if err != nil {
 		if pctx.Err() == nil {
 			s.settle(ctx, ts.tab.Session())
@@ -147,7 +177,7 @@ func (ts *tabState) takeProbe() probeReading {
 	return r
 }
 
-// sinceMutation runs probe (settleProbeJS or settleProbeTaskJS) in the main frame's isolated
+// sinceMutation runs probe (settleProbeJS or settleProbeInputJS) in the main frame's isolated
 // world (created on first use and again after each new document) and answers how long ago the
 // DOM last changed.
 func (s *Service) sinceMutation(ctx context.Context, ts *tabState, probe string) (time.Duration, error) {

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,43 @@ func neverQuiet(t *testing.T) {
 	// a read on the busy page does not wait
 	if r := act(t, ctx, id, Do(Snapshot{})); !strings.Contains(r.Snapshot.Text, "Tick ") {
 		t.Fatalf("the clock does not tick:\n%s", r.Snapshot.Text)
+	}
+}
+
+// TestClickReportsNavigation: a click that starts a navigation (a link, a form's submit
+// button, form.submit() or location.href in a handler, a submit button of a form in a shadow
+// root) reports the page it led to, also when it follows a click that scheduled nothing (the
+// wait after such a click ends once the page has handled it); that click reports no new page
+// and its change is in the next snapshot.
+func TestClickReportsNavigation(t *testing.T) {
+	_, _, _ = need(t)
+	for _, tc := range []struct{ button, via string }{
+		{`link "Link away"`, "link"},
+		{`button "Submit form"`, "submit"},
+		{`button "Submit after a heavy frame"`, "heavy"},
+		{`button "Script submit"`, "script"},
+		{`button "Script location"`, "location"},
+		{`button "Shadow submit"`, "shadow"},
+	} {
+		t.Run(tc.via, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
+			defer cancel()
+			id := open(t, ctx, "/navclick.html")
+			s := snap(t, ctx, id, snapshot.Options{})
+			stay := refFor(t, s, `button "Stay"`)
+			for i := 1; i <= 2; i++ { // the first on a document the service has not watched yet
+				r := act(t, ctx, id, Do(Click{Ref: stay}))
+				if r.URL != "" {
+					t.Fatalf("click %d on Stay reported a new page %q: %s", i, r.URL, r.Message)
+				}
+				if want := fmt.Sprintf("Stayed %d times", i); !strings.Contains(snap(t, ctx, id, snapshot.Options{}).Text, want) {
+					t.Fatalf("after click %d on Stay the snapshot lacks %q", i, want)
+				}
+			}
+			r := act(t, ctx, id, Do(Click{Ref: refFor(t, s, tc.button)}))
+			if want := "/other.html?via=" + tc.via; !strings.HasSuffix(r.URL, want) || !strings.Contains(r.Message, "the page is now") {
+				t.Fatalf("click on %s: URL %q, message %q; want the new page %s reported", tc.button, r.URL, r.Message, want)
+			}
+		})
 	}
 }
