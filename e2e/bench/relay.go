@@ -353,8 +353,8 @@ func runRelay(cfg config, r *Results) error {
 	r.add(Figure{Group: "relay", Name: "round trip Runtime.evaluate, p99", Unit: "µs", Value: rP99, Reference: dP99, RefName: "direct"})
 	added := rMed - dMed
 	r.add(Figure{Group: "relay", Name: "relay hop added at the median", Unit: "µs", Value: added, Target: "≤ 50 µs", Met: met(added <= 50)})
-	// the hop is two more socket crossings between processes (to the extension and back): the
-	// direct round trip is two such crossings, the least a separate relay process can add
+	// the hop is two more socket crossings between processes (to the extension and back); the
+	// direct round trip is two such crossings and a small server's work: what crossing costs here
 	r.add(Figure{Group: "relay", Name: "relay hop against two socket crossings", Unit: "µs", Value: added, Reference: dMed, RefName: "direct round trip (two crossings)"})
 	// two messages cross the relay per command, each read by a thread that slept: 2 is the least
 	r.add(Figure{Group: "relay", Name: "thread sleeps per command, relay process", Unit: "", Value: rSleeps, Reference: dSleeps, RefName: "direct (one message in, one out)"})
