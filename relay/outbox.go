@@ -73,16 +73,7 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 	for {
 		o.mu.Lock()
 		if !o.writing && len(o.q) > 0 {
-			o.writing = true
-			q := o.q
-			o.taken += o.bytes
-			o.q, o.bytes = nil, 0
-			join := o.join
-			o.mu.Unlock()
-			if join != nil && len(q) > 1 {
-				q = join(q)
-			}
-			return q, nil
+			return o.grab(), nil
 		}
 		closed := (o.closed || o.dropped) && len(o.q) == 0 && !o.writing
 		o.mu.Unlock()
@@ -114,6 +105,13 @@ func (o *outbox) flush() {
 		o.signal()
 		return
 	}
+	through(o.grab())
+	o.release()
+}
+
+// grab takes the writer role and everything queued, joined into frames (see outbox.join).
+// Call with o.mu held and no writer; it lets o.mu go.
+func (o *outbox) grab() [][]byte {
 	o.writing = true
 	q := o.q
 	o.taken += o.bytes
@@ -123,8 +121,7 @@ func (o *outbox) flush() {
 	if join != nil && len(q) > 1 {
 		q = join(q)
 	}
-	through(q)
-	o.release()
+	return q
 }
 
 // setThrough installs (or, with nil, removes) the writer flush calls; see outbox.through.
