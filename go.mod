@@ -17,7 +17,6 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/tmaxmax/go-sse v0.12.0
 	github.com/tmc/langchaingo v0.1.14
-	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	modernc.org/sqlite v1.61.1
 )
@@ -154,6 +153,7 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect

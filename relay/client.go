@@ -234,7 +234,6 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 	}
 	h.nextCID++
 	c := &Client{h: h, id: h.nextCID, name: fmt.Sprintf("%s#%d", name, h.nextCID), out: newOutbox(h.opts.MaxQueueBytes), sessions: map[string]*session{}, onKill: onKill}
-	c.out.held = h.holdPush
 	if h.legs != nil {
 		c.out.wrote = func(msg []byte) { h.legs.wroteClient(c, msg) }
 	}
@@ -529,14 +528,9 @@ func (c *Client) Handle(msg []byte) {
 		// the extension would fail on it later with a less useful error
 		err = errInvalidJSON
 	}
-	var buf [2]*outbox
 	h.mu.Lock()
-	h.holdWakes()
+	defer h.mu.Unlock()
 	c.handle(msg, e, err, in)
-	held := h.releaseWakes(buf[:0])
-	quiet := len(h.pending) <= 1 // this command alone is in flight
-	h.mu.Unlock()
-	flushWakes(held, quiet)
 }
 
 // handle is Handle once msg is parsed, with h.mu held (a non-flat session's messages arrive

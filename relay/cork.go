@@ -33,17 +33,6 @@ func (c *corkConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// throughLimit is the largest batch a goroutine other than the connection's writer writes
-// (see outbox.flush): well under the smallest send buffer a TCP socket starts with, so that
-// on a drained socket the write cannot block.
-const throughLimit = 8 << 10
-
-// takes reports whether a batch of n bytes can be written without blocking: it is small and
-// the socket's send queue is empty.
-func (c *corkConn) takes(n int) bool {
-	return n <= throughLimit && sendQueueEmpty(c.Conn)
-}
-
 func (c *corkConn) cork() {
 	c.mu.Lock()
 	c.corked = true

@@ -129,7 +129,6 @@ type Extension struct {
 // wire.CloseReplaced. onKill is called once when the hub drops this connection.
 func (h *Hub) ConnectExtension(onKill func(code int, reason string)) *Extension {
 	l := &extLink{out: newOutbox(1 << 30), onKill: onKill, lastSeen: time.Now()}
-	l.out.held = h.holdPush
 	if h.legs != nil {
 		l.out.sending = h.legs.wroteExtension
 	}
@@ -235,19 +234,8 @@ func (e *Extension) Handle(msg []byte) {
 	} else {
 		ps = append(ps, parseMsg(msg))
 	}
-	var buf [2]*outbox
 	h.mu.Lock()
-	h.holdWakes()
-	e.handleAll(ps, batchErr, recv)
-	held := h.releaseWakes(buf[:0])
-	quiet := len(h.pending) == 0 // no other answer is on its way
-	h.mu.Unlock()
-	flushWakes(held, quiet)
-}
-
-// handleAll is Handle once the frame is parsed, with h.mu held.
-func (e *Extension) handleAll(ps []parsedMsg, batchErr error, recv int64) {
-	h := e.h
+	defer h.mu.Unlock()
 	if h.ext != e.l {
 		return // replaced
 	}

@@ -114,11 +114,6 @@ type Hub struct {
 	stopSweep context.CancelFunc
 	// legs records commands' times when HubOptions.TraceLegs is on (nil otherwise).
 	legs *legTracer
-	// holding is set while a connection's reader goroutine holds mu to handle a message: the
-	// outboxes it pushes to are kept in held instead of woken, and it flushes them itself once
-	// it lets mu go (see holdWakes).
-	holding bool
-	held    []*outbox
 }
 
 // NewHub returns a hub with no extension and no clients.
@@ -614,48 +609,4 @@ func (h *Hub) internal(t *target, ext, method string, params []byte) {
 		}
 	}}
 	h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, ext, method, params) }, h.opts.CommandTimeout)
-}
-
-// holdWakes makes the pushes of the goroutine holding h.mu wake no writer: the outboxes pushed
-// to are kept until releaseWakes hands them back. Call with h.mu held, by a goroutine that will
-// call releaseWakes before it lets h.mu go and then flushWakes.
-func (h *Hub) holdWakes() { h.holding = true }
-
-// holdPush is each outbox's held hook: it keeps o while wakes are held. Call with h.mu held.
-func (h *Hub) holdPush(o *outbox) bool {
-	if !h.holding {
-		return false
-	}
-	for _, x := range h.held {
-		if x == o {
-			return true
-		}
-	}
-	h.held = append(h.held, o)
-	return true
-}
-
-// releaseWakes ends holdWakes, appending the outboxes pushed to since to buf. Call with h.mu
-// held.
-func (h *Hub) releaseWakes(buf []*outbox) []*outbox {
-	buf = append(buf, h.held...)
-	clear(h.held)
-	h.held = h.held[:0]
-	h.holding = false
-	return buf
-}
-
-// flushWakes sends what the outboxes in held were given. When quiet, a message for one
-// connection (a command's answer, a client's command, with nothing else in flight) is written
-// from this goroutine if that is cheap, which spares waking another thread for it. Otherwise,
-// in a burst or for several connections, the writers are woken: they write in parallel with
-// this goroutine's reading and batch what comes meanwhile. Call without h.mu.
-func flushWakes(held []*outbox, quiet bool) {
-	if quiet && len(held) == 1 {
-		held[0].flush()
-		return
-	}
-	for _, o := range held {
-		o.signal()
-	}
 }

@@ -2,14 +2,12 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -209,15 +207,6 @@ func (c *capConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return err
-}
-
-// SyscallConn gives the socket beneath (see sendQueueEmpty).
-func (c *capConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return nil, errors.New("not a socket")
-	}
-	return sc.SyscallConn()
 }
 
 // Routes lists the routes served (the relay's own and those added to the /api group), e.g.

@@ -33,15 +33,6 @@ type outbox struct {
 	sending, wrote func(msg []byte)
 	// join, when set, may turn the messages taken into fewer frames (see batchFrames).
 	join func(msgs [][]byte) [][]byte
-
-	// held, when set, is asked on each push whether the goroutine pushing (which holds the
-	// hub's lock) will hand the outbox to flush itself once it lets the lock go: it then
-	// remembers the outbox and returns true, and the push wakes nobody (see Hub.holdWakes).
-	held func(o *outbox) bool
-	// through, when set, writes a batch on the connection from the calling goroutine (see
-	// flush); cheap reports whether a batch of n bytes can be written there without blocking.
-	through func(msgs [][]byte)
-	cheap   func(n int) bool
 }
 
 func newOutbox(max int) *outbox { return &outbox{max: max, wake: make(chan struct{}, 1)} }
@@ -56,10 +47,11 @@ func (o *outbox) push(b []byte) bool {
 	}
 	o.q = append(o.q, b)
 	o.bytes += len(b)
-	budget, held := o.budget, o.held
+	budget := o.budget
 	o.mu.Unlock()
-	if held == nil || !held(o) {
-		o.signal()
+	select {
+	case o.wake <- struct{}{}:
+	default:
 	}
 	if budget != nil {
 		budget.charge(len(b))
@@ -73,9 +65,18 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 	for {
 		o.mu.Lock()
 		if !o.writing && len(o.q) > 0 {
-			return o.grab(), nil
+			o.writing = true
+			q := o.q
+			o.taken += o.bytes
+			o.q, o.bytes = nil, 0
+			join := o.join
+			o.mu.Unlock()
+			if join != nil && len(q) > 1 {
+				q = join(q)
+			}
+			return q, nil
 		}
-		closed := (o.closed || o.dropped) && len(o.q) == 0 && !o.writing
+		closed := (o.closed || o.dropped) && len(o.q) == 0
 		o.mu.Unlock()
 		if closed {
 			return nil, errOutboxClosed
@@ -88,56 +89,13 @@ func (o *outbox) take(ctx context.Context) ([][]byte, error) {
 	}
 }
 
-// flush writes what is queued from the calling goroutine when that is cheap: the outbox has a
-// writer that accepts it (through), nobody else is writing, and the connection takes the batch
-// without blocking (cheap). Otherwise it wakes the outbox's writer goroutine, as push does.
-// Writing in the goroutine that queued a message saves waking another thread for it, which on
-// a small machine costs more than the write itself.
-func (o *outbox) flush() {
-	o.mu.Lock()
-	if o.writing || len(o.q) == 0 {
-		o.mu.Unlock()
-		return // the writer holding the role sees the queue when it lets go (release)
-	}
-	through := o.through
-	if through == nil || o.closed || o.dropped || !o.cheap(o.bytes) {
-		o.mu.Unlock()
-		o.signal()
-		return
-	}
-	through(o.grab())
-	o.release()
-}
-
-// grab takes the writer role and everything queued, joined into frames (see outbox.join).
-// Call with o.mu held and no writer; it lets o.mu go.
-func (o *outbox) grab() [][]byte {
-	o.writing = true
-	q := o.q
-	o.taken += o.bytes
-	o.q, o.bytes = nil, 0
-	join := o.join
-	o.mu.Unlock()
-	if join != nil && len(q) > 1 {
-		q = join(q)
-	}
-	return q
-}
-
-// setThrough installs (or, with nil, removes) the writer flush calls; see outbox.through.
-func (o *outbox) setThrough(through func(msgs [][]byte), cheap func(n int) bool) {
-	o.mu.Lock()
-	o.through, o.cheap = through, cheap
-	o.mu.Unlock()
-}
-
 // release gives up the writer role taken by take, waking the next writer if more came.
 func (o *outbox) release() {
 	o.mu.Lock()
 	o.writing = false
 	freed := o.taken
 	o.taken = 0
-	more := len(o.q) > 0 || o.closed || o.dropped // a writer waiting to end waits for this one
+	more := len(o.q) > 0
 	budget := o.budget
 	o.mu.Unlock()
 	if budget != nil {

@@ -628,15 +628,6 @@ func writeLoop(ctx context.Context, conn *websocket.Conn, cc *corkConn, out *Out
 	stall := time.AfterFunc(time.Hour, onStall)
 	stall.Stop()
 	defer stall.Stop()
-	if cc != nil && !bare {
-		// a reader goroutine that queued a small message writes it itself (see outbox.flush)
-		out.o.setThrough(func(msgs [][]byte) {
-			if writeBatch(ctx, conn, cc, out, msgs, stall, timeout) != nil {
-				conn.CloseNow()
-			}
-		}, cc.takes)
-		defer out.o.setThrough(nil, nil)
-	}
 	for {
 		msgs, err := out.Take(ctx)
 		if err != nil {
