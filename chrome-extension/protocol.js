@@ -37,6 +37,7 @@ export const Type = Object.freeze({
   DOWNLOAD: 'download',
   CANCEL_DOWNLOAD: 'cancelDownload',
   SET_PERMISSIONS: 'setPermissions',
+  CHOOSE_TAB: 'chooseTab',
 });
 
 /**

@@ -253,6 +253,9 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 		}
 	} else {
 		c.def = c.newSession(kindBrowser, nil, "", nil)
+		if name == "cdp" { // a CDP client with nothing to drive: the person chooses a tab
+			h.offerTab(name)
+		}
 	}
 	h.clients[c] = struct{}{}
 	h.log.Debug().Str("client", c.name).Msg("client connected")

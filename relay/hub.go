@@ -610,3 +610,28 @@ func (h *Hub) internal(t *target, ext, method string, params []byte) {
 	}}
 	h.request(p, func(id int64) []byte { return extCDPMsg(id, t.id, ext, method, params) }, h.opts.CommandTimeout)
 }
+
+// OfferTab asks the extension to offer the person a choice of tab to share, when no tab is
+// shared and an extension is connected (who says who waits: "cdp", "agent"). It reports
+// whether the extension was asked.
+func (h *Hub) OfferTab(who string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.offerTab(who)
+}
+
+// offerTab is OfferTab with h.mu held.
+func (h *Hub) offerTab(who string) bool {
+	if h.ext == nil || len(h.liveTargets()) > 0 {
+		return false
+	}
+	msg, err := json.Marshal(wire.ChooseTab{Type: wire.TypeChooseTab, Client: who})
+	if err != nil {
+		return false
+	}
+	if !h.ext.out.push(msg) {
+		return false
+	}
+	h.log.Debug().Str("client", who).Msg("no tab shared: asked the extension to offer a choice of tab")
+	return true
+}

@@ -53,6 +53,9 @@ type Options struct {
 	Hub HubOptions
 	// Logger receives structured logs.
 	Logger *zerolog.Logger
+	// OnExtension, when set, is called each time an extension connects (with the secret, so
+	// it is paired); it must not block.
+	OnExtension func()
 	// MaxMessageBytes is the largest message accepted on any socket (default ReadLimit).
 	MaxMessageBytes int64
 	// Limits bound connections, headers, bodies and idle keep-alive connections.
@@ -786,6 +789,9 @@ func (s *Server) extensionSocket(c echo.Context) error {
 	defer cancel()
 	kc := make(chan closeReason, 1)
 	ext := s.hub.ConnectExtension(func(code int, reason string) { kc <- closeReason{websocket.StatusCode(code), reason} })
+	if s.opts.OnExtension != nil {
+		s.opts.OnExtension()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

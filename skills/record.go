@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -599,7 +600,7 @@ func (s *Service) draftWith(ctx context.Context, info Recording, caps []captured
 		return nil, fmt.Errorf("%w: click, type or choose on the shared tab between start and stop (actions in other tabs or in cross-origin frames are not captured yet)", ErrNothingRecorded)
 	}
 	named, calls := false, 0
-	if useModel && s.opts.Model != nil && strings.TrimSpace(narration) != "" {
+	if useModel && llm.Ready(s.opts.Model) && strings.TrimSpace(narration) != "" {
 		named, calls = s.nameFromNarration(ctx, sk, narration, host), 1
 	}
 	if !named {

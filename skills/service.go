@@ -15,6 +15,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/task"
 )
 
@@ -204,7 +205,7 @@ func (s *Service) StartNamed(ctx context.Context, request, tab, pageURL string, 
 // calls is the number of model calls made (0 or 1).
 func (s *Service) paramsFromRequest(ctx context.Context, sk *Skill, request string, missing []Param) (out map[string]string, calls int) {
 	out = paramsInText(sk, request, missing)
-	if s.opts.Model == nil || !saysMore(sk, request) {
+	if !llm.Ready(s.opts.Model) || !saysMore(sk, request) {
 		return out, 0
 	}
 	var need []string

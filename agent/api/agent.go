@@ -58,14 +58,15 @@ type Options struct {
 	// Home is the tabrelay home; tasks are stored in its SQLite database. Empty keeps tasks in
 	// memory only.
 	Home string
-	// Model is the language model (nil: the fast path and everything without a model still
-	// work; the rest answers with how to configure one).
+	// Model is the language model (nil, or a *llm.Switch holding none: the fast path and
+	// everything without a model still work; the rest answers with how to configure one). A
+	// *llm.Switch lets the model change while the server runs (Models).
 	Model llms.Model
+	// Models, when set, serves the model settings of the options page (/api/model): it sets
+	// Model, which must then be its Switch.
+	Models *llm.Source
 	// ModelName is recorded on tasks (llm.Config.String()).
 	ModelName string
-	// ModelError is why there is no model (a *llm.NotConfiguredError from llm.FromEnv), shown
-	// where a model is needed.
-	ModelError error
 	// ImageMode and Vision configure screenshots for vision models.
 	ImageMode llm.ImageMode
 	Vision    bool
@@ -115,6 +116,9 @@ type Agent struct {
 	// waitTarget waits, during a gap in the tabs (relay.Hub.WaitTarget), for a target to come
 	// back, and reports whether it did.
 	waitTarget func(ctx context.Context, targetID string) bool
+	// offerTab asks the extension to offer the person a choice of tab when none is shared
+	// (relay.Hub.OfferTab).
+	offerTab func(who string) bool
 
 	skills Skills // nil when Options.Skills is nil
 
@@ -129,7 +133,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	if opts.CommandWait <= 0 {
 		opts.CommandWait = 10 * time.Second
 	}
-	a = &Agent{opts: opts, log: opts.Log, waitTarget: hub.WaitTarget}
+	a = &Agent{opts: opts, log: opts.Log, waitTarget: hub.WaitTarget, offerTab: hub.OfferTab}
 	defer func() {
 		if err != nil {
 			_ = a.Close()
@@ -171,14 +175,10 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 			return a.skills // a nil Skills is a nil Toolbox
 		},
 	})
-	if opts.Model == nil {
-		why := "no language model configured"
-		if opts.ModelError != nil {
-			why = opts.ModelError.Error()
-		}
-		a.log.Info().Msg("agent started without a language model: simple commands work, tasks need a model (" + firstLine(why) + ")")
+	if why := llm.Why(opts.Model); why != nil {
+		a.log.Info().Msg("agent started without a language model: simple commands work, tasks need a model (" + firstLine(why.Error()) + ")")
 	} else {
-		a.log.Info().Str("model", opts.ModelName).Msg("agent started")
+		a.log.Info().Str("model", llm.Name(opts.Model, opts.ModelName)).Msg("agent started")
 	}
 	return a, nil
 }

@@ -22,6 +22,9 @@ import (
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
+// noSharedTab says how to share a tab, with or without the icon pinned.
+const noSharedTab = "no shared tab: share one with Alt+Shift+S on it, or the tabrelay icon (in the browser's extensions menu until pinned)"
+
 // resolveTab returns the shared tab named (after checking it is shared) or, when none is
 // named, the first shared tab: the one the user most recently shared or focused. It lists the
 // tabs through the agent's own connection to the relay (Target.getTargets), as any CDP client
@@ -34,7 +37,10 @@ func (a *Agent) resolveTab(ctx context.Context, name string) (string, *httpError
 	name = strings.TrimSpace(name)
 	if name == "" {
 		if len(tabs) == 0 {
-			return "", errorf(http.StatusNotFound, "no shared tab: click the tabrelay icon on a tab to share it")
+			if a.offerTab != nil && a.offerTab("agent") {
+				return "", errorf(http.StatusNotFound, "no shared tab: the browser now asks which tab to share; pick one, then try again")
+			}
+			return "", errorf(http.StatusNotFound, "%s", noSharedTab)
 		}
 		return tabs[0].TargetID, nil
 	}
@@ -250,14 +256,13 @@ func (a *Agent) getScreenshot(c echo.Context) *httpError {
 	return blobOK(c, mime, res.Data)
 }
 
-// needsModel turns a "no model configured" error into a 503 that says how to configure one.
+// needsModel turns a "no model configured" error into a 503 that says how to configure one,
+// in one sentence (with why the current configuration does not work, when err does not say).
 func (a *Agent) needsModel(err error) *httpError {
 	msg := err.Error()
-	if a.opts.ModelError != nil && !errors.Is(err, a.opts.ModelError) { // the reason is not in msg yet
-		var nc *llm.NotConfiguredError
-		if errors.As(a.opts.ModelError, &nc) {
-			msg += "\n(current configuration: " + nc.Reason + ")"
-		}
+	var nc *llm.NotConfiguredError
+	if errors.As(llm.Why(a.opts.Model), &nc) && !strings.Contains(msg, nc.Reason) {
+		msg += " (now: " + nc.Reason + ")"
 	}
 	he := errorf(http.StatusServiceUnavailable, "%s", msg)
 	he.body.NeedsModel = true
@@ -408,9 +413,6 @@ func (a *Agent) postTask(c echo.Context) *httpError {
 	t, err := a.runner.Start(c.Request().Context(), req.Goal, tab)
 	if err != nil {
 		if errors.Is(err, llm.ErrNotConfigured) {
-			if a.opts.ModelError != nil {
-				return a.needsModel(fmt.Errorf("tasks need a language model: %w", a.opts.ModelError))
-			}
 			return a.needsModel(err)
 		}
 		return errorf(http.StatusInternalServerError, "starting the task: %v", err)

@@ -47,6 +47,9 @@ func Register(g *echo.Group, s Services) (largeBodies map[string]int64) {
 	g.POST("/tasks/:id/skill", agent(a.taskSkill))
 	g.POST("/conversation/new", agent(a.newConversation))
 	g.GET("/tasks/:id/report", agent(a.taskReport))
+	g.GET("/model", agent(a.getModel))
+	g.PUT("/model", agent(a.putModel))
+	g.POST("/model/test", agent(a.testModel))
 
 	skill := func(h handler) echo.HandlerFunc { return handle(running("the skills service", s.Skills != nil, h)) }
 	g.GET("/skills", skill(sk.list))

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -131,7 +130,8 @@ type Config struct {
 	BaseURL string
 	// APIKey is the secret; never log it.
 	APIKey string
-	// KeySource names the variable the key came from ("" for a placeholder).
+	// KeySource names the variable the key came from ("options page" for the saved settings,
+	// "" for a placeholder).
 	KeySource string
 	// LegacyMaxTokens sends max_tokens instead of max_completion_tokens (OpenAI protocol).
 	LegacyMaxTokens bool
@@ -168,19 +168,12 @@ type NotConfiguredError struct {
 	Reason string
 }
 
-// Error explains the problem and the variables to set, with examples.
+// Error says the problem in one sentence and where to choose a model: the extension's options
+// page, or the environment variables (which need a server restart).
 func (e *NotConfiguredError) Error() string {
-	names := make([]string, 0, len(Providers()))
-	for n := range Providers() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return fmt.Sprintf("no language model configured: %s. Set %s (one of %s), %s and the provider's key, "+
-		"for example: %s=openai %s=gpt-4o-mini OPENAI_API_KEY=sk-…; or %s=anthropic ANTHROPIC_API_KEY=…; "+
-		"or a local model: %s=ollama %s=qwen2.5:7b (%s defaults to http://localhost:11434/v1); "+
-		"%s overrides the endpoint of any OpenAI-compatible server",
-		e.Reason, EnvProvider, strings.Join(names, ", "), EnvModel,
-		EnvProvider, EnvModel, EnvProvider, EnvProvider, EnvModel, EnvBaseURL, EnvBaseURL)
+	return fmt.Sprintf("no language model configured (%s): choose a provider, model and key in the extension's options page (no restart needed), "+
+		"or set %s, %s and the provider's key (e.g. %s; ollama needs none) where the server runs",
+		e.Reason, EnvProvider, EnvModel, "OPENAI_API_KEY")
 }
 
 // ErrNotConfigured matches every [*NotConfiguredError] with errors.Is.
@@ -194,15 +187,18 @@ func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
 
 // FromLookup resolves the configuration from a lookup function (os.LookupEnv or a test map).
 func FromLookup(lookup func(string) (string, bool)) (Config, error) {
+	return fromLookup(lookup, nil)
+}
+
+// fromLookup is FromLookup with savedKey, when not nil, giving a key (and its source) for the
+// provider when no key variable is set.
+func fromLookup(lookup func(string) (string, bool), savedKey func(Provider) (key, source string)) (Config, error) {
 	get := func(k string) string {
 		v, _ := lookup(k)
 		return strings.TrimSpace(v)
 	}
 	providers := Providers()
-	name := strings.ToLower(get(EnvProvider))
-	if a, ok := providerAliases()[name]; ok {
-		name = a
-	}
+	name := normalProvider(get(EnvProvider))
 	if name == "" {
 		for _, n := range inferOrder {
 			for _, k := range providers[n].KeyEnv {
@@ -245,6 +241,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 				break
 			}
 		}
+	}
+	if cfg.APIKey == "" && savedKey != nil {
+		cfg.APIKey, cfg.KeySource = savedKey(p)
 	}
 	if cfg.APIKey == "" {
 		if p.KeyRequired {

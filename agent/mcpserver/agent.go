@@ -60,7 +60,9 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf(`run_task needs a goal, e.g. {"goal":"find the cheapest kettle"}`)
 	}
 	if s.opts.NoModel != nil {
-		return nil, fmt.Errorf("run_task: %w", s.opts.NoModel)
+		if err := s.opts.NoModel(); err != nil {
+			return nil, fmt.Errorf("run_task: %w", err)
+		}
 	}
 	tab, err := s.resolve(c)
 	if err != nil {

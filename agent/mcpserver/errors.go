@@ -17,8 +17,8 @@ import (
 // Advice a model can act on, appended to the errors it applies to.
 const (
 	adviceStale = "The page changed since that snapshot: call snapshot for fresh refs, then retry with them."
-	adviceShare = "No shared tab: ask the user to click the tabrelay icon on the tab they want you to use " +
-		"(its badge shows ON) in the browser where the tabrelay extension is installed, then call tabs."
+	adviceShare = "No shared tab: ask the user to share the tab they want you to use (Alt+Shift+S on it, or the tabrelay " +
+		"icon, in the browser's extensions menu until pinned; its badge shows ON), then call tabs."
 	adviceTab = "Call tabs to list the shared tabs and switch_tab to choose one."
 )
 

@@ -45,9 +45,10 @@ type Options struct {
 	Runner *task.Runner
 	// Skills lists and runs skills (skills, run_skill); nil leaves those tools out.
 	Skills *skills.Service
-	// NoModel is why no language model is configured (nil when one is): run_task answers
-	// with it and the variables to set, before looking for a tab.
-	NoModel error
+	// NoModel says why no language model is available now (nil when one is; the model may
+	// change while the server runs): run_task answers with it. Nil means a model is always
+	// there.
+	NoModel func() error
 	// AllowEvaluate offers the evaluate tool (JavaScript in the page), which is otherwise not
 	// offered: `tabrelay serve --mcp-allow-evaluate`.
 	AllowEvaluate bool

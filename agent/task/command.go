@@ -69,11 +69,11 @@ func (r *Runner) CommandWith(ctx context.Context, req CommandRequest) (*Task, er
 		return nil, fmt.Errorf("task: no browser connection: the agent needs the relay's in-process client")
 	}
 	fm, reason, err := r.matchFast(ctx, command, &tabID)
-	if err != nil && r.opts.Model == nil {
+	if err != nil && !llm.Ready(r.opts.Model) {
 		// the browser failed, not the lack of a model: say so (a model task would fail the same way)
 		return nil, err
 	}
-	if fm == nil && r.opts.Model == nil {
+	if fm == nil && !llm.Ready(r.opts.Model) {
 		return nil, fmt.Errorf("%q is not a simple command (%s): %w", command, reason,
 			&llm.NotConfiguredError{Reason: "requests other than simple commands need a language model"})
 	}
@@ -202,7 +202,7 @@ func (l *loop) runFast(fm *fastMatch) {
 			return
 		}
 		res := fastpath.Match(step, snap, fm.tabs)
-		if (!res.OK() || res.Action == nil) && l.opts.Model != nil {
+		if (!res.OK() || res.Action == nil) && llm.Ready(l.opts.Model) {
 			l.handToModel(done, fm.rest[i:], res.Reason)
 			return
 		}
@@ -221,7 +221,7 @@ func (l *loop) runFast(fm *fastMatch) {
 // earlier tool calls), what is left to do and the page as it is now.
 func (l *loop) handToModel(done, rest []string, why string) {
 	l.rn.mu.Lock()
-	l.rn.task.Model = l.opts.ModelName
+	l.rn.task.Model = llm.Name(l.opts.Model, l.opts.ModelName)
 	l.rn.mu.Unlock()
 	// why may quote the page (element names): it goes in a page block
 	note := fmt.Sprintf("Done so far without a model: %s. Still to do: %s. Read the page again if you need it, then continue. The fast path could not go on because:\n%s",
@@ -251,7 +251,7 @@ func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 	}
 	// With no model, nobody reads the page after the step: a later part of the command is
 	// matched on a page model of its own.
-	l.unobserved = l.opts.Model == nil
+	l.unobserved = !llm.Ready(l.opts.Model)
 	ended := l.exec(call, "fast path (no model): "+fm.what)
 	l.named, l.unobserved = nil, false
 	if ended {

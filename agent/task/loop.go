@@ -345,7 +345,7 @@ func (l *loop) messages(system string) []llms.MessageContent {
 				continue
 			}
 			var img llms.ContentPart = llms.BinaryPart("image/png", e.image)
-			if l.opts.ImageMode == llm.ImageDataURL {
+			if llm.ImageModeOf(l.opts.Model, l.opts.ImageMode) == llm.ImageDataURL {
 				img = llms.ImageURLPart("data:image/png;base64," + encodeBase64(e.image))
 			}
 			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{

@@ -212,7 +212,7 @@ func (r *Runner) RunWith(ctx context.Context, req StartRequest) (*Task, error) {
 
 func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch) (*run, error) {
 	goal, tabID := req.Goal, req.Tab
-	if r.opts.Model == nil && fast == nil {
+	if !llm.Ready(r.opts.Model) && fast == nil {
 		return nil, &llm.NotConfiguredError{Reason: "the agent was started without a model"}
 	}
 	if r.opts.Browser == nil {
@@ -226,7 +226,7 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 	}
 	r.loadMemory(parent)
 	now := time.Now().UTC()
-	model := r.opts.ModelName
+	model := llm.Name(r.opts.Model, r.opts.ModelName)
 	if fast != nil {
 		model = ModelFastPath
 	}

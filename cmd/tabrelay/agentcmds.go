@@ -39,7 +39,7 @@ func (c *tabsCmd) Run(ctx context.Context, io stdio) error {
 		return writeJSON(io.out, res)
 	}
 	if len(res.Tabs) == 0 {
-		fmt.Fprintln(io.out, "no shared tabs: click the tabrelay icon on a tab to share it")
+		fmt.Fprintln(io.out, "no shared tabs: share one with Alt+Shift+S on it, or the tabrelay icon (in the browser's extensions menu until pinned)")
 		return nil
 	}
 	for i, t := range res.Tabs {

@@ -57,8 +57,8 @@ func startTestServerEnv(t *testing.T, env map[string]string) (f *config.Server, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	if srv.model != "" && env == nil {
-		t.Fatalf("a model is configured in the test environment: %s", srv.model)
+	if m, cfg, _ := srv.models.Switch.Current(); m != nil && env == nil {
+		t.Fatalf("a model is configured in the test environment: %s", cfg)
 	}
 	ext, err := relaytest.Dial(ctx, srv.Addr(), srv.Token(), nil)
 	if err != nil {

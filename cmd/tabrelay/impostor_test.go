@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +114,11 @@ func TestCLIRefusesImpostorRelayingFromIPv6(t *testing.T) {
 // TestBannerShowsSecretOnlyOnTerminal: the startup banner shows the secret, the client lines
 // with it and a one-time pairing link (whose code pairs once) only on a terminal.
 func TestBannerShowsSecretOnlyOnTerminal(t *testing.T) {
-	_, _, srv := startTestServer(t)
+	f, _, srv := startTestServer(t)
+	// as on a first start: no extension has ever paired with this home
+	if err := os.Remove(filepath.Join(f.Home, pairedFile)); err != nil {
+		t.Fatalf("the simulated extension's connection left no paired marker: %v", err)
+	}
 	var piped, term strings.Builder
 	printBanner(&piped, srv, false)
 	printBanner(&term, srv, true)
@@ -134,6 +140,33 @@ func TestBannerShowsSecretOnlyOnTerminal(t *testing.T) {
 	}
 	if _, err := proof.Pair(ctx, http.DefaultClient, srv.Addr(), code); err == nil {
 		t.Fatal("the banner's code paired twice")
+	}
+}
+
+// TestBannerOncePaired: once an extension has connected to a server with this home (here the
+// simulated one startTestServer shares a tab with), the banner says the extension is paired,
+// on a terminal and on a pipe, instead of asking to pair it again; with no extension ever
+// paired it asks, as before. The share line names what works without a pinned icon.
+func TestBannerOncePaired(t *testing.T) {
+	f, _, srv := startTestServer(t)
+	for _, terminal := range []bool{false, true} {
+		var b strings.Builder
+		printBanner(&b, srv, terminal)
+		out := b.String()
+		if strings.Contains(out, "Pair the extension (once)") || strings.Contains(out, "code=") || !strings.Contains(out, "The extension is paired") {
+			t.Errorf("banner (terminal %v) with an extension paired:\n%s", terminal, out)
+		}
+		if !strings.Contains(out, "Alt+Shift+S") || !strings.Contains(out, "extensions menu") {
+			t.Errorf("banner (terminal %v) does not say how to share without a pinned icon:\n%s", terminal, out)
+		}
+	}
+	if err := os.Remove(filepath.Join(f.Home, pairedFile)); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printBanner(&b, srv, false)
+	if !strings.Contains(b.String(), "Pair the extension (once)") {
+		t.Errorf("banner with no extension ever paired does not ask to pair:\n%s", b.String())
 	}
 }
 

@@ -273,8 +273,10 @@ func (c *tokenCmd) Run(io stdio) error {
 // server is a running tabrelay with the model's description for the banner.
 type server struct {
 	*app.App
-	// model describes the language model ("" when none is configured).
-	model string
+	// models is the model chosen in the options page or the environment.
+	models *llm.Source
+	// home is tabrelay's home (where the paired marker is kept).
+	home string
 }
 
 // startServer builds and starts the server described by f (internal/app: the relay, the
@@ -294,6 +296,7 @@ func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*s
 			ExtensionIDs:     config.ExtensionIDs(strings.Split(f.ExtensionIDs, ",")...),
 			AllowNonLoopback: f.AllowNonLoopback,
 			TrustSameUser:    f.TrustSameUser,
+			OnExtension:      func() { markPaired(f.Home, log) },
 			Hub:              relay.HubOptions{AllowCloseUserTabs: f.AllowCloseUserTabs, MaxQueueTotalBytes: f.ClientQueueMB << 20, DetachAfter: f.DetachAfter, MaxUploadBytes: f.MaxUploadMB << 20, TraceLegs: f.TraceLegs},
 		},
 		Agent: api.Options{Home: f.Home, Stream: true, AllowFileURLs: f.AllowFileURLs, AllowedSites: f.Sites(), UploadDirs: f.AgentUploadDirs},
@@ -301,23 +304,21 @@ func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*s
 		MCP:   mcpserver.Options{AllowEvaluate: f.MCPAllowEvaluate, MaxSessions: f.MCPMaxSessions, IdleTimeout: f.MCPIdleTimeout},
 		Log:   *log,
 	}
-	model, cfg, merr := llm.FromEnvModel(ctx)
-	switch {
-	case merr == nil:
-		cfg.Vision = f.Vision // the flag, defaulting to TABRELAY_LLM_VISION, has the last word
-		opts.Agent.Model, opts.Agent.ModelName, opts.Agent.ImageMode = model, cfg.String(), cfg.ImageMode()
-		opts.Agent.Vision = cfg.Vision
-	case errors.Is(merr, llm.ErrNotConfigured):
-		opts.Agent.ModelError = merr
-	default:
-		opts.Agent.ModelError = merr
+	// The model: chosen in the extension's options page (saved in the home), the environment
+	// overriding it; the options page can change it while the server runs.
+	models := &llm.Source{Home: f.Home, Lookup: os.LookupEnv, Vision: f.Vision, Switch: &llm.Switch{}}
+	opts.Agent.Model, opts.Agent.Models = models.Switch, models
+	if cfg, merr := models.Load(ctx); merr == nil {
+		opts.Agent.ModelName, opts.Agent.ImageMode, opts.Agent.Vision = cfg.String(), cfg.ImageMode(), cfg.Vision
+	} else if !errors.Is(merr, llm.ErrNotConfigured) {
 		log.Warn().Err(merr).Msg("the language model could not be set up; running without one (simple commands still work)")
 	}
+	opts.Agent.Vision = f.Vision
 	srv, err := app.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &server{App: srv, model: opts.Agent.ModelName}, nil
+	return &server{App: srv, models: models, home: f.Home}, nil
 }
 
 // serveCmd is `tabrelay serve` (and `tabrelay` alone).
@@ -363,20 +364,32 @@ func printBanner(w io.Writer, srv *server, terminal bool) {
 	fmt.Fprintf(w, "  Every endpoint but /json/version needs the secret: 'Authorization: Bearer <token>' or '?token=<token>'.\n")
 	if terminal {
 		fmt.Fprintf(w, "  Playwright: chromium.connectOverCDP('%s/?token=%s')\n\n", srv.HTTPURL(), tok)
+	} else {
+		fmt.Fprintf(w, "  The secret is not shown because stdout is not a terminal: `tabrelay token` prints it.\n\n")
+	}
+	switch {
+	case paired(srv.home):
+		fmt.Fprintf(w, "The extension is paired with this server and connects by itself (`tabrelay pair` prints a link to pair another browser).\n")
+	case terminal:
 		code, _ := srv.NewPairingCode()
 		fmt.Fprintf(w, "Pair the extension (once): open this link in the browser where tabrelay is installed\n")
 		fmt.Fprintf(w, "(it works once, within %d minutes; `tabrelay pair` prints a new one):\n", int(proof.PairCodeTTL.Minutes()))
 		fmt.Fprintf(w, "  %s\n", pairingLink(addr, code))
-	} else {
-		fmt.Fprintf(w, "  The secret is not shown because stdout is not a terminal: `tabrelay token` prints it.\n\n")
+	default:
 		fmt.Fprintf(w, "Pair the extension (once): `tabrelay pair` prints a one-time pairing link to open in the browser.\n")
 	}
-	fmt.Fprintf(w, "Then click the tabrelay icon on a tab to share it (the badge shows ON).\n\n")
-	if srv.model != "" {
-		fmt.Fprintf(w, "Agent: %s. Try `tabrelay run \"…\"` or `tabrelay snapshot`.\n", srv.model)
+	fmt.Fprintf(w, "Share a tab: press Alt+Shift+S on it, or click the tabrelay icon (in the extensions menu, the puzzle piece,\n")
+	fmt.Fprintf(w, "until you pin it); when a client connects and no tab is shared, the browser asks which tab to share.\n\n")
+	if m, cfg, err := srv.models.Switch.Current(); m != nil {
+		fmt.Fprintf(w, "Agent: %s. Try `tabrelay run \"…\"` or `tabrelay snapshot`.\n", cfg)
 	} else {
-		fmt.Fprintf(w, "Agent: no language model configured: simple commands work (POST /api/command, `tabrelay act`);\n")
-		fmt.Fprintf(w, "  for tasks set %s and %s (and the provider's key), e.g. %s=openai OPENAI_API_KEY=….\n", llm.EnvProvider, llm.EnvModel, llm.EnvProvider)
+		var nc *llm.NotConfiguredError
+		if !errors.As(err, &nc) {
+			fmt.Fprintf(w, "Agent: the language model could not be set up (%v); simple commands work.\n", err)
+		} else {
+			fmt.Fprintf(w, "Agent: no language model yet: simple commands work (`tabrelay act`, the side panel); for the rest choose a\n")
+			fmt.Fprintf(w, "  provider, model and key in the extension's options page (or set %s and %s where the server runs).\n", llm.EnvProvider, llm.EnvModel)
+		}
 	}
 }
 

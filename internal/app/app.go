@@ -103,12 +103,8 @@ func Start(ctx context.Context, opts Config) (*App, error) {
 
 	mo := opts.MCP
 	mo.Actions, mo.Runner, mo.Skills, mo.Log = ag.Actions(), ag.Runner(), sk, opts.Log.With().Str("part", "mcp").Logger()
-	if opts.Agent.Model == nil {
-		mo.NoModel = opts.Agent.ModelError
-		if mo.NoModel == nil {
-			mo.NoModel = &llm.NotConfiguredError{Reason: "the server was started without a model"}
-		}
-	}
+	model := opts.Agent.Model
+	mo.NoModel = func() error { return llm.Why(model) }
 	ms, err := mcpserver.New(mo)
 	if err != nil {
 		_ = ag.Close()

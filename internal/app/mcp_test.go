@@ -172,8 +172,8 @@ func TestMCPToolsSmallAndActionable(t *testing.T) {
 		args map[string]any
 		says string
 	}{
-		{"snapshot", nil, "click the tabrelay icon"},
-		{"click", map[string]any{"ref": "e1"}, "click the tabrelay icon"},
+		{"snapshot", nil, "Alt+Shift+S on it"},
+		{"click", map[string]any{"ref": "e1"}, "Alt+Shift+S on it"},
 		{"click", map[string]any{}, "needs ref"},
 		{"run_task", map[string]any{"goal": "find a kettle"}, "TABRELAY_LLM_PROVIDER"},
 		{"run_skill", map[string]any{"name": "no-such-skill"}, "skills"},

@@ -254,3 +254,18 @@ type PermissionsRequest struct {
 	ID       int64            `json:"id"`
 	Settings []ContentSetting `json:"settings"`
 }
+
+// Choosing a tab (see PROTOCOL.md, "Choosing a tab").
+const (
+	// TypeChooseTab tells the extension that a client (a CDP client, or the agent) wants a tab
+	// while none is shared: the extension offers the person a choice of tab (ChooseTab). It
+	// needs no answer; sharing the chosen tab is an ordinary tabShared.
+	TypeChooseTab = "chooseTab"
+)
+
+// ChooseTab is the relay's chooseTab notice.
+type ChooseTab struct {
+	Type string `json:"type"`
+	// Client says who is waiting: "cdp" for a CDP client, "agent" for the agent.
+	Client string `json:"client"`
+}
