@@ -3,7 +3,7 @@
 // (protocol in relay/wire/PROTOCOL.md, JS shapes in protocol.js).
 //
 // A tab is shared when the user clicks the toolbar button (or uses the shortcut or the context
-// menu), drags it into the "tabrelay" tab group, when a shared tab opens it, or when a relay
+// menu, or picks it in the tab chooser opened when a client waits for a tab), drags it into the "tabrelay" tab group, when a shared tab opens it, or when a relay
 // client asks for a new tab. Sharing means chrome.debugger is attached with flat auto-attach on
 // (with the onDemand setting: only while a client or the agent drives the tab), every debugger
 // event is forwarded, and the relay's CDP commands are sent to the tab or its child sessions.
@@ -21,6 +21,7 @@
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
 //   worker-downloads.js downloads started in shared tabs, reported to the relay
 //   worker-permissions.js site permissions clients set, as the extension's content settings
+//   worker-firstrun.js  the welcome page on install, the tab chooser when a client waits
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
 // chrome.storage.session; settings (relayAddr, token, tabGroup, onDemand) live in
@@ -34,6 +35,7 @@ import { connect, ensureConnected, restartConnection, setStopped } from './worke
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
 import { clearPermissions } from './worker-permissions.js';
+import { onInstalledFirstRun } from './worker-firstrun.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
@@ -51,6 +53,8 @@ chrome.commands.onCommand.addListener((command, tab) => { void onCommand(command
 chrome.contextMenus.onClicked.addListener((info, tab) => { void onMenuClicked(info, tab); });
 
 chrome.runtime.onInstalled.addListener(createMenus);
+
+chrome.runtime.onInstalled.addListener(onInstalledFirstRun);
 
 chrome.debugger.onEvent.addListener((source, method, params) => onDebuggerEvent(source, method, params));
 

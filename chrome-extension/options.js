@@ -3,9 +3,11 @@
 // token, which the service worker watches), a plain-words connection test, and one-time pairing
 // links of the form options.html#addr=127.0.0.1:18792&code=<code>: the page clears the link from
 // the address bar, accepts only loopback addresses, asks "Pair with ADDR?" and then exchanges the
-// code for the token with a server that proves it knows the code (auth.js).
+// code for the token with a server that proves it knows the code (auth.js). The language model
+// section is options-model.js.
 
 import { authorize, loopbackAddr, NotProvedError, pair, UnreachableError } from './auth.js';
+import { loadModel, saveModel, testModel } from './options-model.js';
 
 const DEFAULT_ADDR = '127.0.0.1:18792';
 
@@ -100,6 +102,7 @@ async function runTest() {
   const r = await testConnection();
   show(r.text, r.ok ? 'ok' : 'bad');
   await refreshStatus();
+  if (r.ok) await loadModel();
   return r;
 }
 
@@ -203,10 +206,11 @@ for (const key of ['tabGroup', 'onDemand']) {
 }
 
 // The page's test hooks: the end-to-end tests read these.
-Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest } });
+Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest, loadModel, saveModel, testModel } });
 
 await load();
 readPairingLink();
 await refreshStatus();
 await showFileAccess();
+await loadModel();
 window.addEventListener('hashchange', () => { readPairingLink(); });

@@ -17,7 +17,8 @@ import { Speaker } from './panel-voice.js';
  * The task as the server sends it (agent/task.Task). status adds waiting_input (question set)
  * and waiting_user (handover set) to the others; request is what the user asked, goal what the
  * model was asked.
- * @typedef {{id: string, goal: string, request?: string, conversation?: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean, question?: Question, handover?: Handover, usage?: Usage, notSaved?: string}} Task
+ * needsModel: the request needed a language model and none was in use.
+ * @typedef {{id: string, goal: string, request?: string, needsModel?: boolean, conversation?: string, status: string, plan: PlanItem[], steps: Step[], answer?: string, error?: string, model?: string, createdAt?: string, prose?: string, spoken?: boolean, question?: Question, handover?: Handover, usage?: Usage, notSaved?: string}} Task
  */
 export const state = {
   /** @type {'unknown'|'down'|'up'} */ server: 'unknown',
@@ -25,6 +26,8 @@ export const state = {
   /** @type {number|undefined} */ tabId: undefined,
   /** the shared tab's target id, '' when this tab is not shared */ targetId: '',
   addr: '',
+  /** the model requests use ('' none, null unknown; see panel-model.js) @type {string|null} */ model: null,
+  /** the tab the task shown was asked in (see panel-task.js) @type {number|undefined} */ taskTab: undefined,
   /** @type {Task|null} */ task: null,
   /** @type {AbortController|null} */ follow: null,
   /** @type {import('./panel-voice.js').VoiceStatus|null} */ voice: null,

@@ -9,6 +9,7 @@ import { spokenSummary } from './converse.js';
 import { announce } from './panel-converse.js';
 import { $, el, showNotice } from './panel-dom.js';
 import { loadRecent } from './panel-history.js';
+import { loadModelHint, modelLink } from './panel-model.js';
 import { checkRunDraft, showDraft } from './panel-record.js';
 import { askSkillApproval } from './panel-skills.js';
 import { speaker, state } from './panel-state.js';
@@ -55,7 +56,10 @@ export async function submit(text, opts = {}) {
         render();
       });
     } else if (e instanceof ApiError && e.body?.needsModel) {
-      finishView('failed', `No language model configured, so only simple commands work (like "click sign in" or "scroll down").\n${msg}`);
+      finishView('failed', 'This request needs a language model; only simple commands (“click sign in”, “scroll down”) run without one: ');
+      if (state.task) state.task.needsModel = true;
+      render();
+      void loadModelHint();
     } else {
       finishView('failed', msg);
       if (e instanceof ApiError && (e.status === 0 || e.status === 401)) void refresh();
@@ -97,6 +101,7 @@ function startView(t) {
   state.follow?.abort();
   state.follow = null;
   state.task = t;
+  state.taskTab = state.tabId;
   $('task').hidden = false;
   $('answer').hidden = true;
   $('confirm').hidden = true;
@@ -109,6 +114,7 @@ function startView(t) {
  */
 export function attach(t) {
   state.follow?.abort();
+  if (state.task?.id !== t.id) state.taskTab = state.tabId;
   state.task = structuredClone(t);
   state.task.plan ||= [];
   state.task.steps ||= [];
@@ -358,6 +364,7 @@ function render() {
     ans.hidden = false;
     ans.className = t.status === 'succeeded' ? '' : 'failed';
     ans.textContent = t.status === 'succeeded' ? (t.answer || 'Done.') : t.status === 'cancelled' ? `Stopped.${t.error ? ` ${t.error}` : ''}` : (t.error || 'The task failed.');
+    if (t.needsModel && t.status === 'failed') ans.append(modelLink('choose a model in Settings'), document.createTextNode(' (no restart needed).'));
   } else {
     ans.hidden = true;
   }
@@ -487,3 +494,15 @@ $('handover-continue').addEventListener('click', () => { void continueTask(); })
 $('save-skill').addEventListener('click', () => { void saveAsSkill(); });
 $('records-csv').addEventListener('click', (ev) => { ev.preventDefault(); void downloadRecords(); });
 $('new-conversation').addEventListener('click', () => { void newConversation(); });
+
+/**
+ * Hides the task shown when the panel is now about another tab and that task has ended (a
+ * finished or failed task belongs to the tab it was asked in); a running task stays in view.
+ */
+export function forgetOtherTabsTask() {
+  const t = state.task;
+  if (!t || state.taskTab === undefined || state.taskTab === state.tabId || !isDone(t.status)) return;
+  state.task = null;
+  state.taskTab = undefined;
+  $('task').hidden = true;
+}

@@ -142,6 +142,7 @@ export const Origin = Object.freeze({
  * @property {string} [guid] cancelDownload: the download's guid
  * @property {boolean} [trace] cdp: answer with the extension's times (see withTrace)
  * @property {WireContentSetting[]} [settings] setPermissions: the content settings to hold
+ * @property {string} [client] chooseTab: who waits for a tab ("cdp", "agent")
  */
 
 /**

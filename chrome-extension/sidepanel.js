@@ -17,16 +17,18 @@
 //   panel-skills.js   skills: search, run, approve
 //   panel-record.js   recording skills, reviewing and saving drafts
 //   panel-history.js  recent tasks and their reports
+//   panel-model.js    the model in use, or that only simple commands run without one
 //   panel-api.js      the server's HTTP API; panel-voice.js capture and speech
 
 import { $ } from './panel-dom.js';
 import { loadRecent } from './panel-history.js';
 import { loadVoice, micDown, micUp } from './panel-mic.js';
 import { record, saveDraft } from './panel-record.js';
+import { loadModelHint } from './panel-model.js';
 import { loadSkills, runSkill } from './panel-skills.js';
 import { speaker, state } from './panel-state.js';
 import { refresh, share } from './panel-status.js';
-import { confirm, stop, submit } from './panel-task.js';
+import { confirm, forgetOtherTabsTask, stop, submit } from './panel-task.js';
 
 
 $('ask').addEventListener('submit', (ev) => {
@@ -75,20 +77,21 @@ $('draft-discard').addEventListener('click', () => { $('draft').hidden = true; }
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'local' && ('relayAddr' in changes || 'token' in changes)) void start();
 });
-chrome.tabs.onActivated.addListener(() => { void refresh(); });
+// a task that ended in another tab is not this tab's: it goes when the panel follows the switch
+chrome.tabs.onActivated.addListener(() => { void refresh().then(forgetOtherTabsTask); });
 chrome.tabs.onUpdated.addListener((tabId, change) => { if (tabId === state.tabId && change.status === 'complete') void refresh(); });
 
 async function start() {
   await refresh();
   if (state.server === 'up' && state.pairing === 'ok') {
-    await Promise.all([loadVoice(), loadSkills(), loadRecent()]);
+    await Promise.all([loadVoice(), loadSkills(), loadRecent(), loadModelHint()]);
   }
 }
 
 // The end-to-end tests drive and read the panel through these.
 Object.assign(globalThis, {
   tabrelayPanel: {
-    state, refresh, submit, stop, confirm, loadSkills, loadRecent, loadVoice, micDown, micUp, speaker,
+    state, refresh, submit, stop, confirm, loadSkills, loadRecent, loadVoice, loadModelHint, micDown, micUp, speaker,
     get listenMode() { return state.listenMode; },
   },
 });
@@ -96,4 +99,11 @@ Object.assign(globalThis, {
 const { panelMuted } = await chrome.storage.local.get('panelMuted');
 if (panelMuted) $('mute').click();
 await start();
-setInterval(() => { if (!state.capture) void refresh().then(() => (state.server === 'up' && !state.voice ? start() : undefined)); }, 3000);
+setInterval(() => {
+  if (state.capture) return;
+  void refresh().then(() => {
+    if (state.server === 'up' && !state.voice) return start();
+    if (state.server === 'up' && state.pairing === 'ok') return loadModelHint();
+    return undefined;
+  });
+}, 3000);

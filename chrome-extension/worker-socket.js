@@ -10,7 +10,8 @@ import { handleCDP, handleRequest } from './worker-dispatch.js';
 import { send } from './worker-send.js';
 import { childrenOf, wireTab } from './worker-sharing.js';
 import { clearPermissions } from './worker-permissions.js';
-import { persist, state } from './worker-state.js';
+import { offerTabChoice } from './worker-firstrun.js';
+import { persist, state, withReady } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
 const PING_MS = 20_000;
@@ -119,6 +120,8 @@ async function openSocket(attempt) {
       void onWelcome(ws);
     } else if (msg.type === P.Type.PONG) {
       // lastHeard is enough
+    } else if (msg.type === P.Type.CHOOSE_TAB) {
+      void withReady(() => offerTabChoice(String(msg.client || ''))).catch((e) => console.warn('tabrelay: tab chooser', e));
     } else if (typeof msg.id === 'number') {
       void handleRequest(ws, msg, received);
     }

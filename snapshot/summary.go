@@ -23,7 +23,8 @@ type Summary struct {
 	// Actions are the main buttons outside forms, collections and navigation, in order.
 	Actions []Control `json:"actions,omitempty"`
 	// Account is "signed in" or "signed out" when the page shows a sign-out control (or an
-	// account menu) or a sign-in control or password field; "" when it shows neither.
+	// account menu) or says it is signed in ("Signed in!") without a password field, or shows a
+	// sign-in control or password field; "" when it shows none of these.
 	Account string `json:"account,omitempty"`
 	// AccountBy is the control (or password field) Account was judged by.
 	AccountBy *Control `json:"accountBy,omitempty"`
@@ -323,6 +324,9 @@ func fieldRole(role string) bool {
 var (
 	signOutRe = regexp.MustCompile(`(?i)^\s*(sign[ -]?out|log[ -]?out|logoff|log off|abmelden|se déconnecter|déconnexion|cerrar sesión|sair|esci|ログアウト|退出登录)\b`)
 	signInRe  = regexp.MustCompile(`(?i)^\s*(sign[ -]?in|log[ -]?in|anmelden|se connecter|connexion|iniciar sesión|entrar|accedi|ログイン|登录)\b`)
+	// signedInRe is a page's own word that the person is signed in ("Signed in!", "You are
+	// logged in as ada"), which outweighs a sign-in link left on the page.
+	signedInRe = regexp.MustCompile(`(?i)^\W*(you('| a)re\s+)?(now\s+)?(signed|logged)\s+in\b|\b(signed|logged)\s+in\s+as\b`)
 	accountRe = regexp.MustCompile(`(?i)^\s*(my account|account menu|your account|account settings|user menu|profile menu)\s*$`)
 )
 
@@ -333,13 +337,17 @@ func Summarize(root *Node) *Summary {
 	}
 	s := &Summary{}
 	var forms []*Node
-	var password, signIn, signOut *Node
+	var password, signIn, signOut, saysIn *Node
 	root.Walk(func(n *Node) bool {
 		switch {
 		case n.Role == "form" || n.Role == "search":
 			forms = append(forms, n)
 		case n.Password && password == nil:
 			password = n
+		case saysIn == nil && (n.Role == "text" || n.Role == "heading" || n.Role == "status" || n.Role == "paragraph" || n.Role == "alert"):
+			if t := strings.TrimSpace(n.Text + " " + n.Name); len(t) <= 80 && signedInRe.MatchString(t) {
+				saysIn = n
+			}
 		}
 		if n.Ref != "" && len(n.Name) <= 40 && (n.Role == "link" || n.Role == "button" || n.Role == "menuitem") {
 			switch {
@@ -437,6 +445,10 @@ func Summarize(root *Node) *Summary {
 	switch {
 	case signOut != nil:
 		s.Account, s.AccountBy = "signed in", ptr(control(signOut))
+	case saysIn != nil && password == nil:
+		// the page says so, and asks for no password: a sign-in link left in a header does not
+		// make it signed out
+		s.Account, s.AccountBy = "signed in", &Control{Role: saysIn.Role, Name: clip(strings.TrimSpace(saysIn.Text+" "+saysIn.Name), 40)}
 	case signIn != nil:
 		s.Account, s.AccountBy = "signed out", ptr(control(signIn))
 	case password != nil:

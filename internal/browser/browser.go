@@ -88,6 +88,10 @@ type Options struct {
 	// (an unpacked extension has it by default). It writes that switch into the profile
 	// before the browser starts; see noFileAccess.
 	NoFileAccess bool
+	// KeepWelcome keeps the welcome page the extension opens when it is installed. Without it,
+	// Launch closes that page in a profile of its own (no UserDataDir): the browser is paired
+	// by Pair, and a tab nobody asked for would be in the way.
+	KeepWelcome bool
 }
 
 // Browser is a running browser with the extension loaded.
@@ -269,8 +273,41 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 	if err := b.waitWorkerReady(ctx); err != nil {
 		return nil, fmt.Errorf("launch browser: the tabrelay extension did not start (is %s a valid extension?): %w", extDir, err)
 	}
+	if opts.UserDataDir == "" && !opts.KeepWelcome {
+		if err := b.closeWelcome(ctx); err != nil {
+			log.Warn().Err(err).Msg("the extension's welcome page stays open")
+		}
+	}
 	log.Info().Int("pid", b.cmd.Process.Pid).Str("extension", b.ExtensionID).Msg("browser running")
 	return b, nil
+}
+
+// WelcomePage is the page the extension opens when it is installed.
+const WelcomePage = "welcome.html"
+
+// closeWelcome waits for the welcome page the extension opens on install and closes it.
+func (b *Browser) closeWelcome(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	url := "chrome-extension://" + b.ExtensionID + "/" + WelcomePage
+	for {
+		ts, err := b.targets(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if t.Type == "page" && strings.HasPrefix(t.URL, url) {
+				return b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(t.TargetID)}, nil)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no welcome page appeared: %w", ctx.Err())
+		case <-b.exited:
+			return errors.New("the browser exited")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // waitControl waits until the browser answers on the control pipe.

@@ -1,0 +1,36 @@
+// @ts-check
+// The doors that need no toolbar icon: the welcome page opened once, on install (Chromium keeps
+// a freshly loaded extension's icon in its extensions menu until it is pinned), and the tab
+// chooser opened when the relay says a client waits for a tab while none is shared (chooseTab).
+
+import { state } from './worker-state.js';
+
+const WELCOME = 'welcome.html';
+const CHOOSER = 'chooser.html';
+
+/**
+ * chrome.runtime.onInstalled: the welcome page on a first install only (not on updates or
+ * Chrome updates).
+ * @param {chrome.runtime.InstalledDetails} details
+ */
+export function onInstalledFirstRun(details) {
+  if (details.reason !== 'install') return;
+  void chrome.tabs.create({ url: chrome.runtime.getURL(WELCOME) }).catch((e) => console.warn('tabrelay: welcome page', e));
+}
+
+/**
+ * Opens the tab chooser, or brings forward the one already open, unless a tab was shared
+ * meanwhile. who is the relay's "client" ("cdp", "agent").
+ * @param {string} who
+ */
+export async function offerTabChoice(who) {
+  if ([...state.shared.values()].some((r) => r.ready)) return;
+  const url = chrome.runtime.getURL(CHOOSER);
+  const [open] = await chrome.tabs.query({ url: `${url}*` });
+  if (open?.id !== undefined) {
+    await chrome.tabs.update(open.id, { active: true });
+    if (open.windowId !== undefined) await chrome.windows.update(open.windowId, { focused: true }).catch(() => {});
+    return;
+  }
+  await chrome.tabs.create({ url: `${url}?client=${encodeURIComponent(who || 'cdp')}` });
+}
