@@ -327,7 +327,7 @@ var (
 	// signedInRe is a page's own word that the person is signed in ("Signed in!", "You are
 	// logged in as ada"), which outweighs a sign-in link left on the page.
 	signedInRe = regexp.MustCompile(`(?i)^\W*(you('| a)re\s+)?(now\s+)?(signed|logged)\s+in\b|\b(signed|logged)\s+in\s+as\b`)
-	accountRe = regexp.MustCompile(`(?i)^\s*(my account|account menu|your account|account settings|user menu|profile menu)\s*$`)
+	accountRe  = regexp.MustCompile(`(?i)^\s*(my account|account menu|your account|account settings|user menu|profile menu)\s*$`)
 )
 
 // Summarize reads what the page under root offers (see [Summary]).
