@@ -14,10 +14,12 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/relay"
 )
 
 // extensionPage finds the open page whose URL starts with the extension's page (e.g.
@@ -278,4 +280,37 @@ func TestTabChooser(t *testing.T) {
 	if n := len(e.relayLog.entries(asked, nil)); n != 1 {
 		t.Errorf("a client connecting while a tab is shared made the relay ask for a tab (%d asks)", n)
 	}
+}
+
+// TestTabChooserForAgent: a request to the agent while no tab is shared answers that the
+// browser now asks which tab to share, and the chooser opens (saying the agent asks); once the
+// person picks a tab, the same request runs on it.
+func TestTabChooserForAgent(t *testing.T) {
+	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	tab, err := ae.b.NewTab(ctx, ae.site.URL("/?client=chooser-agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ae.call(t, http.MethodGet, "/api/snapshot", nil)
+	var eb api.ErrorBody
+	if r.Status != http.StatusNotFound || json.Unmarshal(r.Body, &eb) != nil || !strings.Contains(eb.Error, "the browser now asks which tab to share") {
+		t.Fatalf("a snapshot with no tab shared: HTTP %d %s", r.Status, r.Body)
+	}
+	chooser := waitExtensionPage(t, ctx, ae.b, "chooser.html", 20*time.Second)
+	if why := pageText(t, ctx, ae.b, chooser, "why"); !strings.Contains(why, "agent") {
+		t.Errorf("the chooser does not say the agent asks: %q", why)
+	}
+	button := fmt.Sprintf(`button[data-tab-id="%d"]`, tab.TabID)
+	eventually(t, 10*time.Second, "the chooser lists the fixture tab", func() (bool, string) {
+		var ok bool
+		_ = ae.b.PageEval(ctx, chooser, fmt.Sprintf(`!!document.querySelector(%q)`, button), &ok)
+		return ok, pageText(t, ctx, ae.b, chooser, "tabs")
+	})
+	realClick(t, ctx, ae.b, chooser, button)
+	eventually(t, 20*time.Second, "the agent reads the chosen tab", func() (bool, string) {
+		r := ae.call(t, http.MethodGet, "/api/snapshot", nil)
+		return r.Status == http.StatusOK && strings.Contains(string(r.Body), "tabrelay fixture"), fmt.Sprintf("HTTP %d %.200s", r.Status, r.Body)
+	})
 }
