@@ -569,7 +569,7 @@ func (b *Browser) withExtensionPage(ctx context.Context, fn func(sessionID strin
 	if err := b.CDP.Call(ctx, "", target.CommandCreateTarget, &target.CreateTargetParams{URL: origin + "/options.html", Background: new(true)}, &r); err != nil {
 		return fmt.Errorf("open the extension's options page: %w", err)
 	}
-	defer b.CDP.Call(context.WithoutCancel(ctx), "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(r.TargetID)}, nil) //nolint:errcheck // best effort
+	defer b.closeAndWait(context.WithoutCancel(ctx), r.TargetID)
 	return b.withSession(ctx, r.TargetID, func(sid string) error {
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
@@ -591,6 +591,39 @@ func (b *Browser) withExtensionPage(ctx context.Context, fn func(sessionID strin
 		}
 		return fn(sid)
 	})
+}
+
+// closeAndWait closes the page target id and waits (up to 5 s) until the browser no longer
+// lists it: a page still talking to a server can take a moment to go, and the caller's next
+// look at the tabs must not find it.
+func (b *Browser) closeAndWait(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := b.CDP.Call(ctx, "", target.CommandCloseTarget, &target.CloseTargetParams{TargetID: target.ID(id)}, nil); err != nil {
+		return
+	}
+	for {
+		ts, err := b.targets(ctx)
+		if err != nil {
+			return
+		}
+		gone := true
+		for _, t := range ts {
+			if t.TargetID == id {
+				gone = false
+			}
+		}
+		if gone {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.exited:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Pair stores the relay address and pairing token in the extension's settings
