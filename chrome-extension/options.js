@@ -197,9 +197,9 @@ $('open-details').addEventListener('click', () => {
   void chrome.tabs.create({ url: `chrome://extensions/?id=${chrome.runtime.id}` });
 });
 
-// The sharing settings (chrome.storage.local tabGroup and onDemand, on unless turned off): saved
-// at once; the service worker watches them.
-for (const key of ['tabGroup', 'onDemand']) {
+// The sharing settings (chrome.storage.local tabGroup, chooseTab and onDemand, on unless turned
+// off): saved at once; the service worker reads them.
+for (const key of ['tabGroup', 'chooseTab', 'onDemand']) {
   const box = $(key);
   box.checked = (await chrome.storage.local.get(key))[key] !== false;
   box.addEventListener('change', () => { void chrome.storage.local.set({ [key]: box.checked }); });

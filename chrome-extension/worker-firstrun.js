@@ -1,12 +1,16 @@
 // @ts-check
 // The doors that need no toolbar icon: the welcome page opened once, on install (Chromium keeps
 // a freshly loaded extension's icon in its extensions menu until it is pinned), and the tab
-// chooser opened when the relay says a client waits for a tab while none is shared (chooseTab).
+// chooser opened when the relay says a client waits for a tab while none is shared (chooseTab),
+// unless the options page's setting chooseTab is off.
 
 import { state } from './worker-state.js';
 
 const WELCOME = 'welcome.html';
 const CHOOSER = 'chooser.html';
+
+/** The chrome.storage.local setting that turns the chooser off (false). */
+const CHOOSE_TAB = 'chooseTab';
 
 /**
  * chrome.runtime.onInstalled: the welcome page on a first install only (not on updates or
@@ -25,6 +29,8 @@ export function onInstalledFirstRun(details) {
  */
 export async function offerTabChoice(who) {
   if ([...state.shared.values()].some((r) => r.ready)) return;
+  // the options page's "Ask which tab to share…" (on unless turned off)
+  if ((await chrome.storage.local.get(CHOOSE_TAB))[CHOOSE_TAB] === false) return;
   const url = chrome.runtime.getURL(CHOOSER);
   const [open] = await chrome.tabs.query({ url: `${url}*` });
   if (open?.id !== undefined) {

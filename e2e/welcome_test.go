@@ -208,9 +208,10 @@ func TestWelcomeOnInstall(t *testing.T) {
 // chooser by itself, listing the open web pages; a mouse click on one's Share button shares it
 // (the chooser closes and the tab comes forward) and the client, still connected, sees the tab
 // among its targets and drives it. Like Playwright's extension, which offers the tabs when a
-// client connects.
+// client connects. With the chooser turned off (the options page's setting; the test
+// harness's default) a client connecting changes nothing in the browser.
 func TestTabChooser(t *testing.T) {
-	e := private(t)
+	e := privateBrowser(t, func(o *browser.Options) { o.TabChooser = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	if n := len(e.srv.Hub().Tabs()); n != 0 {
@@ -280,13 +281,35 @@ func TestTabChooser(t *testing.T) {
 	if n := len(e.relayLog.entries(asked, nil)); n != 1 {
 		t.Errorf("a client connecting while a tab is shared made the relay ask for a tab (%d asks)", n)
 	}
+
+	// turned off in the options page: no chooser
+	off := private(t)
+	if _, err := off.b.NewTab(ctx, off.site.URL("/?client=chooser-off")); err != nil {
+		t.Fatal(err)
+	}
+	c3 := off.dialCDP(t, ctx)
+	if err := c3.Call(ctx, "", "Target.getTargets", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !off.relayLogged(asked, nil) {
+		t.Fatal("the relay did not tell the extension that a client waits")
+	}
+	// the extension handles the notice in its order: a command sent after it is answered after
+	// it, so once the worker answers, any chooser it meant to open has been asked for
+	var settled bool
+	if err := off.b.ServiceWorkerEval(ctx, `new Promise((r) => setTimeout(() => r(true), 0))`, &settled); err != nil {
+		t.Fatal(err)
+	}
+	if _, open, _ := extensionPage(ctx, off.b, "chooser.html"); open {
+		t.Error("the chooser opened although it is turned off")
+	}
 }
 
 // TestTabChooserForAgent: a request to the agent while no tab is shared answers that the
 // browser now asks which tab to share, and the chooser opens (saying the agent asks); once the
 // person picks a tab, the same request runs on it.
 func TestTabChooserForAgent(t *testing.T) {
-	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{})
+	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{}, func(o *browser.Options) { o.TabChooser = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	tab, err := ae.b.NewTab(ctx, ae.site.URL("/?client=chooser-agent"))
@@ -299,9 +322,10 @@ func TestTabChooserForAgent(t *testing.T) {
 		t.Fatalf("a snapshot with no tab shared: HTTP %d %s", r.Status, r.Body)
 	}
 	chooser := waitExtensionPage(t, ctx, ae.b, "chooser.html", 20*time.Second)
-	if why := pageText(t, ctx, ae.b, chooser, "why"); !strings.Contains(why, "agent") {
-		t.Errorf("the chooser does not say the agent asks: %q", why)
-	}
+	eventually(t, 10*time.Second, "the chooser says the agent asks", func() (bool, string) {
+		why := pageText(t, ctx, ae.b, chooser, "why")
+		return strings.Contains(why, "tabrelay agent was asked"), why
+	})
 	button := fmt.Sprintf(`button[data-tab-id="%d"]`, tab.TabID)
 	eventually(t, 10*time.Second, "the chooser lists the fixture tab", func() (bool, string) {
 		var ok bool

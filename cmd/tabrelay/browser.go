@@ -69,7 +69,7 @@ func (c *browserCmd) Run(ctx context.Context, io stdio) error {
 
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	b, err := browser.Launch(lctx, browser.Options{ChromePath: chromePath, Headless: *headless, Logger: &log, NoSandbox: noSandboxFromEnv()})
+	b, err := browser.Launch(lctx, browser.Options{ChromePath: chromePath, Headless: *headless, Logger: &log, NoSandbox: noSandboxFromEnv(), TabChooser: true})
 	if err != nil {
 		return err
 	}

@@ -92,6 +92,10 @@ type Options struct {
 	// Launch closes that page in a profile of its own (no UserDataDir): the browser is paired
 	// by Pair, and a tab nobody asked for would be in the way.
 	KeepWelcome bool
+	// TabChooser keeps the extension's tab chooser on (its setting chooseTab, which Pair
+	// writes): when a client connects while no tab is shared, the extension opens a page to
+	// pick one, in front. Off, a test's own tabs are never put behind that page.
+	TabChooser bool
 }
 
 // Browser is a running browser with the extension loaded.
@@ -117,6 +121,7 @@ type Browser struct {
 	closeErr  error
 
 	extensionDebugging bool
+	tabChooser         bool
 
 	// the relay the extension was last paired with (Pair), where Share checks the tab arrived
 	relayMu    sync.Mutex
@@ -151,7 +156,7 @@ func Launch(ctx context.Context, opts Options) (_ *Browser, err error) {
 			return nil, err
 		}
 	}
-	b := &Browser{log: log, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
+	b := &Browser{log: log, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{}), tabChooser: opts.TabChooser}
 	defer func() {
 		if err != nil {
 			_ = b.Close()
@@ -627,10 +632,11 @@ func (b *Browser) closeAndWait(ctx context.Context, id string) {
 }
 
 // Pair stores the relay address and pairing token in the extension's settings
-// (chrome.storage.local relayAddr and token), written from the extension's own options page as
-// saving its form does; the extension reconnects on the change.
+// (chrome.storage.local relayAddr and token, and chooseTab from Options.TabChooser), written
+// from the extension's own options page as saving its form does; the extension reconnects on
+// the change.
 func (b *Browser) Pair(ctx context.Context, addr, token string) error {
-	values, err := json.Marshal(map[string]string{"relayAddr": addr, "token": token})
+	values, err := json.Marshal(map[string]any{"relayAddr": addr, "token": token, "chooseTab": b.tabChooser})
 	if err != nil {
 		return fmt.Errorf("pair extension: %w", err)
 	}
