@@ -34,12 +34,13 @@ async function showShortcuts() {
     const key = cmds.find((c) => c.name === name)?.shortcut;
     $(id).textContent = key || 'no shortcut (set one at chrome://extensions/shortcuts)';
   }
-  const { tabGroup } = await chrome.storage.local.get('tabGroup');
+  const { tabGroup, chooseTab } = await chrome.storage.local.get(['tabGroup', 'chooseTab']);
   $('way-group').hidden = tabGroup === false;
+  $('way-chooser').hidden = chooseTab === false;
 }
 
 $('open-options').addEventListener('click', () => { void chrome.runtime.openOptionsPage(); });
-chrome.storage.onChanged.addListener((_, area) => { if (area === 'local') void showState(); });
+chrome.storage.onChanged.addListener((_, area) => { if (area === 'local') void Promise.all([showState(), showShortcuts()]); });
 
 // The end-to-end tests read the page through this.
 Object.assign(globalThis, { tabrelayWelcome: { showState } });

@@ -183,7 +183,7 @@ func TestWelcomeOnInstall(t *testing.T) {
 		var s string
 		_ = e.b.PageEval(ctx, welcome, `document.querySelector('ol.ways').innerText`, &s)
 		return s
-	}()
+	}() + "\n" + pageText(t, ctx, e.b, welcome, "way-chooser")
 	for _, want := range []string{"Alt+Shift+S", "Right-click", "extensions menu", "pin", "tab group", "no tab is shared"} {
 		if !strings.Contains(share, want) {
 			t.Errorf("the welcome page's ways to share miss %q:\n%s", want, share)
