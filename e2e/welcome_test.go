@@ -338,3 +338,39 @@ func TestTabChooserForAgent(t *testing.T) {
 		return r.Status == http.StatusOK && strings.Contains(string(r.Body), "tabrelay fixture"), fmt.Sprintf("HTTP %d %.200s", r.Status, r.Body)
 	})
 }
+
+// TestTabChooserPlaywright: Playwright connects over CDP while no tab is shared (it sees no
+// page), the chooser opens, and the tab the person picks arrives in Playwright's context as a
+// new page it drives.
+func TestTabChooserPlaywright(t *testing.T) {
+	e := privateBrowser(t, func(o *browser.Options) { o.TabChooser = true })
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	tab, err := e.b.NewTab(ctx, e.site.URL("/?client=chooser-playwright"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan map[string]any, 1)
+	go func() {
+		done <- runNodeNoFatal(t, ctx, "chooser-playwright.mjs", map[string]string{
+			"TABRELAY_HTTP": e.httpURL(), "TABRELAY_TOKEN": e.token(), "PAGE_MARKER": "chooser-playwright",
+		})
+	}()
+	chooser := waitExtensionPage(t, ctx, e.b, "chooser.html", 60*time.Second)
+	button := fmt.Sprintf(`button[data-tab-id="%d"]`, tab.TabID)
+	eventually(t, 10*time.Second, "the chooser lists the fixture tab", func() (bool, string) {
+		var ok bool
+		_ = e.b.PageEval(ctx, chooser, fmt.Sprintf(`!!document.querySelector(%q)`, button), &ok)
+		return ok, pageText(t, ctx, e.b, chooser, "tabs")
+	})
+	realClick(t, ctx, e.b, chooser, button)
+	var out map[string]any
+	select {
+	case out = <-done:
+	case <-ctx.Done():
+		t.Fatal("Playwright did not finish")
+	}
+	if out["pagesAtConnect"] != float64(0) || out["client"] != "chooser-playwright" || out["title"] != "tabrelay fixture" {
+		t.Fatalf("Playwright: %v", out)
+	}
+}
