@@ -260,8 +260,9 @@ export async function unshare(rec, reason, opts = {}) {
   }
   rec.attached = false;
   void persist();
-  await refreshBadge(rec.tabId);
+  // out of the group first: once the badge says "not shared", the tab strip says so too
   if (reason !== P.Reason.CLOSED) await leaveGroup(rec.tabId);
+  await refreshBadge(rec.tabId);
 }
 
 /**
