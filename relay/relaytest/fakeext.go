@@ -49,6 +49,7 @@ type Extension struct {
 	cmds     []Command
 	cancels  []string              // guids of the cancelDownload requests received
 	perms    []wire.ContentSetting // the last setPermissions request's settings
+	chooses  []string              // the clients of the chooseTab notices, in order
 	handler  Handler
 	nextTab  int64
 	answered int
@@ -186,6 +187,13 @@ func (e *Extension) Cancels() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.cancels...)
+}
+
+// ChooseTabs returns the "client" of each chooseTab notice the relay sent, in order.
+func (e *Extension) ChooseTabs() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.chooses...)
 }
 
 // Permissions returns the content settings of the last setPermissions request (nil before
@@ -380,6 +388,7 @@ func (e *Extension) handle(b []byte) {
 		URL       string          `json:"url"`
 		Chunks    bool            `json:"chunks"`
 		Batches   bool            `json:"batches"`
+		Client    string          `json:"client"`
 	}
 	if json.Unmarshal(b, &m) != nil {
 		return
@@ -436,6 +445,10 @@ func (e *Extension) handle(b []byte) {
 		e.perms = append([]wire.ContentSetting{}, p.Settings...)
 		e.mu.Unlock()
 		_ = e.respond(m.ID, map[string]any{}, nil)
+	case wire.TypeChooseTab:
+		e.mu.Lock()
+		e.chooses = append(e.chooses, m.Client)
+		e.mu.Unlock()
 	case wire.TypeAttachTab, wire.TypeDetachTab:
 		e.mu.Lock()
 		e.debugger = append(e.debugger, m.Type+" "+m.TargetID)
