@@ -378,8 +378,9 @@ func printBanner(w io.Writer, srv *server, terminal bool) {
 	default:
 		fmt.Fprintf(w, "Pair the extension (once): `tabrelay pair` prints a one-time pairing link to open in the browser.\n")
 	}
-	fmt.Fprintf(w, "Share a tab: press Alt+Shift+S on it, or click the tabrelay icon (in the extensions menu, the puzzle piece,\n")
-	fmt.Fprintf(w, "until you pin it); when a client connects and no tab is shared, the browser asks which tab to share.\n\n")
+	fmt.Fprintf(w, "Share a tab: press Alt+Shift+S on it, or click the tabrelay icon (in the extensions menu,\n")
+	fmt.Fprintf(w, "the puzzle piece, until you pin it); when a client connects and no tab is shared, the\n")
+	fmt.Fprintf(w, "browser asks which tab to share.\n\n")
 	if m, cfg, err := srv.models.Switch.Current(); m != nil {
 		fmt.Fprintf(w, "Agent: %s. Try `tabrelay run \"…\"` or `tabrelay snapshot`.\n", cfg)
 	} else {
@@ -387,8 +388,9 @@ func printBanner(w io.Writer, srv *server, terminal bool) {
 		if !errors.As(err, &nc) {
 			fmt.Fprintf(w, "Agent: the language model could not be set up (%v); simple commands work.\n", err)
 		} else {
-			fmt.Fprintf(w, "Agent: no language model yet: simple commands work (`tabrelay act`, the side panel); for the rest choose a\n")
-			fmt.Fprintf(w, "  provider, model and key in the extension's options page (or set %s and %s where the server runs).\n", llm.EnvProvider, llm.EnvModel)
+			fmt.Fprintf(w, "Agent: no language model yet: simple commands work (`tabrelay act`, the side panel); for\n")
+			fmt.Fprintf(w, "  the rest choose a provider, model and key in the extension's options page (or set\n")
+			fmt.Fprintf(w, "  %s and %s where the server runs).\n", llm.EnvProvider, llm.EnvModel)
 		}
 	}
 }
