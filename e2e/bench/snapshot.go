@@ -52,6 +52,18 @@ func pwInteractiveRefs(text string) int {
 	return n
 }
 
+// runSnapshotGroup is the snapshot group: runSnapshot, then runRepeat unless the repeat group
+// runs on its own.
+func runSnapshotGroup(cfg config, r *Results) error {
+	if err := runSnapshot(cfg, r); err != nil {
+		return err
+	}
+	if cfg.repeatAlone {
+		return nil
+	}
+	return runRepeat(cfg, r)
+}
+
 // runSnapshot compares our snapshots with Playwright's AI snapshot on the fixture pages: build
 // time, size and interactive elements with a ref.
 func runSnapshot(cfg config, r *Results) error {
