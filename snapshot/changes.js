@@ -1,0 +1,97 @@
+// Change check of the in-page walker (see inpage.go). Evaluated in the walker's isolated world
+// right after inpage.js, it defines globalThis.__tabrelayChanges with:
+//   page(main, last)  [serial] when nothing that can change the frame's outline happened since
+//                     the walk numbered last (the caller still has it), else [serial, page(main)]:
+//                     a new walk (inpage.js's page) and its new number.
+// What counts as a change: the walker's epoch moved (a DOM mutation in the document or a shadow
+// root the walker saw, which includes class and style toggles; a load; user input: clicks, keys,
+// typing, scrolling, the pointer moving over something), or one of the events below fired (a
+// resize, a media or font load, a <details> or popover toggled, a transition or animation
+// started or ended, focus left), or the frame's URL, title, ready state, scroll offsets,
+// viewport, focused element or the values of its form controls differ from the walk's (a
+// script may set a value or scroll without an event), or an animation was running at the walk
+// or runs now. The check reads no layout, so an unchanged frame costs well under a millisecond.
+(() => {
+  if (globalThis.__tabrelayChanges) return;
+  const walker = globalThis.__tabrelay;
+  const epochOf = globalThis.__tabrelayEpoch;
+  if (!walker || !epochOf) return;
+
+  let serial = 0;
+  let dirty = true;
+  let lastMain = false;
+  let epoch = -1;
+  let state = '';
+  /** @type {Element | null} */
+  let active = null;
+  /** @type {unknown[]} */
+  let values = [];
+  let moving = false;
+
+  const touch = () => {
+    dirty = true;
+  };
+  for (const type of ['resize', 'focusout', 'visibilitychange', 'fullscreenchange', 'pagehide', 'beforeprint', 'afterprint']) {
+    addEventListener(type, touch, { capture: true, passive: true });
+  }
+  // events that do not reach the window (a load or error of an element) or do not bubble
+  for (const type of ['load', 'error', 'beforetoggle', 'toggle', 'beforematch', 'transitionrun', 'transitionend', 'transitioncancel', 'animationstart',
+    'animationend', 'animationcancel', 'cuechange']) {
+    document.addEventListener(type, touch, { capture: true, passive: true });
+  }
+  if (document.fonts) document.fonts.addEventListener('loadingdone', touch);
+
+  const inputs = document.getElementsByTagName('input');
+  const areas = document.getElementsByTagName('textarea');
+  const selects = document.getElementsByTagName('select');
+
+  const stateOf = () => {
+    const vv = window.visualViewport;
+    return [location.href, document.title, document.readyState, document.visibilityState, scrollX, scrollY, innerWidth, innerHeight,
+      devicePixelRatio, vv ? [vv.pageLeft, vv.pageTop, vv.width, vv.height, vv.scale].join(',') : ''].join('\n');
+  };
+  const valuesOf = () => {
+    const out = [];
+    for (const el of inputs) out.push(el.value, el.checked, el.indeterminate);
+    for (const el of areas) out.push(el.value);
+    for (const el of selects) out.push(el.selectedIndex);
+    return out;
+  };
+  const sameValues = () => {
+    let i = 0;
+    for (const el of inputs) {
+      if (values[i++] !== el.value || values[i++] !== el.checked || values[i++] !== el.indeterminate) return false;
+    }
+    for (const el of areas) if (values[i++] !== el.value) return false;
+    for (const el of selects) if (values[i++] !== el.selectedIndex) return false;
+    return i === values.length;
+  };
+  const running = () => {
+    if (!document.getAnimations) return false;
+    for (const a of document.getAnimations()) if (a.playState === 'running' || a.pending) return true;
+    return false;
+  };
+
+  /**
+   * @param {boolean} main
+   * @param {number} last
+   */
+  const page = (main, last) => {
+    if (last === serial && main === lastMain && !dirty && !moving && epochOf() === epoch && document.activeElement === active &&
+      stateOf() === state && sameValues() && !running()) {
+      return [serial];
+    }
+    const out = walker.page(main);
+    serial++;
+    dirty = false;
+    lastMain = main;
+    epoch = epochOf();
+    state = stateOf();
+    active = document.activeElement;
+    values = valuesOf();
+    moving = running();
+    return [serial, out];
+  };
+
+  Object.defineProperty(globalThis, '__tabrelayChanges', { value: Object.freeze({ page }) });
+})();
