@@ -216,7 +216,13 @@ func TestRepeatSnapshotSeesScroll(t *testing.T) {
 func TestRepeatSnapshotReuses(t *testing.T) {
 	ae := startAgentEnv(t, api.Options{})
 	tab := ae.share(t, ae.site.URL("/gen.html?n=5000"))
+	// the page builds its elements as it loads: wait until it is done
 	first := ae.snapshotJSON(t, tab)
+	eventually(t, 60*time.Second, "two equal snapshots of the page", func() (bool, string) {
+		prev := first
+		first = ae.snapshotJSON(t, tab)
+		return first.Text == prev.Text, "the page is still changing"
+	})
 	const runs = 5
 	var same, changed []time.Duration
 	for i := range runs {
