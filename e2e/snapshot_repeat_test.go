@@ -127,6 +127,13 @@ func TestRepeatSnapshotSeesChanges(t *testing.T) {
 				eval(t, tab, `document.getElementById('pop').showPopover()`)
 			},
 			want: []string{`"Popover button"`}},
+		{name: "custom element defined, with a closed shadow root",
+			change: func(t *testing.T, tab browser.Tab, _ string) {
+				eval(t, tab, `customElements.define('late-card', class extends HTMLElement {
+					constructor() { super(); this.attachShadow({ mode: 'closed' }).innerHTML = '<button>Late button</button>'; }
+				})`)
+			},
+			want: []string{`"Late button"`}},
 		{name: "same-origin iframe's text changed",
 			change: func(t *testing.T, tab browser.Tab, _ string) {
 				eval(t, tab, `document.getElementById('same').contentDocument.getElementById('inner').textContent = 'Inner changed'`)

@@ -1,8 +1,11 @@
 // Change check of the in-page walker (see inpage.go). Evaluated in the walker's isolated world
 // right after inpage.js, it defines globalThis.__tabrelayChanges with:
-//   page(main, last)  [serial] when nothing that can change the frame's outline happened since
+//   page(main, last, undefinedIDs)
+//                     [serial] when nothing that can change the frame's outline happened since
 //                     the walk numbered last (the caller still has it), else [serial, page(main)]:
-//                     a new walk (inpage.js's page) and its new number.
+//                     a new walk (inpage.js's page) and its new number. undefinedIDs are the
+//                     walker ids of the custom elements the walk found not defined yet: one
+//                     defined since (its upgrade may attach a shadow root) is a change.
 // What counts as a change: the walker's epoch moved (a DOM mutation in the document or a shadow
 // root the walker saw, which includes class and style toggles; a load; user input: clicks, keys,
 // typing, scrolling, the pointer moving over something), or one of the events below fired (a
@@ -72,13 +75,23 @@
     return false;
   };
 
+  /** @param {number[] | undefined} ids */
+  const undefinedStill = (ids) => {
+    for (const id of ids || []) {
+      const el = walker.el(id);
+      if (!el || el.matches(':defined')) return false;
+    }
+    return true;
+  };
+
   /**
    * @param {boolean} main
    * @param {number} last
+   * @param {number[] | undefined} undefinedIDs
    */
-  const page = (main, last) => {
+  const page = (main, last, undefinedIDs) => {
     if (last === serial && main === lastMain && !dirty && !moving && epochOf() === epoch && document.activeElement === active &&
-      stateOf() === state && sameValues() && !running()) {
+      stateOf() === state && sameValues() && !running() && undefinedStill(undefinedIDs)) {
       return [serial];
     }
     const out = walker.page(main);

@@ -563,7 +563,7 @@ func (t *Tab) releaseGroup(ctx context.Context, session, group string) {
 }
 
 // pageFn is the walker call of walkFrame: the change check, which walks when it must.
-const pageFn = "function(main, last){return globalThis.__tabrelayChanges.page(main, last)}"
+const pageFn = "function(main, last, undefinedIDs){return globalThis.__tabrelayChanges.page(main, last, undefinedIDs)}"
 
 // walkFrame runs the walker on w's frame document in one evaluation: its outline, title, URL and
 // epoch, and for the main frame the page state a snapshot's header tells (so no other call asks
@@ -571,7 +571,10 @@ const pageFn = "function(main, last){return globalThis.__tabrelayChanges.page(ma
 // that walk is reused (w.reused) and the page walks nothing.
 func (t *Tab) walkFrame(ctx context.Context, w *walked, main bool) error {
 	last, kept := t.lastWalk(w.frame)
-	ev, err := t.evalInWorld(ctx, w.frame, pageFn, true, main, last.serial)
+	if !t.reuses() {
+		last, kept = frameWalk{}, false
+	}
+	ev, err := t.evalInWorld(ctx, w.frame, pageFn, true, main, last.serial, last.undefined)
 	if err != nil {
 		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
@@ -890,7 +893,9 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	listen := map[string]map[int]bool{} // frame id -> walker ids of elements with click listeners
 	lookups := map[string]int{}         // session -> its listener lookup's number
 	walk := func(w *walked, main bool) {
-		if w.err = t.walkFrame(ctx, w, main); w.err != nil {
+		if w.err = t.walkFrame(ctx, w, main); w.err != nil || w.reused {
+			// (a reused walk's frame had no closed shadow root to hand over, and none of its
+			// custom elements was defined since)
 			return
 		}
 		var hosts []wnode
@@ -913,11 +918,9 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 			}()
 		}
 		hwg.Wait()
-		switch {
-		case w.reused:
-		case reusable(w, hosts):
-			t.keepWalk(w)
-		default:
+		if reusable(w) {
+			t.keepWalk(w, hosts)
+		} else {
 			t.dropWalk(w.frame)
 		}
 	}
@@ -1035,27 +1038,12 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 		w.listen = listen[w.frame.ID]
 	}
 	// made of the same walks, owners and listener lookups as the latest build: the same tree
-	key := buildKey(out, lookups)
-	if root := t.builtBefore(key); root != nil {
+	b.key = buildKey(out, lookups)
+	if root := t.builtBefore(b.key); root != nil {
 		b.root, b.reused = root, true
-		return b, nil
+	} else {
+		b.root = stitch(out)
 	}
-	// children of each frame by owner: parent frame id -> owner id -> walked
-	owned := map[string]map[int]*walked{}
-	for _, w := range out[1:] {
-		if w.err != nil || w.owner == 0 {
-			continue
-		}
-		m := owned[w.frame.ParentID]
-		if m == nil {
-			m = map[int]*walked{}
-			owned[w.frame.ParentID] = m
-		}
-		m[w.owner] = w
-	}
-	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
-	b.root = ib.frame(out[0])
-	b.key = key
 	t.worlds.mu.Lock()
 	t.worlds.frames = frames
 	for id := range t.worlds.owners {
@@ -1070,6 +1058,25 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	}
 	t.worlds.mu.Unlock()
 	return b, nil
+}
+
+// stitch builds the tree of the frames' walks, each child frame under its owner <iframe>.
+func stitch(out []*walked) *node {
+	// children of each frame by owner: parent frame id -> owner id -> walked
+	owned := map[string]map[int]*walked{}
+	for _, w := range out[1:] {
+		if w.err != nil || w.owner == 0 {
+			continue
+		}
+		m := owned[w.frame.ParentID]
+		if m == nil {
+			m = map[int]*walked{}
+			owned[w.frame.ParentID] = m
+		}
+		m[w.owner] = w
+	}
+	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
+	return ib.frame(out[0])
 }
 
 // iframeIDs adds the walker ids of the <iframe> elements in ks to ids.

@@ -30,6 +30,9 @@ type frameWalk struct {
 	href     string
 	epoch    int
 	state    pageState
+	// undefined are the walker ids of the custom elements not defined at the walk: the change
+	// check looks whether they still are not
+	undefined []int
 }
 
 // reuse is what a tab keeps of its latest in-page build for the next one.
@@ -58,15 +61,22 @@ func (t *Tab) lastWalk(f *Frame) (frameWalk, bool) {
 	return fw, true
 }
 
-// keepWalk keeps w's walk (numbered serial) for reuse.
-func (t *Tab) keepWalk(w *walked) {
+// keepWalk keeps w's walk (numbered serial) for reuse; hosts are its elements that may have a
+// closed shadow root (collectHosts).
+func (t *Tab) keepWalk(w *walked, hosts []wnode) {
+	var undefined []int
+	for _, h := range hosts {
+		if h.F&wUndefined != 0 {
+			undefined = append(undefined, h.I)
+		}
+	}
 	t.worlds.mu.Lock()
 	defer t.worlds.mu.Unlock()
 	if t.worlds.reuse.walks == nil {
 		t.worlds.reuse.walks = map[string]frameWalk{}
 	}
 	t.worlds.reuse.walks[w.frame.ID] = frameWalk{loaderID: w.frame.LoaderID, serial: w.serial, at: time.Now(), kids: w.kids,
-		title: w.title, href: w.href, epoch: w.epoch, state: w.state}
+		title: w.title, href: w.href, epoch: w.epoch, state: w.state, undefined: undefined}
 }
 
 // dropWalk forgets f's kept walk: the next build walks the frame again.
@@ -81,20 +91,9 @@ func (w *walked) reuse(fw frameWalk) {
 	w.kids, w.title, w.href, w.epoch, w.state, w.reused = fw.kids, fw.title, fw.href, fw.epoch, fw.state, true
 }
 
-// reusable reports whether a walk may be kept for reuse: none of its custom elements waits to be
-// defined (an upgrade may attach a shadow root without a mutation the walker sees) and no closed
-// shadow root was handed to the walker after it (the next walk enters it itself).
-func reusable(w *walked, hosts []wnode) bool {
-	if len(w.roots) > 0 {
-		return false
-	}
-	for _, h := range hosts {
-		if h.F&wUndefined != 0 {
-			return false
-		}
-	}
-	return true
-}
+// reusable reports whether a walk may be kept for reuse: no closed shadow root was handed to the
+// walker after it (the next walk enters it itself).
+func reusable(w *walked) bool { return len(w.roots) == 0 }
 
 // nextSeq returns a new listener lookup number.
 func (t *Tab) nextSeq() int {

@@ -202,6 +202,7 @@ func timeSnapshots(ctx context.Context, c *cdpclient.Client, targetID string, in
 	}
 	defer st.Close(ctx)
 	st.UseInPage(inPage)
+	st.ReuseUnchanged(false) // the build itself, as Playwright's ariaSnapshot always builds
 	t0 := time.Now()
 	if _, err := st.Snapshot(ctx, snapshot.Options{}); err != nil { // warm-up
 		return nil, nil, err
