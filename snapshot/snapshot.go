@@ -158,8 +158,14 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		}
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	if !inPage {
+		return t.finish(s, root, o, start, state)
+	}
+	// a reused tree may be rendered by two snapshots at once (finish marks its nodes)
+	t.render.Lock()
+	defer t.render.Unlock()
 	s, err = t.finish(s, root, o, start, state)
-	if err == nil && inPage {
+	if err == nil {
 		t.keepRendered(root, o, s)
 	}
 	return s, err

@@ -65,6 +65,8 @@ type Tab struct {
 	axOn map[string]bool
 	// noReuse makes every in-page build walk every frame (see ReuseUnchanged)
 	noReuse bool
+	// render serializes the rendering of in-page trees, which builds may share (see reuse)
+	render sync.Mutex
 }
 
 // UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
