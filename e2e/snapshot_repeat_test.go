@@ -134,6 +134,19 @@ func TestRepeatSnapshotSeesChanges(t *testing.T) {
 				})`)
 			},
 			want: []string{`"Late button"`}},
+		{name: "shown by a script animation when it ends (no event, no mutation)",
+			change: func(t *testing.T, tab browser.Tab, before string) {
+				if strings.Contains(before, "Shown by an animation") {
+					t.Fatalf("the hidden paragraph is in the outline before the animation:\n%s", before)
+				}
+				eval(t, tab, `window.later = document.getElementById('later').animate([{ display: 'block' }], { delay: 1500, duration: 1, fill: 'forwards' }), true`)
+				// a snapshot while the animation waits to start, then one after it ended
+				if during := ae.snapshotText(t, tab); strings.Contains(during, "Shown by an animation") {
+					t.Log("the animation had ended before the snapshot taken during it (a slow machine)")
+				}
+				eval(t, tab, `window.later.finished.then(() => true)`)
+			},
+			want: []string{"Shown by an animation"}},
 		{name: "same-origin iframe's text changed",
 			change: func(t *testing.T, tab browser.Tab, _ string) {
 				eval(t, tab, `document.getElementById('same').contentDocument.getElementById('inner').textContent = 'Inner changed'`)

@@ -12,8 +12,9 @@
 // resize, a media or font load, a <details> or popover toggled, a transition or animation
 // started or ended, focus left), or the frame's URL, title, ready state, scroll offsets,
 // viewport, focused element or the values of its form controls differ from the walk's (a
-// script may set a value or scroll without an event), or an animation was running at the walk
-// or runs now. The check reads no layout, so an unchanged frame costs well under a millisecond.
+// script may set a value or scroll without an event), or an animation that may change the
+// outline (anything but colours, shadows, filters and rotations) was running at the walk or runs
+// now. The check reads no layout, so an unchanged frame costs well under a millisecond.
 (() => {
   if (globalThis.__tabrelayChanges) return;
   const walker = globalThis.__tabrelay;
@@ -69,9 +70,30 @@
     for (const el of selects) if (values[i++] !== el.selectedIndex) return false;
     return i === values.length;
   };
+  // properties an animation may change without changing the outline: colours, shadows, filters
+  // and rotations (a spinner turning forever leaves the page's snapshot as it was)
+  const harmless = new Set(['color', 'backgroundColor', 'backgroundPosition', 'borderColor', 'borderTopColor', 'borderRightColor',
+    'borderBottomColor', 'borderLeftColor', 'outlineColor', 'boxShadow', 'textShadow', 'filter', 'fill', 'stroke', 'strokeDashoffset',
+    'strokeDasharray', 'rotate']);
+  const keyframeKeys = new Set(['offset', 'computedOffset', 'easing', 'composite']);
+  const rotation = /^(none|(rotate[XYZ]?\([^)]*\)\s*)+)$/;
+  /** @param {Animation} a */
+  const matters = (a) => {
+    const effect = /** @type {KeyframeEffect | null} */ (a.effect);
+    if (!effect || typeof effect.getKeyframes !== 'function') return true;
+    for (const kf of effect.getKeyframes()) {
+      for (const [prop, value] of Object.entries(kf)) {
+        if (keyframeKeys.has(prop) || harmless.has(prop)) continue;
+        if (prop === 'transform' && rotation.test(String(value).trim())) continue;
+        return true;
+      }
+    }
+    return false;
+  };
+  // whether an animation that may change the outline runs
   const running = () => {
     if (!document.getAnimations) return false;
-    for (const a of document.getAnimations()) if (a.playState === 'running' || a.pending) return true;
+    for (const a of document.getAnimations()) if ((a.playState === 'running' || a.pending) && matters(a)) return true;
     return false;
   };
 

@@ -28,8 +28,8 @@ var walkerJS string
 
 // worldName names the isolated world the walker lives in. Chrome keeps one world per name and
 // frame for a DevTools session, and the relay's clients share the extension's session, so the
-// name carries the walker's version (and its change check's): a walker another tabrelay version left in a tab (whose
-// __tabrelay this one's would not replace) is never reused.
+// name carries the walker's version and its change check's: a walker another tabrelay version
+// left in a tab (whose __tabrelay this one's would not replace) is never reused.
 var worldName = func() string {
 	h := sha256.Sum256([]byte(walkerJS + changesJS))
 	return "tabrelay-snapshot-" + hex.EncodeToString(h[:6])
