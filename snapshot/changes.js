@@ -14,7 +14,7 @@
 // viewport, focused element or the values of its form controls differ from the walk's (a
 // script may set a value or scroll without an event), or an animation that may change the
 // outline (anything but colours, shadows, filters and rotations) was running at the walk or runs
-// now. The check reads no layout, so an unchanged frame costs well under a millisecond.
+// now. The check walks no tree: an unchanged frame answers in well under a millisecond.
 (() => {
   if (globalThis.__tabrelayChanges) return;
   const walker = globalThis.__tabrelay;
@@ -39,8 +39,8 @@
     addEventListener(type, touch, { capture: true, passive: true });
   }
   // events that do not reach the window (a load or error of an element) or do not bubble
-  for (const type of ['load', 'error', 'beforetoggle', 'toggle', 'beforematch', 'transitionrun', 'transitionend', 'transitioncancel', 'animationstart',
-    'animationend', 'animationcancel', 'cuechange']) {
+  for (const type of ['load', 'error', 'beforetoggle', 'toggle', 'beforematch', 'transitionrun', 'transitionend', 'transitioncancel',
+    'animationstart', 'animationend', 'animationcancel', 'cuechange']) {
     document.addEventListener(type, touch, { capture: true, passive: true });
   }
   if (document.fonts) document.fonts.addEventListener('loadingdone', touch);
