@@ -23,6 +23,11 @@
 // Chrome's full accessibility tree (Tab.UseInPage(false)): it is the reference the tests
 // compare the in-page outline with.
 //
+// A snapshot of a page left alone costs one small call per frame: a change check in the walker's
+// world (changes.js: DOM mutations, loads, input, scrolling, resizing, toggles, animations, form
+// values, focus, URL and title) answers that nothing changed, and the previous snapshot is
+// returned, refs and all. A frame that changed is walked again in the same call.
+//
 // Refs are per tab and stable: an unchanged element keeps its ref across snapshots, and an
 // element re-rendered by a framework (same role, name and position among equals in the same
 // document) inherits the ref of the node it replaced. Tab.Resolve turns a ref back into a live

@@ -28,10 +28,10 @@ var walkerJS string
 
 // worldName names the isolated world the walker lives in. Chrome keeps one world per name and
 // frame for a DevTools session, and the relay's clients share the extension's session, so the
-// name carries the walker's version: a walker another tabrelay version left in a tab (whose
-// __tabrelay this one's would not replace) is never reused.
+// name carries the walker's version and its change check's: a walker another tabrelay version
+// left in a tab (whose __tabrelay this one's would not replace) is never reused.
 var worldName = func() string {
-	h := sha256.Sum256([]byte(walkerJS))
+	h := sha256.Sum256([]byte(walkerJS + changesJS))
 	return "tabrelay-snapshot-" + hex.EncodeToString(h[:6])
 }()
 
@@ -98,12 +98,15 @@ type worlds struct {
 	looked map[string]lookup
 	// noShadow lists the defined custom elements found without a closed shadow root
 	noShadow map[hostKey]bool
+	// reuse is what the next build may reuse of the latest one
+	reuse reuse
 }
 
 // lookup is one listener lookup of a session: the walker ids of the elements with click
 // listeners added by script, per frame, and the document and epoch each frame's walk had
 // before it (the walks ran first, so whatever came later moved the epoch).
 type lookup struct {
+	seq    int // the lookup's number (Tab.nextSeq)
 	at     time.Time
 	epochs map[string]frameEpoch
 	ids    map[string]map[int]bool
@@ -152,7 +155,7 @@ func (t *Tab) world(ctx context.Context, f *Frame) (world, error) {
 		return world{}, fmt.Errorf("isolated world for frame %s: %w", f.ID, err)
 	}
 	var ev evalResult
-	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": walkerJS + "\n;globalThis.__tabrelay", "contextId": r.ContextID}, &ev); err != nil {
+	if err := t.c.Call(ctx, f.Session, "Runtime.evaluate", map[string]any{"expression": walkerJS + "\n;" + changesJS + "\n;globalThis.__tabrelay", "contextId": r.ContextID}, &ev); err != nil {
 		return world{}, fmt.Errorf("load the walker in frame %s: %w", f.ID, err)
 	}
 	if err := ev.err(); err != nil {
@@ -424,8 +427,9 @@ func (t *Tab) listeners(ctx context.Context, session string, frames []*Frame) (m
 // sessionListeners returns the listener ids of session's frames: the latest lookup's while
 // every frame the lookup covered was walked again in the same document at the same epoch (and
 // the lookup is younger than listenerMaxAge), else a new lookup's. ws are the session's walks,
-// its root frame first; they ran before, so the epochs they read are at most the lookup's.
-func (t *Tab) sessionListeners(ctx context.Context, session string, ws []*walked) map[string]map[int]bool {
+// its root frame first; they ran before, so the epochs they read are at most the lookup's. seq
+// is the lookup's number: the same for the same lookup, never the same for different ones.
+func (t *Tab) sessionListeners(ctx context.Context, session string, ws []*walked) (ids map[string]map[int]bool, seq int) {
 	epochs := map[string]frameEpoch{}
 	var frames []*Frame
 	for _, w := range ws {
@@ -439,19 +443,20 @@ func (t *Tab) sessionListeners(ctx context.Context, session string, ws []*walked
 	l, ok := t.worlds.looked[session]
 	t.worlds.mu.Unlock()
 	if ok && now.Sub(l.at) < listenerMaxAge && maps.Equal(l.epochs, epochs) && len(epochs) == len(ws) {
-		return l.ids
+		return l.ids, l.seq
 	}
 	ids, err := t.listeners(ctx, session, frames)
+	seq = t.nextSeq()
 	if err != nil || len(epochs) < len(ws) {
-		return ids // a frame went away or an element was not found: look again next time
+		return ids, seq // a frame went away or an element was not found: look again next time
 	}
 	t.worlds.mu.Lock()
 	if t.worlds.looked == nil {
 		t.worlds.looked = map[string]lookup{}
 	}
-	t.worlds.looked[session] = lookup{at: now, epochs: epochs, ids: ids}
+	t.worlds.looked[session] = lookup{seq: seq, at: now, epochs: epochs, ids: ids}
 	t.worlds.mu.Unlock()
-	return ids
+	return ids, seq
 }
 
 // maxCachedNodes bounds the listener node cache of a session.
@@ -557,27 +562,36 @@ func (t *Tab) releaseGroup(ctx context.Context, session, group string) {
 	_ = t.c.Call(ctx, session, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}, nil)
 }
 
-// markListeners sets the listener flag on the walker nodes whose ids are in ids.
-func markListeners(ks []wnode, ids map[int]bool) {
-	for i := range ks {
-		k := &ks[i]
-		if k.I != 0 && ids[k.I] && k.F&wNoListener == 0 {
-			k.F |= wListener
-		}
-		markListeners(k.K, ids)
-	}
-}
+// pageFn is the walker call of walkFrame: the change check, which walks when it must.
+const pageFn = "function(main, last, undefinedIDs){return globalThis.__tabrelayChanges.page(main, last, undefinedIDs)}"
 
 // walkFrame runs the walker on w's frame document in one evaluation: its outline, title, URL and
 // epoch, and for the main frame the page state a snapshot's header tells (so no other call asks
-// it).
+// it). When the frame's latest walk is kept and the change check finds nothing changed since,
+// that walk is reused (w.reused) and the page walks nothing.
 func (t *Tab) walkFrame(ctx context.Context, w *walked, main bool) error {
-	ev, err := t.evalInWorld(ctx, w.frame, "function(main){return this.page(main)}", true, main)
+	last, kept := t.lastWalk(w.frame)
+	if !t.reuses() {
+		last, kept = frameWalk{}, false
+	}
+	ev, err := t.evalInWorld(ctx, w.frame, pageFn, true, main, last.serial, last.undefined)
 	if err != nil {
 		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
+	var answer []json.RawMessage
+	if err := json.Unmarshal(ev.Result.Value, &answer); err != nil || len(answer) == 0 || json.Unmarshal(answer[0], &w.serial) != nil {
+		return fmt.Errorf("outline of frame %s: the change check answered %.100s", w.frame.ID, ev.Result.Value)
+	}
+	if len(answer) == 1 {
+		if !kept || w.serial != last.serial {
+			// an answer for a walk this tab does not hold (never asked for: last is 0 then)
+			return fmt.Errorf("outline of frame %s: the change check kept walk %d, not %d", w.frame.ID, w.serial, last.serial)
+		}
+		w.reuse(last)
+		return nil
+	}
 	var s string
-	if err := json.Unmarshal(ev.Result.Value, &s); err != nil {
+	if err := json.Unmarshal(answer[1], &s); err != nil {
 		return fmt.Errorf("outline of frame %s: %w", w.frame.ID, err)
 	}
 	var ready string
@@ -741,6 +755,12 @@ type walked struct {
 	owner int             // walker id of the frame's <iframe> in its parent (0: main or unknown)
 	roots map[int][]wnode // closed shadow roots by host id
 	mu    sync.Mutex
+	// serial is the walk's number in the frame's world (changes.js)
+	serial int
+	// reused is set when the walk is the frame's kept one, which the change check found current
+	reused bool
+	// listen are the walker ids of the elements with click listeners added by script
+	listen map[int]bool
 }
 
 // buildAttempts bounds the in-page builds of one snapshot: a build that finds a document gone
@@ -757,26 +777,26 @@ const (
 // snapshot that is one evaluation per frame. A navigation under way never makes it wait: it
 // answers with the document it walked, old or new, under that document's own URL, or with an
 // error wrapping ErrPageChanged.
-func (t *Tab) buildInPage(ctx context.Context) (*node, pageState, error) {
+func (t *Tab) buildInPage(ctx context.Context) (*built, error) {
 	for attempt := 1; ; attempt++ {
 		last := attempt == buildAttempts
 		b, err := t.buildOnce(ctx, last)
 		if err == nil && !b.stale {
-			return b.root, b.state, nil
+			return b, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, pageState{}, cerr
+			return nil, cerr
 		}
 		if err != nil && (last || !errors.Is(err, errDocumentGone)) {
 			if errors.Is(err, errDocumentGone) {
 				err = fmt.Errorf("%w: %w", ErrPageChanged, err)
 			}
-			return nil, pageState{}, err
+			return nil, err
 		}
 		t.markFramesChanged()
 		select {
 		case <-ctx.Done():
-			return nil, pageState{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(time.Duration(attempt-1) * buildRetryWait):
 		}
 	}
@@ -789,6 +809,10 @@ type built struct {
 	// stale is set when the build found a document gone or a document at another URL than the
 	// frame list it started from says: build again with a new frame list
 	stale bool
+	// reused is set when root is the latest build's tree: nothing it was made of changed
+	reused bool
+	// key names what a new tree was made of (see buildKey)
+	key string
 }
 
 // buildOnce builds from the previous build's frame list while no frame event (attach, detach,
@@ -867,8 +891,11 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	listen := map[string]map[int]bool{} // frame id -> walker ids of elements with click listeners
+	lookups := map[string]int{}         // session -> its listener lookup's number
 	walk := func(w *walked, main bool) {
-		if w.err = t.walkFrame(ctx, w, main); w.err != nil {
+		if w.err = t.walkFrame(ctx, w, main); w.err != nil || w.reused {
+			// (a reused walk's frame had no closed shadow root to hand over, and none of its
+			// custom elements was defined since)
 			return
 		}
 		var hosts []wnode
@@ -891,6 +918,11 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 			}()
 		}
 		hwg.Wait()
+		if reusable(w) {
+			t.keepWalk(w, hosts)
+		} else {
+			t.dropWalk(w.frame)
+		}
 	}
 	for _, s := range order {
 		idx := sessions[s]
@@ -914,9 +946,10 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 					return // built again
 				}
 			}
-			ls := t.sessionListeners(ctx, s, ws)
+			ls, seq := t.sessionListeners(ctx, s, ws)
 			mu.Lock()
 			maps.Copy(listen, ls)
+			lookups[s] = seq
 			mu.Unlock()
 		}()
 	}
@@ -1002,28 +1035,15 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	}
 	owners.Wait()
 	for _, w := range out {
-		if ids := listen[w.frame.ID]; ids != nil && w.err == nil {
-			markListeners(w.kids, ids)
-			for _, r := range w.roots {
-				markListeners(r, ids)
-			}
-		}
+		w.listen = listen[w.frame.ID]
 	}
-	// children of each frame by owner: parent frame id -> owner id -> walked
-	owned := map[string]map[int]*walked{}
-	for _, w := range out[1:] {
-		if w.err != nil || w.owner == 0 {
-			continue
-		}
-		m := owned[w.frame.ParentID]
-		if m == nil {
-			m = map[int]*walked{}
-			owned[w.frame.ParentID] = m
-		}
-		m[w.owner] = w
+	// made of the same walks, owners and listener lookups as the latest build: the same tree
+	b.key = buildKey(out, lookups)
+	if root := t.builtBefore(b.key); root != nil {
+		b.root, b.reused = root, true
+	} else {
+		b.root = stitch(out)
 	}
-	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
-	b.root = ib.frame(out[0])
 	t.worlds.mu.Lock()
 	t.worlds.frames = frames
 	for id := range t.worlds.owners {
@@ -1038,6 +1058,25 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	}
 	t.worlds.mu.Unlock()
 	return b, nil
+}
+
+// stitch builds the tree of the frames' walks, each child frame under its owner <iframe>.
+func stitch(out []*walked) *node {
+	// children of each frame by owner: parent frame id -> owner id -> walked
+	owned := map[string]map[int]*walked{}
+	for _, w := range out[1:] {
+		if w.err != nil || w.owner == 0 {
+			continue
+		}
+		m := owned[w.frame.ParentID]
+		if m == nil {
+			m = map[int]*walked{}
+			owned[w.frame.ParentID] = m
+		}
+		m[w.owner] = w
+	}
+	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
+	return ib.frame(out[0])
 }
 
 // iframeIDs adds the walker ids of the <iframe> elements in ks to ids.
@@ -1116,7 +1155,7 @@ func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
 	if e.F&wPointer != 0 {
 		click |= clickPointer
 	}
-	if e.F&wListener != 0 {
+	if e.F&wListener != 0 || (e.I != 0 && w.listen[e.I] && e.F&wNoListener == 0) {
 		click |= clickListener
 	}
 	if role == "generic" && e.N == "" && len(e.S) == 0 && click == 0 && e.F&(wFocusable|wEditable|wModal) == 0 {

@@ -528,4 +528,6 @@
   Object.defineProperty(globalThis, '__tabrelay', {
     value: Object.freeze({ walk, page, adopt: (host, root) => { const el = byId.get(host)?.deref(); if (el) closedRoots.set(el, root); }, id: (el) => (el && el.nodeType === 1 ? idOf(el) : 0), el: (id) => byId.get(id)?.deref(), check }),
   });
+  // the epoch as it is now, for the change check (changes.js)
+  Object.defineProperty(globalThis, '__tabrelayEpoch', { value: () => epoch });
 })();

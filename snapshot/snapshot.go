@@ -71,7 +71,7 @@ type Snapshot struct {
 // build fetches every frame's accessibility tree and assigns refs.
 func (t *Tab) build(ctx context.Context) (*node, error) {
 	if t.usesInPage() {
-		root, _, err := t.buildPage(ctx)
+		root, _, _, err := t.buildPage(ctx)
 		return root, err
 	}
 	frames, data, err := t.fetch(ctx)
@@ -89,15 +89,20 @@ func (t *Tab) build(ctx context.Context) (*node, error) {
 	return root, nil
 }
 
-// buildPage builds in the page and assigns refs; the walk also reads the page state.
-func (t *Tab) buildPage(ctx context.Context) (*node, pageState, error) {
-	root, ps, err := t.buildInPage(ctx)
+// buildPage builds in the page and assigns refs; the walk also reads the page state. reused is
+// set when nothing the latest build was made of changed: root is that build's tree, refs and
+// all.
+func (t *Tab) buildPage(ctx context.Context) (root *node, ps pageState, reused bool, err error) {
+	b, err := t.buildInPage(ctx)
 	if err != nil {
-		return nil, ps, err
+		return nil, pageState{}, false, err
 	}
-	numberNth(root)
-	t.refs.assign(root)
-	return root, ps, nil
+	if !b.reused {
+		numberNth(b.root)
+		t.refs.assign(b.root)
+		t.keepBuild(b.key, b.root)
+	}
+	return b.root, b.state, b.reused, nil
 }
 
 // Snapshot takes a role snapshot of the tab.
@@ -122,10 +127,19 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 	var root *node
 	var state func() pageState
 	var err error
-	if t.usesInPage() {
+	inPage := t.usesInPage()
+	if inPage {
 		// the walk reads the page state too
 		var ps pageState
-		root, ps, err = t.buildPage(ctx)
+		var reused bool
+		root, ps, reused, err = t.buildPage(ctx)
+		if reused {
+			// nothing changed since the latest build: its snapshot, if it was asked the same way
+			if prev, ok := t.renderedBefore(root, o); ok {
+				prev.Took = time.Since(start)
+				return prev, nil
+			}
+		}
 		state = func() pageState { return ps }
 	} else {
 		// the page state is asked beside the build: neither waits for the other
@@ -144,7 +158,17 @@ func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 		}
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	return t.finish(s, root, o, start, state)
+	if !inPage {
+		return t.finish(s, root, o, start, state)
+	}
+	// a reused tree may be rendered by two snapshots at once (finish marks its nodes)
+	t.render.Lock()
+	defer t.render.Unlock()
+	s, err = t.finish(s, root, o, start, state)
+	if err == nil {
+		t.keepRendered(root, o, s)
+	}
+	return s, err
 }
 
 // pageState is what a snapshot's header says about the page besides the outline.

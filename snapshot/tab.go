@@ -63,6 +63,10 @@ type Tab struct {
 	framesChanged bool
 	// axOn lists the sessions with the Accessibility domain on (the reference builder's)
 	axOn map[string]bool
+	// noReuse makes every in-page build walk every frame (see ReuseUnchanged)
+	noReuse bool
+	// render serializes the rendering of in-page trees, which builds may share (see reuse)
+	render sync.Mutex
 }
 
 // UseInPage chooses how the tab's snapshots are built: on (the default), by a walker that
@@ -89,6 +93,23 @@ func (t *Tab) markFramesChanged() {
 	t.mu.Lock()
 	t.framesChanged = true
 	t.mu.Unlock()
+}
+
+// ReuseUnchanged chooses whether an in-page build may reuse what did not change: on (the
+// default), a frame whose change check (run in the page with the walk) finds nothing changed
+// since its latest walk is not walked again, and a snapshot of a page where nothing changed is
+// the previous one, refs and all; off, every build walks every frame, as benchmarks of the
+// build itself need.
+func (t *Tab) ReuseUnchanged(on bool) {
+	t.mu.Lock()
+	t.noReuse = !on
+	t.mu.Unlock()
+}
+
+func (t *Tab) reuses() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.noReuse
 }
 
 func (t *Tab) usesInPage() bool {

@@ -2,7 +2,8 @@
 // machines are noisy: ratios mean more than absolute times. It prints a table and writes the same
 // figures to bench-results.json. Groups: relay (the relay hop with a simulated extension), real
 // (Chromium through the real extension vs the browser's own endpoint), snapshot (our snapshots
-// vs Playwright's AI snapshot), legs (one command's time through each leg: relay, sockets,
+// vs Playwright's AI snapshot, and the repeat figure: a repeat snapshot through the HTTP API on saved
+// real-world pages; the repeat group runs that figure alone), legs (one command's time through each leg: relay, sockets,
 // the extension's JavaScript, chrome.debugger), fastpath (text command to action, no model), load (many
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
 // another, both next to Chrome's own endpoint), mcp (tabrelay's MCP server next to Playwright
@@ -73,6 +74,9 @@ type config struct {
 	reps  int
 	// miniwobDir is the MiniWoB++ development set the miniwob group plays.
 	miniwobDir string
+	// repeatAlone is set when the repeat group runs on its own: the snapshot group then leaves
+	// its repeat figure to it.
+	repeatAlone bool
 }
 
 // group is one named set of benchmarks.
@@ -98,12 +102,12 @@ func main() {
 		return
 	}
 
-	cfg := config{short: *short, reps: 2000, miniwobDir: *miniwob}
+	cfg := config{short: *short, reps: 2000, miniwobDir: *miniwob, repeatAlone: strings.Contains(","+*only+",", ",repeat,")}
 	if *short {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"legs", runLegs}, {"snapshot", runSnapshot}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"legs", runLegs}, {"snapshot", runSnapshotGroup}, {"repeat", runRepeat}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {

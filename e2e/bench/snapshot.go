@@ -52,6 +52,18 @@ func pwInteractiveRefs(text string) int {
 	return n
 }
 
+// runSnapshotGroup is the snapshot group: runSnapshot, then runRepeat unless the repeat group
+// runs on its own.
+func runSnapshotGroup(cfg config, r *Results) error {
+	if err := runSnapshot(cfg, r); err != nil {
+		return err
+	}
+	if cfg.repeatAlone {
+		return nil
+	}
+	return runRepeat(cfg, r)
+}
+
 // runSnapshot compares our snapshots with Playwright's AI snapshot on the fixture pages: build
 // time, size and interactive elements with a ref.
 func runSnapshot(cfg config, r *Results) error {
@@ -190,6 +202,7 @@ func timeSnapshots(ctx context.Context, c *cdpclient.Client, targetID string, in
 	}
 	defer st.Close(ctx)
 	st.UseInPage(inPage)
+	st.ReuseUnchanged(false) // the build itself, as Playwright's ariaSnapshot always builds
 	t0 := time.Now()
 	if _, err := st.Snapshot(ctx, snapshot.Options{}); err != nil { // warm-up
 		return nil, nil, err
