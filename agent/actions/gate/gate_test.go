@@ -294,7 +294,9 @@ func TestUnmarkedContextIsJudged(t *testing.T) {
 // and, where one is likely, a harmless look-alike that must not.
 func TestEffects(t *testing.T) {
 	g := New(Options{UserHome: t.TempDir()})
-	btn := func(label string) *Element { return &Element{Ref: "e1", Role: "button", Tag: "button", Name: label, Text: label} }
+	btn := func(label string) *Element {
+		return &Element{Ref: "e1", Role: "button", Tag: "button", Name: label, Text: label}
+	}
 	in := func(el *Element, f func(*Element)) *Element { f(el); return el }
 	chat := &Element{Ref: "e2", Role: "textbox", Tag: "textarea", Name: "Write a message", Multiline: true}
 	field := &Element{Ref: "e3", Role: "textbox", Tag: "input", Type: "text", Name: "Nickname", Scope: "form", Submits: true, Buttons: []Control{{Text: "Save"}}}
