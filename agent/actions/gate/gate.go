@@ -454,12 +454,16 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 	if d.Level == Grave {
 		return d
 	}
+	ordinaryLabel := d.Level == Ordinary
 	if g.commitControl(el) {
 		if c := g.commitContext(el, p); c.Level > d.Level {
-			return c
+			d = c
 		}
 		if d.Level == None && el.Scope != "" && len(names(el)) == 0 && len(el.Icons) == 0 {
-			return Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s in a %s that shows and says nothing", orRole(el), el.Scope)}
+			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s in a %s that shows and says nothing", orRole(el), el.Scope)}
+		}
+		if d.Level == Grave {
+			return d
 		}
 	}
 	// A submit button or a generic "go on" carries out what its form or dialog says.
@@ -469,7 +473,7 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 			proceed = proceed || g.vocab.isProceed(n)
 		}
 	}
-	if proceed || d.Level == Ordinary {
+	if proceed || ordinaryLabel {
 		if c := g.context(el); c.Level > d.Level {
 			return c
 		}

@@ -384,6 +384,9 @@ func TestEffects(t *testing.T) {
 		{"context", "no readable name in a form", click(in(btn(""), func(e *Element) { e.Scope = "form" })), "", Confirm},
 		{"context", "a commit on a billing page", Proposal{Action: Action{Kind: "click"}, Element: btn("Save"), URL: "https://shop.example/settings/billing"}, "", Confirm},
 		{"context", "a commit on a billing page the person named", Proposal{Action: Action{Kind: "click"}, Element: btn("Save"), URL: "https://shop.example/settings/billing"}, "save the billing form", Allow},
+		{"context", "Continue on a billing page's payment form, the person's words name it", Proposal{Action: Action{Kind: "click"}, Element: in(btn("Continue"), func(e *Element) {
+			e.Scope, e.ScopeText, e.Submits = "form", "Pay $500 now to Acme Ltd.", true
+		}), Page: &Page{Title: "Acme billing"}}, "continue with the payment", Confirm},
 		{"context", "a commit on a page headed Security", Proposal{Action: Action{Kind: "click"}, Element: btn("Update"), Page: &Page{Title: "Security settings"}}, "", Confirm},
 		{"context", "Save on a profile page", Proposal{Action: Action{Kind: "click"}, Element: btn("Save"), URL: "https://example.com/settings/profile", Page: &Page{Title: "Profile"}}, "", Allow},
 		{"context", "a switch on an account settings page", Proposal{Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e8", Role: "switch", Name: "Show my activity"}, Page: &Page{Title: "Account settings"}}, "", Confirm},
