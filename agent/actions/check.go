@@ -172,7 +172,10 @@ const pageJS = `function(selected, all) {
 	if (selected) {
 		const add = v => { v = clean(v).slice(0, 200); if (v && out.selected.length < 6) out.selected.push(v); };
 		try { add(String(getSelection())); } catch (e) {}
-		for (const n of document.querySelectorAll('[aria-selected=true]:not([role=tab]),[aria-current=true],tr:has(input[type=checkbox]:checked),li:has(input[type=checkbox]:checked),[role=row]:has([aria-checked=true])')) add(n.innerText || n.textContent);
+		let rows = [];
+		try { rows = document.querySelectorAll('[aria-selected=true]:not([role=tab]),[aria-current=true],tr:has(input[type=checkbox]:checked),li:has(input[type=checkbox]:checked),[role=row]:has([aria-checked=true])'); }
+		catch (e) { rows = document.querySelectorAll('[aria-selected=true]:not([role=tab]),[aria-current=true]'); }
+		for (const n of rows) add(n.innerText || n.textContent);
 	}
 	if (all) {
 		let box = Array.from(document.querySelectorAll('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]')).find(visible);

@@ -311,10 +311,11 @@ func isLatinWord(w string) bool {
 }
 
 // commitControl reports whether activating el commits something: a button, a submit or a
-// menu item, not a link (navigation), a control that only opens a menu or section, or one
-// that only closes or leaves (Cancel, Close).
+// menu item, not a link (navigation) or one that only closes or leaves (Cancel, Close). A
+// control that says it opens a menu or section (Element.Opens) is still one: the page says
+// so, and a page may lie.
 func (g *Gate) commitControl(el *Element) bool {
-	if el.Opens || el.Type == "reset" {
+	if el.Type == "reset" {
 		return false
 	}
 	switch {
@@ -358,6 +359,9 @@ func (g *Gate) commitContext(el *Element, p Proposal) Decision {
 		if w := g.vocab.takeoverHit(t); w != "" {
 			return Decision{Level: Grave, Reason: ReasonAccount, Detail: fmt.Sprintf("what it is in is about %q", w)}
 		}
+	}
+	if el.Opens {
+		return Decision{} // opening a menu or section on a settings page changes nothing yet
 	}
 	if w := g.sensitivePage(el, p); w != "" {
 		return Decision{Level: Ordinary, Reason: ReasonSensitivePage, Detail: fmt.Sprintf("the page is about %q", w)}

@@ -459,7 +459,7 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		if c := g.commitContext(el, p); c.Level > d.Level {
 			d = c
 		}
-		if d.Level == None && el.Scope != "" && len(names(el)) == 0 && len(el.Icons) == 0 {
+		if d.Level == None && !el.Opens && el.Scope != "" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s in a %s that shows and says nothing", orRole(el), el.Scope)}
 		}
 		if d.Level == Grave {

@@ -380,7 +380,10 @@ func TestEffects(t *testing.T) {
 		{"context", "Yes, go ahead under a danger zone heading", click(in(btn("Yes, go ahead"), func(e *Element) { e.Headings = []string{"Danger zone: delete account"} })), "", Confirm},
 		{"context", "Go in a form that sends to /account/delete", click(in(btn("Go"), func(e *Element) { e.Scope, e.FormAction = "form", "/account/delete" })), "", Confirm},
 		{"context", "OK carrying transfer-ownership", click(in(btn("OK"), func(e *Element) { e.Data = []string{"action transfer-ownership"} })), "", Confirm},
-		{"context", "an expander under a delete heading opens only", click(in(btn("Show details"), func(e *Element) { e.Opens, e.Headings = true, []string{"Delete old photos"} })), "", Allow},
+		{"context", "an expander on a security page opens only", Proposal{Action: Action{Kind: "click"}, Element: in(btn("Show details"), func(e *Element) { e.Opens = true }), Page: &Page{Title: "Security settings"}}, "", Allow},
+		{"context", "a go-on that claims to open a menu, in a delete dialog", click(in(btn("Sure"), func(e *Element) {
+			e.Opens, e.Scope, e.Headings = true, "dialog", []string{"Delete this repository permanently?"}
+		})), "", Confirm},
 		{"context", "no readable name in a form", click(in(btn(""), func(e *Element) { e.Scope = "form" })), "", Confirm},
 		{"context", "a commit on a billing page", Proposal{Action: Action{Kind: "click"}, Element: btn("Save"), URL: "https://shop.example/settings/billing"}, "", Confirm},
 		{"context", "a commit on a billing page the person named", Proposal{Action: Action{Kind: "click"}, Element: btn("Save"), URL: "https://shop.example/settings/billing"}, "save the billing form", Allow},
@@ -417,4 +420,31 @@ func TestEffects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzEffects feeds arbitrary text to everything the gate reads of what an action does: keys,
+// typed text, icons, data attributes, headings, form actions, page words. It must never
+// panic, and a Delete key outside a text field always asks.
+func FuzzEffects(f *testing.F) {
+	for _, s := range []string{"#", "fa-trash", "action delete-file", "/account/delete", "x\t\n", "🗑", "Kontolöschen", "\x00", ""} {
+		f.Add(s)
+	}
+	g := New(Options{})
+	f.Fuzz(func(t *testing.T, s string) {
+		el := &Element{Ref: "e1", Role: "button", Tag: "button", Name: s, Icons: []string{s}, Data: []string{s}, Headings: []string{s}, FormAction: s, Scope: "form", ScopeText: s}
+		pg := &Page{Title: s, Headings: []string{s}, Dialog: s, Selected: []string{s}, Text: s}
+		for _, p := range []Proposal{
+			{Action: Action{Kind: "press", Key: s}, Page: pg},
+			{Action: Action{Kind: "press", Key: s, Modifiers: []string{"Control"}}, Element: el, Page: pg},
+			{Action: Action{Kind: "type", Text: s, Submit: true}, Element: &Element{Ref: "e2", Role: "textbox", Tag: "textarea", Name: s, Multiline: true}, Page: pg, URL: s},
+			{Action: Action{Kind: "click"}, Element: el, Page: pg, URL: s},
+			{Action: Action{Kind: "drag"}, Element: el, Target: el, Page: pg},
+			{Action: Action{Kind: "select", Values: []string{s}}, Element: el, Page: pg},
+		} {
+			g.Check(p, Request{Goal: s})
+		}
+		if d := g.Check(Proposal{Action: Action{Kind: "press", Key: "Delete"}, Element: el, Page: pg}, Request{Goal: s}); d.Verdict == Allow {
+			t.Errorf("Delete on a button was allowed: %+v", d)
+		}
+	})
 }

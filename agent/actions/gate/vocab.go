@@ -128,7 +128,7 @@ func (c category) compile() *regexp.Regexp {
 		}
 		alts = append(alts, "("+strings.Join(ws, "|")+")")
 	}
-	return regexp.MustCompile(`(?i)` + strings.Join(alts, "|"))
+	return regexp.MustCompile(strings.Join(alts, "|"))
 }
 
 type compiled struct {
@@ -193,6 +193,9 @@ func buildVocabulary() *vocabulary {
 
 // firstMatch returns the matched word of re in s ("" if none).
 func firstMatch(re *regexp.Regexp, s string) string {
+	if s == "" || !re.MatchString(s) { // cheaper than finding the submatch, and most texts have none
+		return ""
+	}
 	m := re.FindStringSubmatch(s)
 	if m == nil {
 		return ""
