@@ -10,7 +10,11 @@
 // form, dialog and nearby words, amounts of money, and what the action does to it (Enter or
 // Space on a button activates it; Enter in a field submits its form; a select or checkbox may
 // commit). Text is folded first (see [Fold]) so look-alike letters, full-width forms and
-// invisible characters hide nothing.
+// invisible characters hide nothing. It judges what a step does, not only what its control
+// says (effects.go): every key for what it can start, control characters in typed text as
+// keys, icons and data-* attributes, the headings of the dialog and section around a commit,
+// where its form sends, account-takeover forms, and account, security, billing and consent
+// pages; what it cannot read (a nameless commit or drop zone) it asks about.
 //
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
