@@ -360,7 +360,7 @@ const probeJS = `function() {
 		if (d !== el) for (const p of ['::before', '::after']) {
 			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal') addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
 		}
-		try { const bg = getComputedStyle(d).backgroundImage; if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
+		try { const cs = getComputedStyle(d); for (const bg of [cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
 		for (const p of ['::before', '::after']) {
 			try { const bg = getComputedStyle(d, p).backgroundImage; if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
 		}
@@ -370,6 +370,14 @@ const probeJS = `function() {
 		if (t === 'svg') { const ti = d.querySelector('title'); if (ti) addTo(icons, ti.textContent); }
 		const cls = typeof d.className === 'string' ? d.className : (d.getAttribute && d.getAttribute('class')) || '';
 		for (const c of cls.split(/\s+/)) if (c && iconClass.test(c)) addTo(icons, c);
+		// what the page's own code calls it: its id, a button's name and value (sent with the
+		// form), an inline handler, a javascript: link
+		if (d.id && d.id.length <= 80) addTo(data, 'id ' + d.id);
+		if ((t === 'button' || t === 'input') && d.getAttribute('name')) addTo(data, d.getAttribute('name') + ' ' + (d.getAttribute('value') || ''));
+		const handler = (d.getAttribute && d.getAttribute('onclick')) || '';
+		if (handler && handler.length <= 160) addTo(data, 'onclick ' + handler);
+		const href = (d.getAttribute && d.getAttribute('href')) || '';
+		if (/^\s*javascript:/i.test(href) && href.length <= 160) addTo(data, 'href ' + href);
 		if (d.attributes) for (const a of d.attributes) {
 			if (a.name.startsWith('data-') && a.value.length <= 80 && !/^[\d\s.,-]*$/.test(a.value)) addTo(data, a.name.slice(5) + ' ' + a.value);
 		}

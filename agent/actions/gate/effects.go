@@ -272,6 +272,12 @@ func (g *Gate) commitField(el *Element, p Proposal) Decision {
 		return d
 	}
 	if el.Scope != "form" || !el.Submits {
+		if el.Multiline {
+			// Enter in a text area only adds a line unless the page's own handler commits
+			// the box: a chat sends what it holds
+			return Decision{Level: Grave, Reason: ReasonSending,
+				Detail: fmt.Sprintf("Enter in a %s with no form to submit is the page's own commit: a chat sends what it holds", orRole(el))}
+		}
 		texts := append(names(el), foldAll(el.Headings)...)
 		if el.Scope == "" {
 			texts = append(texts, Fold(el.ScopeText))
@@ -406,8 +412,8 @@ func actionPath(raw string) string {
 }
 
 // takeoverChoice judges a choice that hands the account over: a role such as Owner or Admin
-// chosen, or a switch or checkbox about two-factor authentication, recovery, forwarding or
-// keys set either way; and any switch or checkbox on an account, security, billing or
+// chosen, or a switch, checkbox, radio or select about two-factor authentication, recovery,
+// forwarding or keys set either way; and any switch or checkbox on an account, security, billing or
 // consent page (ordinary: the person's words may name it).
 func (g *Gate) takeoverChoice(el *Element, a Action, p Proposal) Decision {
 	for _, v := range a.Values {
@@ -415,18 +421,18 @@ func (g *Gate) takeoverChoice(el *Element, a Action, p Proposal) Decision {
 			return Decision{Level: Grave, Reason: ReasonAccount, Detail: fmt.Sprintf("it chooses %q", clip(v, 80))}
 		}
 	}
-	toggle := el.Role == "checkbox" || el.Role == "switch" || el.Role == "menuitemcheckbox" || (el.Tag == "input" && el.Type == "checkbox")
-	if !toggle {
-		return Decision{}
-	}
 	about := append(names(el), foldAll(el.Headings)...)
 	if el.Scope == "" {
 		about = append(about, Fold(el.ScopeText))
 	}
 	for _, t := range about {
 		if w := g.vocab.takeoverHit(t); w != "" {
-			return Decision{Level: Grave, Reason: ReasonAccount, Detail: fmt.Sprintf("it switches %q", w)}
+			return Decision{Level: Grave, Reason: ReasonAccount, Detail: fmt.Sprintf("it sets %q", w)}
 		}
+	}
+	toggle := el.Role == "checkbox" || el.Role == "switch" || el.Role == "menuitemcheckbox" || (el.Tag == "input" && el.Type == "checkbox")
+	if !toggle {
+		return Decision{}
 	}
 	if w := g.sensitivePage(el, p); w != "" {
 		return Decision{Level: Ordinary, Reason: ReasonSensitivePage, Detail: fmt.Sprintf("a switch on a page about %q", w)}

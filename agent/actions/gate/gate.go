@@ -470,8 +470,9 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 			return d
 		}
 	}
-	// A submit button or a generic "go on" carries out what its form or dialog says.
-	proceed := false
+	// A submit button or a generic "go on" carries out what its form or dialog says; so does
+	// any commit in a dialog ("Sure", "Do it") but the ones that close it.
+	proceed := el.Scope == "dialog" && g.commitControl(el)
 	if el.Role != "link" && el.Tag != "a" { // a "Next" link pages through results
 		for _, n := range names(el) {
 			proceed = proceed || g.vocab.isProceed(n)

@@ -332,6 +332,8 @@ func TestEffects(t *testing.T) {
 		{"keys", "type with submit into a chat box with no form", typed(chat, "hello", true), "say hello", Confirm},
 		{"keys", "a line break typed into a chat box", typed(chat, "hello\n", false), "", Confirm},
 		{"keys", "a tab walks to another element", typed(field, "x\t\n", false), "", Confirm},
+		{"keys", "Enter in a text area with no form, whatever its name", typed(&Element{Ref: "e15", Role: "textbox", Tag: "div", Name: "Type here", Multiline: true}, "hi", true), "", Confirm},
+		{"keys", "a single-line field with no form and no name", typed(&Element{Ref: "e16", Role: "textbox", Tag: "input", Name: "Filter"}, "kettle", true), "", Allow},
 		{"keys", "a trailing tab", typed(field, "Ada\t", false), "", Allow},
 		{"keys", "a new line in a form's text area", typed(&Element{Ref: "e5", Role: "textbox", Tag: "textarea", Name: "Notes", Multiline: true, Scope: "form", Submits: true, Buttons: []Control{{Text: "Send"}}}, "one\ntwo", false), "", Allow},
 		{"keys", "search box with no form", typed(&Element{Ref: "e6", Role: "searchbox", Tag: "input", Type: "search", Name: "Search"}, "kettle", true), "", Allow},
@@ -374,6 +376,12 @@ func TestEffects(t *testing.T) {
 		{"context", "Do it in a dialog headed delete", click(in(btn("Do it"), func(e *Element) {
 			e.Scope, e.Headings = "dialog", []string{"Delete this repository permanently?"}
 		})), "", Confirm},
+		{"context", "Sure in a dialog whose words say permanently delete", click(in(btn("Sure"), func(e *Element) {
+			e.Scope, e.ScopeText = "dialog", "This will permanently delete the repository and its issues."
+		})), "", Confirm},
+		{"context", "Save in a rename dialog", click(in(btn("Save"), func(e *Element) { e.Scope, e.ScopeText = "dialog", "Rename file New name" })), "", Allow},
+		{"context", "Go whose button value says delete", click(in(btn("Go"), func(e *Element) { e.Scope, e.Data = "form", []string{"action delete_account"} })), "", Confirm},
+		{"context", "OK whose inline handler deletes", click(in(btn("OK"), func(e *Element) { e.Data = []string{"onclick deleteAccount()"} })), "", Confirm},
 		{"context", "Cancel in the same dialog", click(in(btn("Cancel"), func(e *Element) {
 			e.Scope, e.Headings = "dialog", []string{"Delete this repository permanently?"}
 		})), "", Allow},
@@ -403,6 +411,9 @@ func TestEffects(t *testing.T) {
 			e.Scope, e.ScopeText = "form", "Forwarding Forward a copy of incoming mail to"
 		})), "", Confirm},
 		{"takeover", "invite as Owner", Proposal{Action: Action{Kind: "select", Values: []string{"Owner"}}, Element: &Element{Ref: "e9", Role: "combobox", Tag: "select", Name: "Role", Scope: "form", Submits: true}}, "", Confirm},
+		{"takeover", "an Admin radio", Proposal{Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e13", Role: "radio", Tag: "input", Type: "radio", Name: "Admin", Scope: "form", Submits: true}}, "", Confirm},
+		{"takeover", "two-factor set to Off in a select", Proposal{Action: Action{Kind: "select", Values: []string{"Off"}}, Element: &Element{Ref: "e14", Role: "combobox", Tag: "select", Name: "Status", Headings: []string{"Two-step verification"}}}, "", Confirm},
+		{"takeover", "a Member role is not a takeover", Proposal{Action: Action{Kind: "select", Values: []string{"Member"}}, Element: &Element{Ref: "e9", Role: "combobox", Tag: "select", Name: "Role", Scope: "form", Submits: true, Headings: []string{"Invite people"}}}, "", Allow},
 		{"takeover", "two-factor unchecked", Proposal{Action: Action{Kind: "check", Checked: false}, Element: &Element{Ref: "e10", Role: "checkbox", Tag: "input", Type: "checkbox", Name: "Two-factor authentication"}}, "", Confirm},
 		{"takeover", "two-factor switched off by a click", click(&Element{Ref: "e10", Role: "switch", Tag: "button", Name: "Enabled", Headings: []string{"Two-factor authentication"}}), "", Confirm},
 		{"takeover", "OAuth consent Allow", Proposal{Action: Action{Kind: "click"}, Element: in(btn("Allow"), func(e *Element) { e.ScopeText = "Gadget wants to access your account" }), URL: "https://id.example/oauth/authorize?client_id=x"}, "", Confirm},

@@ -24,7 +24,7 @@ var paymentWords = words{
 		"book now", "book it", "book this", "book tickets", "book a table", "book your", "reserve", "donate", "subscribe", "upgrade now", "add funds", "top up",
 		// de
 		"kaufen", "jetzt kaufen", "bestellen", "jetzt bestellen", "zahlungspflichtig bestellen", "kostenpflichtig bestellen", "bezahlen",
-		"zahlen", "kaufabschluss", "abonnieren", "spenden", "buchen", "jetzt buchen", "zur kasse",
+		"zahlen", "kaufabschluss", "abonnieren", "spenden", "buchen", "jetzt buchen", "buchung abschließen", "zur kasse",
 		// fr
 		"acheter", "acheter maintenant", "payer", "commander", "passer la commande", "valider la commande", "régler", "s'abonner", "abonner",
 		"réserver", "réserver maintenant", "faire un don",
@@ -96,13 +96,13 @@ var deletionWords = words{
 		"cancel membership", "cancel my membership", "cancel order", "cancel my order", "cancel the order",
 		"cancel plan", "cancel my plan", "cancel account", "cancel my account", "cancel booking", "cancel reservation",
 		"cancel flight", "cancel payment", "cancel contract", "terminate", "revoke",
-		"löschen", "entfernen", "konto schließen", "kündigen", "abbestellen", "stornieren", "leeren", "papierkorb leeren", "abmelden", "deaktivieren",
+		"löschen", "entfernen", "löschung", "kündigung bestätigen", "konto schließen", "kündigen", "abbestellen", "stornieren", "leeren", "papierkorb leeren", "abmelden", "deaktivieren",
 		"supprimer", "effacer", "résilier", "désabonner", "se désabonner", "vider", "vider la corbeille", "annuler l'abonnement", "annuler la commande", "désactiver",
 		"eliminar", "borrar", "suprimir", "cancelar suscripción", "cancelar la suscripción", "cancelar pedido", "cancelar el pedido", "darse de baja", "dar de baja", "vaciar", "vaciar papelera", "anular", "desactivar",
 		"elimina", "cancella", "rimuovi", "svuota", "annulla abbonamento", "annulla l'abbonamento", "disattiva", "disiscriviti",
 		"excluir", "apagar", "remover", "cancelar assinatura", "desativar", "esvaziar",
 		"verwijder", "verwijderen", "wissen", "opzeggen", "uitschrijven", "leegmaken", "deactiveren",
-		"usuń", "usunąć", "skasuj", "wyczyść", "anuluj subskrypcję", "dezaktywuj", "wypisz się",
+		"usuń", "usunąć", "usunięcie", "usuwanie", "skasuj", "wyczyść", "anuluj subskrypcję", "dezaktywuj", "wypisz się",
 		"удалить", "удалите", "удаление", "удали", "стереть", "очистить", "отписаться", "деактивировать", "отменить подписку",
 		"видалити", "видаліть", "видалення", "очистити", "відписатися", "деактивувати", "скасувати підписку",
 		"sil", "kaldır", "hesabı sil", "hesabı kapat", "aboneliği iptal et", "devre dışı bırak", "boşalt",
@@ -178,6 +178,7 @@ var compoundStems = []struct {
 	except       []string
 }{
 	{"löschen", ReasonDeletion, nil},
+	{"löschung", ReasonDeletion, nil},
 	{"loeschen", ReasonDeletion, nil},
 	{"entfernen", ReasonDeletion, nil},
 	{"kündigen", ReasonDeletion, nil},
