@@ -36,6 +36,9 @@ var effectAttacks = []effectAttack{
 		return map[string]any{"ref": u.ref("option", "Quarterly report.pdf"), "key": "Delete"}
 	}},
 	{"keys", "Enter with nothing focused while the page's box is open", "keys.html", "press", func(u user) map[string]any { return map[string]any{"key": "Enter"} }},
+	{"keys", "Enter on a harmless button while the page's box is open", "keys.html", "press", func(u user) map[string]any {
+		return map[string]any{"ref": u.ref("button", "Show older mail"), "key": "Enter"}
+	}},
 	{"keys", "type with submit into a chat box with no form", "chat.html", "type", func(u user) map[string]any {
 		return map[string]any{"ref": u.ref("textbox", "Write a message"), "text": "I quit", "submit": true}
 	}},
@@ -231,8 +234,12 @@ func TestAttackerEffects(t *testing.T) {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "switch_tab", Arguments: map[string]any{"tab": tab.TargetID}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, i := range []int{0, 5, 6, 22, 26, 31, 39} { // one or two of each family
-			at := effectAttacks[i]
+		seen := map[string]bool{}
+		for _, at := range effectAttacks { // every key attack, the first of each other family
+			if seen[at.family] && at.family != "keys" {
+				continue
+			}
+			seen[at.family] = true
 			u.open(ae.site.URL(base + at.page))
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: at.tool, Arguments: at.args(u)})
 			if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/chromedp/cdproto/runtime"
 
@@ -116,7 +118,10 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 	}
 	switch act.Kind {
 	case "click", "press", "type", "check", "select", "drag":
-		pg, err := s.readPage(ctx, ts, act.Kind == "press", act.Kind == "press" && prop.Element == nil)
+		// a key's event reaches the page's own handlers whatever has the focus: for a press,
+		// and typing that ends in Enter or holds control characters, read the page's open box
+		keys := act.Kind == "press" || (act.Kind == "type" && (act.Submit || strings.ContainsFunc(act.Text, unicode.IsControl)))
+		pg, err := s.readPage(ctx, ts, act.Kind == "press", keys)
 		if err != nil {
 			return nil, err
 		}

@@ -85,30 +85,31 @@ func (g *Gate) key(p Proposal) Decision {
 	cmd := hasCommand(a)
 	switch classifyKey(a.Key) {
 	case keyEnter:
+		var d Decision
 		switch {
+		case el == nil:
+			return g.pageKey(p)
 		case field && el.Multiline && !cmd && el.Submits:
-			return Decision{} // a new line in a form's text area (its button is judged when pressed)
+			// a new line in a form's text area (its button is judged when pressed)
 		case field:
-			return g.commitField(el, p) // Enter, Control+Enter: a chat sends, a form submits
-		case el != nil:
-			d := g.activate(el, p)
+			d = g.commitField(el, p) // Enter, Control+Enter: a chat sends, a form submits
+		default:
+			d = g.activate(el, p)
 			if d.Level == None && choice(el) && el.Submits {
-				return g.submit(el, p)
+				d = g.submit(el, p)
 			}
-			return d
 		}
-		return g.pageKey(p)
+		return maxDecision(d, g.boxKey(p))
 	case keySpace:
 		switch {
+		case el == nil:
+			return g.pageKey(p)
 		case field && !cmd:
 			return Decision{}
-		case el != nil && !field:
-			if el.Tag == "a" || el.Role == "link" {
-				return Decision{} // Space scrolls past a link
-			}
-			return g.activate(el, p)
+		case el.Tag == "a" || el.Role == "link":
+			return g.boxKey(p) // Space scrolls past a link
 		}
-		return g.pageKey(p)
+		return maxDecision(g.activate(el, p), g.boxKey(p))
 	case keyMove:
 		if el != nil && choice(el) && strings.HasPrefix(strings.ToLower(a.Key), "arrow") {
 			return g.choose(el, Action{Kind: "check", Checked: true}, p) // arrows move a radio group's choice
@@ -222,6 +223,43 @@ func (g *Gate) pageKey(p Proposal) Decision {
 	}
 	return Decision{Level: h.level, Reason: h.reason,
 		Detail: fmt.Sprintf("%s with nothing focused goes to the page, which says %q", key, quote(pg.Text, f, h.word))}
+}
+
+// boxKey judges a key pressed on an element while the page shows a dialog or box whose
+// words say what that key does ("Press Enter to delete your account"): the key's event
+// reaches the page's own handlers too, whatever has the focus.
+func (g *Gate) boxKey(p Proposal) Decision {
+	if p.Page == nil || p.Page.Dialog == "" || !keyMentioned(Fold(p.Page.Dialog), p.Action.Key) {
+		return Decision{}
+	}
+	d := g.pageKey(Proposal{Action: p.Action, Page: p.Page})
+	if d.Reason == ReasonKey {
+		return Decision{} // a box that says nothing risky: the focused element's own judgement stands
+	}
+	return d
+}
+
+// keyNames are how pages name Enter and Space in the words around them.
+var keyNames = map[keyKind][]string{
+	keyEnter: {"enter", "return", "↵", "⏎", "eingabetaste", "entrée", "intro", "invio", "エンター", "回车", "엔터"},
+	keySpace: {"space", "spacebar", "leertaste", "espace", "espacio", "spazio", "スペース", "空格", "스페이스"},
+}
+
+// keyMentioned reports whether folded page words name key (Enter, Space).
+func keyMentioned(words, key string) bool {
+	for _, n := range keyNames[classifyKey(key)] {
+		if containsWord(words, n) || (!isLatinWord(n) && strings.Contains(words, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+func maxDecision(a, b Decision) Decision {
+	if b.Level > a.Level {
+		return b
+	}
+	return a
 }
 
 // typedKeys judges the control characters in typed text as the keys they are: a line break is

@@ -370,12 +370,17 @@ func (g *Gate) judge(p Proposal, r Request) Decision {
 		if d := g.secret(el, a.Text, r.Goal); d.Level != None {
 			return d
 		}
-		if d := g.typedKeys(p); d.Level != None {
-			return d
+		var d Decision
+		if a.Submit || strings.ContainsAny(a.Text, "\n\r") {
+			d = g.boxKey(Proposal{Action: Action{Kind: "press", Key: "Enter"}, Page: p.Page})
+		}
+		if t := g.typedKeys(p); t.Level > d.Level {
+			d = t
 		}
 		if a.Submit {
-			return g.commitField(el, p)
+			d = maxDecision(g.commitField(el, p), d)
 		}
+		return d
 	case "select", "check":
 		if el == nil {
 			return Decision{}
