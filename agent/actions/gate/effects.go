@@ -188,14 +188,19 @@ func (g *Gate) shortcut(p Proposal) Decision {
 // With a dialog or box open it asks, as gravely as the box's words; otherwise the page's
 // words decide.
 func (g *Gate) pageKey(p Proposal) Decision {
+	return g.pageWords(p, p.Action.Key+" with nothing focused goes to the page")
+}
+
+// pageWords judges a key by the page's open dialog or box, else by its words; how says how
+// the key reaches the page.
+func (g *Gate) pageWords(p Proposal, how string) Decision {
 	pg := p.Page
 	if pg == nil {
 		return Decision{}
 	}
-	key := p.Action.Key
 	if pg.Dialog != "" {
 		d := Decision{Level: Ordinary, Reason: ReasonKey,
-			Detail: fmt.Sprintf("%s with nothing focused goes to the page, which shows %q", key, clip(oneLine(pg.Dialog), 120))}
+			Detail: fmt.Sprintf("%s, which shows %q", how, clip(oneLine(pg.Dialog), 120))}
 		f := Fold(pg.Dialog)
 		h := g.vocab.actionHit(f, false)
 		if c := g.vocab.contextHit(f); c.level > h.level {
@@ -222,7 +227,7 @@ func (g *Gate) pageKey(p Proposal) Decision {
 		return Decision{}
 	}
 	return Decision{Level: h.level, Reason: h.reason,
-		Detail: fmt.Sprintf("%s with nothing focused goes to the page, which says %q", key, quote(pg.Text, f, h.word))}
+		Detail: fmt.Sprintf("%s, which says %q", how, quote(pg.Text, f, h.word))}
 }
 
 // boxKey judges a key pressed on an element while the page shows a dialog or box whose
@@ -232,7 +237,7 @@ func (g *Gate) boxKey(p Proposal) Decision {
 	if p.Page == nil || p.Page.Dialog == "" || !keyMentioned(Fold(p.Page.Dialog), p.Action.Key) {
 		return Decision{}
 	}
-	d := g.pageKey(Proposal{Action: p.Action, Page: p.Page})
+	d := g.pageWords(Proposal{Action: p.Action, Page: p.Page}, p.Action.Key+" reaches the page's own handlers too")
 	if d.Reason == ReasonKey {
 		return Decision{} // a box that says nothing risky: the focused element's own judgement stands
 	}
