@@ -684,6 +684,9 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // textField reports whether el takes typed text (Enter in it submits; Space types a space).
 func textField(el *Element) bool {
+	if el.Multiline { // a text area or an editable region, whatever role the page gave it
+		return true
+	}
 	switch el.Role {
 	case "textbox", "searchbox", "combobox", "spinbutton":
 		return true

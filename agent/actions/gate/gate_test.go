@@ -328,6 +328,7 @@ func TestEffects(t *testing.T) {
 		{"keys", "type with submit in a search box while a box says Enter deletes", Proposal{Action: Action{Kind: "type", Text: "kettle", Submit: true},
 			Element: &Element{Ref: "e6", Role: "searchbox", Tag: "input", Type: "search", Name: "Search"}, Page: &Page{Dialog: "Press Enter to delete your account"}}, "", Confirm},
 		{"keys", "Enter on a harmless button beside a chat widget", key("Enter", btn("Refresh"), &Page{Dialog: "Chat with us! Send us a message"}), "", Allow},
+		{"keys", "a letter typed as a key in an editable region", key("k", &Element{Ref: "e17", Tag: "div", Multiline: true}, nil), "", Allow},
 		{"keys", "Tab, Escape and arrows", key("Tab", nil, quiet), "", Allow},
 		{"keys", "ArrowDown in a field", key("ArrowDown", field, nil), "", Allow},
 		{"keys", "Control+Enter in a chat box", key("Enter", chat, nil, "Control"), "", Confirm},
