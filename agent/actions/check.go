@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/chromedp/cdproto/runtime"
 
@@ -53,7 +55,7 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 		if err != nil {
 			return nil, err
 		}
-		act = gate.Action{Kind: "press", Key: c.Key.Key}
+		act = gate.Action{Kind: "press", Key: c.Key.Key, Modifiers: modifierNames(c.Modifiers)}
 		if c.Key.Code == "Space" {
 			act.Key = "Space"
 		}
@@ -114,8 +116,89 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 			prop.Target = el
 		}
 	}
+	switch act.Kind {
+	case "click", "press", "type", "check", "select", "drag":
+		// a key's event reaches the page's own handlers whatever has the focus: for a press,
+		// and typing that ends in Enter or holds control characters, read the page's open box
+		keys := act.Kind == "press" || (act.Kind == "type" && (act.Submit || strings.ContainsFunc(act.Text, unicode.IsControl)))
+		pg, err := s.readPage(ctx, ts, act.Kind == "press", keys)
+		if err != nil {
+			return nil, err
+		}
+		prop.Page = pg
+	}
 	return []gate.Proposal{prop}, nil
 }
+
+// modifierNames names the modifier bits of a key combination as the gate reads them.
+func modifierNames(bits int) []string {
+	var out []string
+	for _, m := range []struct {
+		bit  int
+		name string
+	}{{modCtrl, "Control"}, {modAlt, "Alt"}, {modMeta, "Meta"}, {modShift, "Shift"}} {
+		if bits&m.bit != 0 {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
+// readPage reads what the gate judges of the tab's page (see gate.Page): its title and top
+// headings; with selected, what is selected; with all, the open dialog or box and the page's
+// words too (for a key pressed with nothing focused).
+func (s *Service) readPage(ctx context.Context, ts *tabState, selected, all bool) (*gate.Page, error) {
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *runtime.ExceptionDetails `json:"exceptionDetails"`
+	}
+	expr := fmt.Sprintf("(%s)(%v, %v)", pageJS, selected, all)
+	if err := s.c.Call(ctx, ts.tab.Session(), runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true)}, &r); err != nil {
+		return nil, fmt.Errorf("read the page before acting: %w", err)
+	}
+	if r.ExceptionDetails != nil {
+		return nil, fmt.Errorf("read the page before acting: %w: %s", ErrScript, r.ExceptionDetails.Text)
+	}
+	var pg gate.Page
+	if err := json.Unmarshal(r.Result.Value, &pg); err != nil {
+		return nil, fmt.Errorf("read the page before acting: %w", err)
+	}
+	return &pg, nil
+}
+
+// pageJS reads the page as the gate judges it (see gate.Page).
+const pageJS = `function(selected, all) {
+	const clean = s => String(s || '').replace(/\s+/g, ' ').trim();
+	const visible = n => !!(n.getClientRects().length) && getComputedStyle(n).visibility !== 'hidden';
+	const out = { title: clean(document.title).slice(0, 200), headings: [], dialog: '', dialogButtons: [], selected: [], text: '' };
+	for (const h of Array.from(document.querySelectorAll('h1,[role=heading][aria-level="1"]')).slice(0, 4)) out.headings.push(clean(h.innerText || h.textContent).slice(0, 200));
+	if (selected) {
+		const add = v => { v = clean(v).slice(0, 200); if (v && out.selected.length < 6) out.selected.push(v); };
+		try { add(String(getSelection())); } catch (e) {}
+		let rows = [];
+		try { rows = document.querySelectorAll('[aria-selected=true]:not([role=tab]),[aria-current=true],tr:has(input[type=checkbox]:checked),li:has(input[type=checkbox]:checked),[role=row]:has([aria-checked=true])'); }
+		catch (e) { rows = document.querySelectorAll('[aria-selected=true]:not([role=tab]),[aria-current=true]'); }
+		for (const n of rows) add(n.innerText || n.textContent);
+	}
+	if (all) {
+		let box = Array.from(document.querySelectorAll('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]')).find(visible);
+		if (!box) {
+			for (const n of Array.from(document.body ? document.body.querySelectorAll('*') : []).slice(0, 3000)) {
+				const cs = getComputedStyle(n);
+				if ((cs.position === 'fixed' || cs.position === 'sticky') && !n.closest('header,nav,footer,[role=banner],[role=navigation],[role=contentinfo]') && visible(n) && clean(n.innerText).length > 0) { box = n; break; }
+			}
+		}
+		if (box) {
+			out.dialog = clean(box.innerText || box.textContent).slice(0, 1000);
+			out.dialogButtons = Array.from(box.querySelectorAll('button,input[type=submit],input[type=button],[role=button]')).slice(0, 12)
+				.map(b => ({ text: clean(b.innerText || b.value || ''), labels: [clean(b.getAttribute('aria-label')), clean(b.getAttribute('title'))].filter(Boolean) }));
+		}
+		out.text = clean(document.body ? document.body.innerText : '').slice(0, 3000);
+	}
+	return out;
+}`
 
 // readElement resolves ref on the live page (ref "": the focused element, nil when none) and
 // reads what the gate judges.
@@ -251,10 +334,66 @@ const probeJS = `function() {
 		}
 	}
 	const submits = !!form && !!form.querySelector('button:not([type]),button[type=submit],input[type=submit],input[type=image]');
+	// headings: the dialog's name or first heading, the nearest heading before the element,
+	// its region's or fieldset's name
+	const headings = [];
+	const addHeading = v => { v = clean(v).slice(0, 200); if (v && !headings.includes(v)) headings.push(v); };
+	const isHeading = n => /^H[1-6]$/.test(n.tagName) || (n.getAttribute && n.getAttribute('role') === 'heading');
+	const headingIn = n => { const hs = n.querySelectorAll ? n.querySelectorAll('h1,h2,h3,h4,h5,h6,[role=heading]') : []; return hs.length ? hs[hs.length - 1] : null; };
+	const dlg = el.closest('dialog,[role=dialog],[role=alertdialog]');
+	if (dlg) {
+		addHeading(dlg.getAttribute('aria-label') || ids(dlg.getAttribute('aria-labelledby')));
+		const h = dlg.querySelector('h1,h2,h3,h4,h5,h6,[role=heading]');
+		if (h) addHeading(txt(h));
+	}
+	found: for (let n = el, i = 0; n && n !== doc.body && i < 8; n = n.parentElement, i++) {
+		for (let sib = n.previousElementSibling; sib; sib = sib.previousElementSibling) {
+			if (isHeading(sib)) { addHeading(txt(sib)); break found; }
+			const h = headingIn(sib);
+			if (h) { addHeading(txt(h)); break found; }
+		}
+		if (n.parentElement && isHeading(n.parentElement)) { addHeading(txt(n.parentElement)); break; }
+	}
+	const region = el.closest('section[aria-label],section[aria-labelledby],[role=region],[role=group][aria-label],fieldset');
+	if (region) addHeading(region.tagName === 'FIELDSET' ? txt(region.querySelector('legend')) : (region.getAttribute('aria-label') || ids(region.getAttribute('aria-labelledby'))));
+	// icons and data-* attributes of the element and its descendants
+	const icons = [], data = [];
+	const addTo = (arr, v) => { v = clean(v); if (v && arr.length < 24 && !arr.includes(v)) arr.push(v.slice(0, 160)); };
+	const fileName = u => { u = String(u || ''); if (!u || u.startsWith('data:')) return ''; return u.split(/[?#]/)[0].split('/').pop(); };
+	const iconClass = /^(fa|fas|far|fal|fad|fab|bi|mdi|glyphicon|icon|icons|ti|ri|la|las|lar|octicon|lucide|feather|ion|gg|ph|codicon|material|ms|symbol)[-_]|[-_](icon|ico)$|^icon/i;
+	for (const d of [el, ...Array.from(el.querySelectorAll ? el.querySelectorAll('*') : []).slice(0, 40)]) {
+		if (d !== el) for (const p of ['::before', '::after']) {
+			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal') addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
+		}
+		try { const cs = getComputedStyle(d); for (const bg of [cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
+		for (const p of ['::before', '::after']) {
+			try { const bg = getComputedStyle(d, p).backgroundImage; if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
+		}
+		const t = tagOf(d);
+		if (t === 'img' && !d.getAttribute('alt')) addTo(icons, fileName(d.getAttribute('src')));
+		if (t === 'use') addTo(icons, d.getAttribute('href') || d.getAttribute('xlink:href'));
+		if (t === 'svg') { const ti = d.querySelector('title'); if (ti) addTo(icons, ti.textContent); }
+		const cls = typeof d.className === 'string' ? d.className : (d.getAttribute && d.getAttribute('class')) || '';
+		for (const c of cls.split(/\s+/)) if (c && iconClass.test(c)) addTo(icons, c);
+		// what the page's own code calls it: its id, a button's name and value (sent with the
+		// form), an inline handler, a javascript: link
+		if (d.id && d.id.length <= 80) addTo(data, 'id ' + d.id);
+		if ((t === 'button' || t === 'input') && d.getAttribute('name')) addTo(data, d.getAttribute('name') + ' ' + (d.getAttribute('value') || ''));
+		const handler = (d.getAttribute && d.getAttribute('onclick')) || '';
+		if (handler && handler.length <= 160) addTo(data, 'onclick ' + handler);
+		const href = (d.getAttribute && d.getAttribute('href')) || '';
+		if (/^\s*javascript:/i.test(href) && href.length <= 160) addTo(data, 'href ' + href);
+		if (d.attributes) for (const a of d.attributes) {
+			if (a.name.startsWith('data-') && a.value.length <= 80 && !/^[\d\s.,-]*$/.test(a.value)) addTo(data, a.name.slice(5) + ' ' + a.value);
+		}
+	}
+	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');
+	const opens = !!(el.getAttribute && (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false' || el.hasAttribute('aria-expanded')));
 	return {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits,
+		scope, scopeText, buttons, submits, headings, formAction, icons, data, opens,
+		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

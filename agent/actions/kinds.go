@@ -129,8 +129,10 @@ type Type struct {
 	Text string `json:"text" jsonschema:"text to type" cli:"text"`
 	// Append types after the current content instead of replacing it.
 	Append bool `json:"append,omitempty" tool:"-" jsonschema:"add to the content instead of replacing it"`
-	// Slowly types one key at a time (for pages that react to each key).
-	Slowly bool `json:"slowly,omitempty" tool:"-" jsonschema:"one key at a time"`
+	// Slowly types one key at a time, for pages that react to each key (autocompletion,
+	// masks). Control characters in the text are keys however it is typed: a line break is
+	// Enter and a tab is Tab, and the safety gate judges them as the keys they are.
+	Slowly bool `json:"slowly,omitempty" jsonschema:"type one key at a time, for pages that react to each key; a line break in the text is Enter and a tab is Tab"`
 	Submit bool `json:"submit,omitempty" jsonschema:"press Enter after"`
 }
 

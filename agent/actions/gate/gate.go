@@ -10,7 +10,11 @@
 // form, dialog and nearby words, amounts of money, and what the action does to it (Enter or
 // Space on a button activates it; Enter in a field submits its form; a select or checkbox may
 // commit). Text is folded first (see [Fold]) so look-alike letters, full-width forms and
-// invisible characters hide nothing.
+// invisible characters hide nothing. It judges what a step does, not only what its control
+// says (effects.go): every key for what it can start, control characters in typed text as
+// keys, icons and data-* attributes, the headings of the dialog and section around a commit,
+// where its form sends, account-takeover forms, and account, security, billing and consent
+// pages; what it cannot read (a nameless commit or drop zone) it asks about.
 //
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
@@ -94,6 +98,8 @@ type Action struct {
 	Files []string
 	// Accept is a dialog's answer: true for OK.
 	Accept bool
+	// Modifiers are a press's held modifiers ("Control", "Alt", "Meta", "Shift").
+	Modifiers []string
 }
 
 // Control is a button of an element's form or dialog: what it shows and its other names.
@@ -129,6 +135,22 @@ type Element struct {
 	// Submits is true when the element is in a form with a submit button: Enter in it
 	// submits the form, and a choice in it only sets what the form will send.
 	Submits bool `json:"submits"`
+	// Headings are what its dialog and its section are headed: the dialog's name or first
+	// heading, the nearest heading before it, its region's or fieldset's name.
+	Headings []string `json:"headings"`
+	// FormAction is where its form sends (the control's formaction, else the form's action).
+	FormAction string `json:"formAction"`
+	// Icons are the names its icons carry: the ::before/::after content of it and its
+	// descendants, background-image and unnamed image file names, icon-font classes, SVG
+	// symbols and titles.
+	Icons []string `json:"icons"`
+	// Data are its and its descendants' data-* attributes, "name value" ("action delete-file").
+	Data []string `json:"data"`
+	// Opens is true for a control that opens a menu, popup or section (aria-haspopup,
+	// aria-expanded): it commits nothing itself.
+	Opens bool `json:"opens"`
+	// Multiline is true for a textarea or an editable region: Enter there may only add a line.
+	Multiline bool `json:"multiline"`
 }
 
 // Proposal is an action about to run and what it touches.
@@ -143,6 +165,8 @@ type Proposal struct {
 	DialogType, DialogMessage string
 	// URL is the page's URL.
 	URL string
+	// Page is what the gate reads of the page around the action (nil: nothing read).
+	Page *Page
 }
 
 // Verdict is the gate's answer.
@@ -336,26 +360,9 @@ func (g *Gate) judge(p Proposal, r Request) Decision {
 		if el == nil {
 			return Decision{}
 		}
-		return g.activate(el)
+		return g.activate(el, p)
 	case "press":
-		if el == nil || !(isEnter(a.Key) || isSpace(a.Key)) {
-			return Decision{}
-		}
-		if !textField(el) {
-			// Enter or Space on a control activates it as a click does; a page's own key
-			// handler may do so on any element.
-			if isSpace(a.Key) && el.Tag == "a" {
-				return Decision{} // Space scrolls past a link
-			}
-			d := g.activate(el)
-			if d.Level == None && isEnter(a.Key) && choice(el) && el.Submits {
-				return g.submit(el)
-			}
-			return d
-		}
-		if isEnter(a.Key) {
-			return g.submit(el)
-		}
+		return g.key(p)
 	case "type":
 		if el == nil {
 			return Decision{}
@@ -363,20 +370,24 @@ func (g *Gate) judge(p Proposal, r Request) Decision {
 		if d := g.secret(el, a.Text, r.Goal); d.Level != None {
 			return d
 		}
-		if a.Submit {
-			return g.submit(el)
+		var d Decision
+		if a.Submit || strings.ContainsAny(a.Text, "\n\r") {
+			d = g.boxKey(Proposal{Action: Action{Kind: "press", Key: "Enter"}, Page: p.Page})
 		}
+		if t := g.typedKeys(p); t.Level > d.Level {
+			d = t
+		}
+		if a.Submit {
+			d = maxDecision(g.commitField(el, p), d)
+		}
+		return d
 	case "select", "check":
 		if el == nil {
 			return Decision{}
 		}
-		return g.choose(el, a)
+		return g.choose(el, a, p)
 	case "drag":
-		if p.Target != nil {
-			if h, _ := g.labelHit(p.Target); h.level != None {
-				return Decision{Level: h.level, Reason: h.reason, Detail: fmt.Sprintf("drops it on %s %q", p.Target.Role, shown(p.Target))}
-			}
-		}
+		return g.drop(p)
 	case "upload":
 		return g.upload(a.Files, r)
 	case "dialog":
@@ -409,43 +420,70 @@ func shown(el *Element) string {
 	return clip(oneLine(el.Name), 80)
 }
 
-// labelHit is the gravest hit among el's names and which name it was in.
+// labelHit is the gravest hit among el's names, icons and data-* attributes, and where it was
+// for the person ("its name says …", "its icon is …"; "" when in what el shows).
 func (g *Gate) labelHit(el *Element) (hit, string) {
 	var best hit
 	where := ""
 	money := el.Role != "link" && el.Tag != "a"
 	for _, n := range names(el) {
 		if h := g.vocab.actionHit(n, money); h.level > best.level {
-			best, where = h, n
+			best, where = h, ""
+			if n != Fold(el.Text) {
+				where = fmt.Sprintf("its name says %q", clip(n, 80))
+			}
+		}
+	}
+	if best.level == Grave {
+		return best, where
+	}
+	for _, ic := range el.Icons {
+		if h := g.vocab.iconHit(ic); h.level > best.level {
+			best, where = h, fmt.Sprintf("its icon is %q", clip(ic, 80))
+		}
+	}
+	for _, dt := range el.Data {
+		if h := g.vocab.iconHit(dt); h.level > best.level {
+			best, where = h, fmt.Sprintf("its data attribute says %q", clip(dt, 80))
 		}
 	}
 	return best, where
 }
 
 // activate judges activating el (a click, Enter or Space on it).
-func (g *Gate) activate(el *Element) Decision {
+func (g *Gate) activate(el *Element, p Proposal) Decision {
 	if choice(el) {
-		return g.choose(el, Action{Kind: "check", Checked: true})
+		return g.choose(el, Action{Kind: "check", Checked: true}, p)
 	}
 	h, where := g.labelHit(el)
 	var d Decision
 	if h.level != None {
-		d = Decision{Level: h.level, Reason: h.reason}
-		if where != Fold(el.Text) {
-			d.Detail = fmt.Sprintf("its name says %q", clip(where, 80))
-		}
+		d = Decision{Level: h.level, Reason: h.reason, Detail: where}
 	}
 	if d.Level == Grave {
 		return d
 	}
-	// A submit button or a generic "go on" carries out what its form or dialog says.
-	proceed := false
+	ordinaryLabel := d.Level == Ordinary
+	if g.commitControl(el) {
+		if c := g.commitContext(el, p); c.Level > d.Level {
+			d = c
+		}
+		if d.Level == None && !el.Opens && el.Scope != "" && len(names(el)) == 0 && len(el.Icons) == 0 {
+			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s in a %s that shows and says nothing", orRole(el), el.Scope)}
+		}
+		if d.Level == Grave {
+			return d
+		}
+	}
+	// A submit button or a generic "go on" carries out what its form or dialog says; so does
+	// any commit in a dialog ("Sure", "Do it") but the ones that close it.
+	proceed := el.Scope == "dialog" && g.commitControl(el)
 	if el.Role != "link" && el.Tag != "a" { // a "Next" link pages through results
 		for _, n := range names(el) {
 			proceed = proceed || g.vocab.isProceed(n)
 		}
 	}
-	if proceed || d.Level == Ordinary {
+	if proceed || ordinaryLabel {
 		if c := g.context(el); c.Level > d.Level {
 			return c
 		}
@@ -502,7 +540,7 @@ func quote(orig, folded, word string) string {
 
 // submit judges Enter in el: el's own name, then its form's or dialog's buttons (Enter
 // presses the default one) and words.
-func (g *Gate) submit(el *Element) Decision {
+func (g *Gate) submit(el *Element, p Proposal) Decision {
 	if h, _ := g.labelHit(el); h.level == Grave {
 		return Decision{Level: h.level, Reason: h.reason}
 	}
@@ -513,7 +551,7 @@ func (g *Gate) submit(el *Element) Decision {
 	var d Decision
 	for _, b := range el.Buttons {
 		bel := &Element{Text: b.Text, Labels: b.Labels, Role: "button", Scope: el.Scope, ScopeText: el.ScopeText, Submits: true}
-		bd := g.activate(bel)
+		bd := g.activate(bel, Proposal{})
 		if bd.Level > d.Level {
 			d = bd
 			d.Detail = joinDetail(fmt.Sprintf("Enter submits the %s with button %q", what, shown(bel)), bd.Detail)
@@ -524,25 +562,23 @@ func (g *Gate) submit(el *Element) Decision {
 
 // choose judges selecting options in, or checking, el: by its own names and the chosen
 // options. A choice inside a form with a submit button only sets what the form sends (the
-// button is judged when pressed) unless it names money.
-func (g *Gate) choose(el *Element, a Action) Decision {
+// button is judged when pressed) unless it names money. Whatever the form, a choice that
+// hands the account over (an Owner role, two-factor authentication off) is grave, and a
+// switch or checkbox on an account, security, billing or consent page asks.
+func (g *Gate) choose(el *Element, a Action, p Proposal) Decision {
+	if d := g.takeoverChoice(el, a, p); d.Level != None {
+		return d
+	}
 	h, where := g.labelHit(el)
 	for _, v := range a.Values {
 		if vh := g.vocab.actionHit(Fold(v), true); vh.level > h.level {
-			h, where = vh, Fold(v)
+			h, where = vh, fmt.Sprintf("it says %q", clip(Fold(v), 80))
 		}
 	}
-	if h.level == None {
+	if h.level == None || (el.Submits && h.reason != ReasonPayment) {
 		return Decision{}
 	}
-	if el.Submits && h.reason != ReasonPayment {
-		return Decision{}
-	}
-	d := Decision{Level: h.level, Reason: h.reason}
-	if where != Fold(el.Text) {
-		d.Detail = fmt.Sprintf("it says %q", clip(where, 80))
-	}
-	return d
+	return Decision{Level: h.level, Reason: h.reason, Detail: where}
 }
 
 var (
@@ -599,8 +635,11 @@ func (g *Gate) goalNames(goal string, p Proposal, d Decision) bool {
 	if fg == "" {
 		return false
 	}
-	if d.Reason == ReasonScript {
+	switch d.Reason {
+	case ReasonScript, ReasonUnnamed:
 		return false
+	case ReasonKey:
+		return p.Action.Kind == "press" && keyNamed(fg, p.Action.Key)
 	}
 	el := p.Element
 	if el == nil {
@@ -645,6 +684,9 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // textField reports whether el takes typed text (Enter in it submits; Space types a space).
 func textField(el *Element) bool {
+	if el.Multiline { // a text area or an editable region, whatever role the page gave it
+		return true
+	}
 	switch el.Role {
 	case "textbox", "searchbox", "combobox", "spinbutton":
 		return true
@@ -780,7 +822,7 @@ func describe(p Proposal) string {
 		}
 	}
 	if a.Key != "" {
-		fmt.Fprintf(&b, " key %s", a.Key)
+		fmt.Fprintf(&b, " key %s", strings.Join(append(append([]string(nil), a.Modifiers...), a.Key), "+"))
 	}
 	if a.Submit {
 		b.WriteString(" and press Enter")
@@ -795,13 +837,13 @@ func describe(p Proposal) string {
 func digest(p Proposal) string {
 	h := sha256.New()
 	a := p.Action
-	fmt.Fprintf(h, "%q %q %q %v %q %v %q %v\n", a.Kind, a.Key, a.Text, a.Submit, a.Values, a.Checked, a.Files, a.Accept)
+	fmt.Fprintf(h, "%q %q %q %v %q %v %q %v %q\n", a.Kind, a.Key, a.Text, a.Submit, a.Values, a.Checked, a.Files, a.Accept, a.Modifiers)
 	for _, el := range []*Element{p.Element, p.Target} {
 		if el == nil {
 			fmt.Fprintln(h, "-")
 			continue
 		}
-		fmt.Fprintf(h, "%q %q %q %q %q %q\n", el.Ref, el.Role, el.Name, el.Tag, el.Text, el.Labels)
+		fmt.Fprintf(h, "%q %q %q %q %q %q %q %q\n", el.Ref, el.Role, el.Name, el.Tag, el.Text, el.Labels, el.Icons, el.Data)
 	}
 	fmt.Fprintf(h, "%q %q", p.DialogType, p.DialogMessage)
 	return hex.EncodeToString(h.Sum(nil)[:16])

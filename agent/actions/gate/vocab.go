@@ -35,15 +35,12 @@ func (l Level) String() string {
 	return "level?"
 }
 
-// category is one kind of consequential step and its words in English, German, French,
-// Spanish, Japanese and Chinese. Latin-script entries match as whole words after folding
-// (any letter or digit next to them breaks the match: "Posts" is not "post"); CJK entries
-// match anywhere (those scripts have no spaces between words).
+// category is one kind of consequential step and its words (see [words]): whole words
+// match between non-letters after folding ("Posts" is not "post"), stems anywhere.
 type category struct {
 	reason string
 	level  Level
-	latin  []string
-	cjk    []string
+	words
 }
 
 // Reasons the gate gives, one per category.
@@ -59,51 +56,23 @@ const (
 	ReasonUpload     = "uploading a file"
 	ReasonScript     = "running a script in the page"
 	ReasonConfirm    = "confirming an irreversible step"
+	// ReasonKey is a key the page, not the browser, gives a meaning to (a site's shortcut,
+	// Enter or Space with nothing focused, typed text that moves the focus with Tab).
+	ReasonKey = "a key the page may act on"
+	// ReasonUnnamed is a commit control or drop zone with no name the gate can read.
+	ReasonUnnamed = "a control with no readable name"
+	// ReasonSensitivePage is a commit on an account, security, billing or consent page.
+	ReasonSensitivePage = "a change on an account, security, billing or consent page"
 )
 
 // actionCategories name controls whose activation is irreversible or consequential.
 var actionCategories = []category{
-	{ReasonPayment, Grave, []string{
-		"buy", "buy now", "purchase", "pay", "pay now", "payment", "checkout", "check out", "place order", "place your order",
-		"order now", "complete order", "complete purchase", "confirm order", "confirm purchase", "confirm payment",
-		"book now", "reserve", "donate", "subscribe", "upgrade now", "add funds", "top up",
-		"kaufen", "jetzt kaufen", "bestellen", "jetzt bestellen", "zahlungspflichtig bestellen", "bezahlen", "zahlen", "kaufabschluss", "abonnieren", "spenden",
-		"acheter", "payer", "commander", "passer la commande", "valider la commande", "régler", "s'abonner", "abonner",
-		"comprar", "pagar", "realizar pedido", "hacer pedido", "finalizar compra", "tramitar pedido", "suscribirse", "suscribir", "donar",
-	}, []string{"購入", "注文", "支払", "決済", "购买", "支付", "付款", "下单", "结账", "結帳", "订阅", "購読"}},
-	{ReasonSending, Grave, []string{
-		"send", "send money", "transfer", "wire", "wire money", "confirm transfer", "ship", "ship it", "ship now", "dispatch",
-		"senden", "absenden", "überweisen", "überweisung", "versenden", "verschicken",
-		"envoyer", "virement", "transférer", "expédier",
-		"enviar", "transferir", "transferencia", "despachar",
-	}, []string{"送信", "送金", "振込", "振り込", "発送", "发送", "转账", "汇款", "发货"}},
-	{ReasonDeletion, Grave, []string{
-		"delete", "remove", "erase", "destroy", "close account", "deactivate", "unsubscribe", "wipe", "purge",
-		"empty trash", "empty the trash", "empty bin", "empty the bin", "empty recycle bin", "empty folder", "empty inbox", "empty spam", "empty cart",
-		"cancel subscription", "cancel my subscription", "cancel your subscription", "cancel the subscription",
-		"cancel membership", "cancel my membership", "cancel order", "cancel my order", "cancel the order",
-		"cancel plan", "cancel my plan", "cancel account", "cancel my account", "cancel booking", "cancel reservation",
-		"cancel flight", "cancel payment", "cancel contract", "terminate", "revoke",
-		"löschen", "entfernen", "konto schließen", "kündigen", "abbestellen", "stornieren", "leeren", "papierkorb leeren", "abmelden",
-		"supprimer", "effacer", "résilier", "désabonner", "se désabonner", "vider", "vider la corbeille", "annuler l'abonnement", "annuler la commande",
-		"eliminar", "borrar", "suprimir", "cancelar suscripción", "cancelar la suscripción", "cancelar pedido", "cancelar el pedido", "darse de baja", "dar de baja", "vaciar", "vaciar papelera", "anular",
-	}, []string{"削除", "消去", "退会", "解約", "配信停止", "空にする", "删除", "移除", "注销", "退订", "取消订阅", "清空"}},
-	{ReasonPublishing, Grave, []string{
-		"publish", "post", "tweet", "share", "deploy", "release to production", "go live", "merge", "make public",
-		"veröffentlichen", "posten", "bereitstellen", "teilen",
-		"publier", "déployer", "partager",
-		"publicar", "desplegar", "compartir",
-	}, []string{"公開", "投稿", "デプロイ", "发布", "发表", "部署", "分享"}},
-	{ReasonAccount, Grave, []string{
-		"approve", "authorize", "authorise", "grant access", "allow access", "sign and", "change password", "reset password",
-		"change email", "transfer ownership", "make admin", "add admin",
-		"genehmigen", "autorisieren", "freigeben", "passwort ändern",
-		"autoriser", "approuver", "changer le mot de passe",
-		"autorizar", "aprobar", "cambiar contraseña",
-	}, []string{"承認", "授权", "批准", "パスワード変更", "修改密码"}},
-	{ReasonSubmit, Ordinary, []string{
-		"submit", "soumettre", "einreichen", "enviar formulario",
-	}, []string{"提交", "送出"}},
+	{ReasonPayment, Grave, paymentWords},
+	{ReasonSending, Grave, sendingWords},
+	{ReasonDeletion, Grave, deletionWords},
+	{ReasonPublishing, Grave, publishingWords},
+	{ReasonAccount, Grave, accountWords},
+	{ReasonSubmit, Ordinary, submitWords},
 }
 
 // proceedLabels are generic "go on" labels: harmless alone, but they carry out whatever the
@@ -120,18 +89,24 @@ var proceedLabels = []string{
 // contextCategories are what the page's own words around a control may say: the action
 // categories, amounts of money and warnings that a step cannot be undone.
 var contextCategories = append(append([]category(nil), actionCategories[:5]...),
-	category{ReasonPayment, Grave, []string{"order", "checkout", "card number", "credit card", "debit card", "your card", "amount", "total", "price", "subscription", "billing",
-		"bestellung", "gesamt", "betrag", "abonnement", "commande", "montant", "pedido", "importe", "tarjeta", "suscripción"},
-		[]string{"金額", "合計", "金额", "总计", "订单"}},
-	category{ReasonDeletion, Grave, []string{"cannot be undone", "can't be undone", "can not be undone", "irreversible", "permanently",
+	category{ReasonPayment, Grave, words{[]string{"order", "checkout", "card number", "credit card", "debit card", "your card", "amount", "total", "price", "subscription", "billing",
+		"bestellung", "gesamt", "betrag", "abonnement", "commande", "montant", "pedido", "importe", "tarjeta", "suscripción",
+		"ordine", "totale", "importo", "encomenda", "bestelling", "totaal", "bedrag", "zamówienie", "suma", "kwota", "заказ", "итого", "сумма",
+		"замовлення", "сума", "sipariş", "toplam", "tutar", "đơn hàng", "tổng", "pesanan", "jumlah"},
+		[]string{"金額", "合計", "金额", "总计", "订单", "訂單", "總計", "금액", "합계", "주문", "المبلغ", "الإجمالي", "कुल"}}},
+	category{ReasonDeletion, Grave, words{[]string{"cannot be undone", "can't be undone", "can not be undone", "irreversible", "permanently", "permanent",
 		"unwiderruflich", "endgültig", "kann nicht rückgängig gemacht werden", "irréversible", "définitivement",
-		"definitivamente", "no se puede deshacer"}, []string{"元に戻せません", "取り消せません", "无法撤销", "不可撤销", "无法恢复"}},
+		"definitivamente", "no se puede deshacer", "permanentemente", "irreversibile", "non può essere annullata", "não pode ser desfeita",
+		"permanent", "onomkeerbaar", "kan niet ongedaan", "trwale", "nieodwracalne", "безвозвратно", "необратимо", "назавжди", "безповоротно",
+		"kalıcı olarak", "geri alınamaz", "vĩnh viễn", "không thể hoàn tác", "permanen", "tidak dapat dibatalkan"},
+		[]string{"元に戻せません", "取り消せません", "完全に", "无法撤销", "不可撤销", "无法恢复", "永久", "無法復原", "되돌릴 수 없", "영구", "نهائي", "स्थायी"}}},
 )
 
 // confirmPhrases in a confirm() or prompt() message ask before OK is pressed.
-var confirmPhrases = category{ReasonConfirm, Grave, []string{"are you sure", "cannot be undone", "can't be undone",
-	"irreversible", "permanently", "sind sie sicher", "êtes-vous sûr", "êtes-vous sûre", "estás seguro", "está seguro"},
-	[]string{"よろしいですか", "本当に", "确定要", "确定吗", "是否确定"}}
+var confirmPhrases = category{ReasonConfirm, Grave, words{[]string{"are you sure", "cannot be undone", "can't be undone",
+	"irreversible", "permanently", "sind sie sicher", "êtes-vous sûr", "êtes-vous sûre", "estás seguro", "está seguro",
+	"sei sicuro", "tem certeza", "weet je het zeker", "czy na pewno", "вы уверены", "ви впевнені", "emin misiniz", "bạn có chắc", "apakah anda yakin"},
+	[]string{"よろしいですか", "本当に", "确定要", "确定吗", "是否确定", "確定要", "確定嗎", "하시겠습니까", "هل أنت متأكد", "क्या आप वाकई"}}}
 
 // amountRe finds an amount of money: "$500", "€ 39,00", "39.00 EUR", "500 USD", "¥1,000", "1000円".
 var amountRe = regexp.MustCompile(`(?i)(?:[$€£¥₹]\s?\d|\d[\d.,' ]*\s?(?:€|\$|£|¥|₹|円|元|\b(?:usd|eur|gbp|chf|jpy|cny|cad|aud|dollars?|euros?)\b))`)
@@ -139,21 +114,21 @@ var amountRe = regexp.MustCompile(`(?i)(?:[$€£¥₹]\s?\d|\d[\d.,' ]*\s?(?:�
 // compile builds one regexp per category: Latin words between non-letters, CJK anywhere.
 func (c category) compile() *regexp.Regexp {
 	var alts []string
-	if len(c.latin) > 0 {
-		ws := make([]string, len(c.latin))
-		for i, w := range c.latin {
+	if len(c.word) > 0 {
+		ws := make([]string, len(c.word))
+		for i, w := range c.word {
 			ws[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", `\s+`)
 		}
 		alts = append(alts, `(?:^|[^\p{L}\p{N}])(`+strings.Join(ws, "|")+`)(?:$|[^\p{L}\p{N}])`)
 	}
-	if len(c.cjk) > 0 {
-		ws := make([]string, len(c.cjk))
-		for i, w := range c.cjk {
+	if len(c.anywhere) > 0 {
+		ws := make([]string, len(c.anywhere))
+		for i, w := range c.anywhere {
 			ws[i] = regexp.QuoteMeta(Fold(w))
 		}
 		alts = append(alts, "("+strings.Join(ws, "|")+")")
 	}
-	return regexp.MustCompile(`(?i)` + strings.Join(alts, "|"))
+	return regexp.MustCompile(strings.Join(alts, "|"))
 }
 
 type compiled struct {
@@ -164,10 +139,22 @@ type compiled struct {
 
 // vocabulary is the compiled vocabulary (read-only after it is built).
 type vocabulary struct {
-	action  []compiled
-	context []compiled
-	proceed *regexp.Regexp // a whole label: the proceed word, then at most a short tail
-	confirm *regexp.Regexp
+	action    []compiled
+	context   []compiled
+	proceed   *regexp.Regexp // a whole label: the proceed word, then at most a short tail
+	dismiss   *regexp.Regexp // a whole label that closes or leaves
+	confirm   *regexp.Regexp
+	takeover  *regexp.Regexp
+	sensitive *regexp.Regexp
+	message   *regexp.Regexp
+	compounds []compound
+	levels    map[string]Level // each action category's level by reason
+}
+
+// compound is a folded compound stem (see compoundStems).
+type compound struct {
+	stem, reason string
+	except       []string
 }
 
 func buildVocabulary() *vocabulary {
@@ -175,10 +162,28 @@ func buildVocabulary() *vocabulary {
 	for i, w := range proceedLabels {
 		ws[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", `\s+`)
 	}
+	ds := make([]string, len(dismissLabels))
+	for i, w := range dismissLabels {
+		ds[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", `\s+`)
+	}
 	v := &vocabulary{confirm: confirmPhrases.compile(),
-		proceed: regexp.MustCompile(`(?i)^(?:` + strings.Join(ws, "|") + `)(?:[\s,!.:;–—>→-]+.{0,30})?$`)}
+		proceed:   regexp.MustCompile(`(?i)^(?:` + strings.Join(ws, "|") + `)(?:[\s,!.:;–—>→-]+.{0,30})?$`),
+		dismiss:   regexp.MustCompile(`(?i)^(?:` + strings.Join(ds, "|") + `)$`),
+		takeover:  category{ReasonAccount, Grave, takeoverWords}.compile(),
+		sensitive: category{ReasonSensitivePage, Ordinary, sensitiveWords}.compile(),
+		message:   category{ReasonSending, Grave, messageWords}.compile(),
+		levels:    map[string]Level{},
+	}
 	for _, c := range actionCategories {
 		v.action = append(v.action, compiled{c.reason, c.level, c.compile()})
+		v.levels[c.reason] = c.level
+	}
+	for _, c := range compoundStems {
+		cp := compound{stem: Fold(c.stem), reason: c.reason}
+		for _, e := range c.except {
+			cp.except = append(cp.except, Fold(e))
+		}
+		v.compounds = append(v.compounds, cp)
 	}
 	for _, c := range contextCategories {
 		v.context = append(v.context, compiled{c.reason, c.level, c.compile()})
@@ -188,6 +193,9 @@ func buildVocabulary() *vocabulary {
 
 // firstMatch returns the matched word of re in s ("" if none).
 func firstMatch(re *regexp.Regexp, s string) string {
+	if s == "" || !re.MatchString(s) { // cheaper than finding the submatch, and most texts have none
+		return ""
+	}
 	m := re.FindStringSubmatch(s)
 	if m == nil {
 		return ""
@@ -217,12 +225,115 @@ func (v *vocabulary) actionHit(label string, money bool) hit {
 			best = hit{c.reason, c.level, w}
 		}
 	}
+	if best.level < Grave {
+		if h := v.compoundHit(label); h.level > best.level {
+			best = h
+		}
+	}
+	if best.level < Grave {
+		if h := v.emojiHit(label); h.level > best.level {
+			best = h
+		}
+	}
 	if best.level < Grave && money && len([]rune(label)) <= 40 {
 		if m := amountRe.FindString(label); m != "" {
 			return hit{ReasonPayment, Grave, strings.TrimSpace(m)}
 		}
 	}
 	return best
+}
+
+// compoundHit finds a word ending in a compound stem ("kontolöschen", "nukopen").
+func (v *vocabulary) compoundHit(label string) hit {
+	for _, w := range strings.FieldsFunc(label, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsMark(r) }) {
+		for _, c := range v.compounds {
+			if !strings.HasSuffix(w, c.stem) || w == c.stem {
+				continue
+			}
+			harmless := false
+			for _, e := range c.except {
+				harmless = harmless || strings.HasSuffix(w, e)
+			}
+			if !harmless {
+				return hit{c.reason, v.levels[c.reason], w}
+			}
+		}
+	}
+	return hit{}
+}
+
+// emojiHit finds a pictograph that names a category (🗑, 💳, …).
+func (v *vocabulary) emojiHit(label string) hit {
+	for _, r := range label {
+		if reason, ok := emoji[r]; ok {
+			return hit{reason, v.levels[reason], string(r)}
+		}
+	}
+	return hit{}
+}
+
+// iconHit judges the names an icon or a data-* attribute carries ("fa-trash-can",
+// "delete-file", "transferOwnership"): their words, split at case changes and punctuation,
+// by the grave action categories and the icon words. An ordinary word there ("submit" in a
+// test id) says nothing about the control's effect.
+func (v *vocabulary) iconHit(name string) hit {
+	toks := iconTokens(name)
+	if len(toks) == 0 {
+		return hit{}
+	}
+	for i := range toks {
+		if r, ok := iconWords[toks[i]]; ok {
+			return hit{r, v.levels[r], toks[i]}
+		}
+		if i+1 < len(toks) {
+			if r, ok := iconWords[toks[i]+"-"+toks[i+1]]; ok {
+				return hit{r, v.levels[r], toks[i] + "-" + toks[i+1]}
+			}
+		}
+	}
+	if h := v.actionHit(strings.Join(toks, " "), false); h.level == Grave {
+		return h
+	}
+	if w := firstMatch(v.confirm, strings.Join(toks, " ")); w != "" {
+		return hit{ReasonConfirm, Grave, w}
+	}
+	return hit{}
+}
+
+// iconTokens splits an icon's or attribute's name into folded words: "fa-trash-can" is
+// [fa trash can], "deleteFile" is [delete file], "/img/icons/trash.svg" is [img icons trash
+// svg].
+func iconTokens(name string) []string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range name {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			b.WriteByte(' ')
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte(' ')
+		}
+		prev = r
+	}
+	return strings.Fields(Fold(b.String()))
+}
+
+// takeoverHit reports the words in folded text that make a commit an account takeover.
+func (v *vocabulary) takeoverHit(text string) string { return firstMatch(v.takeover, text) }
+
+// sensitiveHit reports the words in folded text that name an account, security, billing or
+// consent page.
+func (v *vocabulary) sensitiveHit(text string) string { return firstMatch(v.sensitive, text) }
+
+// messageHit reports the words in a field's folded names that make it a message box.
+func (v *vocabulary) messageHit(text string) string { return firstMatch(v.message, text) }
+
+// isDismiss reports whether a folded label only closes or leaves (Cancel, Close, No, ×).
+func (v *vocabulary) isDismiss(label string) bool {
+	n := strings.TrimSpace(label)
+	return n != "" && v.dismiss.MatchString(n)
 }
 
 // contextHit judges page text around a control (folded).
