@@ -9,7 +9,7 @@ import (
 // newNode is the page model's node for built node n, holding kids.
 func newNode(n *node, kids []*Node) *Node {
 	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, States: n.states, Password: n.password, Focused: n.focused,
-		Modal: n.modal, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
+		Modal: n.modal, AriaHidden: n.ariaHidden, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
 	for _, k := range kids {
 		k.parent = d
 	}
@@ -108,8 +108,8 @@ func simplify(n *node, full bool) []*Node {
 		return kids
 	}
 	if !full && n.ref == "" {
-		if n.name == "" && (structural[n.axRole] || n.role == "generic") {
-			return kids
+		if n.name == "" && (structural[n.axRole] || n.role == "generic") && !(n.ariaHidden && len(kids) > 0) {
+			return kids // (an aria-hidden container stays, to say what it holds is hidden from assistive technology)
 		}
 		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && !kids[0].IsText() {
 			return kids
@@ -123,7 +123,7 @@ func simplify(n *node, full bool) []*Node {
 			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
-			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below}
+			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below, ariaHidden: n.ariaHidden}
 		}
 		if len(kids) == 0 && n.name == "" && n.value == "" {
 			return nil
@@ -304,6 +304,9 @@ func line(n *Node, page *url.URL) string {
 	}
 	if n.Password {
 		b.WriteString(" [password]")
+	}
+	if n.AriaHidden {
+		b.WriteString(" [aria-hidden]")
 	}
 	if n.Focused && n.Ref != "" {
 		b.WriteString(" [focused]")
