@@ -74,7 +74,7 @@ func controlCounts(snap *snapshot.Snapshot, pwText string) (ours, pw map[string]
 // TestOutlineVisibility reads a page of hidden and shown content through the real extension:
 // the outline holds what a person sees, as Playwright's AI snapshot of the same tab does. Text
 // under visibility:hidden or collapse, inside content-visibility:hidden or a closed <details>,
-// an iframe's fallback text and <noscript> are out; a menu under aria-hidden that is shown is
+// an iframe's fallback text and <noscript> are out (of names too); a menu under aria-hidden that is shown is
 // in, marked, with the same links, buttons and text boxes as Playwright lists; and its refs
 // work for click and type.
 func TestOutlineVisibility(t *testing.T) {
@@ -88,9 +88,9 @@ func TestOutlineVisibility(t *testing.T) {
 
 	hidden := []string{"Invisible text", "Invisible link", "Collapsed row text", "Text skipped by content visibility", "Skipped button",
 		"Text inside closed details", "Details link", "Iframe fallback text", "Hidden iframe fallback", "Frame under visibility hidden",
-		"Noscript", "Undisplayed hidden link"}
+		"Noscript", "Undisplayed hidden link", "about invisible things"}
 	shown := []string{"Plain visible paragraph.", "Shown again inside hidden", "Visible cell text", "Closed details summary",
-		"Transparent but present text", "Inside the frame", "Menu news", "Menu sport", "Menu open", "[aria-hidden]"}
+		"Transparent but present text", "Inside the frame", "Menu news", "Menu sport", "Menu open", "[aria-hidden]", `link "Read more"`}
 	for _, h := range hidden {
 		if strings.Contains(text, h) {
 			t.Errorf("the outline shows %q, which a person does not see", h)

@@ -205,8 +205,10 @@
     return style(el).display === 'none';
   };
 
-  // text of an element for a name from content (aria-labelledby, labels, content)
-  const textFrom = (node, top, seen) => {
+  // text of an element for a name from content (aria-labelledby, labels, content): what a
+  // person sees of it (visibility hidden or collapse is not), all of it for aria-labelledby,
+  // which may name an element by hidden text
+  const textFrom = (node, top, seen, all = false) => {
     if (node.nodeType === 3) return node.data;
     if (node.nodeType !== 1 && node.nodeType !== 11) return '';
     /** @type {Element} */
@@ -216,6 +218,7 @@
       seen.add(el);
       if (skipTags.has(el.tagName)) return '';
       if (!top && hidden(el)) return '';
+      if (!top && !all && style(el).visibility !== 'visible') return '';
       if (!top) {
         const role = roleOf(el);
         if (role === 'textbox' || role === 'searchbox') return el.value ?? el.textContent ?? '';
@@ -231,7 +234,7 @@
     const kids = node.nodeType === 1 && shadowOf(el) ? shadowOf(el).childNodes : el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : node.childNodes;
     const list = kids.length === 0 && el.tagName === 'SLOT' ? node.childNodes : kids;
     for (const k of list) {
-      const t = textFrom(k, false, seen);
+      const t = textFrom(k, false, seen, all);
       if (!t) continue;
       const block = k.nodeType === 1 && !inlineDisplay.has(style(k).display);
       out += block ? ' ' + t + ' ' : t;
@@ -280,7 +283,7 @@
   const nameOf = (el, role) => {
     const lb = byIds(el, 'aria-labelledby');
     if (lb) {
-      const n = collapse(lb.map((t) => textFrom(t, true, new Set([el]))).join(' '));
+      const n = collapse(lb.map((t) => textFrom(t, true, new Set([el]), true)).join(' '));
       if (n) return n;
     }
     const al = el.getAttribute('aria-label');

@@ -103,6 +103,9 @@ func (t *Tab) buildPage(ctx context.Context) (*node, pageState, error) {
 // Snapshot takes a role snapshot of the tab.
 func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 	start := time.Now()
+	if o.MaxTokens > 0 {
+		go cl100k() // the token encoding loads (once, 0.3 s) while the page is read
+	}
 	s := &Snapshot{Dialog: t.Dialog()}
 	if s.Dialog != nil {
 		var ti struct {
