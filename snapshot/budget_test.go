@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tabrelay/tabrelay/snapshot/pagetest"
@@ -199,4 +201,34 @@ func BenchmarkBudget(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzBudgetTokens renders pages made of arbitrary text (any script, emoji, long runs of
+// spaces or digits) within arbitrary budgets: whenever the header leaves room, the text never
+// takes more tokens than the budget.
+func FuzzBudgetTokens(f *testing.F) {
+	f.Add("Markets rally as inflation cools", uint16(300))
+	f.Add("北京市发布新的交通管理办法，从下个月起实行", uint16(700))
+	f.Add("Apple 发布 iPhone 17：售价 8999 元起 según 🎉🎉", uint16(150))
+	f.Add("                                        1234567890123", uint16(90))
+	f.Fuzz(func(t *testing.T, words string, budget uint16) {
+		if !utf8.ValidString(words) || strings.TrimSpace(words) == "" {
+			return
+		}
+		var items []any
+		for i := range 60 {
+			items = append(items, pagetest.El("listitem", "",
+				pagetest.El("link", fmt.Sprintf("%s %d", words, i), pagetest.Ref(fmt.Sprintf("e%d", i+1)), pagetest.URL("https://f.test/"+strconv.Itoa(i))),
+				pagetest.Text(strings.Repeat(words+" ", 1+i%4))))
+		}
+		page := pagetest.Page("https://f.test/", "Fuzz", pagetest.El("list", "", items...))
+		limit := int(budget)
+		page.Render(snapshot.Options{MaxTokens: limit})
+		if head := snapshot.Tokens(page.Header()); head+80 > limit {
+			return // the header alone takes the budget
+		}
+		if got := snapshot.Tokens(page.Text); got > limit {
+			t.Errorf("%d tokens within a budget of %d:\n%s", got, limit, page.Text)
+		}
+	})
 }
