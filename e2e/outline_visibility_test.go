@@ -74,9 +74,9 @@ func controlCounts(snap *snapshot.Snapshot, pwText string) (ours, pw map[string]
 // TestOutlineVisibility reads a page of hidden and shown content through the real extension:
 // the outline holds what a person sees, as Playwright's AI snapshot of the same tab does. Text
 // under visibility:hidden or collapse, inside content-visibility:hidden or a closed <details>,
-// an iframe's fallback text and <noscript> are out (of names too); a menu under aria-hidden that is shown is
-// in, marked, with the same links, buttons and text boxes as Playwright lists; and its refs
-// work for click and type.
+// an iframe's fallback text and <noscript> are out (of names too); a menu under aria-hidden
+// that is shown is in, marked, with the same links, buttons and text boxes as Playwright
+// lists; and its refs work for click and type.
 func TestOutlineVisibility(t *testing.T) {
 	ae := startAgentEnv(t, api.Options{})
 	pageURL := ae.site.URL("/outline/visibility.html")
@@ -179,6 +179,7 @@ func TestOutlineControlsMatchPlaywright(t *testing.T) {
 		tab := ae.share(t, ae.site.URL(path))
 		text, snap := ae.outlineOf(t, tab, "")
 		pw := ae.playwrightAI(t, tab.URL)
+		t.Logf("%s: %d tokens, Playwright's %d", path, snapshot.Tokens(text), snapshot.Tokens(pw))
 		if ours, theirs := controlCounts(snap, pw); fmt.Sprint(ours) != fmt.Sprint(theirs) {
 			t.Errorf("%s: links, buttons and text fields with a ref: %v, Playwright's AI snapshot %v\nours:\n%s\nPlaywright's:\n%s", path, ours, theirs, text, pw)
 		}
