@@ -147,6 +147,35 @@ func TestOutlineVisibility(t *testing.T) {
 	}
 }
 
+// TestOutlineDecorativeIcons reads controls and text with icons marked aria-hidden through the
+// real extension: the icons' text is there, as a person sees it and as Playwright's AI snapshot
+// shows it, on the line of the control or text it decorates (no [aria-hidden] line for each
+// icon: the mark is for containers of controls).
+func TestOutlineDecorativeIcons(t *testing.T) {
+	ae := startAgentEnv(t, api.Options{})
+	pageURL := ae.site.URL("/outline/icons.html")
+	tab := ae.share(t, pageURL)
+	text, _ := ae.outlineOf(t, tab, "")
+	pw := ae.playwrightAI(t, pageURL)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^- button "Close" \[ref=e\d+\]: ×$`),
+		regexp.MustCompile(`(?m)^- link "Next page" \[ref=e\d+\] \[url=#next\]: Next page ›$`),
+		regexp.MustCompile(`(?m)^- paragraph: ★★★★☆ Rated 4 of 5$`),
+	} {
+		if !want.MatchString(text) {
+			t.Errorf("no line matching %s in:\n%s\nPlaywright's AI snapshot:\n%s", want, text, pw)
+		}
+	}
+	if strings.Contains(text, "[aria-hidden]") {
+		t.Errorf("icons are marked line by line:\n%s", text)
+	}
+	for _, s := range []string{"×", "Next page ›", "★★★★☆ Rated 4 of 5"} {
+		if !strings.Contains(pw, s) {
+			t.Errorf("the fixture is wrong: Playwright's AI snapshot has no %q:\n%s", s, pw)
+		}
+	}
+}
+
 // TestOutlinePageHidesAll reads pages whose own CSS hides everything (html{visibility:hidden},
 // body{display:none}, as pages do until a script shows them): the outline has no lines, as
 // Playwright's AI snapshot of the same tab is empty.
@@ -175,7 +204,7 @@ func TestOutlineControlsMatchPlaywright(t *testing.T) {
 	ae := startAgentEnv(t, api.Options{})
 	for _, path := range []string{"/index.html", "/flow.html", "/navclick.html", "/hard/menu.html", "/hard/modal.html", "/hard/shadow.html",
 		"/hard/frames.html", "/hard/dupes.html", "/hard/virtual.html", "/fastpath/dialog.html", "/fastpath/form.html", "/fastpath/kinds.html",
-		"/fastpath/results.html", "/fastpath/tabs.html", "/gen.html?n=300", "/outline/visibility.html"} {
+		"/fastpath/results.html", "/fastpath/tabs.html", "/gen.html?n=300", "/outline/visibility.html", "/outline/icons.html"} {
 		tab := ae.share(t, ae.site.URL(path))
 		text, snap := ae.outlineOf(t, tab, "")
 		pw := ae.playwrightAI(t, tab.URL)

@@ -108,8 +108,10 @@ func simplify(n *node, full bool) []*Node {
 		return kids
 	}
 	if !full && n.ref == "" {
-		if n.name == "" && (structural[n.axRole] || n.role == "generic") && !(n.ariaHidden && len(kids) > 0) {
-			return kids // (an aria-hidden container stays, to say what it holds is hidden from assistive technology)
+		if n.name == "" && (structural[n.axRole] || n.role == "generic") && !(n.ariaHidden && holdsRef(kids)) {
+			// (an aria-hidden container of controls stays, to say they are hidden from
+			// assistive technology; an icon's or a decoration's text joins its parent's)
+			return kids
 		}
 		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && !kids[0].IsText() {
 			return kids
@@ -274,6 +276,16 @@ func join(lines []string, lineRefs []int, maxChars int) (string, int, bool) {
 func anyText(ns []*Node) bool {
 	for _, n := range ns {
 		if n.IsText() {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsRef reports whether any of ns or their descendants has a ref.
+func holdsRef(ns []*Node) bool {
+	for _, n := range ns {
+		if countRefs(n) > 0 {
 			return true
 		}
 	}
