@@ -403,10 +403,10 @@
     // What a person sees, as Playwright's AI snapshot shows it: an element is out when it is
     // not rendered (display:none, inside a content-visibility:hidden element or a closed
     // <details>) or not visible (visibility hidden or collapse); its children are visited
-    // still (a visibility:visible child shows), but its text is not. aria-hidden and inert
-    // hide nothing a person sees: an element under aria-hidden is in when it has a box (a
-    // menu hidden from screen readers but shown), and the element carrying aria-hidden=true
-    // is marked. opacity does not hide (Playwright lists opacity:0 elements too). Unlike
+    // still (a visibility:visible child shows), but its text is not. aria-hidden hides
+    // nothing a person sees: an element under aria-hidden is in when it has a box (a menu
+    // hidden from screen readers but shown), and the element carrying aria-hidden=true is
+    // marked. opacity does not hide (Playwright lists opacity:0 elements too). Unlike
     // Playwright's, an inert subtree stays out: nothing in it takes a click or a key.
     /**
      * @param {Node} node
@@ -433,18 +433,18 @@
       const st = style(el);
       if (st.display === 'none') return;
       const pr = el.parentElement;
-      if (!skipped && pr && pr.tagName === 'DETAILS' && !pr.open && el.tagName !== 'SUMMARY') skipped = true;
+      if (skipped || (pr && pr.tagName === 'DETAILS' && !pr.open && el.tagName !== 'SUMMARY')) return; // nothing in it is rendered
       if (el.hasAttribute('inert')) return; // a person sees it, but nothing in it takes a click or a key
       const hiddenHere = el.getAttribute('aria-hidden') === 'true';
       const ah = ariaHidden || hiddenHere;
-      const styleShown = !skipped && st.visibility === 'visible';
+      const styleShown = st.visibility === 'visible';
       let visible = styleShown && !ah;
       if (styleShown && ah) {
         // under aria-hidden: shown when it has a box, as a person sees it
         const r = el.getBoundingClientRect();
         visible = r.width > 0 && r.height > 0;
       }
-      const kidSkipped = skipped || st.contentVisibility === 'hidden';
+      const kidSkipped = st.contentVisibility === 'hidden';
       const cursorPointer = st.cursor === 'pointer';
       const kidsOf = (shownKids) => {
         const k = [];
