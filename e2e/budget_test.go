@@ -15,7 +15,7 @@ import (
 
 // TestSnapshotBudget reads the 5k-element generated page through the real extension (the 20k
 // page's figures are the benchmark's: each full read of it takes tens of seconds here): with
-// maxTokens=4000 the snapshot is at most 4,000 tokens (4 bytes each, as the bench counts) and
+// maxTokens=4000 the snapshot is at most 4,000 tokens (cl100k_base, snapshot.Tokens) and
 // says what it left out, and every element with a ref of the full snapshot is found by the
 // search action (by its role, and by its name for a spread of them).
 func TestSnapshotBudget(t *testing.T) {
@@ -29,7 +29,7 @@ func TestSnapshotBudget(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("GET /api/snapshot maxTokens=4000: HTTP %d %s", r.Status, text)
 	}
-	tokens := len(text) / 4
+	tokens := snapshot.Tokens(text)
 	t.Logf("maxTokens=4000: %d tokens, header:\n%s", tokens, strings.Join(strings.SplitN(text, "\n", 4)[:3], "\n"))
 	if tokens > 4000 {
 		t.Errorf("maxTokens=4000 gave %d tokens", tokens)

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -14,7 +15,8 @@ import (
 // is in view, then what is below it in document order, decoration last), keeps a few
 // examples of each run of repeated siblings, and notes every run it leaves out in place.
 
-// bytesPerToken is how many bytes of text count as a token (as the bench counts them).
+// bytesPerToken is how many bytes of English outline make a token, about: what a budget
+// allows the header's summary, in bytes, before anything is counted.
 const bytesPerToken = 4
 
 // repeatMin is the shortest run of alike siblings that collapses; repeatKeep is how many
@@ -154,9 +156,20 @@ type unit struct {
 	order int
 }
 
-// choose selects the nodes of root's outline that fit in budget bytes.
-func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
-	sel := &selection{keep: map[*Node]bool{}, group: map[*Node]*repeat{}}
+// plan is what a budget chooses from: the units of root's outline in the order they are
+// kept, each node's estimated tokens and the runs of alike siblings collapsed.
+type plan struct {
+	root  *Node
+	o     Options
+	units []unit
+	group map[*Node]*repeat
+	cost  func(*Node) int
+}
+
+// newPlan lays out root's outline for a budget of budget tokens with keep examples of each
+// repeat (costs holds each node's estimate, filled on first need).
+func newPlan(root *Node, o Options, page *url.URL, budget, keep int, costs map[*Node]int) *plan {
+	p := &plan{root: root, o: o, group: map[*Node]*repeat{}}
 	var modal *Node
 	root.Walk(func(n *Node) bool {
 		if n.Modal && modal == nil {
@@ -164,21 +177,25 @@ func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 		}
 		return modal == nil
 	})
-	depth := map[*Node]int{root: -1}
-	cost := func(n *Node) int {
-		if n.IsText() {
-			return 2*depth[n] + len("- text: ") + len(clip(n.Text, 400)) + 1
+	p.cost = func(n *Node) int {
+		if c, ok := costs[n]; ok {
+			return c
 		}
-		if o.Interactive {
-			return len("- ") + len(line(n, page)) + 1
+		c := 1 // the indent and the newline
+		switch {
+		case n.IsText():
+			c += 3 + estimate(clip(n.Text, 400))
+		case o.Interactive:
+			c += estimate(line(n, page))
+		default:
+			c += estimate(line(n, page))
+			if leadingText(n) {
+				c += estimate(clip(n.Children[0].Text, 400))
+			}
 		}
-		c := 2*depth[n] + 3 + len(line(n, page)) + 1
-		if leadingText(n) {
-			c += 2 + len(clip(n.Children[0].Text, 400))
-		}
+		costs[n] = c
 		return c
 	}
-	var units []unit
 	order := 0
 	var visit func(n *Node, below, inModal bool)
 	visit = func(n *Node, below, inModal bool) {
@@ -196,13 +213,12 @@ func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 			if s != "" && j-i >= repeatMin && j-i > keep {
 				g := &repeat{role: kids[i].Role, example: firstRef(kids[i])}
 				for _, k := range kids[i+keep : j] {
-					sel.group[k], collapsed[k] = g, true
+					p.group[k], collapsed[k] = g, true
 				}
 			}
 			i = j
 		}
 		for i, k := range kids {
-			depth[k] = depth[n] + 1
 			order++
 			if collapsed[k] {
 				continue
@@ -214,15 +230,14 @@ func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 				visit(k, below, inModal)
 				continue
 			}
-			u := unit{nodes: []*Node{k}, cost: cost(k), class: class(k, below || k.Below, inModal, modal != nil), order: order}
+			u := unit{nodes: []*Node{k}, cost: p.cost(k), class: class(k, below || k.Below, inModal, modal != nil), order: order}
 			if itemRoles[k.Role] && len(k.Children) > 0 && !o.Interactive {
 				sub := u
 				k.Walk(func(d *Node) bool {
 					if d != k {
-						depth[d] = depth[d.parent] + 1
 						sub.nodes = append(sub.nodes, d)
 						if !(d == k.Children[0] && leadingText(k)) {
-							sub.cost += cost(d)
+							sub.cost += p.cost(d)
 						}
 						if d.Focused {
 							sub.class = 0
@@ -231,30 +246,37 @@ func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 					return true
 				})
 				if sub.cost <= budget/3 {
-					units = append(units, sub)
+					p.units = append(p.units, sub)
 					order += len(sub.nodes)
 					continue
 				}
 			}
-			units = append(units, u)
+			p.units = append(p.units, u)
 			visit(k, below, inModal)
 		}
 	}
 	visit(root, false, false)
-	slices.SortStableFunc(units, func(a, b unit) int {
+	slices.SortStableFunc(p.units, func(a, b unit) int {
 		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.order, b.order))
 	})
+	return p
+}
+
+// choose selects the nodes that fit in aim tokens as estimate counts them: whole units in
+// order, each with the ancestors it needs.
+func (p *plan) choose(aim int) *selection {
+	sel := &selection{keep: map[*Node]bool{}, group: p.group}
 	used := 0
-	for _, u := range units {
+	for _, u := range p.units {
 		need := u.cost
 		var anc []*Node
-		if !o.Interactive {
-			for p := u.nodes[0].parent; p != nil && p != root && !sel.keep[p]; p = p.parent {
-				anc = append(anc, p)
-				need += cost(p)
+		if !p.o.Interactive {
+			for a := u.nodes[0].parent; a != nil && a != p.root && !sel.keep[a]; a = a.parent {
+				anc = append(anc, a)
+				need += p.cost(a)
 			}
 		}
-		if used+need > budget {
+		if used+need > aim {
 			continue
 		}
 		used += need
@@ -268,21 +290,22 @@ func choose(root *Node, o Options, page *url.URL, budget, keep int) *selection {
 	return sel
 }
 
-// renderBudget writes root's outline within budget bytes; it returns the lines, the refs each
+// renderBudget writes root's outline within budget tokens; it returns the lines, the refs each
 // holds and what was left out.
-func renderBudget(root *Node, o Options, page *url.URL, budget int) ([]string, []int, left) {
+func renderBudget(root *Node, o Options, page *url.URL, budget int, m *meter) ([]string, []int, left) {
 	all, allRefs, _ := outline(root, o, page, nil)
-	if size(all) <= budget {
+	if fits(all, budget, m) {
 		return all, allRefs, left{}
 	}
+	costs := map[*Node]int{}
 	// the fewest examples of repeats first, then more while the outline has room
-	lines, refs, sel := fit(root, o, page, budget, repeatKeep)
-	for keep := repeatKeep * 2; sel != nil && len(sel.group) > 0 && size(lines) < budget*3/4; keep *= 2 {
-		l2, r2, s2 := fit(root, o, page, budget, keep)
-		if s2 == nil || size(l2) <= size(lines) {
+	lines, refs, sel, n := fit(root, o, page, budget, repeatKeep, costs, m)
+	for keep := repeatKeep * 2; sel != nil && len(sel.group) > 0 && n < budget*3/4; keep *= 2 {
+		l2, r2, s2, n2 := fit(root, o, page, budget, keep, costs, m)
+		if s2 == nil || n2 <= n {
 			break
 		}
-		lines, refs, sel = l2, r2, s2
+		lines, refs, sel, n = l2, r2, s2, n2
 	}
 	if sel != nil {
 		var l left
@@ -322,31 +345,67 @@ func renderBudget(root *Node, o Options, page *url.URL, budget int) ([]string, [
 	return nil, nil, l
 }
 
-// fit chooses what fits in budget bytes with keep examples of each repeat, shrinking what it
-// aims at until the notes fit too; nil when nothing does.
-func fit(root *Node, o Options, page *url.URL, budget, keep int) ([]string, []int, *selection) {
-	b := budget
-	for range 8 {
-		sel := choose(root, o, page, b, keep)
-		lines, refs, _ := outline(root, o, page, sel)
-		if n := size(lines); n > budget {
-			if b == 0 {
-				break
-			}
-			b = max(b-(n-budget+64), 0)
-			continue
-		}
-		return lines, refs, sel
+// fits reports whether lines take at most budget tokens, counting them only when the answer
+// is not plain: a token is at least a byte, and an outline estimated at half as much again as
+// the budget does not fit.
+func fits(lines []string, budget int, m *meter) bool {
+	bytes, est := 0, 0
+	for _, l := range lines {
+		bytes += len(l) + 1
+		est += estimate(l)
 	}
-	return nil, nil, nil
+	switch {
+	case bytes <= budget:
+		return true
+	case est > budget*3/2:
+		return false
+	}
+	return m.size(lines) <= budget
 }
 
-func size(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
+// fit chooses what fits in budget tokens with keep examples of each repeat: it chooses by
+// estimate, counts what it chose and aims again (the estimate scaled by what it was off by)
+// until the outline fills at least fitFill of the budget without going over, or aiming
+// further gains nothing. It returns the lines, their refs, the selection and its tokens; a nil
+// selection when nothing fits.
+func fit(root *Node, o Options, page *url.URL, budget, keep int, costs map[*Node]int, m *meter) ([]string, []int, *selection, int) {
+	const fitFill = 0.97
+	p := newPlan(root, o, page, budget, keep, costs)
+	var (
+		best      []string
+		bestRefs  []int
+		bestSel   *selection
+		bestN     int
+		lo, hi, b = 0, math.MaxInt, budget // aims known to fit, to go over; this aim
+		kept      = -1
+	)
+	for i := range 12 {
+		sel := p.choose(b)
+		lines, refs, _ := outline(root, o, page, sel)
+		n := m.size(lines)
+		if n <= budget {
+			if bestSel == nil || n > bestN {
+				best, bestRefs, bestSel, bestN = lines, refs, sel, n
+			}
+			if float64(n) >= fitFill*float64(budget) || len(sel.keep) == kept {
+				break // full enough, or aiming higher kept no more
+			}
+			lo, kept = b, len(sel.keep)
+		} else {
+			hi = b
+		}
+		// aim by the estimate's error, every other time halfway between what fits and what
+		// does not (the estimate can be off by a whole item that is kept or not)
+		next := int(float64(b) * float64(budget) / float64(max(n, 1)))
+		if i%2 == 1 || next <= lo || next >= hi {
+			next = lo + (min(hi, 4*budget+64)-lo)/2
+		}
+		if next <= lo || next >= hi || next == b {
+			break
+		}
+		b = next
 	}
-	return n
+	return best, bestRefs, bestSel, bestN
 }
 
 // note is the header line saying what a budget left out and how to reach it.

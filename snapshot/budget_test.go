@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tabrelay/tabrelay/snapshot/pagetest"
@@ -52,7 +54,7 @@ func TestBudget(t *testing.T) {
 			[]string{`- button "OK" [ref=e1]`}, []string{"left out"}},
 		{"repeated rows collapse", bigPage(300), 1500,
 			[]string{`- link "Home" [ref=e1]`, `link "Open widget 0" [ref=e100]`, `link "Open widget 2" [ref=e102]`,
-				`link "Open widget 20" [ref=e120]`, "- … 276 more rows like e100", "lines left out", "search action"},
+				`link "Open widget 8" [ref=e108]`, "more rows like e100", "lines left out", "search action"},
 			[]string{"Open widget 24\"", "Long prose 39"}},
 		{"in view before below the fold", bigPage(300), 400,
 			[]string{`- link "Home" [ref=e1]`, "more rows like e100", "lines left out", "below the fold"}, []string{"Long prose 5 "}},
@@ -68,7 +70,7 @@ func TestBudget(t *testing.T) {
 			o := snapshot.Options{MaxTokens: c.maxTokens, Interactive: c.name == "interactive"}
 			c.page.Render(o)
 			text := c.page.Text
-			if got := len(text) / 4; got > c.maxTokens {
+			if got := snapshot.Tokens(text); got > c.maxTokens {
 				t.Errorf("%d tokens, more than %d:\n%s", got, c.maxTokens, text)
 			}
 			for _, w := range c.want {
@@ -105,8 +107,128 @@ func TestBudgetWholeItems(t *testing.T) {
 				}
 			}
 		}
-		if len(page.Text)/4 > budget {
-			t.Errorf("budget %d: %d tokens", budget, len(page.Text)/4)
+		if got := snapshot.Tokens(page.Text); got > budget {
+			t.Errorf("budget %d: %d tokens", budget, got)
 		}
 	}
+}
+
+// newsPage is a news front page in the words of lang: a navigation of links, n stories (each
+// a heading link, a summary and a row of tag links) and a footer, most of it below the fold.
+func newsPage(lang string, n int) *snapshot.Snapshot {
+	words := map[string][]string{
+		"en":    {"Markets rally as inflation cools", "The central bank held rates steady on Tuesday, and analysts expect two cuts next year.", "Economy"},
+		"zh":    {"北京市发布新的交通管理办法", "市政府周二宣布，从下个月起，中心城区将实行新的停车收费标准，以缓解交通拥堵。", "经济"},
+		"ja":    {"東京で新しい美術館が開館", "来月から、上野公園の近くに現代美術を中心とした新しい美術館が一般公開されます。", "文化"},
+		"mixed": {"Apple 发布 iPhone 17 Pro：售价 8999 元起", "The A19 chip 采用 3nm 工艺, 电池续航 improved by 20% según el fabricante.", "Tech 科技"},
+	}[lang]
+	var nav []any
+	for i := range 30 {
+		nav = append(nav, pagetest.El("link", fmt.Sprintf("%s %d", words[2], i), pagetest.Ref(fmt.Sprintf("e%d", i+1)), pagetest.URL(fmt.Sprintf("https://news.test/s/%d", i))))
+	}
+	var stories []any
+	for i := range n {
+		below := []any{}
+		if i > 3 {
+			below = append(below, "below")
+		}
+		var tags []any
+		for j := range 3 {
+			tags = append(tags, pagetest.El("link", fmt.Sprintf("%s %d", words[2], j), pagetest.Ref(fmt.Sprintf("e%d", 1000+10*i+j)), pagetest.URL(fmt.Sprintf("https://news.test/t/%d", j))))
+		}
+		stories = append(stories, pagetest.El("article", "", append(below,
+			pagetest.El("heading", "", "level=2", pagetest.El("link", fmt.Sprintf("%s (%d)", words[0], i), pagetest.Ref(fmt.Sprintf("e%d", 500+i)), pagetest.URL(fmt.Sprintf("https://news.test/a/%d", i)))),
+			pagetest.El("paragraph", "", pagetest.Text(strings.Repeat(words[1]+" ", 1+i%3))),
+			pagetest.El("list", "", tags...))...))
+	}
+	return pagetest.Page("https://news.test/", words[0],
+		pagetest.El("navigation", "Sections", nav...),
+		pagetest.El("main", "", stories...),
+		pagetest.El("contentinfo", "", "below", pagetest.Text(strings.Repeat(words[1], 5))))
+}
+
+// TestBudgetTokens checks that a budget holds in real tokens, on English, CJK and mixed
+// pages: never over, and at least three quarters full when the page is larger than the
+// budget (repeated items show a few examples, more while they fill less than that).
+func TestBudgetTokens(t *testing.T) {
+	for _, lang := range []string{"en", "zh", "ja", "mixed"} {
+		for _, budget := range []int{300, 700, 2000, 4000} {
+			for _, interactive := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%d/interactive=%v", lang, budget, interactive), func(t *testing.T) {
+					page := newsPage(lang, 200)
+					page.Render(snapshot.Options{MaxTokens: budget, Interactive: interactive})
+					got := snapshot.Tokens(page.Text)
+					if got > budget {
+						t.Errorf("%d tokens, over the budget of %d", got, budget)
+					}
+					if got < budget*3/4 {
+						t.Errorf("%d tokens: the budget of %d is not three quarters full", got, budget)
+					}
+					if !page.Truncated || !strings.Contains(page.Text, "lines left out") {
+						t.Errorf("a 200-story page in %d tokens says nothing is left out:\n%s", budget, page.Text)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestTokens checks the count against cl100k_base counts given in tiktoken's documentation.
+func TestTokens(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 2},
+		{"tiktoken is great!", 6},
+	} {
+		if got := snapshot.Tokens(c.text); got != c.want {
+			t.Errorf("Tokens(%q) = %d, want %d", c.text, got, c.want)
+		}
+	}
+}
+
+// BenchmarkBudget renders a 20,000-row page whole and within 2,000 tokens: the budget's cost
+// over the plain render is what counting tokens adds.
+func BenchmarkBudget(b *testing.B) {
+	for _, o := range []snapshot.Options{{}, {MaxTokens: 2000}, {MaxTokens: 2000, Interactive: true}} {
+		b.Run(fmt.Sprintf("maxTokens=%d/interactive=%v", o.MaxTokens, o.Interactive), func(b *testing.B) {
+			page := bigPage(20000)
+			snapshot.Tokens("warm up") // load the encoding outside the timing
+			for b.Loop() {
+				page.Render(o)
+			}
+		})
+	}
+}
+
+// FuzzBudgetTokens renders pages made of arbitrary text (any script, emoji, long runs of
+// spaces or digits) within arbitrary budgets: whenever the header leaves room, the text never
+// takes more tokens than the budget.
+func FuzzBudgetTokens(f *testing.F) {
+	f.Add("Markets rally as inflation cools", uint16(300))
+	f.Add("北京市发布新的交通管理办法，从下个月起实行", uint16(700))
+	f.Add("Apple 发布 iPhone 17：售价 8999 元起 según 🎉🎉", uint16(150))
+	f.Add("                                        1234567890123", uint16(90))
+	f.Fuzz(func(t *testing.T, words string, budget uint16) {
+		if !utf8.ValidString(words) || strings.TrimSpace(words) == "" {
+			return
+		}
+		var items []any
+		for i := range 60 {
+			items = append(items, pagetest.El("listitem", "",
+				pagetest.El("link", fmt.Sprintf("%s %d", words, i), pagetest.Ref(fmt.Sprintf("e%d", i+1)), pagetest.URL("https://f.test/"+strconv.Itoa(i))),
+				pagetest.Text(strings.Repeat(words+" ", 1+i%4))))
+		}
+		page := pagetest.Page("https://f.test/", "Fuzz", pagetest.El("list", "", items...))
+		limit := int(budget)
+		page.Render(snapshot.Options{MaxTokens: limit})
+		if head := snapshot.Tokens(page.Header()); head+80 > limit {
+			return // the header alone takes the budget
+		}
+		if got := snapshot.Tokens(page.Text); got > limit {
+			t.Errorf("%d tokens within a budget of %d:\n%s", got, limit, page.Text)
+		}
+	})
 }

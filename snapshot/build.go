@@ -91,9 +91,12 @@ type node struct {
 	below     bool // below the visible viewport (set by finish from the page state)
 	hoist     bool // always replaced by its children in output (the rendered root)
 	focused   bool
-	password  bool    // an <input type=password> (the accessibility tree shows it as a plain textbox)
-	y         float64 // document y of the element's box (main frame only), -1 if unknown
-	bottom    float64
+	password  bool // an <input type=password> (the accessibility tree shows it as a plain textbox)
+	// ariaHidden marks an element with aria-hidden=true that is shown on screen: the
+	// accessibility tree leaves it out, the outline lists it (and what is in it) marked
+	ariaHidden bool
+	y          float64 // document y of the element's box (main frame only), -1 if unknown
+	bottom     float64
 }
 
 func (n *node) isText() bool { return n.role == "text" }

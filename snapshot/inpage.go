@@ -47,6 +47,7 @@ const (
 	wShadowHost // a custom element with no shadow root the walker knows of (it may have a closed one)
 	wNoListener // an element whose listeners do not make it clickable (html, body, frames, labels)
 	wUndefined  // a custom element not defined (upgraded) yet
+	wAriaHidden // an element with aria-hidden=true that a person sees
 )
 
 // wnode is one node of the walker's output: a run of text (T) or an element. Plain structs,
@@ -1125,7 +1126,7 @@ func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
 	}
 	role := e.R
 	n := &node{axRole: role, role: role, name: e.N, axName: e.N, value: e.V, url: e.U, states: e.S, frame: w.frame, pid: e.I, y: -1,
-		focused: e.F&wFocused != 0, modal: e.F&wModal != 0, password: e.F&wPassword != 0, options: e.O}
+		focused: e.F&wFocused != 0, modal: e.F&wModal != 0, password: e.F&wPassword != 0, ariaHidden: e.F&wAriaHidden != 0, options: e.O}
 	if v, ok := roleNames[role]; ok {
 		n.role = v
 	}
@@ -1158,7 +1159,7 @@ func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
 	if e.F&wListener != 0 || (e.I != 0 && w.listen[e.I] && e.F&wNoListener == 0) {
 		click |= clickListener
 	}
-	if role == "generic" && e.N == "" && len(e.S) == 0 && click == 0 && e.F&(wFocusable|wEditable|wModal) == 0 {
+	if role == "generic" && e.N == "" && len(e.S) == 0 && click == 0 && e.F&(wFocusable|wEditable|wModal|wAriaHidden) == 0 {
 		// a plain <div> or <span> (or the body, which the walker sees focused when nothing else
 		// is): Chrome mostly leaves it out of the accessibility tree (ignored), so its children
 		// take its place; the Full outline (which the extract action reads) then has the

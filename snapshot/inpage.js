@@ -74,7 +74,7 @@
 
   // flags
   const FOCUSED = 1, MODAL = 2, PASSWORD = 4, FOCUSABLE = 8, EDITABLE = 16, POINTER = 32, LISTENER = 64, SHADOWHOST = 128, NOLISTEN = 256,
-    UNDEFINED = 512;
+    UNDEFINED = 512, ARIAHIDDEN = 1024;
 
   /** @type {WeakMap<Element, ShadowRoot>} closed shadow roots inpage.go found (adopt) */
   const closedRoots = new WeakMap();
@@ -205,8 +205,10 @@
     return style(el).display === 'none';
   };
 
-  // text of an element for a name from content (aria-labelledby, labels, content)
-  const textFrom = (node, top, seen) => {
+  // text of an element for a name from content (aria-labelledby, labels, content): what a
+  // person sees of it (visibility hidden or collapse is not), all of it for aria-labelledby,
+  // which may name an element by hidden text
+  const textFrom = (node, top, seen, all = false) => {
     if (node.nodeType === 3) return node.data;
     if (node.nodeType !== 1 && node.nodeType !== 11) return '';
     /** @type {Element} */
@@ -216,6 +218,7 @@
       seen.add(el);
       if (skipTags.has(el.tagName)) return '';
       if (!top && hidden(el)) return '';
+      if (!top && !all && style(el).visibility !== 'visible') return '';
       if (!top) {
         const role = roleOf(el);
         if (role === 'textbox' || role === 'searchbox') return el.value ?? el.textContent ?? '';
@@ -231,7 +234,7 @@
     const kids = node.nodeType === 1 && shadowOf(el) ? shadowOf(el).childNodes : el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : node.childNodes;
     const list = kids.length === 0 && el.tagName === 'SLOT' ? node.childNodes : kids;
     for (const k of list) {
-      const t = textFrom(k, false, seen);
+      const t = textFrom(k, false, seen, all);
       if (!t) continue;
       const block = k.nodeType === 1 && !inlineDisplay.has(style(k).display);
       out += block ? ' ' + t + ' ' : t;
@@ -280,7 +283,7 @@
   const nameOf = (el, role) => {
     const lb = byIds(el, 'aria-labelledby');
     if (lb) {
-      const n = collapse(lb.map((t) => textFrom(t, true, new Set([el]))).join(' '));
+      const n = collapse(lb.map((t) => textFrom(t, true, new Set([el]), true)).join(' '));
       if (n) return n;
     }
     const al = el.getAttribute('aria-label');
@@ -397,9 +400,27 @@
     const focusedPage = document.hasFocus();
     const sy = window.scrollY;
 
-    /** @returns {any[]} the output nodes for node (none, one, or its children's) */
-    const visit = (node, out, parentPointer) => {
+    // What a person sees, as Playwright's AI snapshot shows it: an element is out when it is
+    // not rendered (display:none, inside a content-visibility:hidden element or a closed
+    // <details>) or not visible (visibility hidden or collapse); its children are visited
+    // still (a visibility:visible child shows), but its text is not. aria-hidden hides
+    // nothing a person sees: an element under aria-hidden is in when it has a box (a menu
+    // hidden from screen readers but shown), and the element carrying aria-hidden=true is
+    // marked. opacity does not hide (Playwright lists opacity:0 elements too). Unlike
+    // Playwright's, an inert subtree stays out: nothing in it takes a click or a key.
+    /**
+     * @param {Node} node
+     * @param {any[]} out
+     * @param {boolean} parentPointer the parent has cursor:pointer
+     * @param {boolean} shown the parent element is in the outline (its text shows)
+     * @param {boolean} skipped inside an element whose content is not rendered
+     * @param {boolean} ariaHidden inside an aria-hidden subtree
+     */
+    const visit = (node, out, parentPointer, shown, skipped, ariaHidden) => {
       if (node.nodeType === 3) {
+        if (!shown || skipped) return;
+        const tp = node.parentElement;
+        if (tp && tp.tagName === 'DETAILS' && !tp.open) return; // in the closed part of a <details>
         const t = collapse(node.data);
         if (t) out.push({ t });
         return;
@@ -409,30 +430,47 @@
       const el = node;
       if (skipTags.has(el.tagName)) return;
       if (el.tagName === 'INPUT' && el.type === 'hidden') return;
-      if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
       const st = style(el);
       if (st.display === 'none') return;
+      const pr = el.parentElement;
+      if (skipped || (pr && pr.tagName === 'DETAILS' && !pr.open && el.tagName !== 'SUMMARY')) return; // nothing in it is rendered
+      if (el.hasAttribute('inert')) return; // a person sees it, but nothing in it takes a click or a key
+      const hiddenHere = el.getAttribute('aria-hidden') === 'true';
+      const ah = ariaHidden || hiddenHere;
+      const styleShown = st.visibility === 'visible';
+      let visible = styleShown && !ah;
+      if (styleShown && ah) {
+        // under aria-hidden: shown when it has a box, as a person sees it
+        const r = el.getBoundingClientRect();
+        visible = r.width > 0 && r.height > 0;
+      }
+      const kidSkipped = st.contentVisibility === 'hidden';
       const cursorPointer = st.cursor === 'pointer';
-      const kidsOf = () => {
+      const kidsOf = (shownKids) => {
         const k = [];
+        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') return k; // fallback content: never rendered
         if (el.tagName === 'SLOT') {
           const as = el.assignedNodes({ flatten: true });
-          for (const c of as.length ? as : el.childNodes) visit(c, k, cursorPointer);
+          for (const c of as.length ? as : el.childNodes) visit(c, k, cursorPointer, shownKids, kidSkipped, ah);
           return k;
         }
         const sr = shadowOf(el);
         if (sr) observe(sr);
-        for (const c of (sr || el).childNodes) visit(c, k, cursorPointer);
+        for (const c of (sr || el).childNodes) visit(c, k, cursorPointer, shownKids, kidSkipped, ah);
         return k;
       };
       if (st.display === 'contents' && el.tagName !== 'SLOT' && !el.hasAttribute('role')) {
         const sr = shadowOf(el);
         if (sr) observe(sr);
-        for (const c of (sr || el).childNodes) visit(c, out, parentPointer);
+        for (const c of (sr || el).childNodes) visit(c, out, parentPointer, styleShown && (shown || !ah), kidSkipped, ah);
         return;
       }
-      if (st.visibility !== 'visible' || el.tagName === 'SLOT') {
-        out.push(...kidsOf());
+      if (el.tagName === 'SLOT') {
+        out.push(...kidsOf(styleShown && (shown || !ah)));
+        return;
+      }
+      if (!visible) {
+        out.push(...kidsOf(false));
         return;
       }
       const role = roleOf(el);
@@ -449,7 +487,7 @@
       if (tag !== 'BODY' && tag !== 'HTML' && tag !== 'IFRAME' && tag !== 'LABEL' && el.hasAttribute('onclick')) f |= LISTENER;
       if (!shadowOf(el) && tag.includes('-')) f |= el.matches(':defined') ? SHADOWHOST : SHADOWHOST | UNDEFINED;
       if (role === 'none' && !(f & (POINTER | LISTENER | FOCUSABLE))) {
-        out.push(...kidsOf());
+        out.push(...kidsOf(true));
         return;
       }
       const name = nameOf(el, role);
@@ -467,6 +505,7 @@
         }
       }
       if (tag === 'BODY' || tag === 'HTML' || tag === 'IFRAME' || tag === 'FRAME' || tag === 'LABEL') f |= NOLISTEN;
+      if (hiddenHere) f |= ARIAHIDDEN;
       if (f) n.f = f;
       // every element gets its id: script-added click listeners are matched to ids afterwards
       n.i = idOf(el);
@@ -483,7 +522,7 @@
           if (t) n.v = t;
         }
       } else {
-        const k = kidsOf();
+        const k = kidsOf(true);
         if (k.length) n.k = k;
       }
       out.push(n);
@@ -491,10 +530,11 @@
     const out = [];
     if (root.nodeType === 11) observe(root); // a closed shadow root inpage.go hands over
     const start = root.nodeType === 9 ? root.documentElement : root;
+    // a shadow root handed over is walked as its host is: the host was seen rendered
     if (start && start.nodeType === 11) {
-      for (const c of start.childNodes) visit(c, out, false);
+      for (const c of start.childNodes) visit(c, out, false, true, false, false);
     } else if (start) {
-      visit(start, out, false);
+      visit(start, out, false, true, false, false);
     }
     styles = new Map();
     forLabels = new Map();

@@ -30,6 +30,9 @@ type Node struct {
 	Focused bool `json:"focused,omitempty"`
 	// Modal is true for an open modal dialog (aria-modal, or a <dialog> shown modally).
 	Modal bool `json:"modal,omitempty"`
+	// AriaHidden is true for an element marked aria-hidden=true that is shown on screen (what
+	// it holds is listed too, as a person sees it, though assistive technology does not).
+	AriaHidden bool `json:"ariaHidden,omitempty"`
 	// Below is true for a node of the main frame that lies below the visible viewport (its
 	// own box, or its nearest placed ancestor's). A token budget shows it after what is in view.
 	Below bool `json:"below,omitempty"`

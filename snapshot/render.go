@@ -9,7 +9,7 @@ import (
 // newNode is the page model's node for built node n, holding kids.
 func newNode(n *node, kids []*Node) *Node {
 	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, States: n.states, Password: n.password, Focused: n.focused,
-		Modal: n.modal, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
+		Modal: n.modal, AriaHidden: n.ariaHidden, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
 	for _, k := range kids {
 		k.parent = d
 	}
@@ -108,7 +108,9 @@ func simplify(n *node, full bool) []*Node {
 		return kids
 	}
 	if !full && n.ref == "" {
-		if n.name == "" && (structural[n.axRole] || n.role == "generic") {
+		if n.name == "" && (structural[n.axRole] || n.role == "generic") && !(n.ariaHidden && holdsRef(kids)) {
+			// (an aria-hidden container of controls stays, to say they are hidden from
+			// assistive technology; an icon's or a decoration's text joins its parent's)
 			return kids
 		}
 		if n.name == "" && n.axRole == "paragraph" && len(kids) == 1 && !kids[0].IsText() {
@@ -123,7 +125,7 @@ func simplify(n *node, full bool) []*Node {
 			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
-			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below}
+			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below, ariaHidden: n.ariaHidden}
 		}
 		if len(kids) == 0 && n.name == "" && n.value == "" {
 			return nil
@@ -280,6 +282,16 @@ func anyText(ns []*Node) bool {
 	return false
 }
 
+// holdsRef reports whether any of ns or their descendants has a ref.
+func holdsRef(ns []*Node) bool {
+	for _, n := range ns {
+		if countRefs(n) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // countRefs counts the refs in n's subtree.
 func countRefs(n *Node) int {
 	c := 0
@@ -304,6 +316,9 @@ func line(n *Node, page *url.URL) string {
 	}
 	if n.Password {
 		b.WriteString(" [password]")
+	}
+	if n.AriaHidden {
+		b.WriteString(" [aria-hidden]")
 	}
 	if n.Focused && n.Ref != "" {
 		b.WriteString(" [focused]")

@@ -21,8 +21,8 @@ type Options struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// MaxChars truncates the text with a visible note (0: no limit).
 	MaxChars int `json:"maxChars,omitempty"`
-	// MaxTokens bounds the text, header included, to about this many tokens (a token counted
-	// as 4 bytes, as the bench counts them; 0: no limit). What matters is kept first (an open
+	// MaxTokens bounds the text, header included, to this many tokens (cl100k_base tokens, as
+	// Tokens counts them; 0: no limit). What matters is kept first (an open
 	// modal, the focused element and form fields, what is in view), repeated siblings collapse
 	// to a few examples and a count, no line is cut, and the header says what was left out.
 	MaxTokens int `json:"maxTokens,omitempty"`
@@ -108,6 +108,9 @@ func (t *Tab) buildPage(ctx context.Context) (root *node, ps pageState, reused b
 // Snapshot takes a role snapshot of the tab.
 func (t *Tab) Snapshot(ctx context.Context, o Options) (*Snapshot, error) {
 	start := time.Now()
+	if o.MaxTokens > 0 {
+		go cl100k() // the token encoding loads (once, 0.3 s) while the page is read
+	}
 	s := &Snapshot{Dialog: t.Dialog()}
 	if s.Dialog != nil {
 		var ti struct {
@@ -326,16 +329,26 @@ func markBelow(n *node, main *Frame, fold float64, parent bool) {
 	}
 }
 
-// renderBudget renders within o.MaxTokens: the header, a note of what was left out (at most
-// noteMax bytes) and the lines that fit in the rest.
+// renderBudget renders within o.MaxTokens: the header, a note of what was left out and the
+// lines that fit in the rest, all counted in real tokens (see Tokens).
 func (s *Snapshot) renderBudget(o Options) {
-	const noteMax = 260
+	m := newMeter()
 	h := header(s, summaryLimit(o), true)
-	budget := max(o.MaxTokens*bytesPerToken-len(h)-noteMax, 0)
-	lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), budget)
-	body, refs, cut := join(lines, lineRefs, o.MaxChars)
-	s.Refs, s.Truncated = refs, cut || l.lines > 0
-	s.Text, s.outlineAt = h+l.note(o.MaxTokens)+body, len(h)
+	// the note is a line of about 50 tokens; should the text still go over (it is counted in
+	// parts, each exactly), the outline's share shrinks by as much and it renders again
+	room := o.MaxTokens - Tokens(h) - 60
+	for range 3 {
+		lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), max(room, 0), m)
+		body, refs, cut := join(lines, lineRefs, o.MaxChars)
+		note := l.note(o.MaxTokens)
+		s.Refs, s.Truncated = refs, cut || l.lines > 0
+		s.Text, s.outlineAt = h+note+body, len(h)
+		over := Tokens(h) + Tokens(note) + m.size(lines) - o.MaxTokens
+		if over <= 0 || room <= 0 {
+			return
+		}
+		room -= over
+	}
 }
 
 func walkNodes(n *node, fn func(*node)) {

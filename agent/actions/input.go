@@ -734,17 +734,61 @@ func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
 	return nil
 }
 
+// focus puts keyboard focus in ref's element. An element that takes no focus itself (a
+// wrapper carrying the textbox role around the real field, a label, the host of a shadow
+// root holding an input) has its field focused instead; failing that, it is clicked, as a
+// person would.
 func (s *Service) focus(ctx context.Context, ts *tabState, ref string) (*snapshot.Element, error) {
 	el, err := ts.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	_ = s.c.Call(ctx, el.Frame.Session, dom.CommandScrollIntoViewIfNeeded, &dom.ScrollIntoViewIfNeededParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
-	if err := s.c.Call(ctx, el.Frame.Session, dom.CommandFocus, &dom.FocusParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil); err != nil {
-		ts.tab.Release(ctx, el)
-		return nil, fmt.Errorf("focus %s: %w", el.Describe(), err)
+	ferr := s.c.Call(ctx, el.Frame.Session, dom.CommandFocus, &dom.FocusParams{BackendNodeID: cdp.BackendNodeID(el.BackendID)}, nil)
+	if ferr == nil || s.focusInside(ctx, el, true) {
+		return el, nil
 	}
-	return el, nil
+	if _, err := s.click(ctx, ts, Click{Ref: ref}); err == nil && s.focusInside(ctx, el, false) {
+		return el, nil
+	}
+	ts.tab.Release(ctx, el)
+	return nil, fmt.Errorf("focus %s: neither it nor anything in it takes keyboard focus, and a click on it put none there (%w)", el.Describe(), ferr)
+}
+
+// focusInsideJS reports whether keyboard focus is in the element (itself, a node of its shadow
+// tree, its label's control), moving it first, when move is set, to the element's field: a
+// label's control, else the first field inside it (open shadow roots included).
+const focusInsideJS = `function(move) {
+	const root = this;
+	const inside = (a) => {
+		for (let n = a; n; n = n.parentNode || n.host) if (n === root) return true;
+		return root.control === a;
+	};
+	const field = (e) => !e.disabled && ((e.tagName === 'INPUT' && e.type !== 'hidden') || e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' ||
+		(e.isContentEditable && e.contentEditable !== 'inherit') || (e.hasAttribute('tabindex') && e.tabIndex >= 0));
+	if (move) {
+		let t = root.control || null;
+		const queue = [root];
+		while (!t && queue.length) {
+			const n = queue.shift();
+			for (const k of (n.shadowRoot || n).children) {
+				if (field(k)) { t = k; break; }
+				queue.push(k);
+			}
+		}
+		if (t) t.focus();
+	}
+	let a = root.ownerDocument.activeElement;
+	while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+	return !!a && a !== root.ownerDocument.body && inside(a);
+}`
+
+// focusInside runs focusInsideJS on el: whether focus is in it after moving it to its field
+// (move) or as it is.
+func (s *Service) focusInside(ctx context.Context, el *snapshot.Element, move bool) bool {
+	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, focusInsideJS, move)
+	var in bool
+	return err == nil && json.Unmarshal(raw, &in) == nil && in
 }
 
 func (s *Service) press(ctx context.Context, ts *tabState, a Press) (string, error) {
@@ -771,7 +815,12 @@ func (s *Service) press(ctx context.Context, ts *tabState, a Press) (string, err
 // end (append). It reports the kind of field: text, value (date, color, range…: set directly),
 // or none (not editable).
 const prepareTypeJS = `function(append) {
-	const el = this;
+	// the field focus is in: the element, or the field inside it that took focus for it
+	let el = this, a = el.ownerDocument.activeElement;
+	while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+	if (a && a !== el && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA' || a.isContentEditable)) {
+		for (let n = a; n; n = n.parentNode || n.host) if (n === el || el.control === a) { el = a; break; }
+	}
 	const valueTypes = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
 	if (el.tagName === 'INPUT' && valueTypes.includes(el.type)) return 'value';
 	if (el.disabled) return 'disabled';
@@ -790,8 +839,6 @@ const prepareTypeJS = `function(append) {
 		sel.removeAllRanges(); sel.addRange(r);
 		return 'text';
 	}
-	const ae = el.ownerDocument.activeElement;
-	if (ae && (ae.isContentEditable || ae.tagName === 'INPUT' || ae.tagName === 'TEXTAREA') && el.contains(ae)) return 'text';
 	return 'none';
 }`
 
@@ -811,12 +858,18 @@ func (s *Service) typeText(ctx context.Context, ts *tabState, a Type) (string, e
 	}
 	defer ts.tab.Release(ctx, el)
 	desc := el.Describe()
-	raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, prepareTypeJS, a.Append)
-	if err != nil {
-		return "", fmt.Errorf("type into %s: %w", desc, err)
-	}
 	var kind string
-	json.Unmarshal(raw, &kind)
+	for try := range 2 {
+		raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, prepareTypeJS, a.Append)
+		if err != nil {
+			return "", fmt.Errorf("type into %s: %w", desc, err)
+		}
+		json.Unmarshal(raw, &kind)
+		// a focusable wrapper took the focus its field should have: give it to the field
+		if kind != "none" || try > 0 || !s.focusInside(ctx, el, true) {
+			break
+		}
+	}
 	switch kind {
 	case "value":
 		raw, err := s.callFn(ctx, el.Frame.Session, el.ObjectID, setValueJS, a.Text)

@@ -64,7 +64,7 @@ type snapshotCmd struct {
 	Interactive   bool   `help:"list only elements with refs, one per line"`
 	Full          bool   `help:"keep unnamed structure (the default output is compact)"`
 	MaxChars      int    `name:"max-chars" help:"truncate the outline to this many characters (0: no limit)"`
-	MaxTokens     int    `name:"max-tokens" help:"at most this many tokens (4 bytes each), what matters first; the header says what was left out (0: no limit)"`
+	MaxTokens     int    `name:"max-tokens" help:"at most this many tokens (cl100k_base), what matters first; the header says what was left out (0: no limit)"`
 	MaxDepth      int    `name:"max-depth" help:"limit the nesting depth (0: no limit)"`
 	Scope         string `help:"render only the subtree of this ref"`
 	Frame         string `help:"render only this frame (an iframe's ref, a frame id or part of its URL)"`

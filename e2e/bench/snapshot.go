@@ -119,7 +119,7 @@ func runSnapshot(cfg config, r *Results) error {
 				fmt.Fprintf(os.Stderr, "  %s: the accessibility-tree builder failed: %v\n", name, err)
 			}
 		}
-		oursTok, pwTok := float64(len(text))/4, float64(len(pwText))/4
+		oursTok, pwTok := float64(snapshot.Tokens(text)), float64(snapshot.Tokens(pwText))
 		oursRefs, pwRefs := modelRefs(last), pwInteractiveRefs(pwText)
 		oursMS, pwMed := median(ms), median(pwMS)
 		totalOurs += oursTok
@@ -228,7 +228,7 @@ func timeSnapshots(ctx context.Context, c *cdpclient.Client, targetID string, in
 func budgetFigures(r *Results, name string, full *snapshot.Snapshot) {
 	budgeted := *full
 	budgeted.Render(snapshot.Options{MaxTokens: 4000})
-	tok := float64(len(budgeted.Text)) / 4
+	tok := float64(snapshot.Tokens(budgeted.Text))
 	r.add(Figure{Group: "snapshot", Name: name + ": size with maxTokens=4000", Unit: "tokens", Value: tok, Target: "≤ 4000", Met: met(tok <= 4000)})
 	total, found := 0, 0
 	for _, n := range full.Nodes() {
