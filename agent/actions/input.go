@@ -604,9 +604,13 @@ func (e *swappedError) Is(target error) bool { return target == ErrSwapped }
 // moveOnto moves the pointer onto t for a press and, once the page has handled the move (its
 // mousemove handlers ran), checks that the point still reaches t's element, in one call to the
 // page: a *swappedError (nothing pressed) when the page put something else there.
+//
+// A page not shown (a background tab) answers a move only after seconds and handles it only
+// with the next discrete input, the press itself (see moveMouse): there the move is sent
+// without waiting and the check sees the page as it was before it; a swap made by its
+// mousemove handlers is not caught.
 func (s *Service) moveOnto(ctx context.Context, ts *tabState, t *aim, mods int) error {
 	if t.background {
-		// a page not shown handles the move at once (see moveMouse)
 		if err := s.moveBeforePress(ctx, ts, t.x, t.y, mods); err != nil {
 			return err
 		}
@@ -618,9 +622,10 @@ func (s *Service) moveOnto(ctx context.Context, ts *tabState, t *aim, mods int) 
 	}
 	var raw json.RawMessage
 	var err error
-	if t.el.ObjectID != "" {
+	switch {
+	case t.el.ObjectID != "":
 		raw, err = s.callFn(ctx, t.el.Frame.Session, t.el.ObjectID, hitJS, t.lx, t.ly)
-	} else {
+	default:
 		// aimed in the snapshot's world (snapshot.Tab.Probe): the same element, checked there
 		var el *snapshot.Element
 		el, raw, err = ts.tab.Probe(ctx, t.el.Ref, hitJS, t.lx, t.ly)

@@ -37,31 +37,37 @@ func (g *Gate) linkedPrivate(real string) (other, why string) {
 			}
 		}
 	}
+	// breadth first over all the places at once: secrets lie shallow (~/.ssh/id_rsa,
+	// ~/.aws/credentials), caches deep
 	budget := maxLinkWalk
-	for _, root := range roots {
-		found := ""
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	for dirs := roots; len(dirs) > 0 && budget > 0; {
+		var next []string
+		for _, dir := range dirs {
+			entries, err := os.ReadDir(dir)
 			if err != nil {
-				return nil // unreadable: not ours to judge
+				if d, serr := os.Lstat(dir); serr == nil && d.Mode().IsRegular() {
+					entries = []fs.DirEntry{fs.FileInfoToDirEntry(d)}
+					dir = filepath.Dir(dir)
+				} else {
+					continue // unreadable: not ours to judge
+				}
 			}
-			if budget--; budget < 0 {
-				return filepath.SkipAll
+			for _, e := range entries {
+				if budget--; budget < 0 {
+					break
+				}
+				p := filepath.Join(dir, e.Name())
+				switch {
+				case e.IsDir():
+					next = append(next, p)
+				case e.Type().IsRegular():
+					if ofi, err := e.Info(); err == nil && os.SameFile(fi, ofi) && p != real {
+						return p, g.private(p)
+					}
+				}
 			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			if ofi, err := d.Info(); err == nil && os.SameFile(fi, ofi) && p != real {
-				found = p
-				return filepath.SkipAll
-			}
-			return nil
-		})
-		if found != "" {
-			return found, g.private(found)
 		}
-		if budget < 0 {
-			break
-		}
+		dirs = next
 	}
 	return "other names not all found", ""
 }
