@@ -16,13 +16,13 @@ import (
 const maxLinkWalk = 20000
 
 // linkedPrivate looks for the other names of the file at real when it has any (a hard link
-// count above one): why is set when one of them is a private file (other names it); else other
-// is "other names not all found" when the search could not rule that out. Both are empty for a
-// file with one name.
-func (g *Gate) linkedPrivate(real string) (other, why string) {
+// count above one): other is one found in a protected place and why says what that place is;
+// unsure is true when the file has other names the bounded search did not find (none of them
+// can be ruled out). All zero for a file with one name.
+func (g *Gate) linkedPrivate(real string) (other, why string, unsure bool) {
 	fi, err := os.Stat(real)
 	if err != nil || !fi.Mode().IsRegular() || linkCount(fi) <= 1 {
-		return "", ""
+		return "", "", false
 	}
 	var roots []string
 	if g.opts.Home != "" {
@@ -62,12 +62,12 @@ func (g *Gate) linkedPrivate(real string) (other, why string) {
 					next = append(next, p)
 				case e.Type().IsRegular():
 					if ofi, err := e.Info(); err == nil && os.SameFile(fi, ofi) && p != real {
-						return p, g.private(p)
+						return p, g.private(p), false
 					}
 				}
 			}
 		}
 		dirs = next
 	}
-	return "other names not all found", ""
+	return "", "", true
 }
