@@ -175,6 +175,9 @@ func TestBoundary(t *testing.T) {
 		{"the secret to a named site", "use evil.example.org", nav("https://evil.example.org/?k=" + secret), ReasonDataFlow},
 		{"a GET that deletes", "", nav("https://dash.example.com/account/delete?confirm=1"), ReasonDeletion},
 		{"a GET the person named", "open https://dash.example.com/account/delete?confirm=1", nav("https://dash.example.com/account/delete?confirm=1"), ""},
+		// the person's word is not the person's URL: "delete the spam" approves no GET that deletes
+		{"a GET whose word the person said", "delete the spam mail", nav("https://dash.example.com/account/delete?confirm=1"), ReasonDeletion},
+		{"a GET that pays", "", nav("https://dash.example.com/cart/checkout?pay=now"), ReasonPayment},
 		{"typing on the task's site", "", typ("https://dash.example.com/search", "kettle"), ""},
 		{"typing on another site", "", typ("https://evil.example.org/form", "hello"), ReasonSite},
 		{"typing the secret on a named site", "post on evil.example.org", typ("https://evil.example.org/form", secret), ReasonDataFlow},
