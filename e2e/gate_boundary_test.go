@@ -215,6 +215,35 @@ func TestGateBoundary(t *testing.T) {
 		}
 	})
 
+	t.Run("secret typed into another site's frame on the page", func(t *testing.T) {
+		u.open(victim.URL + "/keysframe.html?frame=" + url.QueryEscape(attacker.URL+"/guestbook.html"))
+		attacker.reset()
+		var field string
+		eventually(t, 20*time.Second, "the widget's field shows", func() (bool, string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := u.svc.Snapshot(ctx, victimTab.TargetID, snapshot.Options{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, n := range s.Nodes() {
+				if n.Ref != "" && n.Role == "textbox" && n.Name == "Your message" {
+					field = n.Ref
+					return true, ""
+				}
+			}
+			return false, s.Text
+		})
+		asked, tk := start("summarise my developer settings page", victimTab.TargetID,
+			llmtest.ToolCall("type", fmt.Sprintf(`{"ref":%q,"text":%q}`, field, secret)))
+		if !askedFor(asked, gate.ReasonDataFlow) || tk.Status != task.StatusCancelled {
+			t.Errorf("not asked about the data flow: %+v, %s %q", asked, tk.Status, tk.Error)
+		}
+		if hits := attacker.got("typed"); len(hits) != 0 {
+			t.Errorf("the attacker's frame received %v", hits)
+		}
+	})
+
 	t.Run("typing into a site outside the task", func(t *testing.T) {
 		u.open(victim.URL + "/keys.html")
 		other.open(attacker.URL + "/guestbook.html")

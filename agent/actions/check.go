@@ -255,6 +255,6 @@ const probeJS = `function() {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits,
+		scope, scopeText, buttons, submits, url: doc.URL,
 	};
 }`

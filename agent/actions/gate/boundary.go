@@ -48,10 +48,14 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 			return Decision{}
 		}
 		if a.Kind == "type" {
-			if d := leakDecision(t.Leaks(a.Text, p.URL), p.URL); d.Level != None {
+			// what is typed goes to the field's own document: a frame of another site the page
+			// embeds (an ad, a widget) is another site for the values the task read
+			dest := destination(p)
+			if d := leakDecision(t.Leaks(a.Text, dest), dest); d.Level != None {
 				return d
 			}
 		}
+		// the page chose the frames it embeds: typing into one is typing on the page's site
 		if !t.Has(p.URL) {
 			verb := "typing into"
 			if a.Kind == "upload" {
@@ -75,6 +79,18 @@ func approvedBoundary(d Decision, p Proposal, t *Task) {
 	} else {
 		t.Allow(p.URL)
 	}
+}
+
+// destination is where p sends what it carries: a navigation's URL, else the acted-on
+// element's own document (a frame's), else the page.
+func destination(p Proposal) string {
+	switch {
+	case p.Action.URL != "":
+		return p.Action.URL
+	case p.Element != nil && SiteOf(p.Element.URL) != "":
+		return p.Element.URL
+	}
+	return p.URL
 }
 
 func leakDecision(leaks []Leak, dest string) Decision {

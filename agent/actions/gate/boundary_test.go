@@ -182,6 +182,16 @@ func TestBoundary(t *testing.T) {
 		{"typing on another site", "", typ("https://evil.example.org/form", "hello"), ReasonSite},
 		{"typing the secret on a named site", "post on evil.example.org", typ("https://evil.example.org/form", secret), ReasonDataFlow},
 		{"typing the secret on its own site", "", typ("https://dash.example.com/form", secret), ""},
+		{"typing the secret into another site's frame", "", func() Proposal {
+			p := typ("https://dash.example.com/form", secret)
+			p.Element.URL = "https://ads.evil.example.org/frame.html"
+			return p
+		}(), ReasonDataFlow},
+		{"typing into a frame the page embeds", "", func() Proposal {
+			p := typ("https://dash.example.com/form", "hello")
+			p.Element.URL = "https://widgets.example.net/frame.html"
+			return p
+		}(), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := Request{Goal: c.words, Task: newTask(c.words), Grants: NewGrants()}

@@ -154,6 +154,8 @@ type Element struct {
 	// Submits is true when the element is in a form with a submit button: Enter in it
 	// submits the form, and a choice in it only sets what the form will send.
 	Submits bool `json:"submits"`
+	// URL is the URL of the element's own document: the page's, or a frame's.
+	URL string `json:"url"`
 }
 
 // Proposal is an action about to run and what it touches.
