@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -609,7 +610,14 @@ func (e *swappedError) Is(target error) bool { return target == ErrSwapped }
 // with the next discrete input, the press itself (see moveMouse): there the move is sent
 // without waiting and the check sees the page as it was before it; a swap made by its
 // mousemove handlers is not caught.
+//
+// The check costs a frame (the move's answer) and a call to the page. A caller's own action
+// (gate.Caller), which the gate does not judge, has nothing to check: its pointer moves without
+// waiting, as a press follows (moveBeforePress).
 func (s *Service) moveOnto(ctx context.Context, ts *tabState, t *aim, mods int) error {
+	if gate.From(ctx).Who == gate.Caller {
+		return s.moveBeforePress(ctx, ts, t.x, t.y, mods)
+	}
 	if t.background {
 		if err := s.moveBeforePress(ctx, ts, t.x, t.y, mods); err != nil {
 			return err
