@@ -242,8 +242,14 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 			return nil, fmt.Errorf("skill %s has no ```steps block to replay and no model is configured to follow its prose; add structured steps or configure a model (TABRELAY_LLM_PROVIDER)", sk.Name)
 		}
 	}
+	// the run's sites: those of the tab it starts on, of the person's request, and those the
+	// skill itself names (the person saved it)
+	sites := append([]string(nil), sk.Sites...)
+	for _, site := range gate.SitesIn(sk.Raw) {
+		sites = append(sites, string(site))
+	}
 	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls,
-		approve: req.Approve, noAsk: ctx.Value(noAskKey{}) != nil}, nil
+		approve: req.Approve, noAsk: ctx.Value(noAskKey{}) != nil, bound: gate.NewTask(strings.TrimSpace(req.Request), sites)}, nil
 }
 
 type noAskKey struct{}
@@ -263,12 +269,14 @@ type run struct {
 	tab    string
 	// request is the user's words that started the run ("" when it was started by name).
 	request string
-	start   time.Time
-	t       *task.Task
-	tr      *task.Tracked // the task as the runner tracks it (nil without a runner)
-	res     *RunResult
-	draft   []Step // steps as they actually ran (nil until a step is done differently)
-	diff    bool
+	// bound is the run's boundary for the safety gate: its sites and what it read.
+	bound *gate.Task
+	start time.Time
+	t     *task.Task
+	tr    *task.Tracked // the task as the runner tracks it (nil without a runner)
+	res   *RunResult
+	draft []Step // steps as they actually ran (nil until a step is done differently)
+	diff  bool
 	// paramCalls counts the model calls that found parameter values in the request.
 	paramCalls int
 	// failErr is the error the run failed with, which finish checks for the stop's cause.
@@ -578,7 +586,7 @@ func (r *run) act(ctx context.Context, tool string, action actions.Action, urlBe
 	} else if action.Kind == "evaluate" {
 		grants.Name(action.Kind, "", gate.Ordinary) // the skill's own script
 	}
-	gctx := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: r.request, Grants: grants})
+	gctx := gate.With(gate.WithTask(ctx, r.bound), gate.Request{Who: gate.Agent, Goal: r.request, Grants: grants})
 	var out *actions.Result
 	var err error
 	for asked := 0; ; asked++ {

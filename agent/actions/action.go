@@ -79,11 +79,16 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	downloadsBefore := s.dl.count()
 	rn := &runner{Service: s, kind: k.Name}
 	if k.Browser {
+		approved, err := s.checkNavigation(ctx, nil, a)
+		if err != nil {
+			return nil, err
+		}
 		r, err := k.run(rn, ctx, a.Params)
 		if err != nil {
 			return nil, err
 		}
 		r.Kind = k.Name
+		r.Approved = approved
 		if k.Name != "downloads" {
 			r.Message += s.dl.begunSince(downloadsBefore)
 		}
@@ -103,6 +108,11 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		approved, err := s.checkAction(ctx, ts, a)
 		if err != nil {
 			return nil, err
+		}
+		if nav, err := s.checkNavigation(ctx, ts, a); err != nil {
+			return nil, err
+		} else if approved == nil {
+			approved = nav
 		}
 		ts.times.mark("gate")
 		rn := &runner{Service: s, kind: k.Name, ts: ts}
@@ -125,6 +135,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		if r.TargetID == "" {
 			r.TargetID = ts.id
 		}
+		s.noteRead(ctx, ts, k.Name, r)
 		r.Message += s.dl.begunSince(downloadsBefore)
 		return r, nil
 	})

@@ -393,7 +393,7 @@ const probeJS = `function() {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, headings, formAction, icons, data, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, icons, data, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

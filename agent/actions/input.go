@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -190,7 +191,9 @@ func (s *Service) targetInfo(ctx context.Context, id string) TabInfo {
 type aim struct {
 	el   *snapshot.Element
 	x, y float64 // center in the main frame's viewport (CSS pixels)
-	w, h float64
+	// lx, ly are that point in the element's own frame's viewport (x, y in the main frame)
+	lx, ly float64
+	w, h   float64
 	// background: the page is not visible (see moveMouse)
 	background bool
 }
@@ -441,7 +444,7 @@ func (s *Service) aimOnce(ctx context.Context, ts *tabState, ref string, needEna
 		}
 	}
 	ok = true
-	return &aim{el: el, x: x, y: y, w: m.W, h: m.H, background: m.Background}, nil
+	return &aim{el: el, x: x, y: y, lx: lx, ly: ly, w: m.W, h: m.H, background: m.Background}, nil
 }
 
 // aimShown aims, in one call to the page (snapshot.Tab.Probe: the ref's check, measure and
@@ -468,7 +471,7 @@ func (s *Service) aimShown(ctx context.Context, ts *tabState, ref string, needEn
 		ts.tab.Release(ctx, el)
 		return nil, err
 	}
-	return &aim{el: el, x: m.Hit.X, y: m.Hit.Y, w: m.W, h: m.H, background: m.Background}, nil
+	return &aim{el: el, x: m.Hit.X, y: m.Hit.Y, lx: m.Hit.X, ly: m.Hit.Y, w: m.W, h: m.H, background: m.Background}, nil
 }
 
 // measure reads the element's position and state, and hit-tests its centre (m.Hit), in one
@@ -588,6 +591,73 @@ func (s *Service) moveBeforePress(ctx context.Context, ts *tabState, x, y float6
 		&input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Modifiers: int64(mods)})
 }
 
+// ErrSwapped is matched (errors.Is) by the error of a press not made because, once the
+// pointer had moved onto the element, something else was at the point (a page that swaps
+// what receives the press on mousemove): the element the safety gate judged is the one
+// pressed, or nothing is.
+var ErrSwapped = errors.New("the element under the pointer changed")
+
+type swappedError struct{ msg string }
+
+func (e *swappedError) Error() string        { return e.msg }
+func (e *swappedError) Is(target error) bool { return target == ErrSwapped }
+
+// moveOnto moves the pointer onto t for a press and, once the page has handled the move (its
+// mousemove handlers ran), checks that the point still reaches t's element, in one call to the
+// page: a *swappedError (nothing pressed) when the page put something else there.
+//
+// A page not shown (a background tab) answers a move only after seconds and handles it only
+// with the next discrete input, the press itself (see moveMouse): there the move is sent
+// without waiting and the check sees the page as it was before it; a swap made by its
+// mousemove handlers is not caught.
+//
+// The check costs a frame (the move's answer) and a call to the page. A caller's own action
+// (gate.Caller), which the gate does not judge, has nothing to check: its pointer moves without
+// waiting, as a press follows (moveBeforePress).
+func (s *Service) moveOnto(ctx context.Context, ts *tabState, t *aim, mods int) error {
+	if gate.From(ctx).Who == gate.Caller {
+		return s.moveBeforePress(ctx, ts, t.x, t.y, mods)
+	}
+	if t.background {
+		if err := s.moveBeforePress(ctx, ts, t.x, t.y, mods); err != nil {
+			return err
+		}
+	} else if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseMoved, t.x, t.y, "", 0, mods); err != nil {
+		return err
+	}
+	if ts.tab.Dialog() != nil {
+		return fmt.Errorf("%w: the page opened a dialog when the pointer moved onto %s; nothing was pressed", ErrSwapped, t.el.Describe())
+	}
+	var raw json.RawMessage
+	var err error
+	switch {
+	case t.el.ObjectID != "":
+		raw, err = s.callFn(ctx, t.el.Frame.Session, t.el.ObjectID, hitJS, t.lx, t.ly)
+	default:
+		// aimed in the snapshot's world (snapshot.Tab.Probe): the same element, checked there
+		var el *snapshot.Element
+		el, raw, err = ts.tab.Probe(ctx, t.el.Ref, hitJS, t.lx, t.ly)
+		if el != nil {
+			ts.tab.Release(ctx, el)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("hit test at the press: %w", err)
+	}
+	var h *hit
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return fmt.Errorf("hit test at the press: %w", err)
+	}
+	if h == nil || !h.OK || h.X != t.lx || h.Y != t.ly {
+		by := "something else"
+		if h != nil && h.By != "" {
+			by = h.By
+		}
+		return &swappedError{fmt.Sprintf("%s: when the pointer moved onto it the page put %s at that point; nothing was pressed (take a new snapshot and look again)", ErrSwapped, by)}
+	}
+	return nil
+}
+
 func (s *Service) mouse(ctx context.Context, ts *tabState, typ input.DispatchMouseEventType, x, y float64, button input.MouseButton, clicks, mods int) error {
 	p := &input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Modifiers: int64(mods)}
 	if typ != input.DispatchMouseEventTypeMouseMoved {
@@ -608,7 +678,7 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 		button = "left"
 	}
 	mods, _ := parseModifiers(a.Modifiers)
-	if err := s.moveBeforePress(ctx, ts, t.x, t.y, mods); err != nil {
+	if err := s.moveOnto(ctx, ts, t, mods); err != nil {
 		return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 	}
 	ts.times.mark("move")

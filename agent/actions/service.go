@@ -476,7 +476,14 @@ func (s *Service) Snapshot(ctx context.Context, targetID string, o snapshot.Opti
 			return nil, err
 		}
 		defer ts.unlock()
-		return ts.tab.Snapshot(ctx, o)
+		snap, err := ts.tab.Snapshot(ctx, o)
+		if err == nil {
+			if t := gate.TaskFrom(ctx); t != nil {
+				t.Begin(snap.URL)
+				t.Read(snap.URL, snap.Text)
+			}
+		}
+		return snap, err
 	})
 }
 

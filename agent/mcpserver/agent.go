@@ -70,7 +70,9 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 	}
 	events, unsub := s.opts.Runner.Subscribe("", 256) // before Start: no event is missed
 	defer unsub()
-	t, err := s.opts.Runner.Start(context.WithoutCancel(c.ctx), a.Goal, tab)
+	// The goal is the client's model's words, not the person's: it names no site, value or
+	// file for the safety gate and approves nothing.
+	t, err := s.opts.Runner.StartWith(context.WithoutCancel(c.ctx), task.StartRequest{Goal: a.Goal, Tab: tab, Conversation: true, ModelGoal: true})
 	if err != nil {
 		return nil, fmt.Errorf("run_task: %w", err)
 	}
@@ -120,7 +122,15 @@ func (s *Server) runTask(c *call) (*mcp.CallToolResult, error) {
 				go s.elicit(c.ctx, c, t.ID, ev)
 			case task.EventConfirmation:
 				if ev.Step != nil && ev.Step.Confirmation != nil {
-					// the person answers, never the client's model
+					// the person answers, never the client's model: through the client where
+					// it can ask them, else in the side panel, where the task waits
+					if !canElicit(c) {
+						cur, err := s.opts.Runner.Get(c.ctx, t.ID)
+						if err != nil {
+							return nil, err
+						}
+						return confirmWaitingResult(cur, ev.Step), nil
+					}
 					if s.askPerson(c, ev.Step.Confirmation) {
 						_ = s.opts.Runner.Confirm(t.ID, ev.Step.ID, true)
 					} else {

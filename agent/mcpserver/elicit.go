@@ -75,6 +75,17 @@ func (s *Server) elicit(ctx context.Context, c *call, taskID string, ev task.Eve
 	}
 }
 
+// confirmWaitingResult is run_task's result for a client without elicitation when the
+// safety gate holds a step of the task: the task waits for the person's answer in the side
+// panel (or over the HTTP API with the secret); the client's model cannot give it.
+func confirmWaitingResult(t *task.Task, st *task.Step) *mcp.CallToolResult {
+	cf := st.Confirmation
+	res := text("Task %s is waiting for the user's approval to %s (%s). A tool call cannot approve it: tell the user; they approve or decline it in the tabrelay side panel (or with POST /api/tasks/%s/confirm {\"stepId\":%q,\"approve\":true}, which needs tabrelay's secret). GET /api/tasks/%s shows how it ends.",
+		t.ID, cf.Prompt, cf.Reason, t.ID, st.ID, t.ID)
+	res.IsError = true
+	return res
+}
+
 // waitingResult is run_task's result for a client without elicitation when the task stops to
 // wait for the user: the task goes on waiting, and the text says how to answer.
 func waitingResult(t *task.Task, ev task.Event) *mcp.CallToolResult {

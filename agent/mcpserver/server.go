@@ -31,6 +31,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/skills"
@@ -214,6 +215,9 @@ type session struct {
 	// told is the page summary (snapshot.Snapshot.Header) last given of each tab, which a
 	// snapshot of the same page need not repeat.
 	told map[string]string
+	// bound is the session's boundary for the safety gate: the client's model's words name
+	// no site, so its sites are the tab's it started on and those the person approved.
+	bound *gate.Task
 }
 
 // Admit counts the sessions the MCP servers hold and, beyond MaxSessions, ends those idle the
@@ -296,7 +300,7 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	if st := s.sessions[ss]; st != nil {
 		return st
 	}
-	st := &session{seen: map[string]*snapshot.Snapshot{}, told: map[string]string{}}
+	st := &session{seen: map[string]*snapshot.Snapshot{}, told: map[string]string{}, bound: gate.NewTask("", nil)}
 	s.sessions[ss] = st
 	if ss != nil {
 		go func() {
@@ -368,7 +372,8 @@ type tool struct {
 func (s *Server) handler(t *tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.touch(req.Session)
-		c := &call{srv: s, ctx: ctx, req: req, st: s.session(req.Session), args: req.Params.Arguments}
+		st := s.session(req.Session)
+		c := &call{srv: s, ctx: gate.WithTask(ctx, st.bound), req: req, st: st, args: req.Params.Arguments}
 		res, err := t.run(s, c)
 		if err != nil {
 			s.opts.Log.Debug().Str("tool", t.def.Name).Err(err).Msg("mcp tool error")

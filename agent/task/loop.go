@@ -797,7 +797,7 @@ func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Resu
 	if l.named != nil {
 		grants.Name(l.named.Kind, l.named.Ref, l.named.Level)
 	}
-	ctx := gate.With(l.ctx, gate.Request{Who: gate.Agent, Goal: l.rn.task.Goal, Grants: grants})
+	ctx := gate.With(l.ctx, gate.Request{Who: gate.Agent, Goal: l.rn.words, Grants: grants})
 	for asked := 0; ; asked++ {
 		out, err := l.opts.Browser.Act(ctx, tab, a)
 		var held *gate.ConfirmError

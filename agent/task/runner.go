@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -107,6 +108,9 @@ type run struct {
 	// answers are the questions and hand-overs waiting, by id: an answer's text (empty for
 	// a Continue).
 	answers map[string]chan string
+	// words are the person's own words the task was started with, for the safety gate (""
+	// when the goal is a model's: StartRequest.ModelGoal)
+	words string
 }
 
 func newRun(t *Task, cancel context.CancelCauseFunc) *run {
@@ -175,6 +179,10 @@ type StartRequest struct {
 	// Conversation makes the task a turn of the tab's conversation: it sees the earlier
 	// turns, and later tasks in the tab see it. Only requests of the user should be turns.
 	Conversation bool
+	// ModelGoal marks Goal as a model's words (an MCP client's run_task), not the person's:
+	// the task does it, but the safety gate counts none of it as the person's (it names no
+	// site, value or file, and approves nothing); the steps it holds go to the person.
+	ModelGoal bool
 }
 
 // Start creates a task for the user's request goal on tab tabID ("" for the active tab), as
@@ -239,6 +247,9 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(r.base, func() { cancel(errClosed) })
 	rn := newRun(t, cancel)
+	if !req.ModelGoal {
+		rn.words = goal
+	}
 	var turns []*Task
 	var restored *storedConversation
 	if req.Conversation && tabID != "" {
@@ -271,7 +282,7 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 		defer close(rn.done)
 		defer stop()
 		defer cancel(nil)
-		tctx, tcancel := context.WithCancelCause(ctx)
+		tctx, tcancel := context.WithCancelCause(gate.WithTask(ctx, gate.NewTask(rn.words, r.opts.AllowedSites)))
 		defer tcancel(nil)
 		clock := startClock(r.opts.Timeout, func() { tcancel(errTimeout) })
 		defer clock.stop()

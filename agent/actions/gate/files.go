@@ -56,6 +56,15 @@ func (g *Gate) upload(files []string, r Request) Decision {
 					Detail: fmt.Sprintf("%s is %s; tabrelay never uploads it", f, why)}
 			}
 		}
+		switch other, why, unsure := g.linkedPrivate(real); {
+		case why != "":
+			return Decision{Verdict: Block, Level: Grave, Reason: ReasonUpload,
+				Detail: fmt.Sprintf("%s is the same file as %s, %s; tabrelay never uploads it", f, other, why)}
+		case unsure:
+			// it has other names, not all found: the person decides, whoever named it
+			ask = append(ask, abs+" (a file with other names, not all found)")
+			continue
+		}
 		if !g.namedFile(abs, real, r) {
 			ask = append(ask, abs)
 		}

@@ -51,12 +51,32 @@ const (
 type Request struct {
 	// Who asks (the zero value, Agent, is judged).
 	Who Who
-	// Goal is the user's own words: values, paths and verbs it names count as the user's.
+	// Goal is the person's own words (the side panel, `tabrelay run`, the CLI, the HTTP API
+	// called with the secret): values, paths, sites and verbs it names count as the person's.
+	// A model's words (an MCP client's goal or arguments) are never put here: they name and
+	// approve nothing.
 	Goal string
 	// Grants are the approvals the requester holds (nil: none).
 	Grants *Grants
 	// Picked are files the user picked in the panel for this task.
 	Picked []string
+	// Task is the task's boundary: its sites and what it read (nil: the context's, see
+	// WithTask; a request with none is judged without a boundary).
+	Task *Task
+}
+
+type taskKey struct{}
+
+// WithTask returns ctx carrying the task boundary t: the action service records what the
+// reads under ctx see (Task.Read) and the gate judges the actions under it against t.
+func WithTask(ctx context.Context, t *Task) context.Context {
+	return context.WithValue(ctx, taskKey{}, t)
+}
+
+// TaskFrom returns the task boundary ctx carries (nil when none).
+func TaskFrom(ctx context.Context) *Task {
+	t, _ := ctx.Value(taskKey{}).(*Task)
+	return t
 }
 
 type requestKey struct{}
@@ -73,7 +93,10 @@ func With(ctx context.Context, r Request) context.Context {
 func From(ctx context.Context) Request {
 	r, ok := ctx.Value(requestKey{}).(Request)
 	if !ok {
-		return Request{Who: Agent}
+		r = Request{Who: Agent}
+	}
+	if r.Task == nil {
+		r.Task = TaskFrom(ctx)
 	}
 	return r
 }
@@ -100,6 +123,8 @@ type Action struct {
 	Accept bool
 	// Modifiers are a press's held modifiers ("Control", "Alt", "Meta", "Shift").
 	Modifiers []string
+	// URL is the absolute URL a navigate or open goes to.
+	URL string
 }
 
 // Control is a button of an element's form or dialog: what it shows and its other names.
@@ -151,6 +176,8 @@ type Element struct {
 	Opens bool `json:"opens"`
 	// Multiline is true for a textarea or an editable region: Enter there may only add a line.
 	Multiline bool `json:"multiline"`
+	// URL is the URL of the element's own document: the page's, or a frame's.
+	URL string `json:"url"`
 }
 
 // Proposal is an action about to run and what it touches.
@@ -329,6 +356,11 @@ func New(opts Options) *Gate {
 // the approval is used up.
 func (g *Gate) Check(p Proposal, r Request) Decision {
 	d := g.judge(p, r)
+	if r.Who != Caller {
+		if b := g.boundary(p, r); b.Level > d.Level {
+			d = b
+		}
+	}
 	d.Step = describe(p)
 	d.Digest = digest(p)
 	switch {
@@ -344,6 +376,7 @@ func (g *Gate) Check(p Proposal, r Request) Decision {
 		}
 		if r.Grants.use(d, p.Action.Kind, ref) {
 			d.Verdict, d.Approved = Allow, true
+			approvedBoundary(d, p, r.Task)
 		} else {
 			d.Verdict = Confirm
 		}
@@ -824,6 +857,9 @@ func describe(p Proposal) string {
 	if a.Key != "" {
 		fmt.Fprintf(&b, " key %s", strings.Join(append(append([]string(nil), a.Modifiers...), a.Key), "+"))
 	}
+	if a.URL != "" {
+		fmt.Fprintf(&b, " to %s", clip(a.URL, 200))
+	}
 	if a.Submit {
 		b.WriteString(" and press Enter")
 	}
@@ -837,7 +873,7 @@ func describe(p Proposal) string {
 func digest(p Proposal) string {
 	h := sha256.New()
 	a := p.Action
-	fmt.Fprintf(h, "%q %q %q %v %q %v %q %v %q\n", a.Kind, a.Key, a.Text, a.Submit, a.Values, a.Checked, a.Files, a.Accept, a.Modifiers)
+	fmt.Fprintf(h, "%q %q %q %v %q %v %q %v %q %q\n", a.Kind, a.Key, a.Text, a.Submit, a.Values, a.Checked, a.Files, a.Accept, a.Modifiers, a.URL)
 	for _, el := range []*Element{p.Element, p.Target} {
 		if el == nil {
 			fmt.Fprintln(h, "-")
