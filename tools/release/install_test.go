@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -81,7 +82,7 @@ func TestReadmeLinuxInstallBlocks(t *testing.T) {
 // test runs as root, else a login shell with an empty environment and a HOME made from
 // /etc/skel. Then a new login shell of that account runs the lines the README gives next
 // (`tabrelay version`, `tabrelay extension --out …`; not the server), which must find tabrelay
-// on its PATH.
+// on its PATH. With a binary that does not match SHA256SUMS, the same lines install nothing.
 func TestReadmeLinuxInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a release binary (minutes): skipped with -short")
@@ -147,7 +148,29 @@ func TestReadmeLinuxInstall(t *testing.T) {
 	if !strings.Contains(out, version) {
 		t.Errorf("tabrelay version did not say %s", version)
 	}
+
+	// a download that does not match SHA256SUMS is not installed
+	bin := filepath.Join(dist, tg.BinaryName())
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh = freshAccount(t)
+	out, _ = sh("set -e\n" + script) // the check guards the install with &&, which set -e lets fail
+	if want := "tabrelay-linux-" + runtime.GOARCH + ": FAILED"; !strings.Contains(out, want) {
+		t.Errorf("the checksum check of a changed binary did not print %q:\n%s", want, out)
+	}
+	if _, err := sh("test -e ~/.local/bin/tabrelay"); err == nil {
+		t.Errorf("a binary that does not match SHA256SUMS was installed:\n%s", out)
+	}
 }
+
+// fresh counts the accounts made, for their names.
+var fresh atomic.Int32
 
 // tlog writes the release build's progress lines to the test log.
 type tlog struct{ t *testing.T }
@@ -162,12 +185,13 @@ func (l tlog) Write(p []byte) (int, error) {
 // returning the combined output.
 func freshAccount(t *testing.T) func(script string) (string, error) {
 	t.Helper()
+	accounts := int(fresh.Add(1))
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, errUA := exec.LookPath("useradd"); u.Uid == "0" && errUA == nil {
-		name := fmt.Sprintf("trinst%d", os.Getpid()%100000)
+		name := fmt.Sprintf("trinst%d%c", os.Getpid()%100000, 'a'+accounts)
 		if out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/bash", name).CombinedOutput(); err != nil {
 			t.Fatalf("useradd %s: %v\n%s", name, err, out)
 		}
