@@ -77,8 +77,10 @@ func partSkip() (string, error) {
 	return "^(" + strings.Join(others, "|") + ")$", nil
 }
 
-// testFuncs returns the package's test functions and the length of each in lines, read from
-// the _test.go files beside this one.
+// testFuncs returns the package's test functions, read from the _test.go files beside this
+// one, each with its weight: the lines of the test and of every function and method of the
+// package it calls, directly or not (a table-driven test of a few lines that runs a long scenario
+// weighs what the scenario does).
 func testFuncs() (map[string]int, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
@@ -89,7 +91,8 @@ func testFuncs() (map[string]int, error) {
 		return nil, err
 	}
 	fset := token.NewFileSet()
-	tests := map[string]int{}
+	decls := map[string][]*ast.FuncDecl{} // functions and methods by name (a call names no type)
+	var tests []*ast.FuncDecl
 	for _, path := range files {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -97,13 +100,47 @@ func testFuncs() (map[string]int, error) {
 		}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Name.Name == "TestMain" || fd.Type.Params.NumFields() != 1 {
+			if !ok || fd.Body == nil {
 				continue
 			}
-			tests[fd.Name.Name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+			decls[fd.Name.Name] = append(decls[fd.Name.Name], fd)
+			if fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && fd.Name.Name != "TestMain" && fd.Type.Params.NumFields() == 1 {
+				tests = append(tests, fd)
+			}
 		}
 	}
-	return tests, nil
+	lines := func(fd *ast.FuncDecl) int { return fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1 }
+	weights := map[string]int{}
+	for _, test := range tests {
+		seen := map[*ast.FuncDecl]bool{test: true}
+		todo := []*ast.FuncDecl{test}
+		for len(todo) > 0 {
+			fd := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			weights[test.Name.Name] += lines(fd)
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var name string
+				switch fn := call.Fun.(type) {
+				case *ast.Ident:
+					name = fn.Name
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				}
+				for _, callee := range decls[name] {
+					if !seen[callee] && !strings.HasPrefix(callee.Name.Name, "Test") {
+						seen[callee] = true
+						todo = append(todo, callee)
+					}
+				}
+				return true
+			})
+		}
+	}
+	return weights, nil
 }
 
 // partition puts each test in one of n parts (0 … n-1), the longest first, each into the part
@@ -139,8 +176,7 @@ func selectPart() error {
 }
 
 // TestPartsCoverEveryTest: for 1 to 4 parts, each test function is in exactly one part, every
-// part is used when there are at least as many tests, and the parts' lengths are within the
-// longest test of each other.
+// part is used, and the parts' weights are within the heaviest test of each other.
 func TestPartsCoverEveryTest(t *testing.T) {
 	tests, err := testFuncs()
 	if err != nil {
