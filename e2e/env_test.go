@@ -26,6 +26,7 @@ import (
 	"github.com/tabrelay/tabrelay/e2e/fixtures"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -100,6 +101,10 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if err := selectPart(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 	startIdleScenario()
 	code := m.Run()
 	if sharedEnv != nil {
@@ -191,7 +196,7 @@ func startEnvWith(hub relay.HubOptions, opts ...func(*browser.Options)) (_ *env,
 	if err = e.startRelay("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(60*time.Second))
 	defer cancel()
 	log := zerolog.Nop()
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
@@ -262,7 +267,7 @@ func (e *env) pageURL(marker string) string {
 // share opens url in a new tab and shares it by clicking the toolbar button.
 func (e *env) share(t *testing.T, url string) browser.Tab {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(30*time.Second))
 	defer cancel()
 	tab, err := e.b.ShareURL(ctx, url)
 	if err != nil {
@@ -309,7 +314,7 @@ func (e *env) listedIDs(t *testing.T) map[string]listed {
 func (e *env) tabOpen(t *testing.T, tab browser.Tab) bool {
 	t.Helper()
 	var ok bool
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	defer cancel()
 	if err := e.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(() => true, () => false)`, tab.TabID), &ok); err != nil {
 		t.Fatal(err)
@@ -317,9 +322,11 @@ func (e *env) tabOpen(t *testing.T, tab browser.Tab) bool {
 	return ok
 }
 
-// eventually polls cond until it holds or the timeout passes.
+// eventually polls cond until it holds or the timeout, scaled for the machine
+// (testlimit.Scale), passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	timeout = testlimit.Scale(timeout)
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for {

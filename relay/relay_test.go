@@ -18,6 +18,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/internal/secret"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/relay"
 	"github.com/tabrelay/tabrelay/relay/relaytest"
 	"github.com/tabrelay/tabrelay/relay/wire"
@@ -124,13 +125,15 @@ func (e *env) waitFor(what string, cond func() bool) {
 	e.waitWithin(30*time.Second, what, cond)
 }
 
-// waitWithin polls cond until it holds, failing the test after d.
+// waitWithin polls cond until it holds, failing the test after d scaled for the machine
+// (testlimit.Scale).
 func (e *env) waitWithin(d time.Duration, what string, cond func() bool) {
 	e.t.Helper()
+	d = testlimit.Scale(d)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
+			e.t.Fatalf("timed out waiting for %s (%v)", what, d)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -171,7 +174,7 @@ func attach(t *testing.T, c *cdpclient.Client, targetID string) string {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	t.Cleanup(cancel)
 	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -43,7 +44,7 @@ func stalledClient(e *env, tab string) (*websocket.Conn, string) {
 // requestScreenshots asks for n screenshots of kib KiB each on session sid without reading the
 // answers; it returns how many requests went out (the relay stops reading a client it cut).
 func requestScreenshots(conn *websocket.Conn, sid string, n, kib int) int {
-	wctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	wctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(20*time.Second))
 	defer cancel()
 	for i := 0; i < n; i++ {
 		msg := fmt.Sprintf(`{"id":%d,"method":"Page.captureScreenshot","sessionId":"%s","params":{"quality":%d}}`, i+2, sid, kib)
@@ -54,10 +55,12 @@ func requestScreenshots(conn *websocket.Conn, sid string, n, kib int) int {
 	return n
 }
 
-// readUntilClosed reads everything the relay still sends and returns how the socket ended.
+// readUntilClosed reads everything the relay still sends and returns how the socket ended
+// (reading 48 MiB through the race detector on a busy machine can take minutes: the limit is
+// scaled for the machine).
 func readUntilClosed(t *testing.T, conn *websocket.Conn) websocket.CloseError {
 	t.Helper()
-	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	rctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(30*time.Second))
 	defer cancel()
 	for {
 		if _, _, err := conn.Read(rctx); err != nil {
@@ -116,7 +119,7 @@ func TestSlowReaderClosedWith1008(t *testing.T) {
 			e := newEnvWith(t, func(o *relay.Options) {
 				// reading 48 MiB through the race detector on a loaded machine can take longer
 				// than the default grace to take the message being written
-				o.CutGrace = time.Minute
+				o.CutGrace = testlimit.Scale(time.Minute)
 				tc.opts(o)
 			})
 			e.share(tabA, "https://a.example/")
@@ -151,7 +154,7 @@ func TestQueueBudgetAcrossClients(t *testing.T) {
 	const budget = 12 << 20
 	e := newEnvWith(t, func(o *relay.Options) {
 		o.Hub.MaxQueueBytes, o.Hub.MaxQueueTotalBytes = 64<<20, budget
-		o.CutGrace = time.Minute // a loaded machine may take seconds to get to reading the cut client
+		o.CutGrace = testlimit.Scale(time.Minute) // a loaded machine may take seconds to get to reading the cut client
 	})
 	e.share(tabA, "https://a.example/")
 	type stalled struct {

@@ -281,13 +281,17 @@ func (fb *fastPathBench) awaitTask(id string) (t *task.Task, confirms int, err e
 	}
 }
 
-// miniwobDefault is where the development set lives, relative to the module root.
+// miniwobPath is where the repository carries the development set, relative to the module root
+// (its LICENSE and README beside the pages).
+const miniwobPath = "e2e/bench/miniwob"
+
+// miniwobDefault is the development set the repository carries.
 func miniwobDefault() string {
 	root, err := moduleRoot()
 	if err != nil {
-		return filepath.Join("..", "shared", "benchmarks", "miniwob")
+		return filepath.FromSlash(miniwobPath)
 	}
-	return filepath.Join(root, "..", "shared", "benchmarks", "miniwob")
+	return filepath.Join(root, filepath.FromSlash(miniwobPath))
 }
 
 // confirmPrompts lists what the task's steps asked a person to confirm.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
@@ -318,7 +319,9 @@ func (e *Extension) AttachChild(targetID, childSession, childTarget, url string)
 func (e *Extension) SendRaw(b []byte) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	// a frame of tens of MiB, read by a relay under the race detector on a busy machine, can
+	// take longer than 10 s to go through; a write cut by its deadline closes the socket
+	ctx, cancel := context.WithTimeout(e.ctx, testlimit.Scale(10*time.Second))
 	defer cancel()
 	return e.conn.Write(ctx, websocket.MessageText, b)
 }
