@@ -26,8 +26,9 @@ func TestConsoleHelpersLikeChrome(t *testing.T) {
 		var out []string
 		for _, cli := range []bool{true, false} {
 			for _, expr := range []string{
-				"typeof $x", "typeof $", "typeof $$", "typeof inspect", "typeof copy", "typeof keys", "typeof monitorEvents",
-				"$x('//h1').length", "$$('p').length > 0", "$('h1') === document.querySelector('h1')",
+				"typeof $x", "typeof $", "typeof $$", "typeof keys", "typeof values", "typeof dir", "typeof table",
+				"$x('//h1').length", "$x('//h1')[0].textContent", "$x('count(//h1)')", "$$('a').length === document.links.length",
+				"$('h1') === document.querySelector('h1')", "keys({a: 1, b: 2}).join()", "var helpersVar = 7; helpersVar",
 			} {
 				var r struct {
 					Result struct {
@@ -45,8 +46,25 @@ func TestConsoleHelpersLikeChrome(t *testing.T) {
 				out = append(out, fmt.Sprintf("commandLineAPI=%v %s: %s %s", cli, expr, cdpOutcome(err), got))
 			}
 		}
+		// A name the page defines itself wins over the helper, as in Chrome.
+		for _, expr := range []string{"window.$ = () => 'page'; 0", "$('h1')", "typeof $x"} {
+			out = append(out, fmt.Sprintf("page defines $: %s: %s", expr, evalOutcomeCLI(ctx, c, sid, expr)))
+		}
 		return out
 	})
+}
+
+// evalOutcomeCLI evaluates expr with the console helpers and returns its value or what failed.
+func evalOutcomeCLI(ctx context.Context, c *cdpclient.Client, sid, expr string) string {
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+	}
+	if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "includeCommandLineAPI": true}, &r); err != nil {
+		return cdpOutcome(err)
+	}
+	return fmt.Sprint(r.Result.Value)
 }
 
 // countingSite serves a small page and counts the requests for each path.
