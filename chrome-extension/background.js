@@ -21,6 +21,7 @@
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
 //   worker-downloads.js downloads started in shared tabs, reported to the relay
 //   worker-permissions.js site permissions clients set, as the extension's content settings
+//   worker-navigate.js  Page.navigate answered as Chrome's when the navigation ends the session
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
 // chrome.storage.session; settings (relayAddr, token, tabGroup, onDemand) live in
@@ -34,6 +35,7 @@ import { connect, ensureConnected, restartConnection, setStopped } from './worke
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
 import { clearPermissions } from './worker-permissions.js';
+import { forgetNavigationErrors, onNavigationError } from './worker-navigate.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
 /** @typedef {import('./worker-state.js').SharedTab} SharedTab */
@@ -70,9 +72,11 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   void withReady(() => shareOpened(d.tabId, d.sourceTabId));
 });
 
+chrome.webNavigation.onErrorOccurred.addListener(onNavigationError);
+
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => { void withReady(() => onTabUpdated(tabId, change, tab)); });
 
-chrome.tabs.onRemoved.addListener((tabId) => { void withReady(() => onTabRemoved(tabId)); });
+chrome.tabs.onRemoved.addListener((tabId) => { forgetNavigationErrors(tabId); void withReady(() => onTabRemoved(tabId)); });
 
 // The group is the boundary of what is shared, however a tab gets into it (or out of it).
 chrome.tabs.onCreated.addListener((tab) => { if (tab.id !== undefined) void withReady(() => onTabAppeared(/** @type {number} */ (tab.id), false)); });

@@ -7,6 +7,7 @@ import * as P from './protocol.js';
 import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
 import { applyPermissions } from './worker-permissions.js';
+import { navigate } from './worker-navigate.js';
 import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
 import { outgoing, state } from './worker-state.js';
 import { errorText } from './worker-util.js';
@@ -31,7 +32,7 @@ const byTarget = new Map();
  */
 export function handleCDP(ws, msg, received) {
   const rec = sharedOrNull(msg.targetId);
-  if (!rec || !rec.attached || rec.op) {
+  if (!rec || !rec.attached || rec.op || (msg.method === 'Page.navigate' && !msg.sessionId)) {
     void handleRequest(ws, msg, received);
     return;
   }
@@ -88,7 +89,9 @@ async function dispatch(msg, trace) {
       // waits for the same attach)
       if (!rec.attached || rec.op) await ensureAttached(rec);
       if (trace) trace.called = performance.now();
-      const result = await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
+      const result = msg.method === 'Page.navigate' && !msg.sessionId
+        ? await navigate(rec, msg.params)
+        : await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
       if (trace) trace.answered = performance.now();
       return result ?? {};
     }

@@ -290,22 +290,30 @@ export async function handleDetach(source, reason) {
     return;
   }
   if (reason === 'target_closed') {
-    // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
-    await sleep(100);
-    if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
-    if (tab && state.shared.get(tabId) === rec) {
-      try {
-        await reattach(rec);
-        return;
-      } catch (e) {
-        // The tab went where the debugger may not follow (a chrome:// page, another
-        // extension's page): say so on the tab until it navigates again.
-        console.warn('tabrelay: re-attach failed', tabId, e);
-        if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
+    // The re-attach takes the tab's turn at once, so that commands wait for it (rather than
+    // fail with "Debugger is not attached") and a navigation that ended the session finds the
+    // tab attached again (worker-navigate.js).
+    /** @type {string} */
+    let gone = '';
+    await turn(rec, async () => {
+      // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
+      await sleep(100);
+      if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
+      const tab = await chrome.tabs.get(tabId).catch(() => null);
+      if (tab && state.shared.get(tabId) === rec) {
+        try {
+          await reattach(rec);
+          return;
+        } catch (e) {
+          // The tab went where the debugger may not follow (a chrome:// page, another
+          // extension's page): say so on the tab until it navigates again.
+          console.warn('tabrelay: re-attach failed', tabId, e);
+          if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
+        }
       }
-    }
-    await unshare(rec, tab ? P.Reason.DETACHED : P.Reason.CLOSED, { detach: false });
+      gone = tab ? P.Reason.DETACHED : P.Reason.CLOSED;
+    });
+    if (gone) await unshare(rec, gone, { detach: false });
     return;
   }
   await unshare(rec, P.Reason.DETACHED, { detach: false });

@@ -148,6 +148,14 @@ func TestNavigateErrorsLikeChrome(t *testing.T) {
 				// the session may be gone: attach anew so the next step is comparable
 				sid = attachPage(t, ctx, c, pageTarget)
 			}
+			// The way back: a navigation to a page that loads. (Chrome can also evaluate in its
+			// error page; chrome.debugger may not attach to one, on purpose.)
+			var back struct {
+				ErrorText string `json:"errorText"`
+			}
+			err = c.Call(ctx, sid, "Page.navigate", map[string]any{"url": home}, &back)
+			out = append(out, fmt.Sprintf("navigate back: %s errorText=%q", cdpOutcome(err), back.ErrorText))
+			waitEval(t, ctx, c, sid, fmt.Sprintf("location.href === %q && document.readyState === 'complete'", home))
 			out = append(out, "then evaluate: "+evalOutcome(ctx, c, sid, "1+1"))
 		}
 		return out
@@ -172,4 +180,15 @@ func evalOutcome(ctx context.Context, c *cdpclient.Client, sid, expr string) str
 		return cdpOutcome(err)
 	}
 	return fmt.Sprint(r.Result.Value)
+}
+
+// waitEval waits until expr evaluates to true in the session (errors count as not yet).
+func waitEval(t *testing.T, ctx context.Context, c *cdpclient.Client, sid, expr string) {
+	t.Helper()
+	for evalOutcome(ctx, c, sid, expr) != "true" {
+		if ctx.Err() != nil {
+			t.Fatalf("%s never held", expr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
