@@ -30,7 +30,7 @@
 import { refreshBadges, statusReport } from './worker-badge.js';
 import { createMenus, onCommand, onMenuClicked, onMessage } from './worker-commands.js';
 import { groupAllShared, onGroupRemoved, ungroupAllShared } from './worker-groups.js';
-import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
+import { attach, autoAttach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
@@ -171,7 +171,7 @@ async function init() {
         const info = await cdp(s.tabId, undefined, 'Target.getTargetInfo');
         rec.targetId = info.targetInfo.targetId;
         rec.children = new Map();
-        await cdp(s.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+        autoAttach(s.tabId);
         rec.reattached = true;
       } catch (e) {
         console.warn('tabrelay: could not restore tab', s.tabId, e);

@@ -83,7 +83,7 @@ export function shareTab(tabId, origin, opts = {}) {
         rec.attached = true;
         const info = await cdp(tabId, undefined, 'Target.getTargetInfo');
         rec.targetId = info.targetInfo.targetId;
-        await cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+        autoAttach(tabId);
       }
       const tab = await chrome.tabs.get(tabId);
       if (state.shared.get(tabId) !== rec) throw new Error('the tab went away while it was being shared');
@@ -172,7 +172,7 @@ export function ensureAttached(rec) {
       const tab = await chrome.tabs.get(rec.tabId);
       if (state.live) send(P.tabShared(wireTab(rec, tab)));
     }
-    await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+    autoAttach(rec.tabId);
     void persist();
     void refreshBadge(rec.tabId);
   });
@@ -332,7 +332,7 @@ async function reattach(rec) {
     if (state.live) send(P.tabUnshared(rec.targetId, rec.tabId, P.Reason.DETACHED));
     rec.targetId = targetId;
   }
-  await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+  autoAttach(rec.tabId);
   const tab = await chrome.tabs.get(rec.tabId);
   rec.ready = true;
   rec.reattached = true;
@@ -369,6 +369,18 @@ export function wireTab(rec, tab) {
 /** @param {SharedTab} rec @returns {P.WireChild[]} */
 export function childrenOf(rec) {
   return [...rec.children].map(([sessionId, targetInfo]) => ({ sessionId, targetInfo }));
+}
+
+/**
+ * Turns on flat auto-attach for a tab's child targets (out-of-process iframes, workers). Its
+ * answer is not awaited: Chrome gives it only once the page's renderer answers, which a page
+ * behind a JavaScript dialog or a busy script does not, and nothing may wait on such a page
+ * (the command still takes effect in order, before any later command of the tab).
+ * @param {number} tabId
+ */
+export function autoAttach(tabId) {
+  cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true })
+    .catch((e) => console.warn('tabrelay: auto-attach', tabId, errorText(e)));
 }
 
 /**

@@ -1,0 +1,189 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/snapshot"
+)
+
+// A page that cannot answer. Attaching to a tab enables the Page domain, which the page's
+// renderer answers; a page blocked by a JavaScript dialog (alert, confirm, prompt, a "leave
+// site?" prompt) or by a script that never yields does not, and Chrome does not tell a debugger
+// that attached after a dialog opened about it (Page.javascriptDialogOpening went to the
+// sessions that had Page on then; Page.handleJavaScriptDialog answers "No dialog is showing"
+// elsewhere). So the service does not wait out its timeout on such a page: when attaching
+// takes longer than attachWait, it asks the page directly (probeBlocked) and fails at once with
+// a BlockedError saying what blocks and the way out. The dialog action is that way out for a
+// dialog: it answers the dialog when the tab's debugger session can, and otherwise reloads the
+// page, the one thing that closes a dialog no debugger can answer (closeBlockingDialog).
+
+// ErrPageBusy is wrapped by errors returned while a script keeps a tab's page from answering.
+var ErrPageBusy = errors.New("the page does not answer")
+
+// BlockedError says that tab TargetID's page cannot answer and why. It wraps
+// snapshot.ErrDialogOpen when a JavaScript dialog blocks it, else ErrPageBusy.
+type BlockedError struct {
+	TargetID string
+	// Dialog: a JavaScript dialog blocks the page (else a busy script, or a paused debugger).
+	Dialog bool
+}
+
+func (e *BlockedError) Error() string {
+	if e.Dialog {
+		return fmt.Sprintf("%v in tab %s (an alert, confirm, prompt or \"leave site?\" prompt) that opened while nothing drove the tab: "+
+			"its text cannot be read, and the page answers nothing until it closes; "+
+			"the dialog action closes it (by reloading the page: Chrome lets no debugger that came later answer such a dialog)",
+			snapshot.ErrDialogOpen, e.TargetID)
+	}
+	return fmt.Sprintf("%v: tab %s does not answer within %v: a script keeps its page busy (or the page is paused in a debugger); "+
+		"wait and try again, or reload the tab in the browser", ErrPageBusy, e.TargetID, attachWait+probeWait)
+}
+
+// Is makes errors.Is(err, snapshot.ErrDialogOpen) or errors.Is(err, ErrPageBusy) hold.
+func (e *BlockedError) Is(target error) bool {
+	if e.Dialog {
+		return target == snapshot.ErrDialogOpen
+	}
+	return target == ErrPageBusy
+}
+
+const (
+	// attachWait is how long attaching to a tab may take before the service asks why.
+	attachWait = 3 * time.Second
+	// probeWait bounds each question of probeBlocked.
+	probeWait = 1500 * time.Millisecond
+)
+
+// attach is snapshot.Attach, failing with a *BlockedError instead of waiting when the page
+// cannot answer.
+func (s *Service) attach(ctx context.Context, targetID string) (*snapshot.Tab, error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type attached struct {
+		tab *snapshot.Tab
+		err error
+	}
+	done := make(chan attached, 1)
+	go func() {
+		tab, err := snapshot.Attach(actx, s.c, targetID)
+		done <- attached{tab, err}
+	}()
+	wait := time.NewTimer(attachWait)
+	defer wait.Stop()
+	select {
+	case a := <-done:
+		return a.tab, a.err
+	case <-wait.C:
+	}
+	blocked := s.probeBlocked(ctx, targetID)
+	if blocked == nil {
+		a := <-done // the page answers: attaching is only slow
+		return a.tab, a.err
+	}
+	cancel()
+	if a := <-done; a.err == nil {
+		_ = a.tab.Close(context.WithoutCancel(ctx)) // it made it after all: let it go, report the block
+	}
+	return nil, blocked
+}
+
+// probeBlocked asks tab targetID's page whether it can answer: nil when it does; else a
+// *BlockedError whose Dialog says whether a JavaScript dialog blocks it. Chrome ignores input
+// while a dialog is up (the input command answers at once) but holds it for a busy page (it
+// waits with everything else). Each question has a session of its own: a session's answers
+// come in order, so an unanswered evaluate would hold back the input's answer.
+func (s *Service) probeBlocked(ctx context.Context, targetID string) *BlockedError {
+	ask := func(method string, params any) (answered, ok bool) {
+		sid, done, err := s.probeSession(ctx, targetID)
+		if err != nil {
+			return false, false // cannot tell
+		}
+		defer done()
+		pctx, cancel := context.WithTimeout(ctx, probeWait)
+		defer cancel()
+		return s.c.Call(pctx, sid, method, params, nil) == nil, true
+	}
+	if answered, ok := ask(runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "0"}); answered || !ok {
+		return nil // the page answers, or there is no telling: let the attach go on
+	}
+	// A move to the viewport's corner: dropped while a dialog is up; a busy page gets it late.
+	dialog, _ := ask(input.CommandDispatchMouseEvent, &input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved})
+	return &BlockedError{TargetID: targetID, Dialog: dialog}
+}
+
+// probeSession attaches a flat session to tab targetID for a few commands; done detaches it.
+func (s *Service) probeSession(ctx context.Context, targetID string) (sid string, done func(), err error) {
+	var at target.AttachToTargetResult
+	actx, cancel := context.WithTimeout(ctx, probeWait)
+	defer cancel()
+	if err := s.c.Call(actx, "", target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: target.ID(targetID), Flatten: new(true)}, &at); err != nil {
+		return "", nil, err
+	}
+	return string(at.SessionID), func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeWait)
+		defer cancel()
+		_ = s.c.Call(dctx, "", target.CommandDetachFromTarget, &target.DetachFromTargetParams{SessionID: at.SessionID}, nil)
+	}, nil
+}
+
+// closeBlockingDialog runs the dialog action a on tab be.TargetID, whose page a JavaScript
+// dialog blocks that the service could not attach past: it answers the dialog as asked when the
+// tab's debugger session can (the relay keeps the session that saw a dialog open), and
+// otherwise reloads the page to close it (the dialog then counts as dismissed). The safety gate
+// judges it as the dismissal it amounts to, or as the answer asked for.
+func (s *Service) closeBlockingDialog(ctx context.Context, be *BlockedError, a Action, p *Dialog) (*Result, error) {
+	accept := p.Accept == nil || *p.Accept
+	pageURL := s.targetInfo(ctx, be.TargetID).URL
+	var approved *gate.Decision
+	if req := gate.From(ctx); req.Who != gate.Caller {
+		prop := gate.Proposal{Action: gate.Action{Kind: "dialog", Accept: accept, Text: p.PromptText}, URL: pageURL}
+		var err error
+		if approved, err = s.opts.Gate.CheckAll([]gate.Proposal{prop}, req, func(d gate.Decision) {
+			if d.Level != gate.None {
+				s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
+					Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	sid, done, err := s.probeSession(ctx, be.TargetID)
+	if err != nil {
+		return nil, fmt.Errorf("close the dialog of tab %s: %w", be.TargetID, err)
+	}
+	defer done()
+	verb := "accepted"
+	if !accept {
+		verb = "dismissed"
+	}
+	if s.c.Call(ctx, sid, page.CommandHandleJavaScriptDialog, &page.HandleJavaScriptDialogParams{Accept: accept, PromptText: p.PromptText}, nil) == nil {
+		return &Result{Kind: a.Kind, TargetID: be.TargetID, Approved: approved, Message: verb + " the JavaScript dialog"}, nil
+	}
+	if err := s.c.Call(ctx, sid, page.CommandReload, &page.ReloadParams{}, nil); err != nil {
+		return nil, fmt.Errorf("close the dialog of tab %s by reloading the page: %w", be.TargetID, err)
+	}
+	// The page answers again once the dialog is gone and the new document runs.
+	for {
+		pctx, cancel := context.WithTimeout(ctx, probeWait)
+		err := s.c.Call(pctx, sid, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "0"}, nil)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("the page of tab %s was reloaded to close its dialog but does not answer yet: %w", be.TargetID, ctx.Err())
+		}
+		time.Sleep(50 * time.Millisecond) // the new document's context may not exist yet
+	}
+	return &Result{Kind: a.Kind, TargetID: be.TargetID, URL: pageURL, Approved: approved,
+		Message: "closed the JavaScript dialog by reloading the page (it counts as dismissed): it had opened while nothing drove the tab, and Chrome lets no debugger that came later answer it; the page starts anew"}, nil
+}
