@@ -150,3 +150,86 @@ func TestDialogOpenedWhileDetached(t *testing.T) {
 		t.Fatalf("the page loaded %s times, want 2 (once, then the reload that closed the dialog)", loads)
 	}
 }
+
+// TestPausedDebuggerResumesWhenClientLeaves: a client pauses the page in the debugger and
+// leaves without resuming; the page runs again (the hub switches the Debugger domain off when
+// its last user leaves, which resumes it), and the agent's snapshot answers at once.
+func TestPausedDebuggerResumesWhenClientLeaves(t *testing.T) {
+	const detachAfter = 2 * time.Second
+	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{DetachAfter: detachAfter})
+	site := alertSite(t)
+	tab := ae.share(t, site.URL+"/alert?after=99999999")
+	ctx := t.Context()
+	c := ae.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	paused := c.Expect(sid, "Debugger.paused", nil)
+	if err := c.Call(ctx, sid, "Debugger.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "debugger; window.resumed = true"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := paused.Wait(ctx); err != nil {
+		t.Fatalf("the page did not pause: %v", err)
+	}
+	_ = c.Close() // the client leaves the page paused
+
+	var resumed bool
+	eventually(t, 10*time.Second, "the page runs again", func() (bool, string) {
+		ae.pageEval(t, tab, "window.resumed === true", &resumed)
+		return resumed, fmt.Sprint(resumed)
+	})
+	r, took := ae.timedCall(t, http.MethodGet, "/api/snapshot?tab="+tab.TargetID, nil)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `button "Go on"`) || took > answerLimit {
+		t.Fatalf("snapshot after the paused client left (%v): HTTP %d %s", took.Round(time.Millisecond), r.Status, r.Body)
+	}
+}
+
+// TestLeavePromptOpenedWhileDetached: a page with a beforeunload handler (and the user's
+// activation) is navigated away in the browser while its debugger is detached, and Chrome asks
+// "leave site?". No debugger can answer that prompt (Chrome's own endpoint cannot either, and a
+// reload does not close it): the agent's calls answer within seconds, and the dialog action
+// says to answer the prompt in the browser window.
+func TestLeavePromptOpenedWhileDetached(t *testing.T) {
+	const detachAfter = 2 * time.Second
+	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{DetachAfter: detachAfter})
+	site := alertSite(t)
+	tab := ae.share(t, site.URL+"/alert?after=99999999&leave=1")
+	ctx := t.Context()
+	c := ae.dialCDP(t, ctx)
+	sid := attachPage(t, ctx, c, tab.TargetID)
+	// the handler asks only after the user used the page (sticky activation)
+	if err := c.Call(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = '' }); 1", "userGesture": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	eventually(t, detachAfter+10*time.Second, "the tab's debugger is detached", func() (bool, string) {
+		att, _ := ae.debuggerAttached(t, ctx, tab.TargetID)
+		return !att, fmt.Sprint(att)
+	})
+	next := site.URL + "/alert?after=99999999&next=1"
+	ae.swDo(t, ctx, fmt.Sprintf(`chrome.tabs.update(%d, {url: %q}).then(() => true)`, tab.TabID, next))
+
+	for _, call := range []struct {
+		method, path string
+		body         any
+		want         string
+	}{
+		{http.MethodGet, "/api/snapshot?tab=" + tab.TargetID, nil, "the dialog action closes it"},
+		{http.MethodPost, "/api/act?tab=" + tab.TargetID, map[string]any{"kind": "dialog", "accept": true}, "answer it in the browser window"},
+	} {
+		r, took := ae.timedCall(t, call.method, call.path, call.body)
+		var body struct {
+			Error      string `json:"error"`
+			DialogOpen bool   `json:"dialogOpen"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		if r.Status != http.StatusConflict || !body.DialogOpen || !strings.Contains(body.Error, call.want) || took > answerLimit+reloadWaitE2E {
+			t.Fatalf("%s %s behind the leave prompt took %v: HTTP %d %s", call.method, call.path, took.Round(time.Millisecond), r.Status, r.Body)
+		}
+		t.Logf("%s %s: %v, HTTP %d %s", call.method, call.path, took.Round(time.Millisecond), r.Status, body.Error)
+	}
+}
+
+// reloadWaitE2E is the dialog action's wait for a reload to close a dialog (actions.reloadWait).
+const reloadWaitE2E = 5 * time.Second

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -41,7 +42,8 @@ func (e *BlockedError) Error() string {
 	if e.Dialog {
 		return fmt.Sprintf("%v in tab %s (an alert, confirm, prompt or \"leave site?\" prompt) that opened while nothing drove the tab: "+
 			"its text cannot be read, and the page answers nothing until it closes; "+
-			"the dialog action closes it (by reloading the page: Chrome lets no debugger that came later answer such a dialog)",
+			"the dialog action closes it (by reloading the page: Chrome lets no debugger that came later answer such a dialog; "+
+			"a \"leave site?\" prompt, which a reload does not close, must be answered in the browser window)",
 			snapshot.ErrDialogOpen, e.TargetID)
 	}
 	return fmt.Sprintf("%v: tab %s does not answer within %v: a script keeps its page busy (or the page is paused in a debugger); "+
@@ -61,6 +63,8 @@ const (
 	attachWait = 3 * time.Second
 	// probeWait bounds each question of probeBlocked.
 	probeWait = 1500 * time.Millisecond
+	// reloadWait is how long the dialog action waits for a reload to close a dialog.
+	reloadWait = 5 * time.Second
 )
 
 // attach is snapshot.Attach, failing with a *BlockedError instead of waiting when the page
@@ -156,34 +160,80 @@ func (s *Service) closeBlockingDialog(ctx context.Context, be *BlockedError, a A
 			return nil, err
 		}
 	}
+	verb := "accepted"
+	if !accept {
+		verb = "dismissed"
+	}
+	answer := func() error {
+		sid, done, err := s.probeSession(ctx, be.TargetID)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return s.c.Call(ctx, sid, page.CommandHandleJavaScriptDialog, &page.HandleJavaScriptDialogParams{Accept: accept, PromptText: p.PromptText}, nil)
+	}
+	if answer() == nil {
+		return &Result{Kind: a.Kind, TargetID: be.TargetID, Approved: approved, Message: verb + " the JavaScript dialog"}, nil
+	}
+	// No session can answer it: a navigation closes it. The watching session turns the Page
+	// domain on first (the browser does so at once; the answer waits for the page), so that a
+	// "leave site?" prompt the reload itself raises is told to it, and answered as asked:
+	// accepted, the page reloads; dismissed, it stays as it was.
 	sid, done, err := s.probeSession(ctx, be.TargetID)
 	if err != nil {
 		return nil, fmt.Errorf("close the dialog of tab %s: %w", be.TargetID, err)
 	}
 	defer done()
-	verb := "accepted"
-	if !accept {
-		verb = "dismissed"
+	events := make(chan string, 8)
+	unsub := s.c.Subscribe(func(e cdpclient.Event) {
+		if e.SessionID != sid {
+			return
+		}
+		switch e.Method {
+		case "Page.loadEventFired", "Page.javascriptDialogOpening", "Page.javascriptDialogClosed":
+			select {
+			case events <- e.Method:
+			default:
+			}
+		}
+	})
+	defer unsub()
+	// Their answers come after the page answers again: only the events are awaited.
+	if err := s.c.Send(ctx, sid, page.CommandEnable, nil); err != nil {
+		return nil, fmt.Errorf("close the dialog of tab %s: %w", be.TargetID, err)
 	}
-	if s.c.Call(ctx, sid, page.CommandHandleJavaScriptDialog, &page.HandleJavaScriptDialogParams{Accept: accept, PromptText: p.PromptText}, nil) == nil {
-		return &Result{Kind: a.Kind, TargetID: be.TargetID, Approved: approved, Message: verb + " the JavaScript dialog"}, nil
-	}
-	if err := s.c.Call(ctx, sid, page.CommandReload, &page.ReloadParams{}, nil); err != nil {
+	if err := s.c.Send(ctx, sid, page.CommandReload, &page.ReloadParams{}); err != nil {
 		return nil, fmt.Errorf("close the dialog of tab %s by reloading the page: %w", be.TargetID, err)
 	}
-	// The page answers again once the dialog is gone and the new document runs.
+	prompted := false
+	stuck := time.NewTimer(reloadWait)
+	defer stuck.Stop()
 	for {
-		pctx, cancel := context.WithTimeout(ctx, probeWait)
-		err := s.c.Call(pctx, sid, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "0"}, nil)
-		cancel()
-		if err == nil {
-			break
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the page of tab %s was reloaded to close its dialog but did not load: %w", be.TargetID, ctx.Err())
+		case <-stuck.C:
+			if !prompted {
+				// Chrome closes an alert, confirm or prompt when the page navigates, but not a
+				// "leave site?" prompt, which belongs to a navigation under way.
+				return nil, fmt.Errorf("%w in tab %s and it did not close when the page was reloaded: it is a \"leave site?\" prompt "+
+					"that opened while nothing drove the tab (someone navigated it in the browser); no debugger can answer it: answer it in the browser window",
+					snapshot.ErrDialogOpen, be.TargetID)
+			}
+		case m := <-events:
+			switch {
+			case m == "Page.javascriptDialogOpening" && !prompted:
+				prompted = true // the reload's own "leave site?" prompt
+				if err := answer(); err != nil {
+					return nil, fmt.Errorf("answer the \"leave site?\" prompt of tab %s: %w", be.TargetID, err)
+				}
+			case m == "Page.javascriptDialogClosed" && prompted && !accept:
+				return &Result{Kind: a.Kind, TargetID: be.TargetID, URL: pageURL, Approved: approved,
+					Message: "dismissed the \"leave site?\" prompt: the page stays as it was"}, nil
+			case m == "Page.loadEventFired":
+				return &Result{Kind: a.Kind, TargetID: be.TargetID, URL: pageURL, Approved: approved,
+					Message: "closed the JavaScript dialog by reloading the page (it counts as dismissed): it had opened while nothing drove the tab, and Chrome lets no debugger that came later answer it; the page starts anew"}, nil
+			}
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("the page of tab %s was reloaded to close its dialog but does not answer yet: %w", be.TargetID, ctx.Err())
-		}
-		time.Sleep(50 * time.Millisecond) // the new document's context may not exist yet
 	}
-	return &Result{Kind: a.Kind, TargetID: be.TargetID, URL: pageURL, Approved: approved,
-		Message: "closed the JavaScript dialog by reloading the page (it counts as dismissed): it had opened while nothing drove the tab, and Chrome lets no debugger that came later answer it; the page starts anew"}, nil
 }
