@@ -6,9 +6,11 @@
 // follow, for a moment), and the command fails with "Detached while handling command.". Then the
 // answer is built as Chrome's: the error comes from chrome.webNavigation.onErrorOccurred, and it
 // is given once the tab is attached again (handleDetach re-attaches it), so that the client's
-// next command finds the tab as Chrome's would.
+// next command finds the tab as Chrome's would. And a tab showing a page the debugger may not
+// attach to (Chrome's error page after a TLS error) still navigates: through chrome.tabs, the
+// debugger attached again once the new page is there.
 
-import { cdp } from './worker-sharing.js';
+import { cdp, ensureAttached } from './worker-sharing.js';
 import { state } from './worker-state.js';
 import { errorText, sleep } from './worker-util.js';
 
@@ -49,6 +51,7 @@ export async function navigate(rec, params) {
   try {
     return await cdp(rec.tabId, undefined, 'Page.navigate', params);
   } catch (e) {
+    if (pageRefusesDebugger(e)) return navigateUnattached(rec, params);
     if (!/Detached while handling command/i.test(errorText(e))) throw e;
     const deadline = Date.now() + SETTLE_MS;
     /** @type {string} */
@@ -68,4 +71,45 @@ export async function navigate(rec, params) {
 async function debuggerAttached(tabId) {
   const t = (await chrome.debugger.getTargets()).find((x) => x.tabId === tabId && x.type === 'page');
   return !!t?.attached;
+}
+
+/**
+ * Whether attaching failed because of the page the tab shows (an error page), not the tab.
+ * @param {unknown} e
+ */
+export function pageRefusesDebugger(e) {
+  return /Cannot attach to this target/i.test(errorText(e));
+}
+
+/**
+ * Page.navigate for a tab whose page the debugger may not attach to or send commands to (Chrome
+ * answers "Cannot attach to this target." there): the navigation goes through
+ * chrome.tabs, and the answer comes once the debugger is attached to the new page, with its
+ * frame and loader ids (and Chrome's errorText when the new page failed too).
+ * @param {SharedTab} rec
+ * @param {Record<string, unknown>|undefined} params
+ * @returns {Promise<object>}
+ */
+export async function navigateUnattached(rec, params) {
+  const url = typeof params?.url === 'string' ? params.url : '';
+  if (!url) throw Object.assign(new Error('Invalid parameters: Failed to deserialize params.url'), { code: -32602 });
+  const started = Date.now();
+  await chrome.tabs.update(rec.tabId, { url });
+  const deadline = started + SETTLE_MS;
+  let tree;
+  for (;;) {
+    try {
+      await ensureAttached(rec);
+      tree = await cdp(rec.tabId, undefined, 'Page.getFrameTree'); // refused until the new page is there
+      break;
+    } catch (e) {
+      if (!pageRefusesDebugger(e) || Date.now() > deadline || state.shared.get(rec.tabId) !== rec) throw e;
+      await sleep(100);
+    }
+  }
+  /** @type {{frameId: string, loaderId: string, errorText?: string}} */
+  const out = { frameId: tree.frameTree.frame.id, loaderId: tree.frameTree.frame.loaderId };
+  const last = lastError.get(rec.tabId);
+  if (last && last.at >= started) out.errorText = last.error;
+  return out;
 }

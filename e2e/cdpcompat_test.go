@@ -148,8 +148,12 @@ func TestNavigateErrorsLikeChrome(t *testing.T) {
 				// the session may be gone: attach anew so the next step is comparable
 				sid = attachPage(t, ctx, c, pageTarget)
 			}
-			// The way back: a navigation to a page that loads. (Chrome can also evaluate in its
-			// error page; chrome.debugger may not attach to one, on purpose.)
+			if u != tlsSite.URL+"/" {
+				// nothing was loaded: the page is the one before, and answers at once
+				out = append(out, "then location: "+evalOutcome(ctx, c, sid, "location.href"))
+			}
+			// The way back: a navigation to a page that loads, also from Chrome's error page after
+			// the TLS error (Chrome can evaluate in that page; chrome.debugger may not).
 			var back struct {
 				ErrorText string `json:"errorText"`
 			}
@@ -185,9 +189,9 @@ func evalOutcome(ctx context.Context, c *cdpclient.Client, sid, expr string) str
 // waitEval waits until expr evaluates to true in the session (errors count as not yet).
 func waitEval(t *testing.T, ctx context.Context, c *cdpclient.Client, sid, expr string) {
 	t.Helper()
-	for evalOutcome(ctx, c, sid, expr) != "true" {
+	for last := ""; last != "true"; last = evalOutcome(ctx, c, sid, expr) {
 		if ctx.Err() != nil {
-			t.Fatalf("%s never held", expr)
+			t.Fatalf("%s never held (last: %s)", expr, last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
