@@ -203,15 +203,12 @@ func forward9222(t *testing.T, base, token string) (stop func()) {
 		t.Fatalf("mafredri/cdp's suite dials localhost:9222, which is taken here: %v", err)
 	}
 	const self = "localhost:9222"
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	director := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		director(r)
-		r.Host = target.Host
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target) // the Host header too
 		if token != "" {
-			r.Header.Set("Authorization", "Bearer "+token)
+			r.Out.Header.Set("Authorization", "Bearer "+token)
 		}
-	}
+	}}
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			return nil
