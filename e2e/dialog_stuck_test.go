@@ -233,3 +233,29 @@ func TestLeavePromptOpenedWhileDetached(t *testing.T) {
 
 // reloadWaitE2E is the dialog action's wait for a reload to close a dialog (actions.reloadWait).
 const reloadWaitE2E = 5 * time.Second
+
+// TestBusyPageNamedInError: a page whose script never yields is waited for up to the action's
+// time limit (it may come back), and the error then says a script keeps it busy.
+func TestBusyPageNamedInError(t *testing.T) {
+	ae := startAgentEnv(t, api.Options{})
+	site := alertSite(t)
+	tab := ae.share(t, site.URL+"/alert?after=99999999&busy=1")
+	var ok bool
+	ae.pageEval(t, tab, "setTimeout(() => { document.title = 'busy now'; for (;;) {} }, 200), true", &ok)
+	eventually(t, 10*time.Second, "the page's script starts its endless loop", func() (bool, string) {
+		var title string
+		err := ae.b.ServiceWorkerEval(t.Context(), fmt.Sprintf("chrome.tabs.get(%d).then(t => t.title)", tab.TabID), &title)
+		return err == nil && title == "busy now", fmt.Sprint(title, err)
+	})
+	const limit = 8
+	r, took := ae.timedCall(t, http.MethodPost, "/api/act?tab="+tab.TargetID, map[string]any{"kind": "snapshot", "timeout": limit})
+	var body struct {
+		Error      string `json:"error"`
+		DialogOpen bool   `json:"dialogOpen"`
+	}
+	_ = json.Unmarshal(r.Body, &body)
+	if r.Status != http.StatusGatewayTimeout || body.DialogOpen || !strings.Contains(body.Error, "a script keeps the page") || took > limit*time.Second+answerLimit {
+		t.Fatalf("snapshot of a busy page (%v): HTTP %d %s", took.Round(time.Millisecond), r.Status, r.Body)
+	}
+	t.Logf("%v: HTTP %d %s", took.Round(time.Millisecond), r.Status, body.Error)
+}

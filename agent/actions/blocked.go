@@ -23,7 +23,8 @@ import (
 // sessions that had Page on then; Page.handleJavaScriptDialog answers "No dialog is showing"
 // elsewhere). So the service does not wait out its timeout on such a page: when attaching
 // takes longer than attachWait, it asks the page directly (probeBlocked) and fails at once with
-// a BlockedError saying what blocks and the way out. The dialog action is that way out for a
+// a BlockedError saying a dialog blocks it and the way out; a page a script keeps busy may
+// still come back, and is named in the error only if the action's time runs out. The dialog action is that way out for a
 // dialog: it answers the dialog when the tab's debugger session can, and otherwise reloads the
 // page, the one thing that closes a dialog no debugger can answer (closeBlockingDialog).
 
@@ -46,8 +47,8 @@ func (e *BlockedError) Error() string {
 			"a \"leave site?\" prompt, which a reload does not close, must be answered in the browser window)",
 			snapshot.ErrDialogOpen, e.TargetID)
 	}
-	return fmt.Sprintf("%v: tab %s does not answer within %v: a script keeps its page busy (or the page is paused in a debugger); "+
-		"wait and try again, or reload the tab in the browser", ErrPageBusy, e.TargetID, attachWait+probeWait)
+	return fmt.Sprintf("%v: a script keeps the page of tab %s busy (or the page is paused in a debugger); "+
+		"wait and try again, or reload the tab in the browser", ErrPageBusy, e.TargetID)
 }
 
 // Is makes errors.Is(err, snapshot.ErrDialogOpen) or errors.Is(err, ErrPageBusy) hold.
@@ -67,8 +68,9 @@ const (
 	reloadWait = 5 * time.Second
 )
 
-// attach is snapshot.Attach, failing with a *BlockedError instead of waiting when the page
-// cannot answer.
+// attach is snapshot.Attach, failing at once with a *BlockedError when a JavaScript dialog
+// blocks the page, and naming a busy page in the error when the wait for one runs out (a busy
+// page may still come back: it is not given up before then).
 func (s *Service) attach(ctx context.Context, targetID string) (*snapshot.Tab, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,21 +85,27 @@ func (s *Service) attach(ctx context.Context, targetID string) (*snapshot.Tab, e
 	}()
 	wait := time.NewTimer(attachWait)
 	defer wait.Stop()
-	select {
-	case a := <-done:
-		return a.tab, a.err
-	case <-wait.C:
+	var busy *BlockedError
+	for {
+		select {
+		case a := <-done:
+			if a.err != nil && busy != nil && ctx.Err() != nil {
+				return nil, fmt.Errorf("%w (%w)", busy, a.err)
+			}
+			return a.tab, a.err
+		case <-wait.C:
+		}
+		blocked := s.probeBlocked(ctx, targetID)
+		if blocked != nil && blocked.Dialog {
+			cancel()
+			if a := <-done; a.err == nil {
+				_ = a.tab.Close(context.WithoutCancel(ctx)) // it made it after all: let it go, report the dialog
+			}
+			return nil, blocked
+		}
+		busy = blocked // nil again when the page answered: attaching is only slow
+		wait.Reset(attachWait)
 	}
-	blocked := s.probeBlocked(ctx, targetID)
-	if blocked == nil {
-		a := <-done // the page answers: attaching is only slow
-		return a.tab, a.err
-	}
-	cancel()
-	if a := <-done; a.err == nil {
-		_ = a.tab.Close(context.WithoutCancel(ctx)) // it made it after all: let it go, report the block
-	}
-	return nil, blocked
 }
 
 // probeBlocked asks tab targetID's page whether it can answer: nil when it does; else a

@@ -18,7 +18,7 @@ func TestBlockedError(t *testing.T) {
 		wayOut, blocking string
 	}{
 		{true, snapshot.ErrDialogOpen, ErrPageBusy, "the dialog action closes it", "JavaScript dialog"},
-		{false, ErrPageBusy, snapshot.ErrDialogOpen, "wait and try again", "keeps its page busy"},
+		{false, ErrPageBusy, snapshot.ErrDialogOpen, "wait and try again", "keeps the page of tab T1 busy"},
 	} {
 		err := fmt.Errorf("snapshot of tab T1: %w", &BlockedError{TargetID: "T1", Dialog: tc.dialog})
 		var be *BlockedError
