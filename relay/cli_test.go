@@ -49,3 +49,24 @@ func TestWithCommandLineAPI(t *testing.T) {
 		})
 	}
 }
+
+// FuzzWithCommandLineAPI: whatever the params, the rewrite returns them unchanged or as valid
+// JSON with the same keys.
+func FuzzWithCommandLineAPI(f *testing.F) {
+	f.Add(`{"expression":"typeof $x","includeCommandLineAPI":true}`)
+	f.Add(`{"expression":"1\n// c","includeCommandLineAPI":true,"replMode":false,"contextId":3}`)
+	f.Add(`{"includeCommandLineAPI":true}`)
+	f.Fuzz(func(t *testing.T, params string) {
+		out := withCommandLineAPI([]byte(params))
+		if string(out) == params {
+			return
+		}
+		var in, got map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(params), &in); err != nil {
+			t.Fatalf("rewrote params that are not a JSON object: %q", params)
+		}
+		if err := json.Unmarshal(out, &got); err != nil || len(got) != len(in) {
+			t.Fatalf("rewrite of %q gave %q (%v)", params, out, err)
+		}
+	})
+}
