@@ -21,6 +21,7 @@
 //   worker-commands.js  shortcuts, context menu, messages from the extension's pages
 //   worker-downloads.js downloads started in shared tabs, reported to the relay
 //   worker-permissions.js site permissions clients set, as the extension's content settings
+//   worker-navigate.js  Page.navigate answered as Chrome's when the navigation ends the session
 //   worker-firstrun.js  the welcome page on install, the tab chooser when a client waits
 //
 // State that must survive a service-worker restart (shared tabs, a stop reason) lives in
@@ -30,11 +31,12 @@
 import { refreshBadges, statusReport } from './worker-badge.js';
 import { createMenus, onCommand, onMenuClicked, onMessage } from './worker-commands.js';
 import { groupAllShared, onGroupRemoved, ungroupAllShared } from './worker-groups.js';
-import { attach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
+import { attach, autoAttach, cdp, ensureAttached, handleDetach, shareOpened, toggle } from './worker-sharing.js';
 import { connect, ensureConnected, restartConnection, setStopped } from './worker-socket.js';
 import { loadSettings, persist, SESSION_KEY, SETTINGS, state, withReady } from './worker-state.js';
 import { onDebuggerEvent, onTabAppeared, onTabRemoved, onTabReplaced, onTabUpdated } from './worker-tabs.js';
 import { clearPermissions } from './worker-permissions.js';
+import { forgetNavigationErrors, onNavigationError } from './worker-navigate.js';
 import { onInstalledFirstRun } from './worker-firstrun.js';
 import { checkFileAccess, onDownloadChanged, onDownloadCreated, onDownloadDebuggerEvent } from './worker-downloads.js';
 
@@ -74,9 +76,11 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   void withReady(() => shareOpened(d.tabId, d.sourceTabId));
 });
 
+chrome.webNavigation.onErrorOccurred.addListener(onNavigationError);
+
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => { void withReady(() => onTabUpdated(tabId, change, tab)); });
 
-chrome.tabs.onRemoved.addListener((tabId) => { void withReady(() => onTabRemoved(tabId)); });
+chrome.tabs.onRemoved.addListener((tabId) => { forgetNavigationErrors(tabId); void withReady(() => onTabRemoved(tabId)); });
 
 // The group is the boundary of what is shared, however a tab gets into it (or out of it).
 chrome.tabs.onCreated.addListener((tab) => { if (tab.id !== undefined) void withReady(() => onTabAppeared(/** @type {number} */ (tab.id), false)); });
@@ -171,7 +175,7 @@ async function init() {
         const info = await cdp(s.tabId, undefined, 'Target.getTargetInfo');
         rec.targetId = info.targetInfo.targetId;
         rec.children = new Map();
-        await cdp(s.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+        autoAttach(s.tabId);
         rec.reattached = true;
       } catch (e) {
         console.warn('tabrelay: could not restore tab', s.tabId, e);

@@ -7,6 +7,7 @@ import * as P from './protocol.js';
 import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
 import { applyPermissions } from './worker-permissions.js';
+import { navigate, navigateUnattached, pageRefusesDebugger } from './worker-navigate.js';
 import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
 import { outgoing, state } from './worker-state.js';
 import { errorText } from './worker-util.js';
@@ -31,7 +32,7 @@ const byTarget = new Map();
  */
 export function handleCDP(ws, msg, received) {
   const rec = sharedOrNull(msg.targetId);
-  if (!rec || !rec.attached || rec.op) {
+  if (!rec || !rec.attached || rec.op || (msg.method === 'Page.navigate' && !msg.sessionId)) {
     void handleRequest(ws, msg, received);
     return;
   }
@@ -86,9 +87,19 @@ async function dispatch(msg, trace) {
       const rec = sharedByTarget(msg.targetId);
       // debugger on demand: a command attaches the tab first (commands keep their order: each
       // waits for the same attach)
-      if (!rec.attached || rec.op) await ensureAttached(rec);
+      const navigation = msg.method === 'Page.navigate' && !msg.sessionId;
+      if (!rec.attached || rec.op) {
+        try {
+          await ensureAttached(rec);
+        } catch (e) {
+          if (navigation && pageRefusesDebugger(e)) return await navigateUnattached(rec, msg.params);
+          throw e;
+        }
+      }
       if (trace) trace.called = performance.now();
-      const result = await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
+      const result = navigation
+        ? await navigate(rec, msg.params)
+        : await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
       if (trace) trace.answered = performance.now();
       return result ?? {};
     }

@@ -83,7 +83,7 @@ export function shareTab(tabId, origin, opts = {}) {
         rec.attached = true;
         const info = await cdp(tabId, undefined, 'Target.getTargetInfo');
         rec.targetId = info.targetInfo.targetId;
-        await cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+        autoAttach(tabId);
       }
       const tab = await chrome.tabs.get(tabId);
       if (state.shared.get(tabId) !== rec) throw new Error('the tab went away while it was being shared');
@@ -172,7 +172,7 @@ export function ensureAttached(rec) {
       const tab = await chrome.tabs.get(rec.tabId);
       if (state.live) send(P.tabShared(wireTab(rec, tab)));
     }
-    await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+    autoAttach(rec.tabId);
     void persist();
     void refreshBadge(rec.tabId);
   });
@@ -291,22 +291,30 @@ export async function handleDetach(source, reason) {
     return;
   }
   if (reason === 'target_closed') {
-    // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
-    await sleep(100);
-    if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
-    if (tab && state.shared.get(tabId) === rec) {
-      try {
-        await reattach(rec);
-        return;
-      } catch (e) {
-        // The tab went where the debugger may not follow (a chrome:// page, another
-        // extension's page): say so on the tab until it navigates again.
-        console.warn('tabrelay: re-attach failed', tabId, e);
-        if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
+    // The re-attach takes the tab's turn at once, so that commands wait for it (rather than
+    // fail with "Debugger is not attached") and a navigation that ended the session finds the
+    // tab attached again (worker-navigate.js).
+    /** @type {string} */
+    let gone = '';
+    await turn(rec, async () => {
+      // A closing tab detaches first and is removed a moment later: give onRemoved its chance.
+      await sleep(100);
+      if (state.shared.get(tabId) !== rec || state.replaced.has(tabId)) return; // onTabReplaced reports it
+      const tab = await chrome.tabs.get(tabId).catch(() => null);
+      if (tab && state.shared.get(tabId) === rec) {
+        try {
+          await reattach(rec);
+          return;
+        } catch (e) {
+          // The tab went where the debugger may not follow (a chrome:// page, another
+          // extension's page): say so on the tab until it navigates again.
+          console.warn('tabrelay: re-attach failed', tabId, e);
+          if (state.shared.get(tabId) === rec) state.tabErrors.set(tabId, `sharing stopped: ${errorText(e)}`);
+        }
       }
-    }
-    await unshare(rec, tab ? P.Reason.DETACHED : P.Reason.CLOSED, { detach: false });
+      gone = tab ? P.Reason.DETACHED : P.Reason.CLOSED;
+    });
+    if (gone) await unshare(rec, gone, { detach: false });
     return;
   }
   await unshare(rec, P.Reason.DETACHED, { detach: false });
@@ -325,7 +333,7 @@ async function reattach(rec) {
     if (state.live) send(P.tabUnshared(rec.targetId, rec.tabId, P.Reason.DETACHED));
     rec.targetId = targetId;
   }
-  await cdp(rec.tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+  autoAttach(rec.tabId);
   const tab = await chrome.tabs.get(rec.tabId);
   rec.ready = true;
   rec.reattached = true;
@@ -362,6 +370,18 @@ export function wireTab(rec, tab) {
 /** @param {SharedTab} rec @returns {P.WireChild[]} */
 export function childrenOf(rec) {
   return [...rec.children].map(([sessionId, targetInfo]) => ({ sessionId, targetInfo }));
+}
+
+/**
+ * Turns on flat auto-attach for a tab's child targets (out-of-process iframes, workers). Its
+ * answer is not awaited: Chrome gives it only once the page's renderer answers, which a page
+ * behind a JavaScript dialog or a busy script does not, and nothing may wait on such a page
+ * (the command still takes effect in order, before any later command of the tab).
+ * @param {number} tabId
+ */
+export function autoAttach(tabId) {
+  cdp(tabId, undefined, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true })
+    .catch((e) => console.warn('tabrelay: auto-attach', tabId, errorText(e)));
 }
 
 /**

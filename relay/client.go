@@ -716,6 +716,8 @@ func (h *Hub) forward(r *req, domain string) {
 		}
 	}
 	switch r.method {
+	case "Runtime.evaluate":
+		r.params = withCommandLineAPI(r.params)
 	case "Page.removeScriptToEvaluateOnNewDocument":
 		if !h.translateRemoveScript(r) {
 			return // answered

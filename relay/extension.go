@@ -474,6 +474,7 @@ func (h *Hub) reattached(t *target) {
 	}
 	old := t.runtime[""]
 	t.runtime = map[string]*runtimeState{}
+	t.dialogs = nil               // a new debugger session cannot answer the old one's dialog
 	t.docs = map[string]*domDoc{} // a new debugger session: no node id is bound
 	// Chrome's storages were kept, but the hub's re-enables below replay them anew
 	t.caches = map[string]map[string]*eventCache{}
@@ -676,6 +677,8 @@ func (h *Hub) route(e envelope) {
 		}
 	case "DOM.documentUpdated":
 		t.forgetDocument(e.sessionID) // every node id is gone, for every client
+	case "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated":
+		t.noteDialog(e.sessionID, e.method, e.params)
 	}
 	if e.method == "Page.downloadWillBegin" || e.method == "Page.downloadProgress" {
 		h.downloadEvent(t, e.method, e.params)
@@ -729,6 +732,7 @@ func (h *Hub) inContext(info json.RawMessage) json.RawMessage {
 // removeChild forgets a child target and tells the sessions attached to it.
 func (h *Hub) removeChild(t *target, ext string, ch *child) {
 	delete(t.children, ext)
+	delete(t.dialogs, ext)
 	delete(t.runtime, ext)
 	delete(t.caches, ext)
 	delete(t.enabled, ext)

@@ -221,6 +221,8 @@ type target struct {
 	// idle counts down to detaching the debugger once no client session uses the tab (see
 	// ondemand.go).
 	idle *time.Timer
+	// dialogs holds the extension sessions with a JavaScript dialog open (see dialog.go).
+	dialogs map[string]bool
 }
 
 type runtimeState struct {

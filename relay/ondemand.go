@@ -154,6 +154,12 @@ func (h *Hub) idleFired(t *target) {
 		t.idle = time.AfterFunc(left, func() { h.idleFired(t) })
 		return
 	}
+	if t.dialogOpen() {
+		// only this debugger session can answer the dialog (see dialog.go): keep it
+		h.log.Debug().Str("target", t.id).Msg("a JavaScript dialog is open in the tab: keeping its debugger until the dialog is answered")
+		h.armIdle(t)
+		return
+	}
 	h.releaseSessions(t)
 	h.stopIdle(t) // ending them armed it again
 	t.idle = nil
@@ -166,6 +172,7 @@ func (h *Hub) idleFired(t *target) {
 		}
 	}
 	t.runtime = map[string]*runtimeState{}
+	t.dialogs = nil
 	t.caches = map[string]map[string]*eventCache{}
 	t.docs = map[string]*domDoc{}
 	t.owners = map[string]map[string]*session{}

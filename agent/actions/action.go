@@ -94,7 +94,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		}
 		return r, nil
 	}
-	return retryStale(ctx, s, targetID, func(ts *tabState) (*Result, error) {
+	r, err := retryStale(ctx, s, targetID, func(ts *tabState) (*Result, error) {
 		if err := ts.lock(ctx); err != nil {
 			return nil, err
 		}
@@ -139,6 +139,12 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		r.Message += s.dl.begunSince(downloadsBefore)
 		return r, nil
 	})
+	// A dialog no session can answer blocks the tab (see blocked.go): the dialog action closes it.
+	var blocked *BlockedError
+	if d, ok := a.Params.(*Dialog); ok && errors.As(err, &blocked) && blocked.Dialog {
+		return s.closeBlockingDialog(ctx, blocked, a, d)
+	}
+	return r, err
 }
 
 func (r *runner) snapshot(ctx context.Context, p *Snapshot) (*Result, error) {

@@ -392,9 +392,13 @@ func (s *Service) tabFor(ctx context.Context, targetID string) (*tabState, error
 		return ts, nil
 	}
 	s.mu.Unlock()
-	tab, err := snapshot.Attach(ctx, s.c, targetID)
+	tab, err := s.attach(ctx, targetID)
 	if err == nil && s.opts.AccessibilityTree {
 		tab.UseInPage(false)
+	}
+	var blocked *BlockedError
+	if errors.As(err, &blocked) {
+		return nil, err
 	}
 	if err != nil {
 		tabs, lerr := s.Tabs(ctx)
