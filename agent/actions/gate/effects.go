@@ -114,6 +114,9 @@ func (g *Gate) key(p Proposal) Decision {
 		if el != nil && choice(el) && strings.HasPrefix(strings.ToLower(a.Key), "arrow") {
 			return g.choose(el, Action{Kind: "check", Checked: true}, p) // arrows move a radio group's choice
 		}
+		if el != nil && (el.Role == "slider" || el.Role == "spinbutton") && !strings.EqualFold(a.Key, "tab") && !strings.EqualFold(a.Key, "escape") {
+			return g.choose(el, Action{Kind: "select"}, p) // arrows, Home, End, PageUp/Down set its value
+		}
 		return Decision{}
 	case keyDelete:
 		if field {

@@ -504,6 +504,20 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		if d.Level == None && !el.Opens && el.Scope != "" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s in a %s that shows and says nothing", orRole(el), el.Scope)}
 		}
+		// an author's button that shows and says nothing (an SVG path, a drawn shape) may
+		// do anything, wherever it stands
+		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 && len(el.Data) == 0 {
+			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s that shows and says nothing", orRole(el))}
+		}
+		// a name in a script the gate's words are not written in says nothing the gate can read
+		if d.Level == None {
+			for _, n := range names(el) {
+				if r := g.vocab.unreadable(n); r != "" {
+					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r)}
+					break
+				}
+			}
+		}
 		if d.Level == Grave {
 			return d
 		}

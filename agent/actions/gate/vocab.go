@@ -2,6 +2,7 @@ package gate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -111,13 +112,18 @@ var confirmPhrases = category{ReasonConfirm, Grave, words{[]string{"are you sure
 // amountRe finds an amount of money: "$500", "€ 39,00", "39.00 EUR", "500 USD", "¥1,000", "1000円".
 var amountRe = regexp.MustCompile(`(?i)(?:[$€£¥₹]\s?\d|\d[\d.,' ]*\s?(?:€|\$|£|¥|₹|円|元|\b(?:usd|eur|gbp|chf|jpy|cny|cad|aud|dollars?|euros?)\b))`)
 
+// phraseGap joins the words of a phrase: a space, or a possessive or article between them, so
+// "close account" holds "close my account" and "cancel the subscription" (the words of a
+// phrase are a verb and its object; what stands between them does not change the step).
+const phraseGap = `\s+(?:(?:my|your|our|the|this|that|all|his|her|their|mein|meine|meinen|dein|deinen|ihr|ihren|das|den|die|mon|ma|mes|votre|vos|le|la|les|mi|mis|tu|su|el|il|lo|mio|mia|meu|minha)\s+)?`
+
 // compile builds one regexp per category: Latin words between non-letters, CJK anywhere.
 func (c category) compile() *regexp.Regexp {
 	var alts []string
 	if len(c.word) > 0 {
 		ws := make([]string, len(c.word))
 		for i, w := range c.word {
-			ws[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", `\s+`)
+			ws[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", phraseGap)
 		}
 		alts = append(alts, `(?:^|[^\p{L}\p{N}])(`+strings.Join(ws, "|")+`)(?:$|[^\p{L}\p{N}])`)
 	}
@@ -149,6 +155,9 @@ type vocabulary struct {
 	message   *regexp.Regexp
 	compounds []compound
 	levels    map[string]Level // each action category's level by reason
+	// scripts are the writing systems the action words are written in: a label in any
+	// other (Greek, Hebrew, Thai, Bengali…) is one the gate cannot read.
+	scripts []*unicode.RangeTable
 }
 
 // compound is a folded compound stem (see compoundStems).
@@ -177,6 +186,13 @@ func buildVocabulary() *vocabulary {
 	for _, c := range actionCategories {
 		v.action = append(v.action, compiled{c.reason, c.level, c.compile()})
 		v.levels[c.reason] = c.level
+		for _, w := range append(append([]string(nil), c.word...), c.anywhere...) {
+			for _, r := range Fold(w) {
+				if t := scriptOf(r); t != nil && !slices.Contains(v.scripts, t) {
+					v.scripts = append(v.scripts, t)
+				}
+			}
+		}
 	}
 	for _, c := range compoundStems {
 		cp := compound{stem: Fold(c.stem), reason: c.reason}
@@ -189,6 +205,32 @@ func buildVocabulary() *vocabulary {
 		v.context = append(v.context, compiled{c.reason, c.level, c.compile()})
 	}
 	return v
+}
+
+// scriptOf is the writing system of letter r (nil for what is not a letter, or is common to
+// all scripts).
+func scriptOf(r rune) *unicode.RangeTable {
+	if !unicode.IsLetter(r) {
+		return nil
+	}
+	for name, t := range unicode.Scripts {
+		if name != "Common" && name != "Inherited" && unicode.Is(t, r) {
+			return t
+		}
+	}
+	return nil
+}
+
+// unreadable returns the first letter of label (folded) in a script the action words are not
+// written in ("" when the gate reads every letter's script): the gate cannot tell what such
+// a control does.
+func (v *vocabulary) unreadable(label string) string {
+	for _, r := range label {
+		if t := scriptOf(r); t != nil && !slices.Contains(v.scripts, t) {
+			return string(r)
+		}
+	}
+	return ""
 }
 
 // firstMatch returns the matched word of re in s ("" if none).

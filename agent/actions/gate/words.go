@@ -22,6 +22,7 @@ var paymentWords = words{
 		"buy", "buy now", "purchase", "pay", "pay now", "payment", "checkout", "check out", "place order", "place your order",
 		"order now", "complete order", "complete purchase", "confirm order", "confirm purchase", "confirm payment",
 		"book now", "book it", "book this", "book tickets", "book a table", "book your", "reserve", "donate", "subscribe", "upgrade now", "add funds", "top up",
+		"spending limit", "spend limit", "credit limit", "budget limit",
 		// de
 		"kaufen", "jetzt kaufen", "bestellen", "jetzt bestellen", "zahlungspflichtig bestellen", "kostenpflichtig bestellen", "bezahlen",
 		"zahlen", "kaufabschluss", "abonnieren", "spenden", "buchen", "jetzt buchen", "buchung abschließen", "zur kasse",
@@ -108,11 +109,17 @@ var deletionWords = words{
 		"sil", "kaldır", "hesabı sil", "hesabı kapat", "aboneliği iptal et", "devre dışı bırak", "boşalt",
 		"xóa", "xoá", "gỡ", "hủy đăng ký", "huỷ đăng ký", "vô hiệu hóa",
 		"hapus", "hapus akun", "berhenti berlangganan", "nonaktifkan", "kosongkan",
+		// en synonyms
+		"dispose", "discard", "nuke", "obliterate", "shred", "scrap", "trash", "reset to factory", "factory reset",
+		// cs, sk, sv, da, no, fi, hu, ro, hr/sr/bs, sl, lt, lv, et
+		"smazat", "smaž", "odstranit", "odstraň", "vymazat", "zrušit účet", "odstrániť", "vymazať", "zmazať",
+		"radera", "ta bort", "slet", "slett", "poista", "tyhjennä", "törlés", "törlése", "töröl", "törlöm", "törli",
+		"șterge", "şterge", "sterge", "ștergeți", "obriši", "izbriši", "izbrisati", "obrisati", "ištrinti", "dzēst", "kustuta",
 	},
 	anywhere: []string{
 		"削除", "消去", "退会", "解約", "配信停止", "空にする", "登録解除",
 		"删除", "移除", "注销", "退订", "取消订阅", "清空",
-		"刪除", "註銷", "取消訂閱", "退訂",
+		"刪除", "註銷", "取消訂閱", "退訂", "پاک کن", "پاک کردن", "حذف کن",
 		"삭제", "탈퇴", "구독 취소", "비우기", "해지",
 		"حذف", "احذف", "إلغاء الاشتراك", "امسح",
 		"हटाएं", "हटाएँ", "मिटाएं", "डिलीट", "सदस्यता रद्द",
