@@ -36,12 +36,16 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 		if t == nil {
 			return Decision{}
 		}
-		if d := leakDecision(t.Leaks(a.URL, a.URL), a.URL); d.Level != None {
-			return d
-		}
-		if !t.Has(a.URL) {
-			return Decision{Level: Grave, Reason: ReasonSite,
-				Detail: fmt.Sprintf("%s is not one of the task's sites (%s)", SiteOf(a.URL), siteList(t))}
+		// a URL goes to its own site and on to every site a URL inside it names (a
+		// redirector's ?to=, a login's ?next=): each is a destination of what it carries
+		for _, dest := range append([]string{a.URL}, nestedURLs(a.URL, 3)...) {
+			if d := leakDecision(t.Leaks(a.URL, dest), dest); d.Level != None {
+				return d
+			}
+			if !t.Has(dest) {
+				return Decision{Level: Grave, Reason: ReasonSite,
+					Detail: fmt.Sprintf("%s is not one of the task's sites (%s)", SiteOf(dest), siteList(t))}
+			}
 		}
 	case "type", "upload":
 		if t == nil {
@@ -171,4 +175,38 @@ func urlWords(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
 		return r == '/' || r == '-' || r == '_' || r == '.' || r == '=' || r == '&' || r == '+' || r == '?' || r == '#' || r == ',' || r == ';' || r == ':'
 	}), " ")
+}
+
+// nestedURLs returns the absolute URLs raw carries in its query values and fragment, and
+// theirs, depth levels down: where a redirector on the task's own site sends the browser on.
+func nestedURLs(raw string, depth int) []string {
+	u, err := url.Parse(raw)
+	if err != nil || depth == 0 {
+		return nil
+	}
+	var vals []string
+	for _, vs := range u.Query() {
+		vals = append(vals, vs...)
+	}
+	if f, err := url.QueryUnescape(u.Fragment); err == nil && f != "" {
+		vals = append(vals, f)
+		if q, err := url.ParseQuery(f); err == nil {
+			for _, vs := range q {
+				vals = append(vals, vs...)
+			}
+		}
+	}
+	var out []string
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if strings.HasPrefix(v, "//") {
+			v = u.Scheme + ":" + v
+		}
+		if SiteOf(v) == "" {
+			continue
+		}
+		out = append(out, v)
+		out = append(out, nestedURLs(v, depth-1)...)
+	}
+	return out
 }

@@ -165,6 +165,12 @@ func (t *Task) Leaks(text, dest string) []Leak {
 	for i, h := range hay {
 		low[i] = strings.ToLower(h)
 	}
+	// a value carried in pieces ("…&a=rk_live_9Zq&b=7Wx5…") carries each piece: a
+	// distinctive value in text that is part of a longer value read counts as that value
+	var pieces []string
+	for _, h := range hay {
+		pieces = append(pieces, Tokens(h)...)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []Leak
@@ -177,11 +183,18 @@ func (t *Task) Leaks(text, dest string) []Leak {
 		if here || strings.Contains(t.words, tok) {
 			continue
 		}
+		found := false
 		for i, h := range hay {
 			if strings.Contains(h, tok) || strings.Contains(tok, "@") && strings.Contains(low[i], tok) {
-				out = append(out, Leak{Value: tok, From: append([]Site(nil), sites...)})
+				found = true
 				break
 			}
+		}
+		for _, pc := range pieces {
+			found = found || (len(pc) >= minToken && len(pc) < len(tok) && strings.Contains(tok, pc) && !strings.Contains(t.words, pc))
+		}
+		if found {
+			out = append(out, Leak{Value: tok, From: append([]Site(nil), sites...)})
 		}
 	}
 	return out

@@ -506,7 +506,7 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		}
 		// an author's button that shows and says nothing (an SVG path, a drawn shape) may
 		// do anything, wherever it stands
-		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 && len(el.Data) == 0 {
+		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s that shows and says nothing", orRole(el))}
 		}
 		// a name in a script the gate's words are not written in says nothing the gate can read
