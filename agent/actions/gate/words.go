@@ -2,7 +2,8 @@ package gate
 
 // This file holds the gate's words: what consequential controls say in the web's most used
 // languages and scripts (English, Spanish, French, German, Italian, Portuguese, Dutch, Polish,
-// Russian, Ukrainian, Turkish, Vietnamese, Indonesian in words; Arabic, Hindi, Japanese,
+// Russian, Ukrainian, Turkish, Vietnamese, Indonesian, Czech, Slovak, Swedish, Danish,
+// Norwegian, Finnish, Hungarian, Romanian, South Slavic, Baltic in words; Arabic, Hindi, Japanese,
 // Korean, simplified and traditional Chinese as stems matched anywhere), the stems German and
 // Dutch build compounds with, icon names, and the words of account-takeover and
 // sensitive-settings pages. vocab.go compiles them.
