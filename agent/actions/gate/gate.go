@@ -616,7 +616,7 @@ func (g *Gate) choose(el *Element, a Action, p Proposal) Decision {
 	if d := g.takeoverChoice(el, a, p); d.Level != None {
 		return d
 	}
-	h, where := g.labelHit(el)
+	h, where := g.labelHit(withoutOptions(el))
 	for _, v := range a.Values {
 		if vh := g.vocab.actionHit(Fold(v), true); vh.level > h.level {
 			h, where = vh, fmt.Sprintf("it says %q", clip(Fold(v), 80))
@@ -626,6 +626,30 @@ func (g *Gate) choose(el *Element, a Action, p Proposal) Decision {
 		return Decision{}
 	}
 	return Decision{Level: h.level, Reason: h.reason, Detail: where}
+}
+
+// withoutOptions is el with its options' words taken out of its names: a label that wraps a
+// list holds every option's text, and only the chosen ones are chosen (judged as values).
+func withoutOptions(el *Element) *Element {
+	if len(el.Options) == 0 {
+		return el
+	}
+	c := *el
+	strip := func(s string) string {
+		f := Fold(s)
+		for _, o := range el.Options {
+			if o := Fold(o); o != "" {
+				f = strings.ReplaceAll(f, o, " ")
+			}
+		}
+		return f
+	}
+	c.Text, c.Name = strip(el.Text), strip(el.Name)
+	c.Labels = make([]string, len(el.Labels))
+	for i, l := range el.Labels {
+		c.Labels[i] = strip(l)
+	}
+	return &c
 }
 
 var (

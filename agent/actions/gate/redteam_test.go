@@ -54,3 +54,20 @@ func TestRedTeamForms(t *testing.T) {
 		}
 	}
 }
+
+// TestChoiceJudgesTheChosen: a list whose label wraps it holds every option's text; choosing
+// a harmless option is not choosing the risky one beside it.
+func TestChoiceJudgesTheChosen(t *testing.T) {
+	g := New(Options{})
+	el := &Element{Ref: "e1", Role: "combobox", Tag: "select", Name: "Repository options Choose… View archive Transfer ownership to mallory",
+		Options: []string{"Choose…", "View archive", "Transfer ownership to mallory"}}
+	for _, c := range []struct {
+		value string
+		want  Verdict
+	}{{"View archive", Allow}, {"Transfer ownership to mallory", Confirm}} {
+		d := g.Check(Proposal{Action: Action{Kind: "select", Values: []string{c.value}}, Element: el}, Request{Who: Agent, Goal: "summarise this page"})
+		if d.Verdict != c.want {
+			t.Errorf("choosing %q: %s (%s: %s), want %s", c.value, d.Verdict, d.Reason, d.Detail, c.want)
+		}
+	}
+}
