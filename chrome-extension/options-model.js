@@ -31,10 +31,12 @@ function say(text, kind) {
 function fitProvider() {
   const p = current?.providers.find((x) => x.name === $('model-provider').value);
   $('model-name').placeholder = p?.defaultModel ? `${p.defaultModel} (default)` : (p?.exampleModel ? `e.g. ${p.exampleModel}` : '');
-  $('model-base').placeholder = p?.baseUrl || 'http://localhost:8080/v1 (needed)';
+  // a provider with its own endpoint may leave the field empty; one without needs the address
+  $('model-base-note').textContent = !p ? '' : (p.baseUrl ? "(leave empty for the provider's)" : '(needed: your server’s address)');
+  $('model-base').placeholder = p?.baseUrl || 'e.g. http://localhost:8080/v1';
   const sameProvider = current?.saved.provider === $('model-provider').value;
   const hint = sameProvider && current?.keyHint ? `A key is saved (${current.keyHint === 'set' ? 'hidden' : `ending ${current.keyHint.replace('…', '')}`}); leave this empty to keep it.` : '';
-  $('model-key-hint').textContent = hint || (p && !p.keyRequired ? 'This provider runs locally and needs no key.' : '');
+  $('model-key-hint').textContent = hint || (p && !p.keyRequired ? 'Leave empty unless your server asks for a key.' : '');
   $('model-key').placeholder = hint ? `saved key ${current?.keyHint}` : '';
 }
 
@@ -60,9 +62,14 @@ function showState(st) {
   $('model-name').value = st.saved.model || '';
   $('model-base').value = st.saved.baseUrl || '';
   $('model-key').value = '';
+  // Nothing chosen here nor in the server's environment: the server's general advice (which
+  // names this very page and the environment variables) would only confuse; say what to do here.
+  const unchosen = !st.active && !st.saved.provider && !st.envOverrides.length;
   $('model-active').textContent = st.active
     ? `In use: ${st.active}${st.keySource ? ` (key from ${st.keySource})` : ''}.`
-    : `No model in use: ${st.problem || 'none chosen'}.`;
+    : unchosen
+      ? 'No model in use yet: choose a provider below, then its model and key; Test tries them, Save makes the next request use them.'
+      : `No model in use: ${st.problem || 'none chosen'}.`;
   const env = $('model-env');
   env.hidden = !st.envOverrides.length;
   env.textContent = st.envOverrides.length

@@ -92,14 +92,24 @@ func TestModelChosenInOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var active string
 	eventually(t, 20*time.Second, "the options page reads the model settings", func() (bool, string) {
-		s := pageText(t, ctx, pe.b, opts, "model-active")
-		return strings.HasPrefix(s, "No model in use"), s
+		active = pageText(t, ctx, pe.b, opts, "model-active")
+		return strings.HasPrefix(active, "No model in use"), active
 	})
+	// nothing chosen anywhere: the page says what to do on it, not the server's general advice
+	// (which sends the person to the page they are on, and lists environment variables)
+	if !strings.HasPrefix(active, "No model in use yet: choose a provider below") || strings.Contains(active, "TABRELAY_LLM") || strings.Contains(active, "options page") {
+		t.Errorf("with no model chosen anywhere, the options page says: %q", active)
+	}
 	fill := fmt.Sprintf(`(() => { const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); };
 		set('model-provider', 'openai-compatible'); set('model-name', 'tiny'); set('model-base', %q); set('model-key', %q); return true; })()`, model.URL, key)
 	if err := pe.b.PageEval(ctx, opts, fill, nil); err != nil {
 		t.Fatal(err)
+	}
+	// openai-compatible has no endpoint of its own: the base URL is needed, not optional
+	if note := pageText(t, ctx, pe.b, opts, "model-base-note"); !strings.Contains(note, "needed") || strings.Contains(note, "leave empty") {
+		t.Errorf("for openai-compatible the base URL's label says %q", note)
 	}
 	realClick(t, ctx, pe.b, opts, "#model-test")
 	eventually(t, 45*time.Second, "Test says what the model answered", func() (bool, string) {
