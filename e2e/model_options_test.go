@@ -74,6 +74,11 @@ func TestModelChosenInOptions(t *testing.T) {
 	defer cancel()
 
 	pe.waitText(t, "model-hint", "No language model yet: only simple commands run", 20*time.Second)
+	var placeholder string
+	pe.js(t, `document.getElementById('request').placeholder`, &placeholder)
+	if !strings.HasPrefix(placeholder, "A simple command") {
+		t.Errorf("with no model, the request box suggests %q", placeholder)
+	}
 	pe.ask(t, "compare the kettles and buy the cheapest")
 	ans := pe.waitText(t, "answer", "needs a language model", 30*time.Second)
 	if strings.Contains(ans, "\n") || strings.Contains(ans, "TABRELAY_LLM") || !strings.Contains(ans, "choose a model in Settings") {
@@ -145,6 +150,10 @@ func TestModelChosenInOptions(t *testing.T) {
 
 	// the next request uses it: no restart
 	pe.waitText(t, "model-hint", "Model: openai-compatible/tiny", 20*time.Second)
+	pe.js(t, `document.getElementById('request').placeholder`, &placeholder)
+	if !strings.Contains(placeholder, "find the cheapest kettle") {
+		t.Errorf("with a model, the request box suggests %q", placeholder)
+	}
 	before := model.Calls()
 	model.Push(llmtest.ToolCall("finish", `{"answer":"Hello from the model chosen in the options page."}`))
 	pe.ask(t, "greet me in one sentence")
