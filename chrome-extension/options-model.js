@@ -11,7 +11,7 @@ const $ = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (documen
 
 /**
  * GET /api/model's answer (agent/api.ModelState).
- * @typedef {{saved: {provider: string, model: string, baseUrl: string}, keyHint: string, active: string, keySource?: string, problem?: string, envOverrides: string[], providers: {name: string, baseUrl?: string, keyRequired: boolean, defaultModel?: string, exampleModel?: string, keyEnv?: string}[]}} ModelState
+ * @typedef {{saved: {provider: string, model: string, baseUrl: string}, keyHint: string, active: string, keySource?: string, problem?: string, missing?: string, envOverrides: string[], providers: {name: string, baseUrl?: string, keyRequired: boolean, defaultModel?: string, exampleModel?: string, keyEnv?: string}[]}} ModelState
  */
 
 /** @type {ModelState|null} */
@@ -107,7 +107,7 @@ export async function saveModel() {
   try {
     const st = /** @type {ModelState} */ (await api('PUT', '/api/model', { body: formSettings(), timeout: 10000 }));
     showState(st);
-    say(st.active ? `Saved: the next request uses ${st.active}.` : `Saved, but no model can be used yet: ${st.problem}.`, st.active ? 'ok' : 'bad');
+    say(st.active ? `Saved: the next request uses ${st.active}.` : `Saved, but no model can be used yet: ${st.missing ? `fill in the ${st.missing}` : st.problem}.`, st.active ? 'ok' : 'bad');
   } catch (e) {
     say(`Not saved: ${problem(e)}.`, 'bad');
   }
@@ -117,9 +117,11 @@ export async function saveModel() {
 export async function testModel() {
   say('Asking the model for one word…', '');
   try {
-    /** @type {{ok: boolean, model: string, reply?: string, error?: string, ms: number}} */
+    /** @type {{ok: boolean, model: string, reply?: string, error?: string, missing?: string, ms: number}} */
     const r = await api('POST', '/api/model/test', { body: formSettings(), timeout: 45000 });
-    say(r.ok ? `It works: ${r.model} answered “${r.reply}” in ${(r.ms / 1000).toFixed(1)} s.` : `It does not work: ${r.error}`, r.ok ? 'ok' : 'bad');
+    // an incomplete form: name the field, not the server's general advice on configuring a model
+    say(r.ok ? `It works: ${r.model} answered “${r.reply}” in ${(r.ms / 1000).toFixed(1)} s.`
+      : r.missing ? `Not tried yet: fill in the ${r.missing} first.` : `It does not work: ${r.error}`, r.ok ? 'ok' : 'bad');
     return r;
   } catch (e) {
     say(`Test not run: ${problem(e)}.`, 'bad');

@@ -116,6 +116,18 @@ func TestModelChosenInOptions(t *testing.T) {
 	if note := pageText(t, ctx, pe.b, opts, "model-base-note"); !strings.Contains(note, "needed") || strings.Contains(note, "leave empty") {
 		t.Errorf("for openai-compatible the base URL's label says %q", note)
 	}
+	// Test with the base URL left empty names that field, not every environment variable
+	if err := pe.b.PageEval(ctx, opts, `(() => { const e = document.getElementById('model-base'); e.value = ''; return true; })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	realClick(t, ctx, pe.b, opts, "#model-test")
+	eventually(t, 20*time.Second, "Test names the empty base URL", func() (bool, string) {
+		s := pageText(t, ctx, pe.b, opts, "model-result")
+		return s == "Not tried yet: fill in the base URL first.", s
+	})
+	if err := pe.b.PageEval(ctx, opts, fmt.Sprintf(`(() => { document.getElementById('model-base').value = %q; return true; })()`, model.URL), nil); err != nil {
+		t.Fatal(err)
+	}
 	realClick(t, ctx, pe.b, opts, "#model-test")
 	eventually(t, 45*time.Second, "Test says what the model answered", func() (bool, string) {
 		s := pageText(t, ctx, pe.b, opts, "model-result")
