@@ -60,7 +60,8 @@ func (s *Server) waitForChoice(c *call, tool string) (bool, error) {
 			ProgressToken: token,
 			Progress:      waited.Seconds(),
 			Total:         wait.Seconds(),
-			Message: fmt.Sprintf("No tab is shared: the browser now asks the user which tab to share. Waiting for their choice (%ds of %ds).",
+			Message: fmt.Sprintf("No tab is shared: the browser now asks the user which tab to share (or they share one with Alt+Shift+S). "+
+				"Waiting for their choice (%ds of %ds).",
 				int(waited.Seconds()), int(wait.Seconds())),
 		})
 	}
