@@ -11,7 +11,7 @@ const $ = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (documen
 
 /**
  * GET /api/model's answer (agent/api.ModelState).
- * @typedef {{saved: {provider: string, model: string, baseUrl: string}, keyHint: string, active: string, keySource?: string, problem?: string, envOverrides: string[], providers: {name: string, baseUrl?: string, keyRequired: boolean, defaultModel?: string, exampleModel?: string, keyEnv?: string}[]}} ModelState
+ * @typedef {{saved: {provider: string, model: string, baseUrl: string}, keyHint: string, active: string, keySource?: string, problem?: string, missing?: string, envOverrides: string[], providers: {name: string, baseUrl?: string, keyRequired: boolean, defaultModel?: string, exampleModel?: string, keyEnv?: string}[]}} ModelState
  */
 
 /** @type {ModelState|null} */
@@ -31,10 +31,12 @@ function say(text, kind) {
 function fitProvider() {
   const p = current?.providers.find((x) => x.name === $('model-provider').value);
   $('model-name').placeholder = p?.defaultModel ? `${p.defaultModel} (default)` : (p?.exampleModel ? `e.g. ${p.exampleModel}` : '');
-  $('model-base').placeholder = p?.baseUrl || 'http://localhost:8080/v1 (needed)';
+  // a provider with its own endpoint may leave the field empty; one without needs the address
+  $('model-base-note').textContent = !p ? '' : (p.baseUrl ? "(leave empty for the provider's)" : '(needed: your server’s address)');
+  $('model-base').placeholder = p?.baseUrl || 'e.g. http://localhost:8080/v1';
   const sameProvider = current?.saved.provider === $('model-provider').value;
   const hint = sameProvider && current?.keyHint ? `A key is saved (${current.keyHint === 'set' ? 'hidden' : `ending ${current.keyHint.replace('…', '')}`}); leave this empty to keep it.` : '';
-  $('model-key-hint').textContent = hint || (p && !p.keyRequired ? 'This provider runs locally and needs no key.' : '');
+  $('model-key-hint').textContent = hint || (p && !p.keyRequired ? 'Leave empty unless your server asks for a key.' : '');
   $('model-key').placeholder = hint ? `saved key ${current?.keyHint}` : '';
 }
 
@@ -60,9 +62,14 @@ function showState(st) {
   $('model-name').value = st.saved.model || '';
   $('model-base').value = st.saved.baseUrl || '';
   $('model-key').value = '';
+  // Nothing chosen here nor in the server's environment: the server's general advice (which
+  // names this very page and the environment variables) would only confuse; say what to do here.
+  const unchosen = !st.active && !st.saved.provider && !st.envOverrides.length;
   $('model-active').textContent = st.active
     ? `In use: ${st.active}${st.keySource ? ` (key from ${st.keySource})` : ''}.`
-    : `No model in use: ${st.problem || 'none chosen'}.`;
+    : unchosen
+      ? 'No model in use yet: choose a provider below, then its model and key; Test tries them, Save makes the next request use them.'
+      : `No model in use: ${st.problem || 'none chosen'}.`;
   const env = $('model-env');
   env.hidden = !st.envOverrides.length;
   env.textContent = st.envOverrides.length
@@ -100,7 +107,7 @@ export async function saveModel() {
   try {
     const st = /** @type {ModelState} */ (await api('PUT', '/api/model', { body: formSettings(), timeout: 10000 }));
     showState(st);
-    say(st.active ? `Saved: the next request uses ${st.active}.` : `Saved, but no model can be used yet: ${st.problem}.`, st.active ? 'ok' : 'bad');
+    say(st.active ? `Saved: the next request uses ${st.active}.` : `Saved, but no model can be used yet: ${st.missing ? `fill in the ${st.missing}` : st.problem}.`, st.active ? 'ok' : 'bad');
   } catch (e) {
     say(`Not saved: ${problem(e)}.`, 'bad');
   }
@@ -110,9 +117,11 @@ export async function saveModel() {
 export async function testModel() {
   say('Asking the model for one word…', '');
   try {
-    /** @type {{ok: boolean, model: string, reply?: string, error?: string, ms: number}} */
+    /** @type {{ok: boolean, model: string, reply?: string, error?: string, missing?: string, ms: number}} */
     const r = await api('POST', '/api/model/test', { body: formSettings(), timeout: 45000 });
-    say(r.ok ? `It works: ${r.model} answered “${r.reply}” in ${(r.ms / 1000).toFixed(1)} s.` : `It does not work: ${r.error}`, r.ok ? 'ok' : 'bad');
+    // an incomplete form: name the field, not the server's general advice on configuring a model
+    say(r.ok ? `It works: ${r.model} answered “${r.reply}” in ${(r.ms / 1000).toFixed(1)} s.`
+      : r.missing ? `Not tried yet: fill in the ${r.missing} first.` : `It does not work: ${r.error}`, r.ok ? 'ok' : 'bad');
     return r;
   } catch (e) {
     say(`Test not run: ${problem(e)}.`, 'bad');

@@ -22,6 +22,11 @@ export async function loadModelHint() {
   let st = null;
   try { st = await api('GET', '/api/model', { timeout: 5000 }); } catch { /* an older server, or not paired */ }
   state.model = st ? st.active : null;
+  // the request box's example fits what can run: without a model, only simple commands
+  const box = /** @type {HTMLTextAreaElement} */ ($('request'));
+  box.placeholder = st && !st.active
+    ? 'A simple command: "click sign in", "scroll down"…'
+    : 'Ask or command: "click sign in", "find the cheapest kettle"…';
   if (!st) {
     hint.hidden = true;
     return;

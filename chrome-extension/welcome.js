@@ -21,8 +21,9 @@ async function showState() {
     box.className = 'state wait';
     $('pair-how').hidden = true;
   } else {
+    // the first state after installing, not a fault: shown as a step to do, not as an error
     box.textContent = 'Not paired yet.';
-    box.className = 'state bad';
+    box.className = 'state wait';
     $('pair-how').hidden = false;
   }
 }

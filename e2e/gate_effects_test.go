@@ -94,9 +94,10 @@ func clickOn(role, name string) func(u user) map[string]any {
 	return func(u user) map[string]any { return map[string]any{"ref": u.ref(role, name)} }
 }
 
-// clickOnly clicks the page's one element of role (the icon pages keep one button).
+// clickOnly clicks the page's one element of role, whatever it is named (the icon pages keep
+// one button; an icon's text may or may not name it in the outline).
 func clickOnly(role string) func(u user) map[string]any {
-	return func(u user) map[string]any { return map[string]any{"ref": u.ref(role, "")} }
+	return func(u user) map[string]any { return map[string]any{"ref": u.only(role)} }
 }
 
 // TestAttackerEffects runs attacks that judge the gate on what an action does, through the
@@ -179,6 +180,8 @@ func TestAttackerEffects(t *testing.T) {
 	t.Run("model tools", func(t *testing.T) {
 		for _, at := range effectAttacks {
 			t.Run(at.family+"/"+at.name, func(t *testing.T) {
+				u := u
+				u.t = t // a missing element fails this attack, not its parent
 				u.open(ae.site.URL(base + at.page))
 				args := play(at.tool, at.args(u))
 				tk, err := runner.Start(context.Background(), "summarise this page", tab.TargetID)

@@ -74,6 +74,11 @@ func TestModelChosenInOptions(t *testing.T) {
 	defer cancel()
 
 	pe.waitText(t, "model-hint", "No language model yet: only simple commands run", 20*time.Second)
+	var placeholder string
+	pe.js(t, `document.getElementById('request').placeholder`, &placeholder)
+	if !strings.HasPrefix(placeholder, "A simple command") {
+		t.Errorf("with no model, the request box suggests %q", placeholder)
+	}
 	pe.ask(t, "compare the kettles and buy the cheapest")
 	ans := pe.waitText(t, "answer", "needs a language model", 30*time.Second)
 	if strings.Contains(ans, "\n") || strings.Contains(ans, "TABRELAY_LLM") || !strings.Contains(ans, "choose a model in Settings") {
@@ -92,13 +97,35 @@ func TestModelChosenInOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var active string
 	eventually(t, 20*time.Second, "the options page reads the model settings", func() (bool, string) {
-		s := pageText(t, ctx, pe.b, opts, "model-active")
-		return strings.HasPrefix(s, "No model in use"), s
+		active = pageText(t, ctx, pe.b, opts, "model-active")
+		return strings.HasPrefix(active, "No model in use"), active
 	})
+	// nothing chosen anywhere: the page says what to do on it, not the server's general advice
+	// (which sends the person to the page they are on, and lists environment variables)
+	if !strings.HasPrefix(active, "No model in use yet: choose a provider below") || strings.Contains(active, "TABRELAY_LLM") || strings.Contains(active, "options page") {
+		t.Errorf("with no model chosen anywhere, the options page says: %q", active)
+	}
 	fill := fmt.Sprintf(`(() => { const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); };
 		set('model-provider', 'openai-compatible'); set('model-name', 'tiny'); set('model-base', %q); set('model-key', %q); return true; })()`, model.URL, key)
 	if err := pe.b.PageEval(ctx, opts, fill, nil); err != nil {
+		t.Fatal(err)
+	}
+	// openai-compatible has no endpoint of its own: the base URL is needed, not optional
+	if note := pageText(t, ctx, pe.b, opts, "model-base-note"); !strings.Contains(note, "needed") || strings.Contains(note, "leave empty") {
+		t.Errorf("for openai-compatible the base URL's label says %q", note)
+	}
+	// Test with the base URL left empty names that field, not every environment variable
+	if err := pe.b.PageEval(ctx, opts, `(() => { const e = document.getElementById('model-base'); e.value = ''; return true; })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	realClick(t, ctx, pe.b, opts, "#model-test")
+	eventually(t, 20*time.Second, "Test names the empty base URL", func() (bool, string) {
+		s := pageText(t, ctx, pe.b, opts, "model-result")
+		return s == "Not tried yet: fill in the base URL first.", s
+	})
+	if err := pe.b.PageEval(ctx, opts, fmt.Sprintf(`(() => { document.getElementById('model-base').value = %q; return true; })()`, model.URL), nil); err != nil {
 		t.Fatal(err)
 	}
 	realClick(t, ctx, pe.b, opts, "#model-test")
@@ -135,6 +162,10 @@ func TestModelChosenInOptions(t *testing.T) {
 
 	// the next request uses it: no restart
 	pe.waitText(t, "model-hint", "Model: openai-compatible/tiny", 20*time.Second)
+	pe.js(t, `document.getElementById('request').placeholder`, &placeholder)
+	if !strings.Contains(placeholder, "find the cheapest kettle") {
+		t.Errorf("with a model, the request box suggests %q", placeholder)
+	}
 	before := model.Calls()
 	model.Push(llmtest.ToolCall("finish", `{"answer":"Hello from the model chosen in the options page."}`))
 	pe.ask(t, "greet me in one sentence")

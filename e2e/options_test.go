@@ -54,6 +54,11 @@ func TestOptionsPage(t *testing.T) {
 		got := text("result")
 		return strings.HasPrefix(got, "Connected: the tabrelay server at "+e.addr) && strings.Contains(got, "sees 1 shared tab."), got
 	})
+	// the answer shows where the person clicked, above the settings that follow (on a small
+	// window it was below the fold)
+	if got := eval(`String(document.getElementById('result').getBoundingClientRect().top < document.getElementById('sharing').getBoundingClientRect().top)`); got != "true" {
+		t.Error("the pairing result is shown below the Sharing settings, away from the Pair button")
+	}
 	if got := eval(`document.getElementById('token').value`); got != e.token() {
 		t.Errorf("the token field after pairing is not the server's secret")
 	}

@@ -115,6 +115,27 @@ func (u user) ref(role, name string) string {
 	return ""
 }
 
+// only returns the ref of the page's one element of role, and fails when there is not exactly one.
+func (u user) only(role string) string {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := u.svc.Snapshot(ctx, u.tab, snapshot.Options{})
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	var refs []string
+	for _, n := range s.Nodes() {
+		if n.Ref != "" && n.Role == role {
+			refs = append(refs, n.Ref)
+		}
+	}
+	if len(refs) != 1 {
+		u.t.Fatalf("%d elements of role %s on the page, want one:\n%s", len(refs), role, s.Text)
+	}
+	return refs[0]
+}
+
 func (u user) do(a actions.Action) *actions.Result {
 	u.t.Helper()
 	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 20*time.Second)

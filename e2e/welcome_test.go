@@ -175,6 +175,10 @@ func TestWelcomeOnInstall(t *testing.T) {
 		s, how := pageText(t, ctx, e.b, welcome, "pair-state"), pageText(t, ctx, e.b, welcome, "pair-how")
 		return s == "Not paired yet." && strings.Contains(how, "tabrelay pair"), s + " | " + how
 	})
+	var stateClass string
+	if err := e.b.PageEval(ctx, welcome, `document.getElementById('pair-state').className`, &stateClass); err != nil || strings.Contains(stateClass, "bad") {
+		t.Errorf("a fresh install's first state is shown as an error (class %q): %v", stateClass, err)
+	}
 	var heading string
 	if err := e.b.PageEval(ctx, welcome, `document.querySelector('main h1')?.innerText ?? ''`, &heading); err != nil || !strings.Contains(heading, "tabrelay") {
 		t.Errorf("welcome page heading: %q %v", heading, err)

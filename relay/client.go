@@ -35,6 +35,10 @@ type Client struct {
 	// releases marks a client whose sessions hold a tab only while it acts (the in-process
 	// agent, see ondemand.go): the hub ends them DetachAfter after their last command.
 	releases bool
+	// wantsTab marks a client of the browser endpoint (/cdp) that connected while no tab was
+	// shared: when an extension connects later and still shares none, the person is offered a
+	// choice of tab for it (offerWaiting).
+	wantsTab bool
 
 	killOnce sync.Once
 	onKill   func(code int, reason string)
@@ -253,7 +257,8 @@ func (h *Hub) NewClient(name, pageTarget string, onKill func(code int, reason st
 		}
 	} else {
 		c.def = c.newSession(kindBrowser, nil, "", nil)
-		if name == "cdp" { // a CDP client with nothing to drive: the person chooses a tab
+		if name == "cdp" && len(h.liveTargets()) == 0 { // a CDP client with nothing to drive: the person chooses a tab
+			c.wantsTab = true
 			h.offerTab(name)
 		}
 	}

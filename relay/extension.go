@@ -324,9 +324,14 @@ func (e *Extension) handle(msg []byte, env envelope, recv int64) {
 		e.l.onDemand = env.onDemand
 		e.l.batches.Store(env.batches)
 		// it announces its tabs right after: requests for them wait a moment more at most
-		if settle := time.Now().Add(min(gapSettle, h.opts.Grace)); h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
+		settle := time.Now().Add(min(gapSettle, h.opts.Grace))
+		if h.gapUntil.After(settle) || !h.gapUntil.After(time.Now()) {
 			h.setGap(settle)
 		}
+		// once it has announced the tabs it still shares: clients that connected with none
+		// shared (before it, say) get their choice of tab now
+		l := e.l
+		time.AfterFunc(time.Until(settle), func() { h.offerWaiting(l) })
 		if env.product != "" {
 			h.product = env.product
 		}

@@ -622,6 +622,25 @@ func (h *Hub) OfferTab(who string) bool {
 	return h.offerTab(who)
 }
 
+// offerWaiting offers a choice of tab for the browser-endpoint clients that connected while no
+// tab was shared and are still connected, if l is still the live extension and shares no tab:
+// it runs once the extension, newly connected, has announced the tabs it shares.
+func (h *Hub) offerWaiting(l *extLink) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.ext != l {
+		return
+	}
+	offered := false
+	for c := range h.clients {
+		if c.wantsTab && !c.closed {
+			offered = h.offerTab("cdp")
+			break
+		}
+	}
+	h.log.Debug().Int("shared", len(h.liveTargets())).Bool("offered", offered).Msg("the extension has announced its tabs")
+}
+
 // offerTab is OfferTab with h.mu held.
 func (h *Hub) offerTab(who string) bool {
 	if h.ext == nil || len(h.liveTargets()) > 0 {

@@ -66,6 +66,10 @@ const (
 	probeWait = 1500 * time.Millisecond
 	// reloadWait is how long the dialog action waits for a reload to close a dialog.
 	reloadWait = 5 * time.Second
+	// leaveWait is how long the dialog action waits, after reloading, for the dialog to close
+	// before it calls it a "leave site?" prompt, which a reload does not close (the closing
+	// comes within milliseconds; the margin is for a busy machine).
+	leaveWait = 1500 * time.Millisecond
 )
 
 // attach is snapshot.Attach, failing at once with a *BlockedError when a JavaScript dialog
@@ -213,23 +217,38 @@ func (s *Service) closeBlockingDialog(ctx context.Context, be *BlockedError, a A
 	if err := s.c.Send(ctx, sid, page.CommandReload, &page.ReloadParams{}); err != nil {
 		return nil, fmt.Errorf("close the dialog of tab %s by reloading the page: %w", be.TargetID, err)
 	}
-	prompted := false
+	prompted, closed := false, false
+	leavePrompt := fmt.Errorf("%w in tab %s and it did not close when the page was reloaded: it is a \"leave site?\" prompt "+
+		"that opened while nothing drove the tab (someone navigated it in the browser); Chrome lets no debugger that came later "+
+		"answer it, and neither a reload nor stopping the navigation closes it: answer it in the browser window",
+		snapshot.ErrDialogOpen, be.TargetID)
 	stuck := time.NewTimer(reloadWait)
 	defer stuck.Stop()
+	// Chrome closes an alert, confirm or prompt as soon as the reload starts (the watching
+	// session hears Page.javascriptDialogClosed within milliseconds), but not a "leave site?"
+	// prompt, which belongs to a navigation under way: the page then stays blocked.
+	leave := time.NewTimer(leaveWait)
+	defer leave.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("the page of tab %s was reloaded to close its dialog but did not load: %w", be.TargetID, ctx.Err())
+		case <-leave.C:
+			if !closed && !prompted {
+				return nil, leavePrompt
+			}
 		case <-stuck.C:
+			if closed && !prompted {
+				return &Result{Kind: a.Kind, TargetID: be.TargetID, URL: pageURL, Approved: approved,
+					Message: "closed the JavaScript dialog by reloading the page (it counts as dismissed); the page is still loading"}, nil
+			}
 			if !prompted {
-				// Chrome closes an alert, confirm or prompt when the page navigates, but not a
-				// "leave site?" prompt, which belongs to a navigation under way.
-				return nil, fmt.Errorf("%w in tab %s and it did not close when the page was reloaded: it is a \"leave site?\" prompt "+
-					"that opened while nothing drove the tab (someone navigated it in the browser); no debugger can answer it: answer it in the browser window",
-					snapshot.ErrDialogOpen, be.TargetID)
+				return nil, leavePrompt
 			}
 		case m := <-events:
 			switch {
+			case m == "Page.javascriptDialogClosed" && !prompted:
+				closed = true // the dialog that blocked the page
 			case m == "Page.javascriptDialogOpening" && !prompted:
 				prompted = true // the reload's own "leave site?" prompt
 				if err := answer(); err != nil {

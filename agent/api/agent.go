@@ -176,7 +176,14 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		},
 	})
 	if why := llm.Why(opts.Model); why != nil {
-		a.log.Info().Msg("agent started without a language model: simple commands work, tasks need a model (" + firstLine(why.Error()) + ")")
+		// the server's banner says where to choose a model; the log says only why there is none
+		ev := a.log.Info()
+		if nce := (*llm.NotConfiguredError)(nil); errors.As(why, &nce) {
+			ev = ev.Str("reason", nce.Reason)
+		} else {
+			ev = ev.Str("reason", firstLine(why.Error()))
+		}
+		ev.Msg("agent started without a language model: simple commands work, tasks need one")
 	} else {
 		a.log.Info().Str("model", llm.Name(opts.Model, opts.ModelName)).Msg("agent started")
 	}

@@ -51,6 +51,9 @@ type ModelState struct {
 	KeySource string `json:"keySource,omitempty"`
 	// Problem says why no model is in use.
 	Problem string `json:"problem,omitempty"`
+	// Missing, when no model is in use because a setting is missing, names it (as in
+	// ModelTestResult.Missing).
+	Missing string `json:"missing,omitempty"`
 	// EnvOverrides names the server's environment variables that override the choice here.
 	EnvOverrides []string `json:"envOverrides"`
 	// Providers are the providers to choose from.
@@ -67,6 +70,9 @@ type ModelTestResult struct {
 	Reply string `json:"reply,omitempty"`
 	// Error says what went wrong.
 	Error string `json:"error,omitempty"`
+	// Missing, when the settings are incomplete, names the field to fill in ("provider",
+	// "model", "base URL", "API key"), so the page can say so instead of Error's general advice.
+	Missing string `json:"missing,omitempty"`
 	// MS is how long the call took, in milliseconds.
 	MS int64 `json:"ms"`
 }
@@ -89,7 +95,7 @@ func modelState(st llm.State) ModelState {
 		out.EnvOverrides = []string{}
 	}
 	if st.Problem != nil {
-		out.Problem = st.Problem.Error()
+		out.Problem, out.Missing = st.Problem.Error(), missing(st.Problem)
 	}
 	ps := llm.Providers()
 	for _, n := range llm.ProviderNames() {
@@ -147,7 +153,7 @@ func (a *Agent) testModel(c echo.Context) *httpError {
 		res.Model = ""
 	}
 	if err != nil {
-		res.Error = err.Error()
+		res.Error, res.Missing = err.Error(), missing(err)
 		if !errors.Is(err, llm.ErrTestFailed) && !errors.Is(err, llm.ErrNotConfigured) {
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
@@ -157,4 +163,12 @@ func (a *Agent) testModel(c echo.Context) *httpError {
 	}
 	res.Reply = reply
 	return jsonOK(c, http.StatusOK, res)
+}
+
+// missing names the setting err says is missing, or "".
+func missing(err error) string {
+	if nce := (*llm.NotConfiguredError)(nil); errors.As(err, &nce) {
+		return nce.Missing
+	}
+	return ""
 }

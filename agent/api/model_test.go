@@ -68,6 +68,19 @@ func TestModelRoutes(t *testing.T) {
 		t.Fatalf("a task with no model: HTTP %d %s", a.status, a.body)
 	}
 
+	// incomplete settings name the field to fill in
+	for _, c := range []struct{ body, missing string }{
+		{`{"provider":"openai-compatible","model":"tiny"}`, llm.MissingBaseURL},
+		{`{"provider":"openai-compatible","baseUrl":"http://127.0.0.1:1/v1"}`, llm.MissingModel},
+		{`{"provider":"openai"}`, llm.MissingAPIKey},
+	} {
+		a := call(t, base, tok, "POST", "/api/model/test", "application/json", []byte(c.body))
+		var res api.ModelTestResult
+		if a.status != 200 || json.Unmarshal(a.body, &res) != nil || res.OK || res.Missing != c.missing {
+			t.Errorf("POST /api/model/test %s: HTTP %d %s; want missing %q", c.body, a.status, a.body, c.missing)
+		}
+	}
+
 	model := llmtest.NewOpenAI(t, llmtest.Text("ready"))
 	const key = "sk-test-secret-key-9876"
 	body := `{"provider":"openai-compatible","model":"tiny","baseUrl":"` + model.URL + `","apiKey":"` + key + `"}`

@@ -166,7 +166,18 @@ func (c Config) ImageMode() ImageMode {
 type NotConfiguredError struct {
 	// Reason is the specific problem (no provider, missing key, missing model, unknown provider).
 	Reason string
+	// Missing names the setting to fill in, as the options page labels it (one of the Missing*
+	// constants), or is "" when something else is wrong.
+	Missing string
 }
+
+// The settings a [NotConfiguredError] can name as missing.
+const (
+	MissingProvider = "provider"
+	MissingModel    = "model"
+	MissingBaseURL  = "base URL"
+	MissingAPIKey   = "API key"
+)
 
 // Error says the problem in one sentence and where to choose a model: the extension's options
 // page, or the environment variables (which need a server restart).
@@ -215,7 +226,7 @@ func fromLookup(lookup func(string) (string, bool), savedKey func(Provider) (key
 			name = "openai-compatible"
 		}
 		if name == "" {
-			return Config{}, &NotConfiguredError{Reason: EnvProvider + " is not set and no provider key variable is set"}
+			return Config{}, &NotConfiguredError{Reason: EnvProvider + " is not set and no provider key variable is set", Missing: MissingProvider}
 		}
 	}
 	p, ok := providers[name]
@@ -230,7 +241,7 @@ func fromLookup(lookup func(string) (string, bool), savedKey func(Provider) (key
 		cfg.BaseURL = p.BaseURL
 	}
 	if cfg.BaseURL == "" && p.Name == "openai-compatible" {
-		return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs %s (e.g. http://localhost:8080/v1)", p.Name, EnvBaseURL)}
+		return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs %s (e.g. http://localhost:8080/v1)", p.Name, EnvBaseURL), Missing: MissingBaseURL}
 	}
 	if k := get(EnvAPIKey); k != "" {
 		cfg.APIKey, cfg.KeySource = k, EnvAPIKey
@@ -247,7 +258,7 @@ func fromLookup(lookup func(string) (string, bool), savedKey func(Provider) (key
 	}
 	if cfg.APIKey == "" {
 		if p.KeyRequired {
-			return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs an API key in %s (or %s)", p.Name, p.KeyEnv[0], EnvAPIKey)}
+			return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs an API key in %s (or %s)", p.Name, p.KeyEnv[0], EnvAPIKey), Missing: MissingAPIKey}
 		}
 		// Local servers ignore the token but langchaingo's openai provider insists on one.
 		cfg.APIKey = "local"
@@ -256,7 +267,7 @@ func fromLookup(lookup func(string) (string, bool), savedKey func(Provider) (key
 		cfg.Model = p.DefaultModel
 	}
 	if cfg.Model == "" {
-		return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs a model name in %s (e.g. %s)", p.Name, EnvModel, p.ExampleModel)}
+		return Config{}, &NotConfiguredError{Reason: fmt.Sprintf("provider %q needs a model name in %s (e.g. %s)", p.Name, EnvModel, p.ExampleModel), Missing: MissingModel}
 	}
 	return cfg, nil
 }

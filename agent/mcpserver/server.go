@@ -19,6 +19,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -61,6 +62,12 @@ type Options struct {
 	// IdleTimeout ends a session over HTTP that made no request for this long (default
 	// DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// Chooser, when set, lets a tool call that needs a tab while none is shared ask the person
+	// to pick one (the extension's tab chooser) and wait for the pick, up to ChooseWait; nil
+	// answers such a call at once with how to share a tab.
+	Chooser TabChooser
+	// ChooseWait bounds that wait (default DefaultChooseWait).
+	ChooseWait time.Duration
 }
 
 // Defaults of Options.MaxSessions and Options.IdleTimeout.
@@ -97,6 +104,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.ChooseWait <= 0 {
+		opts.ChooseWait = DefaultChooseWait
 	}
 	s := &Server{opts: opts, servers: map[string]*mcp.Server{}, sessions: map[*mcp.ServerSession]*session{},
 		live: map[*mcp.ServerSession]time.Time{}}
@@ -375,6 +385,14 @@ func (s *Server) handler(t *tool) mcp.ToolHandler {
 		st := s.session(req.Session)
 		c := &call{srv: s, ctx: gate.WithTask(ctx, st.bound), req: req, st: st, args: req.Params.Arguments}
 		res, err := t.run(s, c)
+		if errors.Is(err, actions.ErrNoTab) {
+			// no tab shared: the person may pick one now, and the call goes on with it
+			if ok, werr := s.waitForChoice(c, t.def.Name); ok {
+				res, err = t.run(s, c)
+			} else if werr != nil {
+				err = werr
+			}
+		}
 		if err != nil {
 			s.opts.Log.Debug().Str("tool", t.def.Name).Err(err).Msg("mcp tool error")
 			return toolError(err), nil

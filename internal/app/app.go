@@ -105,6 +105,7 @@ func Start(ctx context.Context, opts Config) (*App, error) {
 	mo.Actions, mo.Runner, mo.Skills, mo.Log = ag.Actions(), ag.Runner(), sk, opts.Log.With().Str("part", "mcp").Logger()
 	model := opts.Agent.Model
 	mo.NoModel = func() error { return llm.Why(model) }
+	mo.Chooser = srv.Hub()
 	ms, err := mcpserver.New(mo)
 	if err != nil {
 		_ = ag.Close()
