@@ -197,6 +197,10 @@ $('open-details').addEventListener('click', () => {
   void chrome.tabs.create({ url: `chrome://extensions/?id=${chrome.runtime.id}` });
 });
 
+// The page's test hooks, which the end-to-end tests call: set before the module's first await, so
+// they are there once the page has loaded.
+Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest, loadModel, saveModel, testModel } });
+
 // The sharing settings (chrome.storage.local tabGroup, chooseTab and onDemand, on unless turned
 // off): saved at once; the service worker reads them.
 for (const key of ['tabGroup', 'chooseTab', 'onDemand']) {
@@ -204,9 +208,6 @@ for (const key of ['tabGroup', 'chooseTab', 'onDemand']) {
   box.checked = (await chrome.storage.local.get(key))[key] !== false;
   box.addEventListener('change', () => { void chrome.storage.local.set({ [key]: box.checked }); });
 }
-
-// The page's test hooks: the end-to-end tests read these.
-Object.assign(globalThis, { tabrelayOptions: { testConnection, runTest, loadModel, saveModel, testModel } });
 
 await load();
 readPairingLink();
