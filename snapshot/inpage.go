@@ -1038,6 +1038,13 @@ func (t *Tab) walkFrames(ctx context.Context, frames []Frame, fresh, last bool) 
 	for _, w := range out {
 		w.listen = listen[w.frame.ID]
 	}
+	if orphanIframes(out) {
+		// an <iframe> shown in a frame's outline with no frame of the list under it: the list
+		// was taken before that frame attached, and its event can come before the list's
+		// answer, leaving no mark: ask the frame tree again next time rather than show the
+		// <iframe> empty until something else changes
+		t.markFramesChanged()
+	}
 	// made of the same walks, owners and listener lookups as the latest build: the same tree
 	b.key = buildKey(out, lookups)
 	if root := t.builtBefore(b.key); root != nil {
@@ -1078,6 +1085,36 @@ func stitch(out []*walked) *node {
 	}
 	ib := &inpageBuilder{owned: owned, done: map[string]bool{}}
 	return ib.frame(out[0])
+}
+
+// orphanIframes reports whether a walked frame's outline holds an <iframe> that no walked
+// child frame is owned by.
+func orphanIframes(out []*walked) bool {
+	owners := map[string]map[int]bool{}
+	for _, w := range out[1:] {
+		if w.err == nil && w.owner != 0 {
+			if owners[w.frame.ParentID] == nil {
+				owners[w.frame.ParentID] = map[int]bool{}
+			}
+			owners[w.frame.ParentID][w.owner] = true
+		}
+	}
+	for _, w := range out {
+		if w.err != nil {
+			continue
+		}
+		ids := map[int]bool{}
+		iframeIDs(w.kids, ids)
+		for _, r := range w.roots {
+			iframeIDs(r, ids)
+		}
+		for id := range ids {
+			if !owners[w.frame.ID][id] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // iframeIDs adds the walker ids of the <iframe> elements in ks to ids.
