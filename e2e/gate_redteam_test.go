@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -188,57 +187,9 @@ func TestGateRedTeam(t *testing.T) {
 		attacker.reset()
 	}
 
-	settle := func(t *testing.T, id string) (asked bool, tk *task.Task) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		for ctx.Err() == nil {
-			cur, err := runner.Get(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cur.Status == task.StatusWaitingConfirmation {
-				for _, st := range cur.Steps {
-					if st.Confirmation != nil && st.Confirmation.Approved == nil {
-						t.Logf("asked: %s (%s)", st.Confirmation.Prompt, st.Confirmation.Reason)
-						if err := runner.Confirm(id, st.ID, false); err == nil {
-							asked = true
-						}
-					}
-				}
-			}
-			if cur.Status.Done() {
-				return asked, cur
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("task %s did not end", id)
-		return false, nil
-	}
-	var mu sync.Mutex
-	var call llmtest.Reply
-	player := func(r llmtest.Request) llmtest.Reply {
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				return llmtest.ToolCall("finish", `{"answer":"done"}`)
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return call
-	}
-	play := func(tool string, args map[string]any) string {
-		b, err := json.Marshal(args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		call = llmtest.ToolCall(tool, string(b))
-		mu.Unlock()
-		for model.Remaining() < 3 {
-			model.Push(llmtest.Dynamic(player))
-		}
-		return string(b)
-	}
+	settle := func(t *testing.T, id string) (bool, *task.Task) { return settleDeclining(t, runner, id) }
+	im := &injected{model: model}
+	play := func(tool string, args map[string]any) string { return im.play(t, tool, args) }
 
 	type tally struct{ attacks, held, harmed int }
 	families := map[string]*tally{}
