@@ -408,8 +408,8 @@ func fit(root *Node, o Options, page *url.URL, budget, keep int, costs map[*Node
 	return best, bestRefs, bestSel, bestN
 }
 
-// note is the header line saying what a budget left out and how to reach it.
-func (l left) note(maxTokens int) string {
+// note is the header line saying what a budget left out and which tools reach it.
+func (l left) note(maxTokens int, tools Tools) string {
 	if l.lines == 0 {
 		return ""
 	}
@@ -419,6 +419,6 @@ func (l left) note(maxTokens int) string {
 	if l.below > 0 || l.repeated > 0 {
 		b.WriteString(" (" + strconv.Itoa(l.below) + " below the fold, " + strconv.Itoa(l.repeated) + " in repeated items)")
 	}
-	b.WriteString(": the search action finds them, snapshot scope=<ref> shows a part\n")
+	b.WriteString(": " + tools.Find + " searches them, " + tools.Scope + " shows a part\n")
 	return b.String()
 }

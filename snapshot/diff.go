@@ -165,7 +165,7 @@ func identities(s *Snapshot) map[*Node]string {
 	}
 	var id func(n *Node) string
 	id = func(n *Node) string {
-		k := n.Role + "\x00" + n.Name + "\x00" + n.Text
+		k := n.Role + "\x00" + n.Label() + "\x00" + n.Text
 		h := fnv.New64a()
 		for _, c := range n.Children {
 			h.Write([]byte(id(c) + "\x01"))
@@ -182,7 +182,7 @@ func identities(s *Snapshot) map[*Node]string {
 
 // sameShown reports whether two matched nodes show the same (focus aside).
 func sameShown(a, b *Node) bool {
-	return a.Role == b.Role && a.Name == b.Name && a.Text == b.Text && a.Value == b.Value && a.URL == b.URL &&
+	return a.Role == b.Role && a.Name == b.Name && a.Inferred == b.Inferred && a.Text == b.Text && a.Value == b.Value && a.URL == b.URL &&
 		a.Password == b.Password && a.Modal == b.Modal && slices.Equal(a.States, b.States) && slices.Equal(a.Options, b.Options)
 }
 
@@ -235,8 +235,8 @@ func was(a, b *Node) string {
 	if a.Role != b.Role {
 		parts = append(parts, a.Role)
 	}
-	if a.Name != b.Name {
-		parts = append(parts, "name "+q(a.Name, 100))
+	if a.Label() != b.Label() {
+		parts = append(parts, "name "+q(a.Label(), 100))
 	}
 	if a.Text != b.Text {
 		parts = append(parts, q(a.Text, 200))

@@ -30,6 +30,35 @@ type Options struct {
 	Scope string `json:"scope,omitempty"`
 	// Frame renders only one frame: an iframe's ref, a frame id, or a substring of its URL.
 	Frame string `json:"frame,omitempty"`
+	// Tools names the tools the header points to for what the outline does not show; the zero
+	// value names those of tabrelay's MCP server. A client whose tools are called otherwise (or
+	// offered later) passes its own names.
+	Tools Tools `json:"-"`
+}
+
+// Tools are how the header of a snapshot calls the tools that reach what its outline leaves
+// out. An empty field takes the MCP server's name (see the field).
+type Tools struct {
+	// Find searches the whole page for an element or text: "find".
+	Find string
+	// Scope shows one part of the page's outline: "snapshot with scope=<ref>".
+	Scope string
+	// Records reads repeated items as records: "extract".
+	Records string
+}
+
+// or is t with its empty fields named as the MCP server names them.
+func (t Tools) or() Tools {
+	if t.Find == "" {
+		t.Find = "find"
+	}
+	if t.Scope == "" {
+		t.Scope = "snapshot with scope=<ref>"
+	}
+	if t.Records == "" {
+		t.Records = "extract"
+	}
+	return t
 }
 
 // Snapshot is a role snapshot of a tab: the page model (the page's facts and the tree under
@@ -65,7 +94,8 @@ type Snapshot struct {
 	// Took is how long the snapshot took.
 	Took time.Duration `json:"took"`
 
-	outlineAt int // where the outline begins in Text, after the header
+	outlineAt int   // where the outline begins in Text, after the header
+	tools     Tools // the tools the header names (Options.Tools, filled in)
 }
 
 // build fetches every frame's accessibility tree and assigns refs.
@@ -297,6 +327,7 @@ func (s *Snapshot) Render(o Options) {
 }
 
 func (s *Snapshot) renderText(o Options) {
+	s.tools = o.Tools.or()
 	s.Summary = Summarize(s.Root)
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
@@ -340,7 +371,7 @@ func (s *Snapshot) renderBudget(o Options) {
 	for range 3 {
 		lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), max(room, 0), m)
 		body, refs, cut := join(lines, lineRefs, o.MaxChars)
-		note := l.note(o.MaxTokens)
+		note := l.note(o.MaxTokens, s.tools)
 		s.Refs, s.Truncated = refs, cut || l.lines > 0
 		s.Text, s.outlineAt = h+note+body, len(h)
 		over := Tokens(h) + Tokens(note) + m.size(lines) - o.MaxTokens
@@ -401,7 +432,7 @@ func header(s *Snapshot, summary int, withURL bool) string {
 	if s.BelowFold > 0 {
 		fmt.Fprintf(&b, "# %d more refs below the fold (scroll to see them)\n", s.BelowFold)
 	}
-	b.WriteString(s.Summary.text(summary))
+	b.WriteString(s.Summary.text(summary, s.tools.or()))
 	return b.String()
 }
 
