@@ -533,7 +533,7 @@
       }
       const name = nameOf(el, role);
       if (name) n.n = name;
-      else if (fieldRoles.has(role)) {
+      else if (fieldRoles.has(role) || f & EDITABLE) {
         const l = textBefore(el);
         if (l) n.l = l;
       } else if ((iconRoles.has(role) && (role !== 'generic' && role !== 'listitem' && role !== 'image' || f & (POINTER | LISTENER | FOCUSABLE))) &&
