@@ -94,8 +94,9 @@ type Snapshot struct {
 	// Took is how long the snapshot took.
 	Took time.Duration `json:"took"`
 
-	outlineAt int   // where the outline begins in Text, after the header
-	tools     Tools // the tools the header names (Options.Tools, filled in)
+	outlineAt int    // where the outline begins in Text, after the header
+	tools     Tools  // the tools the header names (Options.Tools, filled in)
+	ticks     *ticks // the counters and clocks among its nodes (see Compare)
 }
 
 // build fetches every frame's accessibility tree and assigns refs.
@@ -328,6 +329,9 @@ func (s *Snapshot) Render(o Options) {
 
 func (s *Snapshot) renderText(o Options) {
 	s.tools = o.Tools.or()
+	if s.ticks == nil {
+		s.ticks = &ticks{} // before the tab keeps a copy: copies share it
+	}
 	s.Summary = Summarize(s.Root)
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
