@@ -3,6 +3,8 @@ package snapshot
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 )
 
 // Node is one element or text of a page model: exactly what one line of the rendered outline
@@ -67,7 +69,7 @@ type Inference string
 // The sources of inferred names.
 const (
 	// ByIcon: the words of an unnamed control's icons, ids and data attributes (package describe).
-	ByIcon Inference = "icon"
+	ByIcon Inference = describe.Mark
 	// ByText: the text just before an unnamed field in its container.
 	ByText Inference = "text before"
 )
