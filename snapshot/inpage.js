@@ -547,19 +547,20 @@
       const s = statesOf(el, role);
       if (s.length) n.s = s;
       if (role === 'link' && el.href) n.u = String(el.href);
-      if (opts.boxes) {
+      const box = () => {
         const r = el.getBoundingClientRect();
         if (r.width || r.height) {
           n.y = r.top + sy;
           n.b = r.bottom + sy;
         }
-      }
+      };
       if (tag === 'BODY' || tag === 'HTML' || tag === 'IFRAME' || tag === 'FRAME' || tag === 'LABEL') f |= NOLISTEN;
       if (hiddenHere) f |= ARIAHIDDEN;
       if (f) n.f = f;
       // every element gets its id: script-added click listeners are matched to ids afterwards
       n.i = idOf(el);
       if (tag === 'IFRAME' || tag === 'FRAME') {
+        if (opts.boxes) box();
         out.push(n);
         return;
       }
@@ -575,6 +576,10 @@
         const k = kidsOf(true);
         if (k.length) n.k = k;
       }
+      // the box places the element above or below the fold; a plain container (which the
+      // outline leaves out) places only the text it holds itself: what it holds places itself,
+      // and measuring every <div> of a large page is a good part of a walk
+      if (opts.boxes && (role !== 'generic' || name || s.length || (f & ~(NOLISTEN | SHADOWHOST | UNDEFINED)) || n.k?.some((c) => c.t !== undefined))) box();
       out.push(n);
     };
     const out = [];

@@ -269,12 +269,12 @@ func (t *Tab) finish(s *Snapshot, root *node, o Options, start time.Time, state 
 		ps := state()
 		s.Loading = ps.loading
 		if ps.fold > 0 {
+			markBelow(root, root.frame, ps.fold, false)
 			walkNodes(root, func(n *node) {
-				if n.ref != "" && n.frame == root.frame && n.y > ps.fold {
+				if n.ref != "" && n.frame == root.frame && n.below {
 					s.BelowFold++
 				}
 			})
-			markBelow(root, root.frame, ps.fold, false)
 		}
 	}
 	walkNodes(root, func(n *node) {
@@ -353,15 +353,35 @@ func (s *Snapshot) renderText(o Options) {
 }
 
 // markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
-// else as its parent is.
+// else by its first placed descendant's (a container the walker did not measure starts where
+// what it holds starts), else as its parent is.
 func markBelow(n *node, main *Frame, fold float64, parent bool) {
 	n.below = parent
-	if n.frame == main && n.y >= 0 {
-		n.below = n.y > fold
+	if n.frame == main {
+		if y := placedY(n); y >= 0 {
+			n.below = y > fold
+		}
 	}
 	for _, k := range n.kids {
 		markBelow(k, main, fold, n.below)
 	}
+}
+
+// placedY is the document y of n's box, else of its first descendant in its frame that has
+// one; -1 when none has.
+func placedY(n *node) float64 {
+	if n.y >= 0 || n.isText() {
+		return n.y
+	}
+	for _, k := range n.kids {
+		if k.frame != n.frame {
+			continue
+		}
+		if y := placedY(k); y >= 0 {
+			return y
+		}
+	}
+	return -1
 }
 
 // renderBudget renders within o.MaxTokens: the header, a note of what was left out and the
