@@ -40,7 +40,7 @@ func TestInferredNames(t *testing.T) {
 			`: "Paris "`,
 			`textbox "Note" [multiline] [ref=`,
 			`: "two\nlines"`,
-		}, []string{`- text: Time`, `- text: Departure`, `"This long sentence`, `textbox "Search"`}},
+		}, []string{`- text: Time`, `- text: Departure`, `"This long sentence`, `textbox "Search"`, `textbox "Shipping address"`}},
 	}
 	for _, c := range cases {
 		t.Run(strings.TrimPrefix(c.page, "/"), func(t *testing.T) {

@@ -353,7 +353,8 @@
         let t = '';
         if (p.nodeType === 3) t = p.data;
         else if (p.nodeType === 1) {
-          if (hidden(p) || p.matches(controlSel) || p.querySelector(controlSel)) return '';
+          // a heading titles a section, not the field after it
+          if (hidden(p) || p.matches(controlSel) || p.querySelector(controlSel) || p.matches('h1,h2,h3,h4,h5,h6,[role=heading],legend')) return '';
           t = p.innerText ?? p.textContent ?? '';
         }
         t = collapse(t).replace(/\s*:$/, '');
