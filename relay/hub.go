@@ -113,7 +113,7 @@ type Hub struct {
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
 	// tabWaits counts the waits for a tab held through OfferTabWhile (the agent's MCP tool
 	// calls) that have not ended (choosetab.go).
-	tabWaits int
+	tabWaits  int
 	stopSweep context.CancelFunc
 	// legs records commands' times when HubOptions.TraceLegs is on (nil otherwise).
 	legs *legTracer
