@@ -167,6 +167,7 @@ func TestTabChooserEndsWhenClientLeaves(t *testing.T) {
 	_ = c.Close()
 	waitChooserGone(t, ctx, e, chooser)
 	pageShot(t, ctx, e.b, chooser, 1000, 700, "chooser-nobody-waits")
+	checkAxe(t, ctx, e.b, chooser, "tab chooser, nobody waiting")
 	if n := len(e.srv.Hub().Tabs()); n != 0 {
 		t.Fatalf("%d tabs shared after the client left", n)
 	}

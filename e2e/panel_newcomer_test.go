@@ -153,6 +153,7 @@ func TestPanelSendOnUnsharedTab(t *testing.T) {
 		t.Errorf("the request box holds %q after Send on an unshared tab, want %q", box, request)
 	}
 	pe.shot(t, "send-not-shared")
+	checkAxe(t, ctx, ae.b, pe.panel, "side panel, request kept on an unshared tab")
 	// the panel's periodic reading (every 3 s) keeps the offer
 	pe.js(t, `tabrelayPanel.refresh().then(() => tabrelayPanel.refresh()).then(() => true)`, nil)
 	if got := pe.text(t, "notice"); !strings.Contains(got, "Not sent") || !strings.Contains(got, "Share this tab and send") {
@@ -226,6 +227,7 @@ func TestPanelKeepsFailedRequest(t *testing.T) {
 		t.Errorf("the recent list's entry lacks the failure, its error or what to do:\n%s", entry)
 	}
 	pe.shot(t, "failed-request-kept")
+	checkAxe(t, ctx, ae.b, pe.panel, "side panel, failed request kept")
 
 	// the panel opened again (a new page): the request is still listed, and a click shows it
 	reopened := panelFor(t, ctx, ae, page)
