@@ -123,8 +123,12 @@ type Action struct {
 	Accept bool
 	// Modifiers are a press's held modifiers ("Control", "Alt", "Meta", "Shift").
 	Modifiers []string
-	// URL is the absolute URL a navigate or open goes to.
+	// URL is the absolute URL a navigate or open goes to (back, forward, reload: the history
+	// entry loaded).
 	URL string
+	// Resubmits marks a reload, back or forward whose entry was a form's POST: loading it
+	// sends the form again.
+	Resubmits bool
 }
 
 // Control is a button of an element's form or dialog: what it shows and its other names.
@@ -192,6 +196,10 @@ type Proposal struct {
 	DialogType, DialogMessage string
 	// URL is the page's URL.
 	URL string
+	// Receiver is the URL of the document that receives the step when it is none of the
+	// above: the frame a key goes to when the focused element is a frame, the tab a close
+	// closes ("" when none).
+	Receiver string
 	// Page is what the gate reads of the page around the action (nil: nothing read).
 	Page *Page
 }
