@@ -28,6 +28,18 @@ const (
 // normal is s as values are compared: folded (see [Fold]), lower case, only its letters and
 // digits ("SK-LIVE 4f9a…" and "sk_live_4F9A…" are one value).
 func normal(s string) string {
+	n := normalOnce(s)
+	for range 3 { // folding what lower case gave may give more to fold
+		m := normalOnce(n)
+		if m == n {
+			break
+		}
+		n = m
+	}
+	return n
+}
+
+func normalOnce(s string) string {
 	f := strings.ToLower(Fold(s))
 	var b strings.Builder
 	b.Grow(len(f))
