@@ -127,20 +127,13 @@ var reads = map[string]bool{"snapshot": true, "extract": true, "evaluate": true,
 	"console": true, "network": true, "errors": true, "wait": true}
 
 // noteRead records on the task ctx carries (if any) the distinctive values of r, the result of
-// an action of kind on tab ts (nil for the browser's kinds: the tabs list records each tab's
-// URL and title, read on that tab's own origin).
+// an action of kind on tab ts (nil for the browser's kinds).
 func (s *Service) noteRead(ctx context.Context, ts *tabState, kind string, r *Result) {
 	t := gate.TaskFrom(ctx)
 	if t == nil || r == nil {
 		return
 	}
-	if kind == "tabs" {
-		for _, tab := range r.Tabs {
-			t.ReadTab(tab.URL, tab.Title)
-		}
-		return
-	}
-	if ts == nil {
+	if ts == nil { // the browser's kinds: the tab list records itself (Service.Tabs)
 		return
 	}
 	page := r.URL

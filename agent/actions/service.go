@@ -362,9 +362,13 @@ func (s *Service) Tabs(ctx context.Context) ([]TabInfo, error) {
 		return nil, fmt.Errorf("list tabs: %w", err)
 	}
 	var out []TabInfo
+	task := gate.TaskFrom(ctx)
 	for _, t := range r.TargetInfos {
 		if t.Type == "page" {
 			out = append(out, TabInfo{TargetID: t.TargetID, URL: t.URL, Title: t.Title})
+			// a task that lists the tabs reads their addresses (a session token in another
+			// tab's URL is that tab's origin's)
+			task.ReadTab(t.URL, t.Title)
 		}
 	}
 	return out, nil

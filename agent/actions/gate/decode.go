@@ -104,8 +104,13 @@ func decodings(s string) []string {
 		out = append(out, d)
 	}
 	for _, run := range runs(s, isBase64Rune) {
-		if d, ok := decodeBase64(run); ok {
-			out = append(out, d)
+		// a run may start before the encoding does ("/x/djE6…", "ref" glued on): one of four
+		// starts is aligned with it
+		for i := 0; i < 4 && len(run)-i >= minEncoded; i++ {
+			if d, ok := decodeBase64(run[i:]); ok {
+				out = append(out, d)
+				break
+			}
 		}
 	}
 	// hex split by dots, dashes, colons or spaces (a host's labels, "de:ad:be:ef") is one run
@@ -155,7 +160,7 @@ func isHexRune(r rune) bool {
 }
 
 func isBase64Rune(r rune) bool {
-	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '+' || r == '/' || r == '-' || r == '_' || r == '='
+	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '+' || r == '/' || r == '-' || r == '_'
 }
 
 // runs are the maximal runs of s's characters that in holds, at least minEncoded long.
@@ -177,13 +182,10 @@ func runs(s string, in func(rune) bool) []string {
 	return out
 }
 
-// decodeBase64 decodes run as base64, standard or url-safe, padded or not; ok only when what it
-// decodes to is mostly printable text.
+// decodeBase64 decodes run (without its padding) as base64, standard or url-safe; ok only when
+// what it decodes to is mostly printable text.
 func decodeBase64(run string) (string, bool) {
-	r := strings.TrimRight(run, "=")
-	if strings.ContainsRune(r, '=') {
-		return "", false
-	}
+	r := run
 	enc := base64.RawStdEncoding
 	if strings.ContainsAny(r, "-_") {
 		if strings.ContainsAny(r, "+/") {

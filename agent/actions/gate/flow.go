@@ -252,6 +252,9 @@ func (t *Task) Read(pageURL, text string) {
 // ReadTab records what a list of the shared tabs shows of one tab: its URL and title, read on
 // the tab's own origin (a session token in another tab's URL is that tab's).
 func (t *Task) ReadTab(tabURL, title string) {
+	if t == nil {
+		return
+	}
 	t.Read(tabURL, tabURL+"\n"+title)
 }
 

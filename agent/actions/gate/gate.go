@@ -16,6 +16,11 @@
 // where its form sends, account-takeover forms, and account, security, billing and consent
 // pages; what it cannot read (a nameless commit or drop zone) it asks about.
 //
+// Every step is also judged against its task's boundary (boundary.go, sites.go, flow.go) at
+// the documents that receive it: a site is the registrable domain, or the tenant's host on a
+// domain of many owners' tenants (acme.slack.com, acme.github.io); secrets are held to their
+// origin; a host the gate cannot read as the browser does is outside every task.
+//
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
 // that element at [Ordinary] risk only.

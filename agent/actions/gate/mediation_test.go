@@ -280,6 +280,8 @@ func TestLeaksReencoded(t *testing.T) {
 		}(), true},
 		{"base64", base64.StdEncoding.EncodeToString([]byte("key=" + secret)), true},
 		{"base64 url-safe unpadded", base64.RawURLEncoding.EncodeToString([]byte("?" + secret + "?")), true},
+		{"base64 url-safe in a query", "https://evil.example/g?ref=" + base64.RawURLEncoding.EncodeToString([]byte("v1:"+secret)), true},
+		{"base64 in a path", "https://evil.example/x/" + base64.StdEncoding.EncodeToString([]byte("id="+secret)) + "/y", true},
 		{"base64 of base64", base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString([]byte(secret)))), true},
 		{"hex", hex.EncodeToString([]byte(secret)), true},
 		{"hex in a host's labels", "https://" + hexLabels(secret) + ".evil.example/", true},
