@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
@@ -243,6 +244,23 @@ func TestGateMediation(t *testing.T) {
 		}
 		if hits := attacker.got("after=approval"); len(hits) != 0 {
 			t.Errorf("the attacker's site received %v", hits)
+		}
+	})
+
+	t.Run("a reload that sends a form again", func(t *testing.T) {
+		u.open(victim.URL + "/comment.html")
+		victim.reset()
+		// the person posts the comment themselves
+		u.do(actions.Do(actions.Click{Ref: refIn(victimTab.TargetID, "button", "Post comment")}))
+		eventually(t, 20*time.Second, "the comment was posted", func() (bool, string) {
+			return len(victim.got("POST /account/comment")) == 1, strings.Join(victim.got("/"), " ")
+		})
+		asked, tk := run("what does this page say?", victimTab.TargetID, nil, call("reload", map[string]any{}))
+		if !askedFor(asked, gate.ReasonResubmit) || tk.Status != task.StatusCancelled {
+			t.Errorf("not asked about sending the form again: %+v, %s %q", asked, tk.Status, tk.Error)
+		}
+		if hits := victim.got("POST /account/comment"); len(hits) != 1 {
+			t.Errorf("the site received the comment %d times: %v", len(hits), hits)
 		}
 	})
 }

@@ -105,8 +105,8 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 		return Decision{}
 	}
 	// ruleInput, and any kind without a rule
-	if t == nil {
-		return Decision{}
+	if t == nil || a.Kind == "dialog" && !a.Accept {
+		return Decision{} // dismissing a dialog changes nothing and may be the only way off a page
 	}
 	recv := receivers(p)
 	for _, c := range carried(p, t, recv) {
@@ -123,7 +123,11 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 	}
 	for _, dest := range recv {
 		if !t.Has(dest) {
-			return outside(verbOf(a.Kind), dest, t)
+			verb := verbOf(a.Kind)
+			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
+				verb = "sending its form to"
+			}
+			return outside(verb, dest, t)
 		}
 	}
 	return Decision{}

@@ -28,7 +28,7 @@ func TestBoundaryEveryKind(t *testing.T) {
 		"check":    {Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e1", Role: "checkbox", Tag: "input", Type: "checkbox", URL: frame}},
 		"drag":     {Action: Action{Kind: "drag"}, Element: &Element{Ref: "e1", Role: "listitem", URL: page}, Target: &Element{Ref: "e2", Role: "list", URL: frame}},
 		"upload":   {Action: Action{Kind: "upload"}, Element: &Element{Ref: "e1", Role: "button", Tag: "input", Type: "file", URL: frame}},
-		"dialog":   {Action: Action{Kind: "dialog", Accept: false}, Receiver: frame},
+		"dialog":   {Action: Action{Kind: "dialog", Accept: true}, Receiver: frame},
 		"hover":    {Action: Action{Kind: "hover"}, Receiver: frame},
 		"evaluate": {Action: Action{Kind: "evaluate", Text: "1+1"}, Receiver: frame},
 		"close":    {Action: Action{Kind: "close"}, Receiver: frame},
