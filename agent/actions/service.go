@@ -504,6 +504,7 @@ func (s *Service) Snapshot(ctx context.Context, targetID string, o snapshot.Opti
 		if err == nil {
 			if t := gate.TaskFrom(ctx); t != nil {
 				t.Begin(snap.URL)
+				t.Read(snap.URL, snap.URL) // its address too: a session token in its query
 				t.Read(snap.URL, snap.Text)
 			}
 		}
