@@ -70,7 +70,8 @@ func FuzzSitesIn(f *testing.F) {
 			if !strings.Contains(host, "xn--") && !strings.Contains(strings.ToLower(words), host) {
 				t.Fatalf("site %q is not in the words %q", s, words)
 			}
-			if SiteOf("https://"+string(s)) != s {
+			// http://x:443 is the site x:443, which https reads as x: only other ports round-trip
+			if !strings.HasSuffix(string(s), ":443") && SiteOf("https://"+string(s)) != s {
 				t.Fatalf("site %q does not round-trip", s)
 			}
 		}
