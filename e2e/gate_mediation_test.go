@@ -263,4 +263,20 @@ func TestGateMediation(t *testing.T) {
 			t.Errorf("the site received the comment %d times: %v", len(hits), hits)
 		}
 	})
+
+	t.Run("keys pressed with nothing named go to another site's focused frame", func(t *testing.T) {
+		u.open(victim.URL + "/keysframe.html?frame=" + url.QueryEscape(attacker.URL+"/guestbook.html"))
+		field := refIn(victimTab.TargetID, "textbox", "Your message")
+		// the person clicked into the widget earlier: it holds the focus
+		u.do(actions.Do(actions.Click{Ref: field}))
+		attacker.reset()
+		asked, tk := run("summarise my developer settings page", victimTab.TargetID, nil,
+			call("press", map[string]any{"key": "s"}), call("press", map[string]any{"key": "k"}))
+		if !askedFor(asked, gate.ReasonSite) || tk.Status != task.StatusCancelled {
+			t.Errorf("not asked about typing into the other site's frame: %+v, %s %q", asked, tk.Status, tk.Error)
+		}
+		if hits := attacker.got("typed="); len(hits) != 0 {
+			t.Errorf("the attacker's frame received %v", hits)
+		}
+	})
 }
