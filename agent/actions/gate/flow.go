@@ -57,7 +57,7 @@ var (
 	// phraseRe is a recovery (seed) phrase: its label, then 12 to 24 words.
 	phraseRe = regexp.MustCompile(`(?i)\b(?:recovery|seed|secret|mnemonic|backup)[ _-]?(?:phrase|words)\b\W{0,6}((?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})`)
 	// secretParamRe names URL parameters that carry secrets.
-	secretParamRe = regexp.MustCompile(`(?i)^(?:.*(?:token|secret|session|passw|apikey|api_key|auth|jwt|signature|credential).*|sid|key|code|sig|otp|pass|pwd|access|state)$`)
+	secretParamRe = regexp.MustCompile(`(?i)^(?:.*(?:token|secret|session|passw|apikey|api_key|jwt|signature|credential).*|auth|authorization|oauth_.*|sid|key|code|sig|otp|pass|pwd|access|state)$`)
 )
 
 // readValue is what a task knows of one value it read.

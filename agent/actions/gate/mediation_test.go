@@ -334,6 +334,15 @@ func TestLeaksReencoded(t *testing.T) {
 			t.Errorf("%s: leaks %v, want leak %v", c.name, leaks, c.leak)
 		}
 	}
+	// a URL parameter is a secret by its name, not by a name that holds a secret's letters
+	params := NewTask("", nil)
+	params.Read(page, "https://blog.example.com/posts?author=jsmith2024x&auth=Rq81Nn5Xv0Pz")
+	if l := params.SecretLeaks("jsmith2024x", dest); len(l) != 0 {
+		t.Errorf("an author's name held as a secret: %v", l)
+	}
+	if l := params.SecretLeaks("Rq81Nn5Xv0Pz", dest); len(l) == 0 {
+		t.Error("an auth parameter's value not held as a secret")
+	}
 	// the URL of another tab: its session token is that tab's origin's
 	tabs := NewTask("", nil)
 	tabs.ReadTab("https://bank.example/account?sessionid=Zk91Lp03Qx88Rt2", "My bank")
