@@ -5,11 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
@@ -277,6 +280,41 @@ func TestGateMediation(t *testing.T) {
 		}
 		if hits := attacker.got("typed="); len(hits) != 0 {
 			t.Errorf("the attacker's frame received %v", hits)
+		}
+	})
+
+	t.Run("MCP tools: a form of the task's page sends to another site", func(t *testing.T) {
+		u.open(victim.URL + "/searchform.html?to=" + url.QueryEscape(attacker.URL+"/log"))
+		attacker.reset()
+		field, button := refIn(victimTab.TargetID, "textbox", "Part"), refIn(victimTab.TargetID, "button", "Search")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-injected-client", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+			held bool
+		}{
+			{"switch_tab", map[string]any{"tab": victimTab.TargetID}, false},
+			{"type", map[string]any{"ref": field, "text": "part 7"}, false},
+			{"click", map[string]any{"ref": button}, true},
+		} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := mcpText(res)
+			if held := res.IsError && strings.Contains(text, "confirmation") && strings.Contains(text, gate.ReasonSite); held != c.held {
+				t.Errorf("%s %v: held %v, want %v: %s", c.tool, c.args, held, c.held, text)
+			}
+		}
+		if hits := attacker.got("/log"); len(hits) != 0 {
+			t.Errorf("the attacker's site received %v", hits)
 		}
 	})
 }
