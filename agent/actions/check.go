@@ -387,13 +387,39 @@ const probeJS = `function() {
 			if (a.name.startsWith('data-') && a.value.length <= 80 && !/^[\d\s.,-]*$/.test(a.value)) addTo(data, a.name.slice(5) + ' ' + a.value);
 		}
 	}
+	// the state of its form now: what a commit sends (see gate.Form)
+	const formState = f => {
+		if (!f) return null;
+		const fields = [];
+		for (const c of Array.from(f.elements || []).slice(0, 80)) {
+			if (fields.length >= 60) break;
+			const t = tagOf(c);
+			if (t !== 'input' && t !== 'select' && t !== 'textarea') continue;
+			const kind = t === 'input' ? String(c.type || 'text').toLowerCase() : t;
+			if (['submit', 'button', 'reset', 'image', 'file'].includes(kind)) continue;
+			const label = clean((c.labels && c.labels.length ? Array.from(c.labels).map(l => l.innerText || l.textContent).join(' ') : '') ||
+				c.getAttribute('aria-label') || ids(c.getAttribute('aria-labelledby')) || c.getAttribute('title') || '').slice(0, 200);
+			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false, secret: kind === 'password' };
+			if (t === 'select') {
+				for (const o of Array.from(c.selectedOptions || []).slice(0, 20)) fd.chosen.push(clean(o.label).slice(0, 120));
+				fd.value = Array.from(c.selectedOptions || []).slice(0, 20).map(o => o.value).join(', ').slice(0, 200);
+			} else if (kind === 'checkbox' || kind === 'radio') {
+				fd.checked = !!c.checked; fd.value = String(c.value || '').slice(0, 200);
+			} else if (!fd.secret) {
+				fd.value = String(c.value || '').slice(0, 200);
+			}
+			fields.push(fd);
+		}
+		const method = clean((el.getAttribute && el.getAttribute('formmethod')) || f.getAttribute('method') || 'get').toLowerCase();
+		return { method, fields };
+	};
 	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');
 	const opens = !!(el.getAttribute && (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false' || el.hasAttribute('aria-expanded')));
 	return {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, icons, data, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

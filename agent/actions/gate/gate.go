@@ -165,6 +165,9 @@ type Element struct {
 	Headings []string `json:"headings"`
 	// FormAction is where its form sends (the control's formaction, else the form's action).
 	FormAction string `json:"formAction"`
+	// Form is the state of its form at the moment of reading (nil when it is in none): what
+	// a commit sends.
+	Form *Form `json:"form"`
 	// Icons are the names its icons carry: the ::before/::after content of it and its
 	// descendants, background-image and unnamed image file names, icon-font classes, SVG
 	// symbols and titles.
@@ -498,6 +501,9 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 	}
 	ordinaryLabel := d.Level == Ordinary
 	if g.commitControl(el) {
+		if c := g.formCommit(el); c.Level == Grave {
+			return c
+		}
 		if c := g.commitContext(el, p); c.Level > d.Level {
 			d = c
 		}
@@ -901,13 +907,19 @@ func describe(p Proposal) string {
 	if a.Submit {
 		b.WriteString(" and press Enter")
 	}
+	if el := p.Element; el != nil && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
+		b.WriteString(formText(el))
+	}
 	if u, err := url.Parse(p.URL); err == nil && u.Hostname() != "" {
 		fmt.Fprintf(&b, " on %s", strings.ToLower(u.Hostname()))
 	}
 	return b.String()
 }
 
-// digest names proposal p: the action's parameters and the element it resolved to.
+// digest names proposal p: the action's parameters, the element it resolved to with its
+// form's action and state, and the page (origin and path) it runs on. An approval names this
+// digest, so it covers no other step: not the same button once the page has pointed its form
+// elsewhere or changed what the form sends.
 func digest(p Proposal) string {
 	h := sha256.New()
 	a := p.Action
@@ -918,9 +930,28 @@ func digest(p Proposal) string {
 			continue
 		}
 		fmt.Fprintf(h, "%q %q %q %q %q %q %q %q\n", el.Ref, el.Role, el.Name, el.Tag, el.Text, el.Labels, el.Icons, el.Data)
+		// where its form sends and what the form holds: an approval covers this state only
+		fmt.Fprintf(h, "%q %q\n", el.FormAction, el.URL)
+		if f := el.Form; f != nil {
+			fmt.Fprintf(h, "%q", f.Method)
+			for _, fd := range f.Fields {
+				fmt.Fprintf(h, " %q %q %q %q %q %v", fd.Name, fd.Kind, fd.Label, fd.Value, fd.Chosen, fd.Checked)
+			}
+			fmt.Fprintln(h)
+		}
 	}
-	fmt.Fprintf(h, "%q %q", p.DialogType, p.DialogMessage)
+	fmt.Fprintf(h, "%q %q %q", p.DialogType, p.DialogMessage, pageOf(p.URL))
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// pageOf is a page URL's origin and path (its query and fragment dropped; the URL itself when
+// it does not parse).
+func pageOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 func joinDetail(a, b string) string {
