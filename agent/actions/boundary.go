@@ -36,7 +36,7 @@ func (s *Service) checkNavigation(ctx context.Context, ts *tabState, a Action) (
 		return nil, err
 	}
 	prop := gate.Proposal{Action: gate.Action{Kind: kind, URL: u}, URL: page}
-	return s.opts.Gate.CheckAll([]gate.Proposal{prop}, req, func(d gate.Decision) {
+	return s.opts.Gate.CheckAll(ctx, []gate.Proposal{prop}, req, func(d gate.Decision) {
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", kind).Str("verdict", d.Verdict.String()).Str("reason", d.Reason).
 				Bool("approved", d.Approved).Msg("safety gate")

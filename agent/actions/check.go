@@ -31,7 +31,7 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gat
 	if err != nil {
 		return nil, err
 	}
-	return s.opts.Gate.CheckAll(props, req, func(d gate.Decision) {
+	return s.opts.Gate.CheckAll(ctx, props, req, func(d gate.Decision) {
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")

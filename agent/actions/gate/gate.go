@@ -241,6 +241,9 @@ type Decision struct {
 	Digest string
 	// Approved is true when an approval the requester held let the step run.
 	Approved bool
+	// unread is true when the only thing that made the step ask is a name in a script the
+	// gate's words are not written in: a critic, which reads any language, judges it instead.
+	unread bool
 }
 
 // Prompt is what the person is asked: the step, then what made it risky.
@@ -340,6 +343,9 @@ type Options struct {
 	// UploadDirs are folders the user configured whose files the agent may upload without
 	// asking (--agent-upload-dir).
 	UploadDirs []string
+	// Critic, when not nil, is the second opinion on every step the rules allow that changes
+	// something (see [Critic]); nil: the rules alone.
+	Critic Critic
 }
 
 // Gate decides on proposals. It is safe for concurrent use.
@@ -515,11 +521,12 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s that shows and says nothing", orRole(el))}
 		}
-		// a name in a script the gate's words are not written in says nothing the gate can read
+		// a name in a script the gate's words are not written in says nothing the gate can
+		// read (where a critic reviews the step, it reads it instead: see review)
 		if d.Level == None {
 			for _, n := range names(el) {
 				if r := g.vocab.unreadable(n); r != "" {
-					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r)}
+					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r), unread: true}
 					break
 				}
 			}
@@ -980,10 +987,12 @@ func clip(s string, n int) string {
 // CheckAll judges the proposals of one action (a fill's fields, or the one element) in order
 // for req, telling seen (if not nil) of each decision: a *ConfirmError or *BlockedError at the
 // first that may not run; else the first decision an approval allowed (nil if none was needed).
-func (g *Gate) CheckAll(props []Proposal, req Request, seen func(Decision)) (*Decision, error) {
+// A step the rules allow that changes something goes to the critic (Options.Critic) when the
+// request carries the person's words.
+func (g *Gate) CheckAll(ctx context.Context, props []Proposal, req Request, seen func(Decision)) (*Decision, error) {
 	var approved *Decision
 	for _, p := range props {
-		d := g.Check(p, req)
+		d := g.review(ctx, p, req, g.Check(p, req))
 		if seen != nil {
 			seen(d)
 		}
