@@ -12,6 +12,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/snapshot"
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 )
 
 // This file is the action service's side of the safety gate (package gate): for every action
@@ -248,6 +249,9 @@ func (s *Service) readElement(ctx context.Context, ts *tabState, ref string) (*g
 	if el.Role == "" {
 		el.Role = probe.Role
 	}
+	if strings.TrimSpace(el.Name) == "" && strings.TrimSpace(el.Text) == "" {
+		el.Inferred = describe.Infer(el.Icons, el.Data)
+	}
 	return &el, nil
 }
 
@@ -265,7 +269,7 @@ const focusedJS = `(() => {
 
 // probeJS reads an element as the gate judges it (see gate.Element): what it shows, all its
 // other names, its form's or dialog's buttons and words.
-const probeJS = `function() {
+var probeJS = `function() {
 	const el = this, doc = el.ownerDocument;
 	const clean = s => String(s || '').replace(/\s+/g, ' ').trim();
 	const txt = n => n ? clean(n.innerText || n.textContent).slice(0, 300) : '';
@@ -356,37 +360,8 @@ const probeJS = `function() {
 	}
 	const region = el.closest('section[aria-label],section[aria-labelledby],[role=region],[role=group][aria-label],fieldset');
 	if (region) addHeading(region.tagName === 'FIELDSET' ? txt(region.querySelector('legend')) : (region.getAttribute('aria-label') || ids(region.getAttribute('aria-labelledby'))));
-	// icons and data-* attributes of the element and its descendants
-	const icons = [], data = [];
-	const addTo = (arr, v) => { v = clean(v); if (v && arr.length < 24 && !arr.includes(v)) arr.push(v.slice(0, 160)); };
-	const fileName = u => { u = String(u || ''); if (!u || u.startsWith('data:')) return ''; return u.split(/[?#]/)[0].split('/').pop(); };
-	const iconClass = /^(fa|fas|far|fal|fad|fab|bi|mdi|glyphicon|icon|icons|ti|ri|la|las|lar|octicon|lucide|feather|ion|gg|ph|codicon|material|ms|symbol)[-_]|[-_](icon|ico)$|^icon/i;
-	for (const d of [el, ...Array.from(el.querySelectorAll ? el.querySelectorAll('*') : []).slice(0, 40)]) {
-		if (d !== el) for (const p of ['::before', '::after']) {
-			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal') addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
-		}
-		try { const cs = getComputedStyle(d); for (const bg of [cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
-		for (const p of ['::before', '::after']) {
-			try { const bg = getComputedStyle(d, p).backgroundImage; if (bg && bg !== 'none') for (const m of bg.matchAll(/url\(["']?([^"')]+)["']?\)/g)) addTo(icons, fileName(m[1])); } catch (e) {}
-		}
-		const t = tagOf(d);
-		if (t === 'img' && !d.getAttribute('alt')) addTo(icons, fileName(d.getAttribute('src')));
-		if (t === 'use') addTo(icons, d.getAttribute('href') || d.getAttribute('xlink:href'));
-		if (t === 'svg') { const ti = d.querySelector('title'); if (ti) addTo(icons, ti.textContent); }
-		const cls = typeof d.className === 'string' ? d.className : (d.getAttribute && d.getAttribute('class')) || '';
-		for (const c of cls.split(/\s+/)) if (c && iconClass.test(c)) addTo(icons, c);
-		// what the page's own code calls it: its id, a button's name and value (sent with the
-		// form), an inline handler, a javascript: link
-		if (d.id && d.id.length <= 80) addTo(data, 'id ' + d.id);
-		if ((t === 'button' || t === 'input') && d.getAttribute('name')) addTo(data, d.getAttribute('name') + ' ' + (d.getAttribute('value') || ''));
-		const handler = (d.getAttribute && d.getAttribute('onclick')) || '';
-		if (handler && handler.length <= 160) addTo(data, 'onclick ' + handler);
-		const href = (d.getAttribute && d.getAttribute('href')) || '';
-		if (/^\s*javascript:/i.test(href) && href.length <= 160) addTo(data, 'href ' + href);
-		if (d.attributes) for (const a of d.attributes) {
-			if (a.name.startsWith('data-') && a.value.length <= 80 && !/^[\d\s.,-]*$/.test(a.value)) addTo(data, a.name.slice(5) + ' ' + a.value);
-		}
-	}
+	// icons and data-* attributes of the element and its descendants (describe.EvidenceJS)
+	const { icons, data } = (` + describe.EvidenceJS + `)(el);
 	// the state of its form now: what a commit sends (see gate.Form)
 	const formState = f => {
 		if (!f) return null;

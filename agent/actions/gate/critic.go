@@ -91,8 +91,11 @@ type Review struct {
 type ReviewElement struct {
 	Role string `json:"role"`
 	// Name is the accessible name; Shows what it shows when that differs.
-	Name  string `json:"name"`
-	Shows string `json:"shows,omitempty"`
+	Name string `json:"name"`
+	// Inferred is the name its icons and attributes give it when it has none (see
+	// [Element.Inferred]).
+	Inferred string `json:"inferred_from_icon,omitempty"`
+	Shows    string `json:"shows,omitempty"`
 	// Labels are its other names (aria-label, title, its <label>s).
 	Labels []string `json:"labels,omitempty"`
 	Tag    string   `json:"tag,omitempty"`
@@ -147,7 +150,7 @@ func reviewElement(el *Element) *ReviewElement {
 	if el == nil {
 		return nil
 	}
-	re := &ReviewElement{Role: el.Role, Name: clip(oneLine(el.Name), 120), Tag: el.Tag, Type: el.Type, Icons: el.Icons, Data: el.Data}
+	re := &ReviewElement{Role: el.Role, Name: clip(oneLine(el.Name), 120), Inferred: el.Inferred, Tag: el.Tag, Type: el.Type, Icons: el.Icons, Data: el.Data}
 	if s := shown(el); Fold(s) != Fold(re.Name) {
 		re.Shows = s
 	}

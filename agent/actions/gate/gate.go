@@ -27,6 +27,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 	"net/url"
 	"regexp"
 	"strings"
@@ -181,6 +182,10 @@ type Element struct {
 	Multiline bool `json:"multiline"`
 	// URL is the URL of the element's own document: the page's, or a frame's.
 	URL string `json:"url"`
+	// Inferred is the name the element's icons and attributes give it when it has no name
+	// and shows no text (describe.Infer): the same words the model's outline shows, rendered
+	// `button "trash" [icon]`.
+	Inferred string `json:"inferred,omitempty"`
 }
 
 // Proposal is an action about to run and what it touches.
@@ -370,7 +375,7 @@ func (g *Gate) Check(p Proposal, r Request) Decision {
 			d = b
 		}
 	}
-	d.Step = describe(p)
+	d.Step = stepText(p)
 	d.Digest = digest(p)
 	switch {
 	case r.Who == Caller:
@@ -868,8 +873,8 @@ func separator(r rune) bool {
 		strings.ContainsRune(",;!?`", r)
 }
 
-// describe renders a step for the person: `click button "Place order" on shop.example`.
-func describe(p Proposal) string {
+// stepText renders a step for the person: `click button "Place order" on shop.example`.
+func stepText(p Proposal) string {
 	a := p.Action
 	var b strings.Builder
 	b.WriteString(a.Kind)
@@ -884,7 +889,11 @@ func describe(p Proposal) string {
 		}
 	}
 	if el := p.Element; el != nil {
-		fmt.Fprintf(&b, " %s %q", el.Role, clip(oneLine(el.Name), 80))
+		if el.Inferred != "" && strings.TrimSpace(el.Name) == "" {
+			fmt.Fprintf(&b, " %s %q [%s]", el.Role, clip(el.Inferred, 80), describe.Mark)
+		} else {
+			fmt.Fprintf(&b, " %s %q", el.Role, clip(oneLine(el.Name), 80))
+		}
 		if t := shown(el); t != "" && Fold(t) != Fold(clip(oneLine(el.Name), 80)) {
 			fmt.Fprintf(&b, " (shows %q)", t)
 		}

@@ -473,3 +473,17 @@ func FuzzEffects(f *testing.F) {
 		}
 	})
 }
+
+// TestIconStepNamesInferredName: an icon-only control is asked about with the name its icon
+// gives it, marked as inferred, as the model's outline shows it; and the icon makes it risky.
+func TestIconStepNamesInferredName(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	el := &Element{Ref: "e9", Role: "button", Tag: "button", Icons: []string{"fa-trash-can"}, Data: []string{"id del-3"}, Inferred: "trash can"}
+	d := g.Check(Proposal{Action: Action{Kind: "click"}, Element: el, URL: "https://mail.example/inbox"}, Request{})
+	if d.Verdict != Confirm {
+		t.Fatalf("a click on a trash icon: %v (%s), want confirm", d.Verdict, d.Reason)
+	}
+	if want := `click button "trash can" [icon]`; !strings.HasPrefix(d.Step, want) {
+		t.Errorf("step = %q, want it to start %q", d.Step, want)
+	}
+}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 	"regexp"
 	"slices"
 	"strings"
@@ -346,24 +347,17 @@ func (v *vocabulary) iconHit(name string) hit {
 	return hit{}
 }
 
-// iconTokens splits an icon's or attribute's name into folded words: "fa-trash-can" is
-// [fa trash can], "deleteFile" is [delete file], "/img/icons/trash.svg" is [img icons trash
-// svg].
+// iconTokens splits an icon's or attribute's name into folded words (describe.Tokens):
+// "fa-trash-can" is [fa trash can], "deleteFile" is [delete file].
 func iconTokens(name string) []string {
-	var b strings.Builder
-	prev := rune(0)
-	for _, r := range name {
-		if unicode.IsUpper(r) && unicode.IsLower(prev) {
-			b.WriteByte(' ')
+	toks := describe.Tokens(name)
+	out := toks[:0]
+	for _, t := range toks {
+		if f := Fold(t); f != "" {
+			out = append(out, strings.Fields(f)...)
 		}
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte(' ')
-		}
-		prev = r
 	}
-	return strings.Fields(Fold(b.String()))
+	return out
 }
 
 // takeoverHit reports the words in folded text that make a commit an account takeover.
