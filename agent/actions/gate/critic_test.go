@@ -112,6 +112,9 @@ func TestCriticAskApproved(t *testing.T) {
 	if d, err := g.CheckAll(context.Background(), []Proposal{p}, req, nil); err != nil || d == nil || !d.Approved {
 		t.Errorf("approved step: %v %v", d, err)
 	}
+	if len(s.asked) != 1 {
+		t.Errorf("the check was asked %d times; an approved step needs no second call", len(s.asked))
+	}
 	if _, err := g.CheckAll(context.Background(), []Proposal{p}, req, nil); !errors.As(err, &ce) {
 		t.Errorf("the approval was used twice: %v", err)
 	}

@@ -319,6 +319,21 @@ func (g *Grants) Name(kind, ref string, level Level) {
 	g.list = append(g.list, Grant{Kind: kind, Ref: ref, Level: level})
 }
 
+// holds reports whether g holds the person's approval of the decision named digest.
+func (g *Grants) holds(digest string) bool {
+	if g == nil || digest == "" {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, gr := range g.list {
+		if gr.Digest == digest {
+			return true
+		}
+	}
+	return false
+}
+
 // use consumes an approval covering d (an action of kind on ref), reporting whether there
 // was one.
 func (g *Grants) use(d Decision, kind, ref string) bool {
