@@ -363,10 +363,18 @@ var probeJS = `function() {
 	// icons and data-* attributes of the element and its descendants (describe.EvidenceJS)
 	const { icons, data } = (` + describe.EvidenceJS + `)(el);
 	// the state of its form now: what a commit sends (see gate.Form)
+	// (an element in no form: the lists, boxes and fields beside it, method "", for a bulk action
+	// chosen in a toolbar's list and carried out by its Apply)
 	const formState = f => {
-		if (!f) return null;
+		let controls = f ? Array.from(f.elements || []) : null;
+		if (!f && (role === 'button' || tag === 'button')) {
+			for (let p = el.parentElement, i = 0; p && p !== doc.body && i < 4; p = p.parentElement, i++) {
+				if (p.querySelector('select')) { controls = Array.from(p.querySelectorAll('input,select,textarea')); break; }
+			}
+		}
+		if (!controls) return null;
 		const fields = [];
-		for (const c of Array.from(f.elements || []).slice(0, 80)) {
+		for (const c of controls.slice(0, 80)) {
 			if (fields.length >= 60) break;
 			const t = tagOf(c);
 			if (t !== 'input' && t !== 'select' && t !== 'textarea') continue;
@@ -385,7 +393,7 @@ var probeJS = `function() {
 			}
 			fields.push(fd);
 		}
-		const method = clean((el.getAttribute && el.getAttribute('formmethod')) || f.getAttribute('method') || 'get').toLowerCase();
+		const method = f ? clean((el.getAttribute && el.getAttribute('formmethod')) || f.getAttribute('method') || 'get').toLowerCase() : '';
 		return { method, fields };
 	};
 	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');

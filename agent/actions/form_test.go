@@ -99,3 +99,38 @@ func TestFormStateAtCommit(t *testing.T) {
 	}
 	held("the same step again")
 }
+
+// TestToolbarBulkAction: a button in no form is judged with the list beside it (a toolbar's
+// bulk action chosen earlier, carried out by Apply), in real Chromium.
+func TestToolbarBulkAction(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/index.html")
+	eval(t, ctx, id, `(() => {
+		document.body.innerHTML = '<div class="toolbar"><label><input type="checkbox" checked> Kettle review by Ada</label>' +
+			'<select aria-label="Bulk actions"><option value="">Bulk actions</option><option value="archive">Archive</option><option value="trash">Move to Trash</option></select>' +
+			'<button onclick="window.applied = (window.applied || 0) + 1">Apply</button></div>';
+		return true;
+	})()`, nil)
+	apply := refFor(t, snap(t, ctx, id, snapshot.Options{}), `button "Apply"`)
+	agent := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: "archive the selected reviews", Grants: gate.NewGrants()})
+	applied := func() int {
+		var n int
+		eval(t, ctx, id, "window.applied || 0", &n)
+		return n
+	}
+	eval(t, ctx, id, `document.querySelector('select').value = 'archive', true`, nil)
+	if _, err := svc.Act(agent, id, Do(Click{Ref: apply})); err != nil || applied() != 1 {
+		t.Fatalf("Apply with Archive chosen: %v (applied %d)", err, applied())
+	}
+	eval(t, ctx, id, `document.querySelector('select').value = 'trash', true`, nil)
+	_, err := svc.Act(agent, id, Do(Click{Ref: apply}))
+	var ce *gate.ConfirmError
+	if !errors.As(err, &ce) || applied() != 1 {
+		t.Fatalf("Apply with Move to Trash chosen: %v (applied %d)", err, applied())
+	}
+	if p := ce.Decision.Prompt(); !strings.Contains(p, `Bulk actions = "Move to Trash"`) {
+		t.Errorf("the person is not shown the chosen action: %s", p)
+	}
+}

@@ -11,7 +11,9 @@ import (
 // step, and an approval covers exactly this state (see [Decision.Digest]).
 type Form struct {
 	// Method is the form's method, lower case ("get", "post", "dialog"); the control's
-	// formmethod when it has one.
+	// formmethod when it has one. "" for a button in no form: the Form is then the lists,
+	// boxes and fields beside it (a toolbar's bulk-action list and its Apply), which its
+	// page's script may send.
 	Method string `json:"method"`
 	// Fields are the form's named fields and unnamed choices, in document order (at most 60).
 	Fields []Field `json:"fields"`
@@ -115,12 +117,16 @@ func (g *Gate) formCommit(el *Element) Decision {
 	// a GET form is a query: a "Public" filter in a search publishes nothing (a bulk action
 	// sent by GET still deletes, and is judged)
 	visible := func(text string) string {
-		if el.Form.Method == "get" {
+		if el.Form.Method == "get" || el.Form.Method == "" {
 			return ""
 		}
 		return firstMatch(g.vocab.visibility, text)
 	}
 	for _, fd := range el.Form.choices() {
+		if el.Form.Method == "" && fd.Kind != "select" && fd.Kind != "hidden" {
+			// beside a button in no form, ticked rows are what it acts on, not what it does
+			continue
+		}
 		var texts []string
 		switch fd.Kind {
 		case "select":
@@ -137,7 +143,7 @@ func (g *Gate) formCommit(el *Element) Decision {
 				}
 			}
 			if h.level == Grave {
-				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("its form sends %s", fd)}
+				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", sends(el.Form), fd)}
 			}
 		}
 		if fd.Kind == "hidden" || (fd.Kind != "select" && fd.Name != "") {
@@ -147,10 +153,10 @@ func (g *Gate) formCommit(el *Element) Decision {
 				v = ""
 			}
 			if h := g.vocab.iconHit(fd.Name + " " + v); h.level == Grave {
-				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("its form sends %s", fd)}
+				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", sends(el.Form), fd)}
 			}
 			if w := visible(strings.Join(iconTokens(v), " ")); w != "" {
-				return Decision{Level: Grave, Reason: ReasonPublishing, Detail: fmt.Sprintf("its form sends %s", fd)}
+				return Decision{Level: Grave, Reason: ReasonPublishing, Detail: fmt.Sprintf("%s %s", sends(el.Form), fd)}
 			}
 		}
 	}
@@ -169,12 +175,29 @@ func formText(el *Element) string {
 	}
 	var b strings.Builder
 	b.WriteString(" (its form sends")
+	if el.Form.Method == "" {
+		b.Reset()
+		b.WriteString(" (beside it:")
+	}
 	if el.FormAction != "" {
 		fmt.Fprintf(&b, " to %q", clip(el.FormAction, 120))
 	}
-	if sum != "" {
+	switch {
+	case sum == "":
+	case el.Form.Method == "":
+		b.WriteString(" " + sum)
+	default:
 		b.WriteString(" with " + sum)
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// sends says where a field of f stands, for the person: "its form sends", or "beside it is"
+// for the controls beside a button in no form.
+func sends(f *Form) string {
+	if f.Method == "" {
+		return "beside it is"
+	}
+	return "its form sends"
 }

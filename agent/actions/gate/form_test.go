@@ -44,6 +44,11 @@ func TestFormCommit(t *testing.T) {
 			Field{Name: "lang", Kind: "select", Chosen: []string{"English"}, Value: "en"}), false},
 		{"unticked delete box", inForm("Save changes", "post", "/settings",
 			Field{Name: "purge", Kind: "checkbox", Label: "Also delete all my data", Checked: false, Value: "on"}), false},
+		{"a toolbar's bulk action Move to Trash beside Apply", inForm("Apply", "", "",
+			Field{Kind: "select", Label: "Bulk actions", Chosen: []string{"Move to Trash"}, Value: "trash"}), true},
+		{"ticked rows beside a toolbar's Archive", inForm("Archive", "", "",
+			Field{Kind: "checkbox", Label: "Post your review of the kettle", Checked: true},
+			Field{Kind: "select", Label: "Sort", Chosen: []string{"Newest"}, Value: "new"}), false},
 		{"private visibility saved", inForm("Save", "post", "/doc/7/settings",
 			Field{Name: "visibility", Kind: "select", Label: "Who can see this", Chosen: []string{"Only me"}, Value: "private"}), false},
 	} {
