@@ -192,15 +192,28 @@ func resolve(base, ref string) string {
 }
 
 // changes reports whether p may change something: the steps a critic reviews. Typing that
-// ends in no Enter only fills a field (its commit is reviewed), a dismissed dialog changes
-// nothing, and reads have no proposals.
+// ends in no Enter only fills a field, and a choice in a form with a submit button only sets
+// what the form sends (the commit is reviewed, with the form's state); a key that moves the
+// focus or types into a field, and a dismissed dialog, change nothing; reads have no
+// proposals.
 func changes(p Proposal) bool {
-	switch p.Action.Kind {
+	a, el := p.Action, p.Element
+	switch a.Kind {
 	case "type":
-		return p.Action.Submit || strings.ContainsAny(p.Action.Text, "\n\r")
+		return a.Submit || strings.ContainsAny(a.Text, "\n\r")
 	case "dialog":
-		return p.Action.Accept
-	case "click", "press", "select", "check", "drag", "upload", "evaluate":
+		return a.Accept
+	case "select", "check":
+		return el == nil || !el.Submits
+	case "press":
+		switch classifyKey(a.Key) {
+		case keyMove:
+			return false
+		case keyChar, keySpace:
+			return hasCommand(a) || el == nil || !textField(el)
+		}
+		return true
+	case "click", "drag", "upload", "evaluate":
 		return true
 	}
 	return false

@@ -60,6 +60,11 @@ func TestCriticPlumbing(t *testing.T) {
 		{"the critic reads the unreadable name and asks", greek, "open Ada's profile", Agent, askIf("προβολή"), Confirm, true},
 		{"no person's words: not reviewed", futa, "", Agent, askIf("futa"), Allow, false},
 		{"a caller's own step: not reviewed", futa, "x", Caller, askIf("futa"), Allow, false},
+		{"Tab moves the focus only", Proposal{Action: Action{Kind: "press", Key: "Tab"}, Element: &Element{Ref: "e1", Role: "textbox", Tag: "input"}}, "write futa", Agent, askIf("tab"), Allow, false},
+		{"a letter typed in a field", Proposal{Action: Action{Kind: "press", Key: "f"}, Element: &Element{Ref: "e1", Role: "textbox", Tag: "input"}}, "write futa", Agent, askIf("press"), Allow, false},
+		{"Enter on a button activates it", Proposal{Action: Action{Kind: "press", Key: "Enter"}, Element: &Element{Ref: "e1", Role: "button", Tag: "button", Name: "Futa", Text: "Futa"}, URL: "https://mail.example/"}, "read my mail", Agent, askIf("futa"), Confirm, true},
+		{"a choice in a form with a submit button waits for its commit", Proposal{Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e1", Role: "checkbox", Tag: "input", Type: "checkbox", Name: "Futa", Scope: "form", Submits: true}}, "x", Agent, askIf("futa"), Allow, false},
+		{"a switch that commits at once", Proposal{Action: Action{Kind: "check", Checked: true}, Element: &Element{Ref: "e1", Role: "switch", Name: "Futa"}}, "x", Agent, askIf("futa"), Confirm, true},
 		{"typing without Enter changes nothing yet", Proposal{Action: Action{Kind: "type", Text: "futa"}, Element: &Element{Ref: "e1", Role: "textbox", Tag: "input"}}, "write futa", Agent, askIf("futa"), Allow, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
