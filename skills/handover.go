@@ -29,7 +29,10 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	if i < 0 {
 		request = r.t.Shown() + " (handed to the model)"
 	}
-	t, err := r.s.opts.Runner.RunWith(task.WithoutToolbox(ctx), task.StartRequest{Goal: goal, Request: request, Tab: r.tab})
+	// The goal holds the run's parameters, which an MCP client or a model may have passed:
+	// they are not the person's words. The hand-over acts for the words that started the
+	// run, the person's, when there were any.
+	t, err := r.s.opts.Runner.RunWith(task.WithoutToolbox(ctx), task.StartRequest{Goal: goal, Request: request, Tab: r.tab, ModelGoal: true, Words: r.request})
 	if err != nil {
 		if errors.Is(err, llm.ErrNotConfigured) {
 			return fmt.Errorf("no language model is configured to adapt the step (%v)", err)

@@ -163,7 +163,7 @@ func (s *Service) closeBlockingDialog(ctx context.Context, be *BlockedError, a A
 	if req := gate.From(ctx); req.Who != gate.Caller {
 		prop := gate.Proposal{Action: gate.Action{Kind: "dialog", Accept: accept, Text: p.PromptText}, URL: pageURL}
 		var err error
-		if approved, err = s.opts.Gate.CheckAll([]gate.Proposal{prop}, req, func(d gate.Decision) {
+		if approved, err = s.opts.Gate.CheckAll(ctx, []gate.Proposal{prop}, req, func(d gate.Decision) {
 			if d.Level != gate.None {
 				s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 					Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")

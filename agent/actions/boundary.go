@@ -63,7 +63,7 @@ func (s *Service) checkBoundary(ctx context.Context, ts *tabState, a Action) (*g
 	default:
 		return nil, nil
 	}
-	return s.opts.Gate.CheckAll([]gate.Proposal{prop}, req, func(d gate.Decision) {
+	return s.opts.Gate.CheckAll(ctx, []gate.Proposal{prop}, req, func(d gate.Decision) {
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("reason", d.Reason).
 				Bool("approved", d.Approved).Msg("safety gate")

@@ -32,7 +32,7 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gat
 	if err != nil {
 		return nil, err
 	}
-	return s.opts.Gate.CheckAll(props, req, func(d gate.Decision) {
+	return s.opts.Gate.CheckAll(ctx, props, req, func(d gate.Decision) {
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
@@ -363,13 +363,47 @@ var probeJS = `function() {
 	if (region) addHeading(region.tagName === 'FIELDSET' ? txt(region.querySelector('legend')) : (region.getAttribute('aria-label') || ids(region.getAttribute('aria-labelledby'))));
 	// icons and data-* attributes of the element and its descendants (describe.EvidenceJS)
 	const { icons, data } = (` + describe.EvidenceJS + `)(el);
+	// the state of its form now: what a commit sends (see gate.Form)
+	// (an element in no form: the lists, boxes and fields beside it, method "", for a bulk action
+	// chosen in a toolbar's list and carried out by its Apply)
+	const formState = f => {
+		let controls = f ? Array.from(f.elements || []) : null;
+		if (!f && (role === 'button' || tag === 'button')) {
+			for (let p = el.parentElement, i = 0; p && p !== doc.body && i < 4; p = p.parentElement, i++) {
+				if (p.querySelector('select')) { controls = Array.from(p.querySelectorAll('input,select,textarea')); break; }
+			}
+		}
+		if (!controls) return null;
+		const fields = [];
+		for (const c of controls.slice(0, 80)) {
+			if (fields.length >= 60) break;
+			const t = tagOf(c);
+			if (t !== 'input' && t !== 'select' && t !== 'textarea') continue;
+			const kind = t === 'input' ? String(c.type || 'text').toLowerCase() : t;
+			if (['submit', 'button', 'reset', 'image', 'file'].includes(kind)) continue;
+			const label = clean((c.labels && c.labels.length ? Array.from(c.labels).map(l => l.innerText || l.textContent).join(' ') : '') ||
+				c.getAttribute('aria-label') || ids(c.getAttribute('aria-labelledby')) || c.getAttribute('title') || '').slice(0, 200);
+			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false, secret: kind === 'password' };
+			if (t === 'select') {
+				for (const o of Array.from(c.selectedOptions || []).slice(0, 20)) fd.chosen.push(clean(o.label).slice(0, 120));
+				fd.value = Array.from(c.selectedOptions || []).slice(0, 20).map(o => o.value).join(', ').slice(0, 200);
+			} else if (kind === 'checkbox' || kind === 'radio') {
+				fd.checked = !!c.checked; fd.value = String(c.value || '').slice(0, 200);
+			} else if (!fd.secret) {
+				fd.value = String(c.value || '').slice(0, 200);
+			}
+			fields.push(fd);
+		}
+		const method = f ? clean((el.getAttribute && el.getAttribute('formmethod')) || f.getAttribute('method') || 'get').toLowerCase() : '';
+		return { method, fields };
+	};
 	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');
 	const opens = !!(el.getAttribute && (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false' || el.hasAttribute('aria-expanded')));
 	return {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, icons, data, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

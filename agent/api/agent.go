@@ -80,6 +80,9 @@ type Options struct {
 	// UploadDirs are folders whose files the agent may upload without asking
 	// (gate.Options.UploadDirs); Home is never uploaded.
 	UploadDirs []string
+	// Critic is the alignment check the safety gate asks about every step of a task that
+	// changes something (gate.Options.Critic; nil: the rules alone).
+	Critic gate.Critic
 	// MaxSteps and TaskTimeout bound tasks (task.Options defaults when zero).
 	MaxSteps    int
 	TaskTimeout time.Duration
@@ -145,7 +148,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 	}
 	a.client = cdpclient.New(pipe)
 	a.svc = actions.New(a.client, actions.Options{Timeout: opts.ActionTimeout, AllowFileURLs: opts.AllowFileURLs, Log: opts.Log,
-		Gate: gate.New(gate.Options{Home: opts.Home, UploadDirs: opts.UploadDirs})})
+		Gate: gate.New(gate.Options{Home: opts.Home, UploadDirs: opts.UploadDirs, Critic: opts.Critic})})
 	var st task.Store
 	if opts.Home != "" {
 		if a.store, err = taskstore.OpenHome(ctx, opts.Home); err != nil {

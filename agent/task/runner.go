@@ -183,6 +183,10 @@ type StartRequest struct {
 	// the task does it, but the safety gate counts none of it as the person's (it names no
 	// site, value or file, and approves nothing); the steps it holds go to the person.
 	ModelGoal bool
+	// Words are the person's own words the task acts for when Goal is a model's or a program's
+	// (ModelGoal): a skill's hand-over, whose goal holds parameters an MCP client may have
+	// passed, acts for the words that started the skill's run ("" when none did).
+	Words string
 }
 
 // Start creates a task for the user's request goal on tab tabID ("" for the active tab), as
@@ -249,6 +253,8 @@ func (r *Runner) start(parent context.Context, req StartRequest, fast *fastMatch
 	rn := newRun(t, cancel)
 	if !req.ModelGoal {
 		rn.words = goal
+	} else {
+		rn.words = req.Words
 	}
 	var turns []*Task
 	var restored *storedConversation

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,10 @@ func TestEnvFallback(t *testing.T) {
 			func(c *cli) bool { return !c.Serve.AllowFileURLs }},
 		{"allowed sites, comma separated", map[string]string{"TABRELAY_AGENT_ALLOWED_SITES": "shop.example, mail.example"}, []string{"browser"},
 			func(c *cli) bool { return slices.Equal(c.Browser.Sites(), []string{"shop.example", "mail.example"}) }},
+		{"the alignment check follows the agent's model by default", nil, []string{"serve"},
+			func(c *cli) bool { return c.Serve.Critic == "agent" }},
+		{"the alignment check from the environment", map[string]string{"TABRELAY_CRITIC": "off"}, []string{"serve"},
+			func(c *cli) bool { return c.Serve.Critic == "off" }},
 		{"mcp takes the server's settings", map[string]string{"TABRELAY_ADDR": "127.0.0.1:4444"}, []string{"mcp", "--tools", "all"},
 			func(c *cli) bool { return c.MCP.Addr == "127.0.0.1:4444" && c.MCP.Tools == "all" }},
 	}
@@ -74,6 +79,8 @@ func TestEnvFallback(t *testing.T) {
 				"TABRELAY_LLM_VISION", "TABRELAY_AGENT_ALLOW_FILE_URLS", "TABRELAY_AGENT_ALLOWED_SITES", "TABRELAY_DANGEROUSLY_LISTEN_NON_LOOPBACK", "TABRELAY_TRUST_SAME_USER"} {
 				t.Setenv(k, "")
 			}
+			t.Setenv("TABRELAY_CRITIC", "") // restored after the test
+			os.Unsetenv("TABRELAY_CRITIC")  // unset: the default applies
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}

@@ -314,6 +314,9 @@ func startServer(ctx context.Context, f *config.Server, log *zerolog.Logger) (*s
 		log.Warn().Err(merr).Msg("the language model could not be set up; running without one (simple commands still work)")
 	}
 	opts.Agent.Vision = f.Vision
+	if opts.Agent.Critic, err = criticFrom(ctx, f.Critic, models.Switch, os.LookupEnv); err != nil {
+		return nil, err
+	}
 	srv, err := app.Start(ctx, opts)
 	if err != nil {
 		return nil, err

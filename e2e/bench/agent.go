@@ -74,7 +74,10 @@ func runAgent(cfg config, r *Results) error {
 	}
 	launch, cancelLaunch := context.WithTimeout(ctx, 5*time.Minute) // starting processes, not the page
 	s, err := startReal(launch, fmt.Sprintf("/gen.html?n=%d", n),
-		llm.EnvProvider+"=openai-compatible", llm.EnvBaseURL+"="+model.URL, llm.EnvModel+"=bench", llm.EnvAPIKey+"=bench")
+		llm.EnvProvider+"=openai-compatible", llm.EnvBaseURL+"="+model.URL, llm.EnvModel+"=bench", llm.EnvAPIKey+"=bench",
+		// the scripted model plays the task's moves only; the alignment check's cost per step
+		// is the critic group's
+		"TABRELAY_CRITIC=off")
 	cancelLaunch()
 	if err != nil {
 		return err

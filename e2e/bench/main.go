@@ -8,7 +8,8 @@
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
 // another, both next to Chrome's own endpoint), mcp (tabrelay's MCP server next to Playwright
 // MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time), agent (a
-// scripted model's task) and miniwob (the public MiniWoB++ development set played with simple
+// scripted model's task), critic (the alignment check's tokens and time per step, against a
+// real HTTP server standing in for the model) and miniwob (the public MiniWoB++ development set played with simple
 // commands and no model: share solved, wrong actions, share refused).
 //
 //	go run ./e2e/bench            # full run
@@ -90,7 +91,7 @@ type group struct {
 func main() {
 	short := flag.Bool("short", false, "few repetitions (CI): checks that the benchmarks run, figures are rough")
 	out := flag.String("out", "bench-results.json", "where to write the figures as JSON")
-	only := flag.String("groups", "relay,real,legs,snapshot,fastpath,load,mcp,agent,miniwob", "comma-separated groups to run")
+	only := flag.String("groups", "relay,real,legs,snapshot,fastpath,load,mcp,agent,critic,miniwob", "comma-separated groups to run")
 	miniwob := flag.String("miniwob", miniwobDefault(), "the MiniWoB++ development set the miniwob group plays (its README gives the episode protocol)")
 	serveDirect := flag.Bool("serve-direct", false, "internal: serve the relay group's direct reference in this process until stdin closes")
 	flag.Parse()
@@ -107,7 +108,7 @@ func main() {
 		cfg.reps = 200
 	}
 	res := &Results{Started: time.Now(), Short: *short}
-	groups := []group{{"relay", runRelay}, {"real", runReal}, {"legs", runLegs}, {"snapshot", runSnapshotGroup}, {"repeat", runRepeat}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"miniwob", runMiniwob}}
+	groups := []group{{"relay", runRelay}, {"real", runReal}, {"legs", runLegs}, {"snapshot", runSnapshotGroup}, {"repeat", runRepeat}, {"fastpath", runFastPath}, {"load", runLoad}, {"mcp", runMCPGroup}, {"agent", runAgent}, {"critic", runCritic}, {"miniwob", runMiniwob}}
 	failed := false
 	for _, g := range groups {
 		if !strings.Contains(","+*only+",", ","+g.name+",") {

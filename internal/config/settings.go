@@ -54,6 +54,7 @@ type Server struct {
 	MCPMaxSessions     int           `name:"mcp-max-sessions" env:"TABRELAY_MCP_MAX_SESSIONS" default:"64" help:"at most this many MCP sessions at once; a new one ends the longest idle"`
 	MCPIdleTimeout     time.Duration `name:"mcp-idle-timeout" env:"TABRELAY_MCP_IDLE_TIMEOUT" default:"30m" help:"an MCP session with no request for this long ends"`
 	TraceLegs          bool          `name:"trace-legs" env:"TABRELAY_TRACE_LEGS" hidden:"" help:"record each CDP command's times through the relay and the extension and serve them at /debug/legs (the benchmark's per-leg mode)"`
+	Critic             string        `name:"agent-critic" env:"TABRELAY_CRITIC" default:"agent" placeholder:"off|agent|provider:model" help:"the alignment check: a second model call that reviews each step of a task that changes something, seeing your request and the step's description, never the page's text, and asks you when the step is not plainly what you asked (agent: the agent's own model; provider:model, e.g. openai:gpt-4o-mini, with TABRELAY_CRITIC_BASE_URL and TABRELAY_CRITIC_API_KEY or the provider's key variable; off: the safety rules alone)"`
 	AllowFileURLs      bool          `name:"agent-allow-file-urls" env:"TABRELAY_AGENT_ALLOW_FILE_URLS" help:"let the agent and /api/act open file: URLs (local files of this machine); refused by default, as a page's instructions could send them out"`
 }
 

@@ -311,6 +311,11 @@ func (g *Gate) commitField(el *Element, p Proposal) Decision {
 	if d.Level == Grave {
 		return d
 	}
+	if el.Submits {
+		if c := g.formCommit(el); c.Level == Grave {
+			return c
+		}
+	}
 	if c := g.commitContext(el, p); c.Level > d.Level {
 		d = c
 	}

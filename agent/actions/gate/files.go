@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 func (o Options) withDefaults() Options {
@@ -100,7 +101,8 @@ func (g *Gate) private(p string) string {
 }
 
 // namedFile reports whether the user chose the file at abs (resolving to real): named by
-// its full path in the goal, picked in the panel, or under an upload folder.
+// its full path in the goal or by its name (namedByName), picked in the panel, or under an
+// upload folder.
 func (g *Gate) namedFile(abs, real string, r Request) bool {
 	for _, d := range g.opts.UploadDirs {
 		if within(real, d) {
@@ -114,6 +116,29 @@ func (g *Gate) namedFile(abs, real string, r Request) bool {
 	}
 	for _, p := range pathsIn(r.Goal, g.opts.UserHome) {
 		if p == abs || p == real {
+			return true
+		}
+	}
+	return namedByName(abs, real, r.Goal, g.opts.UserHome)
+}
+
+// namedByName reports whether the person's words name the file at abs (resolving to real) by
+// its name and its folder's: "cv.pdf in my Documents folder" names ~/Documents/cv.pdf (not
+// ~/Private/cv.pdf); a file directly in the home directory needs its name only. The name must
+// carry an extension and stand as a word of its own, and the file must be in the person's
+// home directory (never a hidden file or folder there: those are refused before).
+func namedByName(abs, real, goal, home string) bool {
+	if home == "" || !within(abs, home) || !within(real, home) {
+		return false
+	}
+	base := filepath.Base(real)
+	if filepath.Ext(base) == "" || filepath.Ext(base) == base || utf8.RuneCountInString(base) < 4 {
+		return false
+	}
+	fg := Fold(goal)
+	for _, p := range []string{abs, real} {
+		dir := filepath.Dir(p)
+		if containsWord(fg, Fold(filepath.Base(p))) && (dir == filepath.Clean(home) || containsWord(fg, Fold(filepath.Base(dir)))) {
 			return true
 		}
 	}

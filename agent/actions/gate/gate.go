@@ -175,6 +175,9 @@ type Element struct {
 	Headings []string `json:"headings"`
 	// FormAction is where its form sends (the control's formaction, else the form's action).
 	FormAction string `json:"formAction"`
+	// Form is the state of its form at the moment of reading (nil when it is in none): what
+	// a commit sends.
+	Form *Form `json:"form"`
 	// Icons are the names its icons carry: the ::before/::after content of it and its
 	// descendants, background-image and unnamed image file names, icon-font classes, SVG
 	// symbols and titles.
@@ -256,6 +259,9 @@ type Decision struct {
 	Digest string
 	// Approved is true when an approval the requester held let the step run.
 	Approved bool
+	// unread is true when the only thing that made the step ask is a name in a script the
+	// gate's words are not written in: a critic, which reads any language, judges it instead.
+	unread bool
 }
 
 // Prompt is what the person is asked: the step, then what made it risky.
@@ -326,6 +332,21 @@ func (g *Grants) Name(kind, ref string, level Level) {
 	g.list = append(g.list, Grant{Kind: kind, Ref: ref, Level: level})
 }
 
+// holds reports whether g holds the person's approval of the decision named digest.
+func (g *Grants) holds(digest string) bool {
+	if g == nil || digest == "" {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, gr := range g.list {
+		if gr.Digest == digest {
+			return true
+		}
+	}
+	return false
+}
+
 // use consumes an approval covering d (an action of kind on ref), reporting whether there
 // was one.
 func (g *Grants) use(d Decision, kind, ref string) bool {
@@ -355,6 +376,9 @@ type Options struct {
 	// UploadDirs are folders the user configured whose files the agent may upload without
 	// asking (--agent-upload-dir).
 	UploadDirs []string
+	// Critic, when not nil, is the second opinion on every step the rules allow that changes
+	// something (see [Critic]); nil: the rules alone.
+	Critic Critic
 }
 
 // Gate decides on proposals. It is safe for concurrent use.
@@ -516,6 +540,9 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 	}
 	ordinaryLabel := d.Level == Ordinary
 	if g.commitControl(el) {
+		if c := g.formCommit(el); c.Level == Grave {
+			return c
+		}
 		if c := g.commitContext(el, p); c.Level > d.Level {
 			d = c
 		}
@@ -527,11 +554,12 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s that shows and says nothing", orRole(el))}
 		}
-		// a name in a script the gate's words are not written in says nothing the gate can read
+		// a name in a script the gate's words are not written in says nothing the gate can
+		// read (where a critic reviews the step, it reads it instead: see review)
 		if d.Level == None {
 			for _, n := range names(el) {
 				if r := g.vocab.unreadable(n); r != "" {
-					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r)}
+					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r), unread: true}
 					break
 				}
 			}
@@ -923,13 +951,19 @@ func stepText(p Proposal) string {
 	if a.Submit {
 		b.WriteString(" and press Enter")
 	}
+	if el := p.Element; el != nil && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
+		b.WriteString(formText(el))
+	}
 	if u, err := url.Parse(p.URL); err == nil && u.Hostname() != "" {
 		fmt.Fprintf(&b, " on %s", strings.ToLower(u.Hostname()))
 	}
 	return b.String()
 }
 
-// digest names proposal p: the action's parameters and the element it resolved to.
+// digest names proposal p: the action's parameters, the element it resolved to with its
+// form's action and state, and the page (origin and path) it runs on. An approval names this
+// digest, so it covers no other step: not the same button once the page has pointed its form
+// elsewhere or changed what the form sends.
 func digest(p Proposal) string {
 	h := sha256.New()
 	a := p.Action
@@ -940,8 +974,21 @@ func digest(p Proposal) string {
 			continue
 		}
 		fmt.Fprintf(h, "%q %q %q %q %q %q %q %q\n", el.Ref, el.Role, el.Name, el.Tag, el.Text, el.Labels, el.Icons, el.Data)
+		// where its form sends and what the form holds: an approval covers this state only
+		fmt.Fprintf(h, "%q %q\n", el.FormAction, el.URL)
+		if f := el.Form; f != nil {
+			fmt.Fprintf(h, "%q", f.Method)
+			for _, fd := range f.Fields {
+				fmt.Fprintf(h, " %q %q %q %q %q %v", fd.Name, fd.Kind, fd.Label, fd.Value, fd.Chosen, fd.Checked)
+			}
+			fmt.Fprintln(h)
+		}
 	}
-	fmt.Fprintf(h, "%q %q", p.DialogType, p.DialogMessage)
+	page := pageOf(p.URL)
+	if page == "" {
+		page = p.URL
+	}
+	fmt.Fprintf(h, "%q %q %q", p.DialogType, p.DialogMessage, page)
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
@@ -971,10 +1018,12 @@ func clip(s string, n int) string {
 // CheckAll judges the proposals of one action (a fill's fields, or the one element) in order
 // for req, telling seen (if not nil) of each decision: a *ConfirmError or *BlockedError at the
 // first that may not run; else the first decision an approval allowed (nil if none was needed).
-func (g *Gate) CheckAll(props []Proposal, req Request, seen func(Decision)) (*Decision, error) {
+// A step the rules allow that changes something goes to the critic (Options.Critic) when the
+// request carries the person's words.
+func (g *Gate) CheckAll(ctx context.Context, props []Proposal, req Request, seen func(Decision)) (*Decision, error) {
 	var approved *Decision
 	for _, p := range props {
-		d := g.Check(p, req)
+		d := g.review(ctx, p, req, g.Check(p, req))
 		if seen != nil {
 			seen(d)
 		}

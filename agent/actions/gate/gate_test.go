@@ -194,6 +194,11 @@ func TestUploads(t *testing.T) {
 	write(filepath.Join(home, ".ssh", "id_rsa.pub"))
 	token := write(filepath.Join(trHome, "token"))
 	cv := write(filepath.Join(home, "Documents", "cv.pdf"))
+	if err := os.MkdirAll(filepath.Join(home, "Private"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := write(filepath.Join(home, "Private", "cv.pdf"))
+	inHome := write(filepath.Join(home, "resume.pdf"))
 	photo := write(filepath.Join(uploads, "photo.png"))
 	link := filepath.Join(home, "Documents", "notes.txt")
 	if err := os.Symlink(key, link); err != nil {
@@ -213,6 +218,10 @@ func TestUploads(t *testing.T) {
 		{"named in full", cv, "attach " + cv + " to the application", Allow},
 		{"named with ~", cv, "attach ~/Documents/cv.pdf please", Allow},
 		{"only the base name", cv, "attach my cv.pdf", Confirm},
+		{"its name and its folder's", cv, "attach cv.pdf in my Documents folder", Allow},
+		{"the same name in another folder", other, "attach cv.pdf in my Documents folder", Confirm},
+		{"a name in the home folder", inHome, "send them resume.pdf", Allow},
+		{"a name that is only part of a word", inHome, "send them myresume.pdf.bak", Confirm},
 		{"under the upload folder", photo, "post a photo", Allow},
 	}
 	for _, c := range cases {

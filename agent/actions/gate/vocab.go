@@ -154,8 +154,11 @@ type vocabulary struct {
 	takeover  *regexp.Regexp
 	sensitive *regexp.Regexp
 	message   *regexp.Regexp
-	compounds []compound
-	levels    map[string]Level // each action category's level by reason
+	// visibility are the words of a choice that opens something to everyone (a form's
+	// chosen value or checked box: Public, Anyone with the link).
+	visibility *regexp.Regexp
+	compounds  []compound
+	levels     map[string]Level // each action category's level by reason
 	// scripts are the writing systems the action words are written in: a label in any
 	// other (Greek, Hebrew, Thai, Bengali…) is one the gate cannot read.
 	scripts []*unicode.RangeTable
@@ -177,12 +180,13 @@ func buildVocabulary() *vocabulary {
 		ds[i] = strings.ReplaceAll(regexp.QuoteMeta(Fold(w)), " ", `\s+`)
 	}
 	v := &vocabulary{confirm: confirmPhrases.compile(),
-		proceed:   regexp.MustCompile(`(?i)^(?:` + strings.Join(ws, "|") + `)(?:[\s,!.:;–—>→-]+.{0,30})?$`),
-		dismiss:   regexp.MustCompile(`(?i)^(?:` + strings.Join(ds, "|") + `)$`),
-		takeover:  category{ReasonAccount, Grave, takeoverWords}.compile(),
-		sensitive: category{ReasonSensitivePage, Ordinary, sensitiveWords}.compile(),
-		message:   category{ReasonSending, Grave, messageWords}.compile(),
-		levels:    map[string]Level{},
+		proceed:    regexp.MustCompile(`(?i)^(?:` + strings.Join(ws, "|") + `)(?:[\s,!.:;–—>→-]+.{0,30})?$`),
+		dismiss:    regexp.MustCompile(`(?i)^(?:` + strings.Join(ds, "|") + `)$`),
+		takeover:   category{ReasonAccount, Grave, takeoverWords}.compile(),
+		sensitive:  category{ReasonSensitivePage, Ordinary, sensitiveWords}.compile(),
+		message:    category{ReasonSending, Grave, messageWords}.compile(),
+		visibility: category{ReasonPublishing, Grave, visibilityWords}.compile(),
+		levels:     map[string]Level{},
 	}
 	for _, c := range actionCategories {
 		v.action = append(v.action, compiled{c.reason, c.level, c.compile()})

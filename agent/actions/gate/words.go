@@ -325,3 +325,18 @@ var messageWords = words{
 	},
 	anywhere: []string{"メッセージ", "返信", "コメント", "消息", "留言", "回复", "评论", "訊息", "回覆", "評論", "메시지", "답장", "댓글", "رسالة", "رد", "संदेश", "जवाब"},
 }
+
+// visibilityWords are what a chosen option, checked box or hidden value says when it opens
+// something to everyone: a visibility set to Public and saved publishes what it covers. They
+// are judged only as a form's chosen state at its commit, never as a button's label ("Public
+// library" is a place).
+var visibilityWords = words{
+	word: []string{
+		"public", "anyone with the link", "anyone on the internet", "anyone can view", "anyone can edit", "everyone", "visible to everyone",
+		"unlisted", "world readable", "open to all",
+		"öffentlich", "jeder mit dem link", "tout le monde", "toute personne disposant du lien", "público", "pública",
+		"cualquier persona con el enlace", "pubblico", "pubblica", "chiunque abbia il link", "openbaar", "iedereen", "publiczny",
+		"publiczne", "wszyscy", "публичный", "публично", "всем", "herkese açık", "công khai", "publik", "umum", "offentlig", "julkinen",
+	},
+	anywhere: []string{"公開", "公开", "所有人", "全員", "모든 사용자", "공개", "عام", "सार्वजनिक"},
+}

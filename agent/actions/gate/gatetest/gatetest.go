@@ -17,7 +17,7 @@ import (
 // a *gate.ConfirmError or a *gate.BlockedError when it may not run; else the decision an
 // approval allowed (nil if none was needed), for actions.Result.Approved.
 func Check(ctx context.Context, g *gate.Gate, page *snapshot.Snapshot, a actions.Action) (*gate.Decision, error) {
-	return g.CheckAll(Proposals(page, a), gate.From(ctx), nil)
+	return g.CheckAll(ctx, Proposals(page, a), gate.From(ctx), nil)
 }
 
 // Proposals are what the gate judges of action a on page (see actions.Service).

@@ -1,0 +1,111 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+)
+
+// inForm is a button in a form that sends to action with fields.
+func inForm(label, method, action string, fields ...Field) *Element {
+	return &Element{Ref: "e1", Role: "button", Tag: "button", Type: "submit", Name: label, Text: label,
+		Scope: "form", Submits: true, FormAction: action, Form: &Form{Method: method, Fields: fields}}
+}
+
+func TestFormCommit(t *testing.T) {
+	csrf := Field{Name: "authenticity_token", Kind: "hidden", Value: "q8ZtV1pD3deleteXw0R5mYk2LhN7sJc9bFgA4uTeE6oI="}
+	for _, c := range []struct {
+		name string
+		el   *Element
+		ask  bool
+	}{
+		{"bulk action Move to Trash then Apply", inForm("Apply", "get", "/wp-admin/edit.php",
+			Field{Name: "action", Kind: "select", Chosen: []string{"Move to Trash"}, Value: "trash"},
+			Field{Name: "post[]", Kind: "checkbox", Label: "Hello world", Checked: true, Value: "1"}), true},
+		{"bulk action Make public then Go", inForm("Go", "post", "/repos/bulk",
+			Field{Name: "bulk", Kind: "select", Chosen: []string{"Make public"}, Value: "vis"}), true},
+		{"ticked also delete all my data then Save changes", inForm("Save changes", "post", "/settings",
+			Field{Name: "nick", Kind: "text", Label: "Nickname", Value: "bo"},
+			Field{Name: "purge", Kind: "checkbox", Label: "Also delete all my data", Checked: true, Value: "on"}), true},
+		{"hidden op=delete_account sent by Save", inForm("Save", "post", "/profile", csrf,
+			Field{Name: "op", Kind: "hidden", Value: "delete_account"}), true},
+		{"visibility Public saved", inForm("Save", "post", "/doc/7/settings",
+			Field{Name: "visibility", Kind: "select", Label: "Who can see this", Chosen: []string{"Public"}, Value: "public"}), true},
+		{"Anyone with the link saved", inForm("Save", "post", "/doc/7/share",
+			Field{Name: "access", Kind: "radio", Label: "Restricted", Checked: false, Value: "restricted"},
+			Field{Name: "access", Kind: "radio", Label: "Anyone with the link", Checked: true, Value: "link"}), true},
+		{"Swahili bulk action Futa then Apply", inForm("Apply", "post", "/items",
+			Field{Name: "do", Kind: "hidden", Value: "destroy"}), true},
+		{"search filtered by Public", inForm("Search", "get", "/search",
+			Field{Name: "q", Kind: "text", Value: "tabrelay"},
+			Field{Name: "type", Kind: "select", Chosen: []string{"Public"}, Value: "public"}), false},
+		{"profile saved with csrf and newsletter box", inForm("Save", "post", "/profile", csrf,
+			Field{Name: "name", Kind: "text", Value: "Ada"},
+			Field{Name: "news", Kind: "checkbox", Label: "Email me product news", Checked: true, Value: "1"},
+			Field{Name: "lang", Kind: "select", Chosen: []string{"English"}, Value: "en"}), false},
+		{"unticked delete box", inForm("Save changes", "post", "/settings",
+			Field{Name: "purge", Kind: "checkbox", Label: "Also delete all my data", Checked: false, Value: "on"}), false},
+		{"a toolbar's bulk action Move to Trash beside Apply", inForm("Apply", "", "",
+			Field{Kind: "select", Label: "Bulk actions", Chosen: []string{"Move to Trash"}, Value: "trash"}), true},
+		{"ticked rows beside a toolbar's Archive", inForm("Archive", "", "",
+			Field{Kind: "checkbox", Label: "Post your review of the kettle", Checked: true},
+			Field{Kind: "select", Label: "Sort", Chosen: []string{"Newest"}, Value: "new"}), false},
+		{"private visibility saved", inForm("Save", "post", "/doc/7/settings",
+			Field{Name: "visibility", Kind: "select", Label: "Who can see this", Chosen: []string{"Only me"}, Value: "private"}), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := New(Options{UserHome: t.TempDir()})
+			d := g.Check(Proposal{Action: Action{Kind: "click"}, Element: c.el, URL: "https://app.example/x"}, Request{Goal: "tidy up my notes"})
+			if got := d.Verdict == Confirm; got != c.ask {
+				t.Errorf("asks=%v, want %v (%s: %s)", got, c.ask, d.Reason, d.Prompt())
+			}
+			// Enter in a field of the same form commits the same state
+			field := *c.el
+			field.Role, field.Tag, field.Type, field.Name, field.Text = "textbox", "input", "text", "Note", ""
+			field.Buttons = []Control{{Text: c.el.Text}}
+			d = g.Check(Proposal{Action: Action{Kind: "press", Key: "Enter"}, Element: &field, URL: "https://app.example/x"}, Request{Goal: "tidy up my notes"})
+			if got := d.Verdict == Confirm; c.ask && !got {
+				t.Errorf("Enter in the form did not ask (%s)", d.Prompt())
+			}
+		})
+	}
+}
+
+// An approval covers the step the person saw: the same Save once the page points its form at
+// another URL, or changes what it sends, is a new step.
+func TestApprovalBoundToForm(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	save := func(action string, fields ...Field) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, Element: inForm("Save", "post", action, fields...), URL: "https://app.example/security"}
+	}
+	grants := NewGrants()
+	req := Request{Goal: "turn on login alerts", Grants: grants}
+	alerts := Field{Name: "alerts", Kind: "checkbox", Label: "Login alerts", Checked: true, Value: "1"}
+	d := g.Check(save("/security/save", alerts), req)
+	if d.Verdict != Confirm {
+		t.Fatalf("Save on a security page: %v (%s)", d.Verdict, d.Prompt())
+	}
+	if !strings.Contains(d.Prompt(), `"/security/save"`) || !strings.Contains(d.Prompt(), `[x] "Login alerts"`) {
+		t.Errorf("the person is not shown what the approval covers: %s", d.Prompt())
+	}
+	grants.Approve(d)
+	for _, c := range []struct {
+		name string
+		p    Proposal
+	}{
+		{"form pointed at a deletion URL", save("/account/delete", alerts)},
+		{"form pointed at a harmless-looking URL", save("/security/save2", alerts)},
+		{"a hidden field added", save("/security/save", alerts, Field{Name: "x", Kind: "hidden", Value: "1"})},
+		{"the box unticked", save("/security/save", Field{Name: "alerts", Kind: "checkbox", Label: "Login alerts", Value: "1"})},
+		{"another page", func() Proposal { p := save("/security/save", alerts); p.URL = "https://app.example/billing"; return p }()},
+	} {
+		if d := g.Check(c.p, req); d.Verdict != Confirm {
+			t.Errorf("%s: the approval still covered it (%v)", c.name, d.Verdict)
+		}
+	}
+	if d := g.Check(save("/security/save", alerts), req); d.Verdict != Allow || !d.Approved {
+		t.Errorf("the approved step itself: %v approved=%v", d.Verdict, d.Approved)
+	}
+	if d := g.Check(save("/security/save", alerts), req); d.Verdict != Confirm {
+		t.Errorf("the approval was used twice: %v", d.Verdict)
+	}
+}
