@@ -177,6 +177,7 @@ func TestSiteFailsClosed(t *testing.T) {
 		{"https://acme.herokuapp.com/", "acme.herokuapp.com"},
 		{"https://acme.vercel.app/", "acme.vercel.app"},
 		{"https://acme.notion.site/", "acme.notion.site"},
+		{"file:///home/me/report.html", "file://"},
 	} {
 		if got := SiteOf(c.url); got != c.want && !(c.want == "::1:8080" && got == "[::1]:8080") {
 			t.Errorf("SiteOf(%q) = %q, want %q", c.url, got, c.want)
@@ -196,11 +197,18 @@ func TestSiteFailsClosed(t *testing.T) {
 		{"data:text/html,hi", false},
 		{"blob:https://evil.example/1234", false},
 		{"chrome://settings", false},
+		{"file:///etc/passwd", false},
 		{"", true},
 	} {
 		if got := tk.Has(c.url); got != c.inside {
 			t.Errorf("Has(%q) = %v, want %v", c.url, got, c.inside)
 		}
+	}
+	// local files are one site: a task begun on one may go on to another
+	local := NewTask("", nil)
+	local.Begin("file:///home/me/a.html")
+	if !local.Has("file:///home/me/b.html") || local.Has("https://evil.example/") {
+		t.Error("a task begun on a local file: files are not one site, or the web is in it")
 	}
 	// no site is never the task's own: a task begun on a page without one has no site yet
 	blank := NewTask("", nil)
