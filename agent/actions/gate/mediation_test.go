@@ -382,6 +382,34 @@ func TestNavigateSearchWords(t *testing.T) {
 	}
 }
 
+// TestTypedSearch: ordinary words a page showed typed into another site's search field go
+// unasked; into another field, or a secret into the search, ask.
+func TestTypedSearch(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	const page, other = "https://shop.example.com/item/9", "https://prices.example.org/"
+	tk := NewTask("compare prices on prices.example.org", nil)
+	tk.Begin(page)
+	tk.Read(page, "Acme Kettle KX2000-15; Your API key: sk_live_4f9A8b7C6d5E3f2G")
+	field := func(el Element) *Element { el.Ref, el.URL = "e1", other; return &el }
+	for _, c := range []struct {
+		name   string
+		el     *Element
+		text   string
+		reason string
+	}{
+		{"a search box", field(Element{Role: "searchbox", Tag: "input", Type: "search"}), "KX2000-15", ""},
+		{"a text field labelled Search", field(Element{Role: "textbox", Tag: "input", Type: "text", Labels: []string{"Search products"}}), "KX2000-15", ""},
+		{"a text field whose form goes to /search", field(Element{Role: "textbox", Tag: "input", Type: "text", FormAction: "/search"}), "KX2000-15", ""},
+		{"a comment field", field(Element{Role: "textbox", Tag: "textarea", Labels: []string{"Comment"}}), "KX2000-15", ReasonDataFlow},
+		{"the key into a search box", field(Element{Role: "searchbox", Tag: "input", Type: "search"}), "sk_live_4f9A8b7C6d5E3f2G", ReasonDataFlow},
+	} {
+		d := g.boundary(Proposal{Action: Action{Kind: "type", Text: c.text}, Element: c.el, URL: other}, Request{Task: tk})
+		if d.Reason != c.reason {
+			t.Errorf("%s: %q (%s), want %q", c.name, d.Reason, d.Detail, c.reason)
+		}
+	}
+}
+
 func FuzzVariants(f *testing.F) {
 	for _, s := range []string{"sk_live_4f9A8b7C6d5E3f2G", "c2tfbGl2ZV80ZjlB", "736b5f6c697665", "%25%37%33", "&#95;&amp;", "a.b-c:d e", "\\x41\\x42", "ÿ\x00\xff%zz"} {
 		f.Add(s)
