@@ -342,6 +342,15 @@ func TestLeaksReencoded(t *testing.T) {
 			t.Errorf("%s: leaks %v, want leak %v", c.name, leaks, c.leak)
 		}
 	}
+	// a field of the outline named for a secret holds one
+	outline := NewTask("", nil)
+	outline.Read(page, "- heading \"Settings\" [level=1]\n- textbox \"Webhook secret\" [ref=e3]: whsecplainwords\n- textbox \"Display name\" [ref=e4]: alicewonder")
+	if l := outline.SecretLeaks("whsecplainwords", dest); len(l) == 0 {
+		t.Error("a field named for a secret: its value not held as one")
+	}
+	if l := outline.SecretLeaks("alicewonder", dest); len(l) != 0 {
+		t.Errorf("a display name held as a secret: %v", l)
+	}
 	// a URL parameter is a secret by its name, not by a name that holds a secret's letters
 	params := NewTask("", nil)
 	params.Read(page, "https://blog.example.com/posts?author=jsmith2024x&auth=Rq81Nn5Xv0Pz")
