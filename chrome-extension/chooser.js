@@ -2,7 +2,12 @@
 // The tab chooser, opened by the service worker when a client (a CDP client, or the agent)
 // waits for a tab while none is shared (relay notice chooseTab, worker-firstrun.js): it lists
 // the tabs that can be shared, and picking one shares it through the same path as the toolbar
-// button, then brings that tab forward and closes the chooser.
+// button, then brings that tab forward and closes the chooser. When the relay says nobody waits
+// any more (chooseTabEnded: the client disconnected, the agent's call gave up), the page says
+// so and hides the tabs: a tab is shared only if the person still wants to ("Share a tab
+// anyway").
+
+import { CHOOSER_WAITING } from './worker-firstrun.js';
 
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
@@ -86,10 +91,37 @@ async function list() {
   $('none').hidden = tabs.length > 0;
 }
 
+/** The person chose "Share a tab anyway" after nobody waited any more. */
+let anyway = false;
+
+/**
+ * Shows whether someone waits for the pick: while nobody does, the tabs are hidden (and
+ * nothing can be shared by a click meant for a program that left) unless the person chose to
+ * share one anyway.
+ * @param {boolean} waiting
+ */
+function showWaiting(waiting) {
+  if (waiting) anyway = false;
+  $('gone').hidden = waiting || anyway;
+  $('choice').hidden = !waiting && !anyway;
+}
+
+$('close').addEventListener('click', () => {
+  void chrome.tabs.getCurrent().then((self) => { if (self?.id !== undefined) return chrome.tabs.remove(self.id); return undefined; });
+});
+$('anyway').addEventListener('click', () => {
+  anyway = true;
+  showWaiting(false);
+});
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (CHOOSER_WAITING in changes) showWaiting(changes[CHOOSER_WAITING].newValue !== false);
+});
+
 chrome.tabs.onUpdated.addListener((_, change) => { if (change.status === 'complete' || change.title) void list(); });
 chrome.tabs.onRemoved.addListener(() => { void list(); });
 chrome.tabs.onCreated.addListener(() => { void list(); });
 
+showWaiting((await chrome.storage.session.get(CHOOSER_WAITING))[CHOOSER_WAITING] !== false);
 await list();
 
 export {};

@@ -156,6 +156,28 @@ function readPairingLink() {
   return true;
 }
 
+/**
+ * Whether this browser is already paired with the server at addr (a used pairing link is no
+ * problem then): the saved address is addr and the server there proves it knows the saved
+ * token. 'connected' when the extension is connected to it too, 'paired' when not yet, ''
+ * when not paired with it.
+ * @param {string} addr canonical loopback address
+ * @returns {Promise<''|'paired'|'connected'>}
+ */
+async function pairedWith(addr) {
+  const s = /** @type {{relayAddr?: string, token?: string}} */ (await chrome.storage.local.get(['relayAddr', 'token']));
+  if (!s.token || !s.relayAddr) return '';
+  try {
+    if (loopbackAddr(s.relayAddr) !== addr) return '';
+    await authorize(addr, s.token);
+  } catch {
+    return '';
+  }
+  /** @type {any} */
+  const st = await chrome.runtime.sendMessage({ type: 'status' }).catch(() => null);
+  return st?.connected && st.addr === addr ? 'connected' : 'paired';
+}
+
 /** The user confirmed: exchange the code for the token, then save and test. */
 async function confirmPairing() {
   const p = pending;
@@ -168,7 +190,12 @@ async function confirmPairing() {
     token = await pair(p.addr, p.code);
   } catch (e) {
     if (e instanceof UnreachableError) show(`Not paired: tabrelay server not running at ${p.addr}.`, 'bad');
-    else show(`Not paired: ${errText(e)}.`, 'bad');
+    else {
+      const already = e instanceof NotProvedError ? await pairedWith(p.addr) : '';
+      if (already) show(`This pairing link was already used (or has expired), and nothing needs it: this browser is already paired with the tabrelay server at ${p.addr}${already === 'connected' ? ' and connected' : ', and the extension connects by itself'}.`, 'ok');
+      else show(`Not paired: ${errText(e)}.`, 'bad');
+    }
+    await refreshStatus();
     return;
   }
   addrInput.value = p.addr;

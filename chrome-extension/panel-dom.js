@@ -1,5 +1,6 @@
 // @ts-check
-// Small DOM helpers of the side panel, and the notice and status pills at its top.
+// Small DOM helpers of the side panel, the notice and status pills at its top, and how the
+// panel's links to the extension's own pages (Settings, microphone access) open.
 
 import { state } from './panel-state.js';
 
@@ -43,3 +44,25 @@ export function optionsLink(text) {
   a.target = '_blank';
   return a;
 }
+
+/**
+ * Opens one of the extension's own pages (options.html#model, mic.html) in a new tab at the end
+ * of the panel's window, outside any tab group. A plain link would open it beside the active
+ * tab, and into that tab's group: the tabrelay group when the tab is shared, where the page
+ * would look shared.
+ * @param {string} url the page's full chrome-extension:// URL
+ */
+export async function openOwnPage(url) {
+  const [active] = await chrome.tabs.query({ active: true, currentWindow: true });
+  const tab = await chrome.tabs.create({ url, active: true, ...(active?.windowId !== undefined ? { windowId: active.windowId } : {}) });
+  if (tab.id !== undefined && tab.groupId !== undefined && tab.groupId >= 0) await chrome.tabs.ungroup(tab.id);
+}
+
+// Every link of the panel to one of the extension's pages opens through openOwnPage (the
+// footer's, and those the notices and answers draw).
+document.addEventListener('click', (ev) => {
+  const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
+  if (!(a instanceof HTMLAnchorElement) || !a.href.startsWith(chrome.runtime.getURL('')) || a.href.startsWith(location.href.split('#')[0])) return;
+  ev.preventDefault();
+  void openOwnPage(a.href).catch((e) => showNotice(`Could not open ${a.textContent}: ${e instanceof Error ? e.message : e}`));
+});

@@ -41,7 +41,9 @@ export const state = {
   /** @type {any[]} */ downloads: [],
   /** @type {string} */ notice: '',
   /** the notice the status refresh showed (it clears only that one) @type {string} */ statusNotice: '',
-  /** when things first showed (Date.now()), for latency measurements: confirmShown */
+  /** a request sent while this tab was not shared, kept until the tab is shared or another is
+   * sent: its text and how to send it (see panel-status.js ready) @type {{text: string, send: () => Promise<unknown>}|null} */ pendingSend: null,
+  /** when things first showed (Date.now()), for latency measurements: confirmShown; sharingChanged and sharingShown: the worker's shared tabs changed, and the panel showed it */
   /** @type {Record<string, number>} */ marks: {},
   /** the waiting task's prompt last said aloud (see panel-converse.js announce) */ announced: '',
   /** @type {Promise<void> | null} the reading under way (see refresh) */ reading: null,

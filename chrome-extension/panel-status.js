@@ -3,7 +3,7 @@
 // overlapping readings), and the Share / Stop sharing buttons.
 
 import { api, ApiError, settings } from './panel-api.js';
-import { $, optionsLink, pill, showNotice } from './panel-dom.js';
+import { $, el, optionsLink, pill, showNotice } from './panel-dom.js';
 import { state } from './panel-state.js';
 
 /**
@@ -135,6 +135,7 @@ async function readState() {
   $('tabstate').title = tab ? `${tab.title || ''}\n${tab.url || tab.pendingUrl || ''}`.trim() : 'no tab';
   const cannot = tab ? unreachable(tab) : '';
   if (state.targetId) {
+    state.pendingSend = null; // shared: Send works now (the request is still in the box)
     pill('tabstate', `This tab is shared: ${name}`, 'ok');
     $('share').hidden = true;
     $('unshare').hidden = false;
@@ -142,6 +143,7 @@ async function readState() {
     if (state.notice && (state.notice === state.statusNotice || $('notice').className !== 'info')) showNotice('');
   } else if (cannot) {
     state.targetId = '';
+    state.pendingSend = null;
     pill('tabstate', `This tab cannot be shared: ${name}`, 'warn');
     $('share').hidden = $('unshare').hidden = true;
     statusNotice(`tabrelay cannot act on this tab (${name}): ${cannot}. Switch to a web page to use the agent there.`, 'info');
@@ -151,10 +153,32 @@ async function readState() {
     $('unshare').hidden = true;
     /** @type {string} */
     const why = (state.tabId !== undefined && ext?.tabErrors?.[state.tabId]) || (ext?.notice && ext.notice.startsWith('sharing stopped') ? ext.notice : '');
-    statusNotice(state.tabId === undefined
-      ? 'No tab to work on: open a web page next to this panel.'
-      : `This tab is not shared with tabrelay${why ? ` (${why})` : ''}: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.`, 'info');
+    if (state.tabId === undefined) statusNotice('No tab to work on: open a web page next to this panel.', 'info');
+    else if (state.pendingSend) showSendNotice(why);
+    else statusNotice(`This tab is not shared with tabrelay${why ? ` (${why})` : ''}: click "Share this tab" (or the tabrelay icon) so the agent can see and act on it.`, 'info');
   }
+}
+
+/**
+ * Says that the request just sent waits for this tab to be shared, with the button that shares
+ * it and sends the request.
+ * @param {string} why why the tab is not shared any more ('' when it never was)
+ */
+function showSendNotice(why) {
+  const b = /** @type {HTMLButtonElement} */ (el('button', '', 'Share this tab and send'));
+  b.type = 'button';
+  b.id = 'share-send';
+  b.addEventListener('click', () => { void shareAndSend(); });
+  statusNotice(`Not sent: this tab is not shared with tabrelay${why ? ` (${why})` : ''}, so the agent cannot see it. Your request is kept. `, 'info',
+    [b, document.createTextNode(' (or share it with "Share this tab" above, then press Send again).')]);
+}
+
+/** Shares this tab, then sends the request kept while it was not shared. */
+async function shareAndSend() {
+  const pending = state.pendingSend;
+  await share(true);
+  if (!state.targetId || !pending || state.pendingSend !== null) return;
+  await pending.send();
 }
 
 /**
@@ -202,12 +226,28 @@ export async function share(on = true) {
   }
 }
 
-/** Makes sure the tab is shared before sending; says what to do otherwise. */
-export async function ready() {
+/**
+ * Makes sure the tab is shared before sending; says what to do otherwise. A request sent on a
+ * tab that can be shared but is not is kept (send sends it), and the notice offers to share the
+ * tab and send it.
+ * Without send (a skill run, a recording) it says to share the tab first.
+ * @param {string} [text] the request
+ * @param {() => Promise<unknown>} [send] sends it once the tab is shared
+ */
+export async function ready(text = '', send = undefined) {
+  state.pendingSend = null;
   await refresh();
   if (state.server !== 'up' || state.pairing !== 'ok') return false;
   if (!state.targetId) {
-    showNotice('This tab is not shared with tabrelay: share it first ("Share this tab" above), then send your request again.');
+    if (!send) {
+      showNotice('This tab is not shared with tabrelay: share it first ("Share this tab" above), then try again.');
+    } else if (!$('share').hidden) { // a tab that can be shared
+      state.pendingSend = { text, send };
+      /** @type {any} */
+      const ext = await chrome.runtime.sendMessage({ type: 'status' }).catch(() => null);
+      showSendNotice((state.tabId !== undefined && ext?.tabErrors?.[state.tabId]) || '');
+    }
+    $('notice').scrollIntoView({ block: 'nearest' });
     return false;
   }
   return true;

@@ -8,7 +8,7 @@ import { api, ApiError, downloadReport, followTask } from './panel-api.js';
 import { spokenSummary } from './converse.js';
 import { announce } from './panel-converse.js';
 import { $, el, showNotice } from './panel-dom.js';
-import { loadRecent } from './panel-history.js';
+import { loadRecent, rememberUnsent } from './panel-history.js';
 import { loadModelHint, modelLink } from './panel-model.js';
 import { checkRunDraft, showDraft } from './panel-record.js';
 import { askSkillApproval } from './panel-skills.js';
@@ -27,7 +27,7 @@ import { ready, refresh } from './panel-status.js';
 export async function submit(text, opts = {}) {
   text = text.trim();
   if (!text) return null;
-  if (!(await ready())) return null;
+  if (!(await ready(text, () => submit(text, opts)))) return null;
   // sent: the box is free for the next request (a spoken request never was in it)
   const box = /** @type {HTMLTextAreaElement} */ ($('request'));
   if (box.value.trim() === text) box.value = '';
@@ -56,16 +56,41 @@ export async function submit(text, opts = {}) {
         render();
       });
     } else if (e instanceof ApiError && e.body?.needsModel) {
-      finishView('failed', 'This request needs a language model; only simple commands (“click sign in”, “scroll down”) run without one: ');
+      const why = 'This request needs a language model; only simple commands (“click sign in”, “scroll down”) run without one: ';
+      finishView('failed', why);
       if (state.task) state.task.needsModel = true;
       render();
       void loadModelHint();
+      keepUnsent(text, why, true, !!opts.spoken);
     } else {
       finishView('failed', msg);
       if (e instanceof ApiError && (e.status === 0 || e.status === 401)) void refresh();
+      keepUnsent(text, msg, false, !!opts.spoken);
     }
     return null;
   }
+}
+
+/**
+ * A request failed before it became a task: it stays, in the recent list (with its error and
+ * what to do) and, typed, in the request box, to send again once the problem is solved.
+ * @param {string} text
+ * @param {string} error
+ * @param {boolean} needsModel
+ * @param {boolean} spoken
+ */
+function keepUnsent(text, error, needsModel, spoken) {
+  const box = /** @type {HTMLTextAreaElement} */ ($('request'));
+  if (!spoken && !box.value.trim()) box.value = text;
+  void rememberUnsent(text, error, needsModel).then(loadRecent, (e) => console.warn('tabrelay: keep the failed request', e));
+}
+
+/**
+ * Shows a request that failed before it became a task (from the recent list).
+ * @param {{request: string, error: string, needsModel: boolean}} u
+ */
+export function showUnsent(u) {
+  startView({ id: '', goal: u.request, request: u.request, status: 'failed', error: u.error, needsModel: u.needsModel, plan: [], steps: [], spoken: true });
 }
 
 /**

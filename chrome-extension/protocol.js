@@ -38,6 +38,7 @@ export const Type = Object.freeze({
   CANCEL_DOWNLOAD: 'cancelDownload',
   SET_PERMISSIONS: 'setPermissions',
   CHOOSE_TAB: 'chooseTab',
+  CHOOSE_TAB_ENDED: 'chooseTabEnded',
 });
 
 /**

@@ -29,6 +29,7 @@ import { loadSkills, runSkill } from './panel-skills.js';
 import { speaker, state } from './panel-state.js';
 import { refresh, share } from './panel-status.js';
 import { confirm, forgetOtherTabsTask, stop, submit } from './panel-task.js';
+import { SESSION_KEY } from './worker-state.js';
 
 
 $('ask').addEventListener('submit', (ev) => {
@@ -76,6 +77,12 @@ $('draft-discard').addEventListener('click', () => { $('draft').hidden = true; }
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'local' && ('relayAddr' in changes || 'token' in changes)) void start();
+  // the service worker saved its shared tabs (a tab shared or not any more, sharing stopped):
+  // the panel says so at once, not at its next periodic reading
+  if (area === 'session' && SESSION_KEY in changes) {
+    state.marks.sharingChanged = Date.now();
+    void refresh().then(() => { state.marks.sharingShown = Date.now(); });
+  }
 });
 // a task that ended in another tab is not this tab's: it goes when the panel follows the switch
 chrome.tabs.onActivated.addListener(() => { void refresh().then(forgetOtherTabsTask); });

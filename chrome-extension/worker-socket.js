@@ -10,7 +10,7 @@ import { handleCDP, handleRequest } from './worker-dispatch.js';
 import { send } from './worker-send.js';
 import { childrenOf, wireTab } from './worker-sharing.js';
 import { clearPermissions } from './worker-permissions.js';
-import { offerTabChoice } from './worker-firstrun.js';
+import { endTabChoice, offerTabChoice } from './worker-firstrun.js';
 import { persist, state, withReady } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
@@ -122,6 +122,8 @@ async function openSocket(attempt) {
       // lastHeard is enough
     } else if (msg.type === P.Type.CHOOSE_TAB) {
       void withReady(() => offerTabChoice(String(msg.client || ''))).catch((e) => console.warn('tabrelay: tab chooser', e));
+    } else if (msg.type === P.Type.CHOOSE_TAB_ENDED) {
+      void withReady(endTabChoice).catch((e) => console.warn('tabrelay: tab chooser', e));
     } else if (typeof msg.id === 'number') {
       void handleRequest(ws, msg, received);
     }

@@ -38,6 +38,9 @@ func startLogSite(t *testing.T) *logSite {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.log = append(s.log, r.URL.RequestURI())
+		if r.Method != http.MethodGet {
+			s.log = append(s.log, r.Method+" "+r.URL.RequestURI())
+		}
 		s.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		if r.URL.Path == "/log" || strings.HasPrefix(r.URL.Path, "/account/") {

@@ -78,9 +78,29 @@ func TestOptionsPage(t *testing.T) {
 		t.Errorf("the tab shared after pairing is not listed")
 	}
 
-	// The same code a second time: refused in words, nothing saved.
+	// The same code a second time, on this browser that is paired with that server and
+	// connected: said plainly, not as an error, and nothing changes.
 	setHash := func(h string) {
 		eval(fmt.Sprintf(`(location.hash = %q, '')`, h))
+	}
+	setHash("addr=" + e.addr + "&code=" + code)
+	eventually(t, 10*time.Second, "the pairing question again", func() (bool, string) { return confirmShown(), text("confirm-text") })
+	eval(`(document.getElementById('confirm-pair').click(), '')`)
+	eventually(t, 10*time.Second, "a used code on a paired browser said plainly", func() (bool, string) {
+		got := text("result")
+		return got == "This pairing link was already used (or has expired), and nothing needs it: this browser is already paired with the tabrelay server at "+e.addr+" and connected.", got
+	})
+	if cls := eval(`document.getElementById('result').className`); cls == "bad" {
+		t.Errorf("a used link on a paired, connected browser is shown as an error (class %q)", cls)
+	}
+	pageShot(t, ctx, e.b, opts, 1000, 700, "options-used-link-paired")
+	if st, err := e.b.Status(ctx); err != nil || st.Addr != e.addr || !st.Connected {
+		t.Errorf("settings after the used link: %+v %v", st, err)
+	}
+
+	// The same code on a browser paired with another server: refused in words, nothing saved.
+	if err := e.b.Pair(ctx, "127.0.0.1:1", "stale"); err != nil {
+		t.Fatal(err)
 	}
 	setHash("addr=" + e.addr + "&code=" + code)
 	eventually(t, 10*time.Second, "the pairing question again", func() (bool, string) { return confirmShown(), text("confirm-text") })
@@ -89,6 +109,18 @@ func TestOptionsPage(t *testing.T) {
 		got := text("result")
 		return strings.HasPrefix(got, "Not paired: the server at "+e.addr+" does not know this pairing code"), got
 	})
+	if cls := eval(`document.getElementById('result').className`); cls != "bad" {
+		t.Errorf("a used link on a browser not paired with that server is not shown as an error (class %q)", cls)
+	}
+	if st, err := e.b.Status(ctx); err != nil || st.Addr != "127.0.0.1:1" {
+		t.Errorf("the used link changed the settings: %+v %v", st, err)
+	}
+	if err := e.b.Pair(ctx, e.addr, e.token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// Non-loopback addresses and names are refused without a question; so are token links.
 	for _, bad := range []string{"0.0.0.0:" + portOf(e.addr), "10.1.2.3:" + portOf(e.addr), "localhost:" + portOf(e.addr), "evil.example:80"} {

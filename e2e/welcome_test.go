@@ -355,12 +355,19 @@ func TestTabChooserPlaywright(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan map[string]any, 1)
+	ready := filepath.Join(t.TempDir(), "connected")
 	go func() {
 		done <- runNodeNoFatal(t, ctx, "chooser-playwright.mjs", map[string]string{
-			"TABRELAY_HTTP": e.httpURL(), "TABRELAY_TOKEN": e.token(), "PAGE_MARKER": "chooser-playwright",
+			"TABRELAY_HTTP": e.httpURL(), "TABRELAY_TOKEN": e.token(), "PAGE_MARKER": "chooser-playwright", "READY_FILE": ready,
 		})
 	}()
 	chooser := waitExtensionPage(t, ctx, e.b, "chooser.html", 60*time.Second)
+	// the person picks once Playwright has connected (a pick during its connection would be
+	// among the pages it found, not a new page)
+	eventually(t, 60*time.Second, "Playwright connected", func() (bool, string) {
+		_, err := os.Stat(ready)
+		return err == nil, fmt.Sprint(err)
+	})
 	button := fmt.Sprintf(`button[data-tab-id="%d"]`, tab.TabID)
 	eventually(t, 10*time.Second, "the chooser lists the fixture tab", func() (bool, string) {
 		var ok bool

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,99 @@ func TestChooseTabWhenExtensionComesLater(t *testing.T) {
 				t.Fatalf("chooseTab notices: %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestChooseTabEndsWhenNobodyWaits: the extension is told that nobody waits for a tab any more
+// (chooseTabEnded) once the last one that caused a chooseTab stops waiting with no tab shared:
+// a CDP client that disconnects, a wait held through OfferTabWhile whose context ends. While
+// another one still waits, or once a tab is shared, nothing is sent.
+func TestChooseTabEndsWhenNobodyWaits(t *testing.T) {
+	tests := []struct {
+		name string
+		// run makes the waits and ends them one by one; before each end but the last, one still waits
+		run func(e *env) []func()
+		// shareFirst shares a tab before the last wait ends (no notice then)
+		shareFirst bool
+	}{
+		{"a CDP client disconnects", func(e *env) []func() {
+			c := e.client("/cdp")
+			return []func(){func() { c.Close() }}
+		}, false},
+		{"the agent's wait ends", func(e *env) []func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			if !e.srv.Hub().OfferTabWhile(ctx, "agent") {
+				e.t.Fatal("OfferTabWhile with nothing shared did not ask")
+			}
+			return []func(){cancel}
+		}, false},
+		{"a client and the agent, one after the other", func(e *env) []func() {
+			c := e.client("/cdp")
+			ctx, cancel := context.WithCancel(context.Background())
+			if !e.srv.Hub().OfferTabWhile(ctx, "agent") {
+				e.t.Fatal("OfferTabWhile with nothing shared did not ask")
+			}
+			return []func(){cancel, func() { c.Close() }}
+		}, false},
+		{"a tab was shared before the client left", func(e *env) []func() {
+			c := e.client("/cdp")
+			return []func(){func() { c.Close() }}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, relay.HubOptions{})
+			ends := tt.run(e)
+			e.waitFor("the chooseTab notices", func() bool { return len(e.ext.ChooseTabs()) == len(ends) })
+			// each end is logged (a client's leaving, an agent's wait), after the hub counted it out
+			ended := func() int {
+				return strings.Count(e.logs.String(), "client left") + strings.Count(e.logs.String(), "a wait for a tab ended")
+			}
+			for i, end := range ends {
+				if i == len(ends)-1 && tt.shareFirst {
+					e.share("AAAA1111BBBB2222CCCC3333DDDD4444", "https://example.com/")
+				}
+				end()
+				e.waitFor("the wait counted out", func() bool { return ended() == i+1 })
+			}
+			want := 1
+			if tt.shareFirst {
+				want = 0
+				if err := e.ext.Unshare("AAAA1111BBBB2222CCCC3333DDDD4444", "closed"); err != nil {
+					t.Fatal(err)
+				}
+				e.waitFor("the tab gone", func() bool { return !e.hasTab("AAAA1111BBBB2222CCCC3333DDDD4444") })
+			}
+			// the relay's notices reach the extension in order: once a later chooseTab arrived,
+			// every notice sent before it has too
+			e.client("/cdp")
+			e.waitFor("a later chooseTab notice", func() bool { return len(e.ext.ChooseTabs()) == len(ends)+1 })
+			if n := e.ext.ChooseTabEnds(); n != want {
+				t.Fatalf("chooseTabEnded notices: %d, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestOfferTabWhileCountsNothingUnasked: with a tab shared OfferTabWhile asks nothing and counts
+// no wait, so no chooseTabEnded follows its end.
+func TestOfferTabWhileCountsNothingUnasked(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share("AAAA1111BBBB2222CCCC3333DDDD4444", "https://example.com/")
+	ctx, cancel := context.WithCancel(context.Background())
+	if e.srv.Hub().OfferTabWhile(ctx, "agent") {
+		t.Fatal("OfferTabWhile with a tab shared asked")
+	}
+	cancel()
+	if err := e.ext.Unshare("AAAA1111BBBB2222CCCC3333DDDD4444", "closed"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the tab gone", func() bool { return !e.hasTab("AAAA1111BBBB2222CCCC3333DDDD4444") })
+	c := e.client("/cdp") // a later offer and its end: exactly one notice
+	e.waitFor("the chooseTab notice", func() bool { return len(e.ext.ChooseTabs()) == 1 })
+	c.Close()
+	e.waitFor("a chooseTabEnded notice", func() bool { return e.ext.ChooseTabEnds() == 1 })
+	if got := e.ext.ChooseTabs(); got[0] != "cdp" {
+		t.Fatalf("chooseTab notices: %q", got)
 	}
 }

@@ -319,6 +319,9 @@ func (c *Client) leave() {
 	}
 	c.out.drop() // nobody reads what is still queued
 	c.out.close()
+	if c.wantsTab { // it may have been the last one waiting for the person to pick a tab
+		h.endOfferIfNobodyWaits()
+	}
 	h.log.Debug().Str("client", c.name).Msg("client left")
 }
 

@@ -111,6 +111,9 @@ type Hub struct {
 	downloads map[string]*download
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever the set of tabs changes
+	// tabWaits counts the waits for a tab held through OfferTabWhile (the agent's MCP tool
+	// calls) that have not ended (choosetab.go).
+	tabWaits  int
 	stopSweep context.CancelFunc
 	// legs records commands' times when HubOptions.TraceLegs is on (nil otherwise).
 	legs *legTracer
@@ -623,7 +626,7 @@ func (h *Hub) OfferTab(who string) bool {
 }
 
 // offerWaiting offers a choice of tab for the browser-endpoint clients that connected while no
-// tab was shared and are still connected, if l is still the live extension and shares no tab:
+// tab was shared and are still connected (and for the agent's waits that have not ended), if l is still the live extension and shares no tab:
 // it runs once the extension, newly connected, has announced the tabs it shares.
 func (h *Hub) offerWaiting(l *extLink) {
 	h.mu.Lock()
@@ -637,6 +640,9 @@ func (h *Hub) offerWaiting(l *extLink) {
 			offered = h.offerTab("cdp")
 			break
 		}
+	}
+	if !offered && h.tabWaits > 0 {
+		offered = h.offerTab("agent")
 	}
 	h.log.Debug().Int("shared", len(h.liveTargets())).Bool("offered", offered).Msg("the extension has announced its tabs")
 }

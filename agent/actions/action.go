@@ -79,7 +79,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 	downloadsBefore := s.dl.count()
 	rn := &runner{Service: s, kind: k.Name}
 	if k.Browser {
-		approved, err := s.checkNavigation(ctx, nil, a)
+		approved, err := s.checkBoundary(ctx, nil, a)
 		if err != nil {
 			return nil, err
 		}
@@ -89,6 +89,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		}
 		r.Kind = k.Name
 		r.Approved = approved
+		s.noteRead(ctx, nil, k.Name, r)
 		if k.Name != "downloads" {
 			r.Message += s.dl.begunSince(downloadsBefore)
 		}
@@ -109,7 +110,7 @@ func (s *Service) Act(ctx context.Context, targetID string, a Action) (*Result, 
 		if err != nil {
 			return nil, err
 		}
-		if nav, err := s.checkNavigation(ctx, ts, a); err != nil {
+		if nav, err := s.checkBoundary(ctx, ts, a); err != nil {
 			return nil, err
 		} else if approved == nil {
 			approved = nav

@@ -74,7 +74,7 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 	case *Upload:
 		act, refs = gate.Action{Kind: "upload", Files: p.Files}, []string{p.Ref}
 	case *Evaluate:
-		act = gate.Action{Kind: "evaluate"}
+		act = gate.Action{Kind: "evaluate", Text: p.Expression}
 		if p.Ref != "" {
 			refs = []string{p.Ref}
 		}
@@ -132,6 +132,7 @@ func (s *Service) proposals(ctx context.Context, ts *tabState, a Action) ([]gate
 		}
 		prop.Page = pg
 	}
+	s.keyReceiver(ctx, ts, &prop)
 	return []gate.Proposal{prop}, nil
 }
 

@@ -205,9 +205,12 @@ type tabState struct {
 	console  []ConsoleMessage
 	errs     []PageError
 	requests []Request
-	inflight map[string]time.Time // requests in flight, by id: when they started
-	lastNet  time.Time
-	history  int
+	// documents are the methods of the last request that loaded each URL as a document (a
+	// POST: loading it again sends a form again), bounded by history
+	documents map[string]string
+	inflight  map[string]time.Time // requests in flight, by id: when they started
+	lastNet   time.Time
+	history   int
 	// settleWorld is the execution context of the settle probe's isolated world (0: none yet)
 	settleWorld int
 	// probed is the settle probe's reading taken right after the current action's input (see
@@ -287,6 +290,12 @@ func (ts *tabState) onEvent(e cdpclient.Event) {
 		}
 		if json.Unmarshal(e.Params, &p) == nil {
 			ts.requests = appendBounded(ts.requests, Request{ID: p.RequestID, Method: p.Request.Method, URL: clip(p.Request.URL, 500), Type: p.Type}, ts.history)
+			if p.Type == "Document" {
+				if ts.documents == nil || len(ts.documents) >= ts.history {
+					ts.documents = map[string]string{}
+				}
+				ts.documents[p.Request.URL] = p.Request.Method
+			}
 			ts.lastNet = time.Now()
 			ts.inflight[p.RequestID] = ts.lastNet
 		}
@@ -324,6 +333,13 @@ func (ts *tabState) onEvent(e cdpclient.Event) {
 	}
 }
 
+// posted reports whether the last load of u as a document was a POST (a form sent).
+func (ts *tabState) posted(u string) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.documents[u] == "POST"
+}
+
 // networkIdle reports whether no request has been in flight for d.
 func (ts *tabState) networkIdle(d time.Duration) bool {
 	ts.mu.Lock()
@@ -346,9 +362,13 @@ func (s *Service) Tabs(ctx context.Context) ([]TabInfo, error) {
 		return nil, fmt.Errorf("list tabs: %w", err)
 	}
 	var out []TabInfo
+	task := gate.TaskFrom(ctx)
 	for _, t := range r.TargetInfos {
 		if t.Type == "page" {
 			out = append(out, TabInfo{TargetID: t.TargetID, URL: t.URL, Title: t.Title})
+			// a task that lists the tabs reads their addresses (a session token in another
+			// tab's URL is that tab's origin's)
+			task.ReadTab(t.URL, t.Title)
 		}
 	}
 	return out, nil
@@ -484,6 +504,7 @@ func (s *Service) Snapshot(ctx context.Context, targetID string, o snapshot.Opti
 		if err == nil {
 			if t := gate.TaskFrom(ctx); t != nil {
 				t.Begin(snap.URL)
+				t.Read(snap.URL, snap.URL) // its address too: a session token in its query
 				t.Read(snap.URL, snap.Text)
 			}
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -13,10 +14,11 @@ import (
 // TabChooser lets a tool that needs a tab, while none is shared, ask the person to pick one:
 // the extension's tab chooser. *relay.Hub is one.
 type TabChooser interface {
-	// OfferTab asks the extension to offer the person a choice of tab, when no tab is shared
-	// and an extension is connected (who says who waits, "agent" here); it reports whether
-	// the extension was asked.
-	OfferTab(who string) bool
+	// OfferTabWhile asks the extension to offer the person a choice of tab, when no tab is
+	// shared and an extension is connected (who says who waits, "agent" here), for as long as
+	// ctx lasts: once every caller's wait ended with no tab shared, the browser's chooser says
+	// nobody waits any more. It reports whether the extension was asked.
+	OfferTabWhile(ctx context.Context, who string) bool
 	// Changed returns a channel closed the next time the set of shared tabs changes.
 	Changed() <-chan struct{}
 }
@@ -44,7 +46,10 @@ func (s *Server) waitForChoice(c *call, tool string) (bool, error) {
 	if tabs, err := s.opts.Actions.Tabs(c.ctx); err != nil || len(tabs) > 0 {
 		return false, nil // a named tab is missing, or the relay is away: the first error stands
 	}
-	if !ch.OfferTab("agent") {
+	// the chooser waits as long as this call does, and no longer
+	wctx, stopWaiting := context.WithCancel(c.ctx)
+	defer stopWaiting()
+	if !ch.OfferTabWhile(wctx, "agent") {
 		return false, nil // no extension connected: the advice to share stands
 	}
 	wait := s.opts.ChooseWait

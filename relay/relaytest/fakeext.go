@@ -51,6 +51,7 @@ type Extension struct {
 	cancels  []string              // guids of the cancelDownload requests received
 	perms    []wire.ContentSetting // the last setPermissions request's settings
 	chooses  []string              // the clients of the chooseTab notices, in order
+	ends     int                   // the chooseTabEnded notices received
 	handler  Handler
 	nextTab  int64
 	answered int
@@ -195,6 +196,14 @@ func (e *Extension) ChooseTabs() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.chooses...)
+}
+
+// ChooseTabEnds returns how many chooseTabEnded notices (nobody waits for a tab any more) the
+// relay sent.
+func (e *Extension) ChooseTabEnds() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ends
 }
 
 // Permissions returns the content settings of the last setPermissions request (nil before
@@ -451,6 +460,10 @@ func (e *Extension) handle(b []byte) {
 	case wire.TypeChooseTab:
 		e.mu.Lock()
 		e.chooses = append(e.chooses, m.Client)
+		e.mu.Unlock()
+	case wire.TypeChooseTabEnded:
+		e.mu.Lock()
+		e.ends++
 		e.mu.Unlock()
 	case wire.TypeAttachTab, wire.TypeDetachTab:
 		e.mu.Lock()

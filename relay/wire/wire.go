@@ -261,6 +261,10 @@ const (
 	// while none is shared: the extension offers the person a choice of tab (ChooseTab). It
 	// needs no answer; sharing the chosen tab is an ordinary tabShared.
 	TypeChooseTab = "chooseTab"
+	// TypeChooseTabEnded tells the extension that nobody waits for a tab any more: every
+	// client that caused a chooseTab disconnected or stopped waiting before a tab was shared.
+	// The extension's tab chooser then says so and shares nothing. It needs no answer.
+	TypeChooseTabEnded = "chooseTabEnded"
 )
 
 // ChooseTab is the relay's chooseTab notice.
@@ -268,4 +272,9 @@ type ChooseTab struct {
 	Type string `json:"type"`
 	// Client says who is waiting: "cdp" for a CDP client, "agent" for the agent.
 	Client string `json:"client"`
+}
+
+// ChooseTabEnded is the relay's chooseTabEnded notice.
+type ChooseTabEnded struct {
+	Type string `json:"type"`
 }

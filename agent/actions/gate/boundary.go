@@ -3,7 +3,10 @@ package gate
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Reasons of the boundary's decisions.
@@ -19,19 +22,72 @@ const (
 var searchParams = map[string]bool{"q": true, "query": true, "search": true, "s": true, "k": true, "p": true,
 	"term": true, "terms": true, "keyword": true, "keywords": true, "text": true, "wd": true, "search_query": true}
 
+// Complete mediation. Every action kind of every door passes one entry, boundary, which
+// judges it at the documents that receive it (receivers): the page a navigation or history
+// step loads; the element's own document (a frame's); where a submit control's form sends;
+// the frame a key goes to; the tab's page. Each receiver must be inside the task (see
+// Task.Has) and what the step carries there (a URL, typed text, keys pressed one by one, a
+// prompt's answer) must hold no value read elsewhere (Task.Leaks). boundaryRules names each
+// kind's rule; a kind without one is judged as input (fail closed).
+
+// rule is how the boundary judges one action kind.
+type rule int
+
+const (
+	// ruleRead: the kind reads or moves the view only (its results are recorded as read);
+	// nothing it does reaches a page's handlers with the task's values.
+	ruleRead rule = iota + 1
+	// ruleGo: the kind loads a URL (Action.URL): its site, what it carries, what its words do.
+	ruleGo
+	// ruleInput: the kind acts on the page's elements: every receiver inside the task, and what
+	// it carries (typed text, pressed keys, a prompt's answer) stays on its own sites.
+	ruleInput
+)
+
+// boundaryRules are the rules of every action kind the action service defines (the gate's
+// kinds: a fill is judged field by field as type, select and check).
+var boundaryRules = map[string]rule{
+	"snapshot": ruleRead, "search": ruleRead, "extract": ruleRead, "screenshot": ruleRead, "pdf": ruleRead,
+	"console": ruleRead, "errors": ruleRead, "network": ruleRead, "downloads": ruleRead, "tabs": ruleRead,
+	"wait": ruleRead, "scroll": ruleRead, "resize": ruleRead,
+	// switching tabs only brings one to the front: the next action there is judged there
+	"focus": ruleRead,
+
+	"navigate": ruleGo, "open": ruleGo, "back": ruleGo, "forward": ruleGo, "reload": ruleGo,
+
+	"click": ruleInput, "press": ruleInput, "type": ruleInput, "fill": ruleInput, "select": ruleInput,
+	"check": ruleInput, "drag": ruleInput, "upload": ruleInput, "dialog": ruleInput, "hover": ruleInput,
+	"evaluate": ruleInput, "close": ruleInput,
+}
+
+// BoundaryRule reports whether the boundary has a rule of its own for action kind (kinds
+// without one are judged as input).
+func BoundaryRule(kind string) bool { return boundaryRules[kind] != 0 }
+
+// ReasonResubmit is going back to, or reloading, a page that was a form's POST.
+const ReasonResubmit = "sending a form again"
+
 // boundary judges p against the task's boundary (r.Task): a value read on another site
-// carried out, a site outside the task, and a URL whose words do something (a GET that
-// deletes). The zero Decision when p stays inside.
+// carried out, a site outside the task, a URL whose words do something (a GET that deletes), a
+// form sent again. The zero Decision when p stays inside.
 func (g *Gate) boundary(p Proposal, r Request) Decision {
 	a, t := p.Action, r.Task
 	t.Begin(p.URL)
-	switch a.Kind {
-	case "navigate", "open":
+	switch boundaryRules[a.Kind] {
+	case ruleRead:
+		return Decision{}
+	case ruleGo:
+		if a.Resubmits {
+			return Decision{Level: Grave, Reason: ReasonResubmit,
+				Detail: fmt.Sprintf("the page %s was loaded by sending a form: loading it again sends the form again", clip(a.URL, 120))}
+		}
 		if a.URL == "" {
 			return Decision{}
 		}
-		if d := g.actionURL(a.URL, r.Goal); d.Level != None {
-			return d
+		if a.Kind == "navigate" || a.Kind == "open" {
+			if d := g.actionURL(a.URL, r.Goal); d.Level != None {
+				return d
+			}
 		}
 		if t == nil {
 			return Decision{}
@@ -39,62 +95,238 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 		// a URL goes to its own site and on to every site a URL inside it names (a
 		// redirector's ?to=, a login's ?next=): each is a destination of what it carries
 		for _, dest := range append([]string{a.URL}, nestedURLs(a.URL, 3)...) {
-			if d := leakDecision(t.Leaks(a.URL, dest), dest); d.Level != None {
+			if d := leakDecision(urlLeaks(t, a.URL, dest), dest); d.Level != None {
 				return d
 			}
 			if !t.Has(dest) {
-				return Decision{Level: Grave, Reason: ReasonSite,
-					Detail: fmt.Sprintf("%s is not one of the task's sites (%s)", SiteOf(dest), siteList(t))}
+				return outside("going to", dest, t)
 			}
 		}
-	case "type", "upload":
-		if t == nil {
-			return Decision{}
+		return Decision{}
+	}
+	// ruleInput, and any kind without a rule
+	if t == nil || a.Kind == "dialog" && !a.Accept {
+		return Decision{} // dismissing a dialog changes nothing and may be the only way off a page
+	}
+	recv := receivers(p)
+	for _, c := range carried(p, t, recv) {
+		leaks := t.Leaks(c.text, c.dest)
+		if c.search {
+			leaks = t.SecretLeaks(c.text, c.dest)
 		}
-		if a.Kind == "type" {
-			// what is typed goes to the field's own document: a frame of another site the page
-			// embeds (an ad, a widget) is another site for the values the task read
-			dest := destination(p)
-			if d := leakDecision(t.Leaks(a.Text, dest), dest); d.Level != None {
-				return d
+		if d := leakDecision(leaks, c.dest); d.Level != None {
+			if a.Kind == "press" {
+				t.forgetPressed(c.dest) // judged: the next key starts afresh
 			}
+			return d
 		}
-		// the page chose the frames it embeds: typing into one is typing on the page's site
-		if !t.Has(p.URL) {
-			verb := "typing into"
-			if a.Kind == "upload" {
-				verb = "uploading to"
+	}
+	for _, dest := range recv {
+		if !t.Has(dest) {
+			verb := verbOf(a.Kind)
+			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
+				verb = "sending its form to"
 			}
-			return Decision{Level: Grave, Reason: ReasonSite,
-				Detail: fmt.Sprintf("%s a page of %s, not one of the task's sites (%s)", verb, SiteOf(p.URL), siteList(t))}
+			return outside(verb, dest, t)
 		}
 	}
 	return Decision{}
 }
 
+func outside(verb, dest string, t *Task) Decision {
+	site := string(SiteOf(dest))
+	if site == "" {
+		site = fmt.Sprintf("%q, whose site cannot be told", clip(dest, 120))
+	}
+	return Decision{Level: Grave, Reason: ReasonSite,
+		Detail: fmt.Sprintf("%s a page of %s, not one of the task's sites (%s)", verb, site, siteList(t))}
+}
+
+func verbOf(kind string) string {
+	switch kind {
+	case "type", "fill", "press":
+		return "typing into"
+	case "upload":
+		return "uploading to"
+	case "close":
+		return "closing"
+	case "evaluate":
+		return "running a script on"
+	}
+	return "acting on"
+}
+
+// urlLeaks are the values the URL raw carries to dest: a search's words (searchParams) only
+// when secret, everything else whatever it is.
+func urlLeaks(t *Task, raw, dest string) []Leak {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return t.Leaks(raw, dest)
+	}
+	q := u.Query()
+	var search []string
+	for k, vs := range q {
+		if searchParams[strings.ToLower(k)] {
+			search = append(search, vs...)
+			delete(q, k)
+		}
+	}
+	if len(search) == 0 {
+		return t.Leaks(raw, dest)
+	}
+	rest := *u
+	rest.RawQuery = q.Encode()
+	if l := t.Leaks(rest.String(), dest); len(l) > 0 {
+		return l
+	}
+	return t.SecretLeaks(strings.Join(search, " "), dest)
+}
+
+// receivers are the documents that receive p (absolute URLs, deduplicated): the tab's page, the
+// element's own document and its drop target's, where a submit control's form (or Enter in a
+// field) sends, and p.Receiver. A document that goes nowhere (about:srcdoc, about:blank) is
+// its page's.
+func receivers(p Proposal) []string {
+	var out []string
+	add := func(u string) {
+		if nowhere(u) || slices.Contains(out, u) {
+			return
+		}
+		out = append(out, u)
+	}
+	add(p.URL)
+	add(p.Receiver)
+	for _, el := range []*Element{p.Element, p.Target} {
+		if el == nil {
+			continue
+		}
+		add(el.URL)
+		if sends(el, p.Action) {
+			add(formTarget(el, p.URL))
+		}
+	}
+	return out
+}
+
+// sends reports whether a acts on el so that its form sends: a click on a submit control, Enter
+// in a field of a form, a type that ends in Enter.
+func sends(el *Element, a Action) bool {
+	if el.FormAction == "" {
+		return false
+	}
+	switch a.Kind {
+	case "click":
+		return el.Type == "submit" || el.Type == "image" || (el.Tag == "button" && el.Type == "")
+	case "press":
+		return isEnter(a.Key)
+	case "type":
+		return a.Submit || strings.ContainsAny(a.Text, "\r\n")
+	}
+	return false
+}
+
+// formTarget is the absolute URL el's form sends to (its FormAction against its document).
+func formTarget(el *Element, page string) string {
+	base := el.URL
+	if nowhere(base) {
+		base = page
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return el.FormAction // unreadable: Has fails closed on it
+	}
+	f, err := url.Parse(strings.TrimSpace(el.FormAction))
+	if err != nil {
+		return el.FormAction
+	}
+	return b.ResolveReference(f).String()
+}
+
+// carry is text a step carries to a document.
+type carry struct {
+	text, dest string
+	// search marks a search's words: only secrets count
+	search bool
+}
+
+// carried is what p carries to which of its receivers recv: typed text to the field's document
+// and where its form sends, keys pressed one by one to the document they go to, a prompt's
+// answer to the page, a script's text to the page and to every URL it names.
+func carried(p Proposal, t *Task, recv []string) []carry {
+	a, el := p.Action, p.Element
+	doc := p.URL
+	if p.Receiver != "" {
+		doc = p.Receiver
+	} else if el != nil && !nowhere(el.URL) {
+		doc = el.URL
+	}
+	var out []carry
+	switch a.Kind {
+	case "type":
+		search := el != nil && (el.Role == "searchbox" || el.Type == "search")
+		out = append(out, carry{a.Text, doc, search})
+		if el != nil && el.FormAction != "" {
+			out = append(out, carry{a.Text, formTarget(el, p.URL), search})
+		}
+	case "press":
+		if k := printableKey(a); k != "" {
+			typed := t.Pressed(doc, k)
+			out = append(out, carry{text: typed, dest: doc})
+			if el != nil && el.FormAction != "" {
+				out = append(out, carry{text: typed, dest: formTarget(el, p.URL)})
+			}
+		}
+	case "dialog":
+		if a.Text != "" {
+			out = append(out, carry{text: a.Text, dest: p.URL})
+		}
+	case "evaluate":
+		if a.Text != "" {
+			out = append(out, carry{text: a.Text, dest: p.URL})
+			for _, u := range urlInWords.FindAllString(a.Text, -1) {
+				out = append(out, carry{text: a.Text, dest: u})
+			}
+		}
+	}
+	return out
+}
+
+// printableKey is the text a press types: its key when that is one printable character and no
+// command modifier is held ("" otherwise).
+func printableKey(a Action) string {
+	for _, m := range a.Modifiers {
+		if m == "Control" || m == "Meta" || m == "Alt" {
+			return ""
+		}
+	}
+	if isSpace(a.Key) {
+		return " "
+	}
+	if utf8.RuneCountInString(a.Key) == 1 {
+		if r, _ := utf8.DecodeRuneInString(a.Key); unicode.IsPrint(r) {
+			return a.Key
+		}
+	}
+	return ""
+}
+
 // approvedBoundary records what the person's yes to d, a boundary decision on p, lets the task
-// do from now on: a site they approved going to or typing into joins the task's sites.
+// do from now on: the page outside the task they approved going to or acting on (its origin
+// and path: not the rest of its site) joins the task.
 func approvedBoundary(d Decision, p Proposal, t *Task) {
 	if d.Reason != ReasonSite || t == nil {
 		return
 	}
 	if p.Action.URL != "" {
-		t.Allow(p.Action.URL)
-	} else {
-		t.Allow(p.URL)
+		t.AllowPage(p.Action.URL)
+		for _, u := range nestedURLs(p.Action.URL, 3) {
+			t.AllowPage(u)
+		}
+		return
 	}
-}
-
-// destination is where p sends what it carries: a navigation's URL, else the acted-on
-// element's own document (a frame's), else the page.
-func destination(p Proposal) string {
-	switch {
-	case p.Action.URL != "":
-		return p.Action.URL
-	case p.Element != nil && SiteOf(p.Element.URL) != "":
-		return p.Element.URL
+	for _, u := range receivers(p) {
+		t.AllowPage(u)
 	}
-	return p.URL
 }
 
 func leakDecision(leaks []Leak, dest string) Decision {

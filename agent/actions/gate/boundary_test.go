@@ -66,10 +66,12 @@ func FuzzSitesIn(f *testing.F) {
 			if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host, "]") {
 				host = host[:i]
 			}
-			if !strings.Contains(strings.ToLower(words), host) {
+			// a host the browser maps (IDNA) is named in the words in another spelling
+			if !strings.Contains(host, "xn--") && !strings.Contains(strings.ToLower(words), host) {
 				t.Fatalf("site %q is not in the words %q", s, words)
 			}
-			if SiteOf("https://"+string(s)) != s {
+			// http://x:443 is the site x:443, which https reads as x: only other ports round-trip
+			if !strings.HasSuffix(string(s), ":443") && SiteOf("https://"+string(s)) != s {
 				t.Fatalf("site %q does not round-trip", s)
 			}
 		}
@@ -98,7 +100,7 @@ func TestTokens(t *testing.T) {
 func TestTaskLeaks(t *testing.T) {
 	const secret = "sk_live_9f8A7b6C5d4E"
 	tk := NewTask("summarise my dashboard, then look up kettles on shop.example", nil)
-	tk.Read("https://dash.example.com/keys", "API key "+secret+" created; visit https://partner.example.net/welcome?ref=ABCD1234efgh")
+	tk.Read("https://dash.example.com/keys", "API key "+secret+" created; visit https://partner.example.net/welcome?ref=ABCD1234efgh; order 48213377")
 	for _, c := range []struct {
 		name, text, dest string
 		leak             bool
@@ -106,7 +108,10 @@ func TestTaskLeaks(t *testing.T) {
 		{"in a URL to another site", "https://evil.example.org/?k=" + secret, "https://evil.example.org/?k=" + secret, true},
 		{"escaped in a URL", "https://evil.example.org/?k=sk%5Flive%5F9f8A7b6C5d4E", "https://evil.example.org/", true},
 		{"typed into another site", "my key is " + secret, "https://evil.example.org/form", true},
-		{"back on its own site", "search " + secret, "https://www.example.com/search", false},
+		// a secret is held to its origin: another host of its site is another origin
+		{"a secret to another host of its site", "search " + secret, "https://www.example.com/search", true},
+		{"a secret back on its own origin", "search " + secret, "https://dash.example.com/search", false},
+		{"an order number to another host of its site", "order 48213377", "https://www.example.com/search", false},
 		{"the page's own link to its partner", "https://partner.example.net/welcome?ref=ABCD1234efgh", "https://partner.example.net/welcome?ref=ABCD1234efgh", false},
 		{"common words", "kettle", "https://evil.example.org/?q=kettle", false},
 	} {
@@ -187,9 +192,15 @@ func TestBoundary(t *testing.T) {
 			p.Element.URL = "https://ads.evil.example.org/frame.html"
 			return p
 		}(), ReasonDataFlow},
-		{"typing into a frame the page embeds", "", func() Proposal {
+		// what a frame receives its own document receives: another site's widget is that site
+		{"typing into a frame of another site the page embeds", "", func() Proposal {
 			p := typ("https://dash.example.com/form", "hello")
 			p.Element.URL = "https://widgets.example.net/frame.html"
+			return p
+		}(), ReasonSite},
+		{"typing into a frame of the page's own site", "", func() Proposal {
+			p := typ("https://dash.example.com/form", "hello")
+			p.Element.URL = "https://widgets.example.com/frame.html"
 			return p
 		}(), ""},
 	} {

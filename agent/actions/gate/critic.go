@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -137,16 +136,33 @@ func ReviewOf(p Proposal, goal string) Review {
 			r.Text = "(hidden)"
 		}
 	}
-	r.Element, r.Target = reviewElement(p.Element), reviewElement(p.Target)
-	dest := destination(p)
-	if el := p.Element; el != nil && el.FormAction != "" && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
-		dest = resolve(el.URL, el.FormAction)
-	}
+	r.Element, r.Target = reviewElement(p.Element, p.URL), reviewElement(p.Target, p.URL)
+	dest := reviewDestination(p)
 	r.Destination, r.DestinationSite = clip(dest, 300), string(SiteOf(dest))
 	return r
 }
 
-func reviewElement(el *Element) *ReviewElement {
+// reviewDestination is where p's request goes, as the boundary counts it: a navigation's URL,
+// the form a commit sends, else the document receiving the step (a frame's), else the page.
+func reviewDestination(p Proposal) string {
+	if p.Action.URL != "" {
+		return p.Action.URL
+	}
+	if el := p.Element; el != nil {
+		if sends(el, p.Action) {
+			return formTarget(el, p.URL)
+		}
+		if !nowhere(el.URL) {
+			return el.URL
+		}
+	}
+	if !nowhere(p.Receiver) {
+		return p.Receiver
+	}
+	return p.URL
+}
+
+func reviewElement(el *Element, page string) *ReviewElement {
 	if el == nil {
 		return nil
 	}
@@ -165,30 +181,16 @@ func reviewElement(el *Element) *ReviewElement {
 		}
 	}
 	if f := el.Form; f != nil {
-		rf := &ReviewForm{Method: f.Method, Action: resolve(el.URL, el.FormAction)}
+		rf := &ReviewForm{Method: f.Method}
+		if el.FormAction != "" {
+			rf.Action = formTarget(el, page)
+		}
 		for _, fd := range f.Fields {
 			rf.Fields = append(rf.Fields, fd.String())
 		}
 		re.Form = rf
 	}
 	return re
-}
-
-// resolve is ref resolved against the document URL base ("" when ref is "").
-func resolve(base, ref string) string {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return ""
-	}
-	b, err := url.Parse(base)
-	if err != nil {
-		return ref
-	}
-	u, err := b.Parse(ref)
-	if err != nil {
-		return ref
-	}
-	return u.String()
 }
 
 // changes reports whether p may change something: the steps a critic reviews. Typing that

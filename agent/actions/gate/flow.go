@@ -3,19 +3,31 @@ package gate
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
 
 // Data flow. A task remembers the distinctive values it read from pages (page outlines,
-// extracted records, evaluated results, search hits), with the sites it read them on. A value
-// that then goes out to another site — in a URL opened, typed into a field, uploaded — is a
-// value of one site handed to another: the person is asked unless their own words hold it.
+// extracted records, evaluated results, search hits, console and network logs, the URLs of
+// the shared tabs), with the sites and origins it read them on. A value that then goes out to
+// another site — in a URL opened, typed into a field, pressed key by key, answered to a
+// prompt — is a value of one site handed to another: the person is asked unless their own
+// words hold it. Values are compared in one normal form against every decoding of what
+// leaves (decode.go), so re-encoding it hides nothing.
 //
 // Only values that identify something are remembered, never common words: a run of letters
 // and digits of at least minToken characters holding both (an API key, a token, an order
-// code; at least two of each), a run of at least minDigits digits (an account or card number, a one-time code), an
-// e-mail address.
+// code; at least two of each), a run of at least minDigits digits (an account or card
+// number, a one-time code), an e-mail address.
+//
+// Secrets are held to the strictest rule. A value is a secret by its shape (a known key or
+// token prefix, a long random mix of cases and digits, a card number) or by what labels it
+// on the page ("API key:", "password:", a URL parameter named token or session, a recovery
+// phrase's words). A secret never leaves its origin unasked — not for another host of the
+// same site, not whole, not in pieces (any run of pieceLen of its characters), not in a
+// search box: where ordinary values the page showed may go into a search on another site
+// without asking, secrets may not.
 
 const (
 	// minToken is the shortest run of letters and digits that counts as a distinctive value.
@@ -29,18 +41,40 @@ const (
 	maxReads = 4096
 	// maxReadSites bounds the sites remembered per value.
 	maxReadSites = 8
+	// pieceLen is the shortest piece of a secret (in normal form) that counts as the secret;
+	// phraseLen the same for a phrase of words.
+	pieceLen, phraseLen = 8, 12
+	// maxPressed is how many printable keys pressed into one origin are remembered.
+	maxPressed = 256
 )
 
-var emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,24}`)
+var (
+	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,24}`)
+	// secretPrefixRe are the prefixes of well-known keys and tokens.
+	secretPrefixRe = regexp.MustCompile(`^(?:(?:sk|rk)_(?:live|test)_|sk-|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|ya29\.|npm_|hf_|shpat_|shpss_|SG\.|eyJ)`)
+	// secretLabelRe is a label that says the value after it is a secret, then the value.
+	secretLabelRe = regexp.MustCompile(`(?i)\b(?:api[ _-]?key|secret(?:[ _-]?key)?|access[ _-]?(?:key|token)|private[ _-]?key|auth(?:entication)?[ _-]?token|bearer|token|password|passwort|passcode|passphrase|pin|otp|one[- ]time (?:code|password)|verification code|recovery codes?|backup codes?|session(?:[ _-]?id)?|client[ _-]?secret|signing[ _-]?key|webhook[ _-]?secret)s?\b["'”]?\s*(?:[:=]|\bis\b)\s*["'“]?([^\s"'”<>,;]{6,128})`)
+	// phraseRe is a recovery (seed) phrase: its label, then 12 to 24 words.
+	phraseRe = regexp.MustCompile(`(?i)\b(?:recovery|seed|secret|mnemonic|backup)[ _-]?(?:phrase|words)\b\W{0,6}((?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})`)
+	// secretParamRe names URL parameters that carry secrets.
+	secretParamRe = regexp.MustCompile(`(?i)^(?:.*(?:token|secret|session|passw|apikey|api_key|jwt|signature|credential).*|auth|authorization|oauth_.*|sid|key|code|sig|otp|pass|pwd|access|state)$`)
+)
 
-// reads are the distinctive values a task read, each with the sites it read it on, oldest
-// first.
+// readValue is what a task knows of one value it read.
+type readValue struct {
+	norm    string   // the value in normal form
+	sites   []Site   // the sites it was read on
+	origins []string // the origins it was read on
+	secret  bool     // it is a secret: held to its origin, pieces count
+}
+
+// reads are the distinctive values a task read, oldest first.
 type reads struct {
-	by    map[string][]Site
+	by    map[string]*readValue
 	order []string
 }
 
-func newReads() reads { return reads{by: map[string][]Site{}} }
+func newReads() reads { return reads{by: map[string]*readValue{}} }
 
 // Tokens returns the distinctive values in text (see the package's data-flow rule), each once.
 func Tokens(text string) []string {
@@ -90,52 +124,157 @@ func distinctive(w string) bool {
 	return letters+digits >= minToken
 }
 
-// Read records the distinctive values of text, read on the page at pageURL.
+// Secrets returns the values of text that are secrets (see the package's data-flow rule):
+// by shape, by a label before them, as a URL parameter named for one, as a recovery phrase.
+func Secrets(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(v string) {
+		v = strings.Trim(v, ".,;:!?)]}")
+		if len(v) > maxTokenLen {
+			v = v[:maxTokenLen]
+		}
+		if len(normal(v)) >= 6 && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, tok := range Tokens(text) {
+		if secretShape(tok) {
+			add(tok)
+		}
+	}
+	for _, m := range secretLabelRe.FindAllStringSubmatch(text, -1) {
+		add(m[1])
+	}
+	for _, m := range phraseRe.FindAllStringSubmatch(text, -1) {
+		add(strings.Join(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), " "))
+	}
+	for _, m := range urlInWords.FindAllString(text, -1) {
+		u, err := url.Parse(m)
+		if err != nil {
+			continue
+		}
+		q := u.Query()
+		if f, err := url.ParseQuery(u.Fragment); err == nil {
+			for k, vs := range f {
+				q[k] = append(q[k], vs...)
+			}
+		}
+		for k, vs := range q {
+			if !secretParamRe.MatchString(k) {
+				continue
+			}
+			for _, v := range vs {
+				if len(v) >= minToken {
+					add(v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// secretShape reports whether tok, a distinctive value, looks like a secret: a known key or
+// token prefix, a long random mix of upper and lower case and digits, or a card number.
+func secretShape(tok string) bool {
+	if secretPrefixRe.MatchString(tok) && len(tok) >= 12 {
+		return true
+	}
+	upper, lower, digits := 0, 0, 0
+	for _, r := range tok {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper++
+		case r >= 'a' && r <= 'z':
+			lower++
+		case r >= '0' && r <= '9':
+			digits++
+		}
+	}
+	if upper >= 2 && lower >= 2 && digits >= 2 && upper+lower+digits >= 20 {
+		return true
+	}
+	return digits == len(tok) && digits >= 13 && digits <= 19 && luhn(tok)
+}
+
+// luhn reports whether the digits of s pass the Luhn check (a card number).
+func luhn(s string) bool {
+	sum, double := 0, false
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i] - '0')
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// Read records the distinctive values and the secrets of text, read on the page at pageURL.
 func (t *Task) Read(pageURL, text string) {
 	if t == nil || text == "" {
 		return
 	}
-	site := SiteOf(pageURL)
+	site, origin := SiteOf(pageURL), OriginOf(pageURL)
 	if site == "" {
 		return
 	}
 	toks := Tokens(text)
+	secrets := Secrets(text)
+	secret := map[string]bool{}
+	for _, v := range secrets {
+		secret[v] = true
+	}
 	// A link the page offers to another site already carries its values there: what a URL
-	// in the text holds counts as read on that URL's site too.
-	linked := map[string][]Site{}
+	// in the text holds counts as read on that URL's site too (a secret stays its origin's).
+	linked := map[string][]string{}
 	for _, m := range urlInWords.FindAllString(text, -1) {
 		if s := SiteOf(m); s != "" && s != site {
 			for _, tok := range Tokens(m) {
-				linked[tok] = append(linked[tok], s)
+				linked[tok] = append(linked[tok], m)
 			}
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, tok := range toks {
-		t.reads.add(tok, site)
-		for _, s := range linked[tok] {
-			t.reads.add(tok, s)
+	for _, tok := range append(toks, secrets...) {
+		t.reads.add(tok, site, origin, secret[tok])
+		for _, m := range linked[tok] {
+			t.reads.add(tok, SiteOf(m), OriginOf(m), secret[tok])
 		}
 	}
 }
 
-func (r *reads) add(tok string, site Site) {
-	sites, ok := r.by[tok]
+// ReadTab records what a list of the shared tabs shows of one tab: its URL and title, read on
+// the tab's own origin (a session token in another tab's URL is that tab's).
+func (t *Task) ReadTab(tabURL, title string) {
+	if t == nil {
+		return
+	}
+	t.Read(tabURL, tabURL+"\n"+title)
+}
+
+func (r *reads) add(tok string, site Site, origin string, secret bool) {
+	v, ok := r.by[tok]
 	if !ok {
 		if len(r.order) >= maxReads {
 			delete(r.by, r.order[0])
 			r.order = r.order[1:]
 		}
 		r.order = append(r.order, tok)
+		v = &readValue{norm: normal(tok)}
+		r.by[tok] = v
 	}
-	for _, s := range sites {
-		if s == site {
-			return
-		}
+	v.secret = v.secret || secret
+	if !slices.Contains(v.sites, site) && len(v.sites) < maxReadSites {
+		v.sites = append(v.sites, site)
 	}
-	if len(sites) < maxReadSites {
-		r.by[tok] = append(sites, site)
+	if origin != "" && !slices.Contains(v.origins, origin) && len(v.origins) < maxReadSites {
+		v.origins = append(v.origins, origin)
 	}
 }
 
@@ -146,56 +285,116 @@ type Leak struct {
 	From  []Site
 }
 
-// Leaks returns the values the task read on sites other than dest's that text carries to
-// dest (an URL opened, text typed there), leaving out values the person's own words hold. A
-// text that is a URL is also read decoded (its escapes undone).
-func (t *Task) Leaks(text, dest string) []Leak {
+// Leaks returns the values the task read elsewhere that text carries to dest (an URL opened,
+// text typed there), leaving out values the person's own words hold: an ordinary value read on
+// another site, a secret read on another origin. text is read in every form it decodes to
+// (see Variants); a secret's pieces count as the secret.
+func (t *Task) Leaks(text, dest string) []Leak { return t.leaks(text, dest, false) }
+
+// SecretLeaks is Leaks for text that says what is looked for (a search's words): only secrets
+// count.
+func (t *Task) SecretLeaks(text, dest string) []Leak { return t.leaks(text, dest, true) }
+
+func (t *Task) leaks(text, dest string, secretsOnly bool) []Leak {
 	if t == nil || text == "" {
 		return nil
 	}
-	to := SiteOf(dest)
-	hay := []string{text}
-	if d, err := url.PathUnescape(text); err == nil && d != text {
-		hay = append(hay, d)
-	}
-	if d, err := url.QueryUnescape(text); err == nil && d != text {
-		hay = append(hay, d)
-	}
-	low := make([]string, len(hay))
-	for i, h := range hay {
-		low[i] = strings.ToLower(h)
-	}
+	to, toOrigin := SiteOf(dest), OriginOf(dest)
+	vars := Variants(text)
 	// a value carried in pieces ("…&a=rk_live_9Zq&b=7Wx5…") carries each piece: a
 	// distinctive value in text that is part of a longer value read counts as that value
 	var pieces []string
-	for _, h := range hay {
-		pieces = append(pieces, Tokens(h)...)
+	for _, h := range []string{text, unescapePercent(text)} {
+		for _, pc := range Tokens(h) {
+			if n := normal(pc); len(n) >= minToken {
+				pieces = append(pieces, n)
+			}
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []Leak
 	for _, tok := range t.reads.order {
-		sites := t.reads.by[tok]
-		here := false
-		for _, s := range sites {
-			here = here || (to != "" && s == to)
-		}
-		if here || strings.Contains(t.words, tok) {
+		v := t.reads.by[tok]
+		if secretsOnly && !v.secret || len(v.norm) < minDigits {
 			continue
 		}
-		found := false
-		for i, h := range hay {
-			if strings.Contains(h, tok) || strings.Contains(tok, "@") && strings.Contains(low[i], tok) {
-				found = true
-				break
-			}
+		here := to != "" && slices.Contains(v.sites, to)
+		if v.secret {
+			here = toOrigin != "" && slices.Contains(v.origins, toOrigin)
 		}
-		for _, pc := range pieces {
-			found = found || (len(pc) >= minToken && len(pc) < len(tok) && strings.Contains(tok, pc) && !strings.Contains(t.words, pc))
+		if here || strings.Contains(t.normWords, v.norm) {
+			continue
 		}
-		if found {
-			out = append(out, Leak{Value: tok, From: append([]Site(nil), sites...)})
+		if carries(vars, pieces, v, t.normWords) {
+			out = append(out, Leak{Value: tok, From: append([]Site(nil), v.sites...)})
 		}
 	}
 	return out
+}
+
+// carries reports whether text, as its normal variants vars and distinctive pieces, carries
+// the value v: whole, or (a secret) any piece of it, or (any value) a distinctive piece of it.
+// A piece the person's own words (normal form: words) hold is theirs.
+func carries(vars, pieces []string, v *readValue, words string) bool {
+	for _, h := range vars {
+		if strings.Contains(h, v.norm) {
+			return true
+		}
+	}
+	for _, pc := range pieces {
+		if len(pc) < len(v.norm) && strings.Contains(v.norm, pc) && !strings.Contains(words, pc) {
+			return true
+		}
+	}
+	if !v.secret {
+		return false
+	}
+	n := pieceLen
+	if strings.Contains(v.norm, " ") || len(v.norm) > 48 {
+		n = phraseLen
+	}
+	if len(v.norm) <= n {
+		return false
+	}
+	for i := 0; i+n <= len(v.norm); i++ {
+		w := v.norm[i : i+n]
+		if strings.Contains(words, w) {
+			continue
+		}
+		for _, h := range vars {
+			if strings.Contains(h, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Pressed records key, pressed into the document at dest, and returns the printable keys
+// pressed there so far, oldest first (maxPressed at most): keys pressed one by one type text
+// like any other.
+func (t *Task) Pressed(dest, key string) string {
+	if t == nil {
+		return ""
+	}
+	o := OriginOf(dest)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.keys[o] + key
+	if len(s) > maxPressed {
+		s = s[len(s)-maxPressed:]
+	}
+	t.keys[o] = s
+	return s
+}
+
+// forgetPressed forgets the keys pressed into dest: what they typed was judged.
+func (t *Task) forgetPressed(dest string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.keys, OriginOf(dest))
 }

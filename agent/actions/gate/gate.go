@@ -16,6 +16,11 @@
 // where its form sends, account-takeover forms, and account, security, billing and consent
 // pages; what it cannot read (a nameless commit or drop zone) it asks about.
 //
+// Every step is also judged against its task's boundary (boundary.go, sites.go, flow.go) at
+// the documents that receive it: a site is the registrable domain, or the tenant's host on a
+// domain of many owners' tenants (acme.slack.com, acme.github.io); secrets are held to their
+// origin; a host the gate cannot read as the browser does is outside every task.
+//
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
 // that element at [Ordinary] risk only.
@@ -124,8 +129,12 @@ type Action struct {
 	Accept bool
 	// Modifiers are a press's held modifiers ("Control", "Alt", "Meta", "Shift").
 	Modifiers []string
-	// URL is the absolute URL a navigate or open goes to.
+	// URL is the absolute URL a navigate or open goes to (back, forward, reload: the history
+	// entry loaded).
 	URL string
+	// Resubmits marks a reload, back or forward whose entry was a form's POST: loading it
+	// sends the form again.
+	Resubmits bool
 }
 
 // Control is a button of an element's form or dialog: what it shows and its other names.
@@ -200,6 +209,10 @@ type Proposal struct {
 	DialogType, DialogMessage string
 	// URL is the page's URL.
 	URL string
+	// Receiver is the URL of the document that receives the step when it is none of the
+	// above: the frame a key goes to when the focused element is a frame, the tab a close
+	// closes ("" when none).
+	Receiver string
 	// Page is what the gate reads of the page around the action (nil: nothing read).
 	Page *Page
 }
@@ -973,18 +986,12 @@ func digest(p Proposal) string {
 			fmt.Fprintln(h)
 		}
 	}
-	fmt.Fprintf(h, "%q %q %q", p.DialogType, p.DialogMessage, pageOf(p.URL))
-	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// pageOf is a page URL's origin and path (its query and fragment dropped; the URL itself when
-// it does not parse).
-func pageOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
+	page := pageOf(p.URL)
+	if page == "" {
+		page = p.URL
 	}
-	return u.Scheme + "://" + u.Host + u.Path
+	fmt.Fprintf(h, "%q %q %q", p.DialogType, p.DialogMessage, page)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 func joinDetail(a, b string) string {

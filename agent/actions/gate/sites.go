@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode"
 
+	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -16,17 +17,32 @@ import (
 // has a set of sites it may reach without asking: the site of the shared tab when it starts,
 // the sites the person's own words name, and the standing list (Options.AllowedSites).
 // Opening a page of another site, typing into one or uploading to one asks the person first;
-// their yes adds the site to the set. The task also remembers the distinctive values it read
-// from pages (flow.go) so that none leaves for another site unasked.
+// their yes admits that page (its origin and path), not the whole site. The task also
+// remembers the distinctive values it read from pages (flow.go) so that none leaves for
+// another site unasked.
+//
+// What a site is. A site is the registrable domain (example.co.uk for shop.example.co.uk),
+// except where one domain holds many owners' tenants: there the tenant's host is the site.
+// The public suffix list's private section (which golang.org/x/net/publicsuffix includes)
+// already makes acme.github.io, acme.myshopify.com, acme.vercel.app, acme.herokuapp.com,
+// acme.notion.site and their like sites of their own; tenantDomains adds the tenant hosts
+// the list does not name (acme.slack.com, acme.atlassian.net, acme.zendesk.com, …). Secrets
+// (flow.go) are held to the strictest unit, the origin: scheme, host and port.
+//
+// Fail closed. A host is read as the browser reads it (IDNA mapping: case, full-width dots,
+// soft hyphens and other ignorable characters fold away, so ev\u00adil.com is evil.com); a
+// URL with a host the gate cannot read that way (an underscore, a disallowed character, an
+// empty label) has no site and is outside every task. Only a URL that goes nowhere
+// (about:blank, about:srcdoc) is inside without a site.
 
-// Site is a site as the boundary counts it: the registrable domain (example.co.uk for
-// shop.example.co.uk), or the host itself for an IP address or a single-label host such as
-// localhost, with the port when it is not the scheme's default. http and https of one domain
-// are one site.
+// Site is a site as the boundary counts it: the registrable domain, or the tenant's host on a
+// tenants' domain (see above), or the host itself for an IP address or a single-label host
+// such as localhost, with the port when it is not the scheme's default. http and https of one
+// domain are one site.
 type Site string
 
-// SiteOf returns the site of raw, an absolute URL ("" for a URL without a host: about:blank,
-// data:, a malformed one).
+// SiteOf returns the site of raw, an absolute URL ("" for a URL without a host the gate can
+// read: about:blank, data:, a malformed one; see Task.Has for what "" means).
 func SiteOf(raw string) Site {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -36,37 +52,146 @@ func SiteOf(raw string) Site {
 }
 
 func siteOfURL(u *url.URL) Site {
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "" || !validHost(host) {
+	host, ok := canonicalHost(u)
+	if !ok {
 		return ""
-	}
-	port := u.Port()
-	switch {
-	case port == "80" && u.Scheme == "http", port == "443" && u.Scheme == "https":
-		port = ""
 	}
 	domain := host
 	if net.ParseIP(host) == nil && strings.Contains(host, ".") {
 		if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-			domain = d
+			domain = tenantOf(host, d)
 		}
 	}
-	if port != "" {
+	if port := u.Port(); port != "" && port != defaultPort(u.Scheme) {
 		domain = net.JoinHostPort(domain, port)
 	}
 	return Site(domain)
+}
+
+// tenantDomains are registrable domains whose subdomains are different owners' tenants, that
+// the public suffix list's private section does not name: each tenant host is a site.
+var tenantDomains = map[string]bool{
+	"slack.com": true, "atlassian.net": true, "zendesk.com": true, "freshdesk.com": true,
+	"sharepoint.com": true, "salesforce.com": true, "force.com": true, "okta.com": true,
+	"auth0.com": true, "wordpress.com": true, "substack.com": true, "tumblr.com": true,
+	"glitch.me": true, "zoom.us": true, "webex.com": true, "bamboohr.com": true,
+	"monday.com": true, "harvestapp.com": true, "kayako.com": true, "service-now.com": true,
+	"my.site.com": true, "workday.com": true, "looker.com": true, "statuspage.io": true,
+	"readthedocs.io": true, "gitbook.io": true, "ghost.io": true, "wixsite.com": true,
+	"squarespace.com": true, "typeform.com": true, "hubspot.com": true,
+}
+
+// tenantOf is host's site when domain, its registrable domain, is a tenants' domain: the host
+// one label under the domain (acme.slack.com for x.acme.slack.com; slack.com and
+// www.slack.com stay slack.com).
+func tenantOf(host, domain string) string {
+	if !tenantDomains[domain] || host == domain {
+		return domain
+	}
+	rest := strings.TrimSuffix(host, "."+domain)
+	label := rest[strings.LastIndexByte(rest, '.')+1:]
+	if label == "www" {
+		return domain
+	}
+	return label + "." + domain
+}
+
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	}
+	return ""
+}
+
+// canonicalHost is u's host as the browser reads it: lower case, IDNA-mapped to ASCII, without
+// a trailing dot. ok is false for no host or a host the gate cannot read so.
+func canonicalHost(u *url.URL) (string, bool) {
+	host := u.Hostname()
+	if host == "" {
+		return "", false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String(), true
+	}
+	a, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", false
+	}
+	a = strings.TrimSuffix(strings.ToLower(a), ".")
+	if a == "" || !validHost(a) {
+		return "", false
+	}
+	if b, err := idna.Lookup.ToASCII(a); err != nil || b != a {
+		return "", false // a mapping that does not read back the same (invalid UTF-8 taken in)
+	}
+	for _, l := range strings.Split(a, ".") {
+		if l == "" || len(l) > 63 {
+			return "", false
+		}
+	}
+	return a, true
+}
+
+// OriginOf returns the origin of raw, an absolute URL: scheme, host as the browser reads it
+// and port ("https://shop.example.com:443"); "" when it has no host or one the gate cannot read.
+func OriginOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	host, ok := canonicalHost(u)
+	if !ok {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(u.Scheme)
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+// pageOf is raw's origin and path: the unit one approval of a page admits.
+func pageOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	o := OriginOf(raw)
+	if o == "" {
+		return ""
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	return o + p
+}
+
+// nowhere reports whether raw goes nowhere a value could reach: no URL, about:blank, about:srcdoc.
+func nowhere(raw string) bool {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "", "about:blank", "about:srcdoc":
+		return true
+	}
+	return false
 }
 
 // Task is what the gate keeps for one task: the sites it may reach without asking and the
 // values it has read from pages. Its zero value is not usable: see NewTask. Safe for
 // concurrent use; it lives in memory for the task's lifetime and is bounded.
 type Task struct {
-	words string // the person's own words ("" when none: a model's task)
+	words     string // the person's own words ("" when none: a model's task)
+	normWords string // the same in normal form (see normal)
 
 	mu      sync.Mutex
 	started bool
 	sites   map[Site]bool
+	pages   map[string]bool // pages (origin and path) the person approved
 	reads   reads
+	keys    map[string]string // printable keys pressed into each origin, newest last
 }
 
 // maxSites bounds a task's set of sites.
@@ -77,7 +202,7 @@ const maxSites = 256
 // (hosts or URLs, "*.example.com" meaning example.com). The site of the shared tab joins at
 // the task's first action or read ([Task.Begin]).
 func NewTask(words string, standing []string) *Task {
-	t := &Task{words: words, sites: map[Site]bool{}, reads: newReads()}
+	t := &Task{words: words, normWords: normal(words), sites: map[Site]bool{}, pages: map[string]bool{}, reads: newReads(), keys: map[string]string{}}
 	for _, s := range standing {
 		s = strings.TrimPrefix(strings.TrimSpace(s), "*.")
 		if s == "" {
@@ -115,7 +240,7 @@ func (t *Task) Begin(pageURL string) {
 	t.addLocked(site)
 }
 
-// Allow adds the site of rawURL to the task's set: the person approved going there.
+// Allow adds the site of rawURL to the task's set: the person's own words named it.
 func (t *Task) Allow(rawURL string) {
 	if t == nil {
 		return
@@ -129,22 +254,43 @@ func (t *Task) Allow(rawURL string) {
 	t.addLocked(site)
 }
 
+// AllowPage admits the page at rawURL (its origin and path, whatever its query) to the task:
+// the person approved going to, or acting on, that one page of a site outside the task.
+func (t *Task) AllowPage(rawURL string) {
+	if t == nil {
+		return
+	}
+	pg := pageOf(rawURL)
+	if pg == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.pages) < maxSites {
+		t.pages[pg] = true
+	}
+}
+
 func (t *Task) addLocked(site Site) {
 	if len(t.sites) < maxSites {
 		t.sites[site] = true
 	}
 }
 
-// Has reports whether rawURL is on one of the task's sites. A URL without a site
-// (about:blank) is on every task's.
+// Has reports whether rawURL is inside the task: on one of its sites, or a page the person
+// approved. A URL that goes nowhere (about:blank) is inside every task; any other URL without
+// a site the gate can read (a malformed host, a scheme without one) is outside every task.
 func (t *Task) Has(rawURL string) bool {
+	if nowhere(rawURL) {
+		return true
+	}
 	site := SiteOf(rawURL)
 	if site == "" {
-		return true
+		return false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.sites[site]
+	return t.sites[site] || t.pages[pageOf(rawURL)]
 }
 
 // Sites lists the task's sites, sorted.
@@ -220,14 +366,14 @@ func SitesIn(words string) []Site {
 	return out
 }
 
-// validHost reports whether host is made of what host names and addresses are: letters,
-// digits, '-', '.' (and ':' inside an IPv6 address).
+// validHost reports whether host, an ASCII host name or an address, is made of what they
+// are: letters, digits, '-', '.' (and ':' inside an IPv6 address).
 func validHost(host string) bool {
 	if net.ParseIP(host) != nil {
 		return true
 	}
 	for _, r := range host {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '.') {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '-' || r == '.') {
 			return false
 		}
 	}
