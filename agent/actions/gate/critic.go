@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -120,7 +121,7 @@ type ReviewForm struct {
 // from the proposal the rules judge, the same one the person is asked about.
 func ReviewOf(p Proposal, goal string) Review {
 	a := p.Action
-	r := Review{Goal: goal, Kind: a.Kind, Submit: a.Submit, Values: a.Values, Files: a.Files, Page: pageOf(p.URL), PageSite: string(SiteOf(p.URL))}
+	r := Review{Goal: goal, Kind: a.Kind, Submit: a.Submit, Values: a.Values, Files: a.Files, Page: withoutQuery(p.URL), PageSite: string(SiteOf(p.URL))}
 	if a.Key != "" {
 		r.Key = strings.Join(append(append([]string(nil), a.Modifiers...), a.Key), "+")
 	}
@@ -136,33 +137,19 @@ func ReviewOf(p Proposal, goal string) Review {
 			r.Text = "(hidden)"
 		}
 	}
-	r.Element, r.Target = reviewElement(p.Element, p.URL), reviewElement(p.Target, p.URL)
-	dest := reviewDestination(p)
+	r.Element, r.Target = reviewElement(p.Element), reviewElement(p.Target)
+	dest := p.Action.URL
+	if rs := receivers(p); dest == "" && len(rs) > 0 {
+		dest = rs[len(rs)-1] // the most specific: a form's target, else the element's document
+	}
+	if el := p.Element; el != nil && el.FormAction != "" && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
+		dest = resolve(el.URL, el.FormAction)
+	}
 	r.Destination, r.DestinationSite = clip(dest, 300), string(SiteOf(dest))
 	return r
 }
 
-// reviewDestination is where p's request goes, as the boundary counts it: a navigation's URL,
-// the form a commit sends, else the document receiving the step (a frame's), else the page.
-func reviewDestination(p Proposal) string {
-	if p.Action.URL != "" {
-		return p.Action.URL
-	}
-	if el := p.Element; el != nil {
-		if sends(el, p.Action) {
-			return formTarget(el, p.URL)
-		}
-		if !nowhere(el.URL) {
-			return el.URL
-		}
-	}
-	if !nowhere(p.Receiver) {
-		return p.Receiver
-	}
-	return p.URL
-}
-
-func reviewElement(el *Element, page string) *ReviewElement {
+func reviewElement(el *Element) *ReviewElement {
 	if el == nil {
 		return nil
 	}
@@ -181,16 +168,30 @@ func reviewElement(el *Element, page string) *ReviewElement {
 		}
 	}
 	if f := el.Form; f != nil {
-		rf := &ReviewForm{Method: f.Method}
-		if el.FormAction != "" {
-			rf.Action = formTarget(el, page)
-		}
+		rf := &ReviewForm{Method: f.Method, Action: resolve(el.URL, el.FormAction)}
 		for _, fd := range f.Fields {
 			rf.Fields = append(rf.Fields, fd.String())
 		}
 		re.Form = rf
 	}
 	return re
+}
+
+// resolve is ref resolved against the document URL base ("" when ref is "").
+func resolve(base, ref string) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return ""
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return ref
+	}
+	u, err := b.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	return u.String()
 }
 
 // changes reports whether p may change something: the steps a critic reviews. Typing that
@@ -276,4 +277,14 @@ func refOf(p Proposal) string {
 		return p.Element.Ref
 	}
 	return ""
+}
+
+// withoutQuery is a URL as a reader is shown it: without its query and fragment (which may
+// carry tokens), or the URL itself when it does not parse.
+func withoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }

@@ -153,7 +153,7 @@ func (g *Gate) formCommit(el *Element) Decision {
 				}
 			}
 			if h.level == Grave {
-				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", formSends(el.Form), fd)}
+				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", formWhere(el.Form), fd)}
 			}
 		}
 		if fd.Kind == "hidden" || (fd.Kind != "select" && fd.Name != "") {
@@ -163,10 +163,10 @@ func (g *Gate) formCommit(el *Element) Decision {
 				v = ""
 			}
 			if h := g.vocab.iconHit(fd.Name + " " + v); h.level == Grave {
-				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", formSends(el.Form), fd)}
+				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", formWhere(el.Form), fd)}
 			}
 			if w := visible(strings.Join(iconTokens(v), " ")); w != "" {
-				return Decision{Level: Grave, Reason: ReasonPublishing, Detail: fmt.Sprintf("%s %s", formSends(el.Form), fd)}
+				return Decision{Level: Grave, Reason: ReasonPublishing, Detail: fmt.Sprintf("%s %s", formWhere(el.Form), fd)}
 			}
 		}
 	}
@@ -203,9 +203,9 @@ func formText(el *Element) string {
 	return b.String()
 }
 
-// formSends says where a field of f stands, for the person: "its form sends", or "beside it
-// is" for the controls beside a button in no form.
-func formSends(f *Form) string {
+// formWhere says where a field of f stands, for the person: "its form sends", or "beside it is"
+// for the controls beside a button in no form.
+func formWhere(f *Form) string {
 	if f.Method == "" {
 		return "beside it is"
 	}
