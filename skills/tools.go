@@ -119,5 +119,12 @@ func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessag
 	return "", fmt.Errorf("unknown skills tool %q (use %s, %s or %s)", name, ToolListSkills, ToolReadSkill, ToolRunSkill)
 }
 
-// The task loop offers the skill tools through this interface.
-var _ task.Toolbox = (*Service)(nil)
+// Fits reports whether a saved skill could serve goal on the page at pageURL (one ranks for
+// it): the task loop offers the skill tools only then.
+func (s *Service) Fits(goal, pageURL string) bool { return len(s.lib.Rank(goal, pageURL)) > 0 }
+
+// The task loop offers the skill tools through these interfaces.
+var (
+	_ task.Toolbox    = (*Service)(nil)
+	_ task.ToolboxFit = (*Service)(nil)
+)

@@ -15,7 +15,7 @@ import (
 type Search struct {
 	Text  string `json:"text,omitempty" jsonschema:"words (any case)" cli:"text?"`
 	Role  string `json:"role,omitempty" jsonschema:"e.g. button"`
-	Regex string `json:"regex,omitempty" jsonschema:"regular expression"`
+	Regex string `json:"regex,omitempty"`
 	// Limit caps the matches answered (default 20).
 	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"most matches answered (default 20)"`
 

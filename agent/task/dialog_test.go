@@ -217,9 +217,9 @@ func TestNewActionTools(t *testing.T) {
 	if err != nil || tk.Status != task.StatusSucceeded {
 		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
 	}
-	// fill is a core tool; drag, upload and wait are named by more_tools and run when called
+	// fill, drag, upload and wait are named by more_tools and run when called
 	first := srv.Requests()[0]
-	if !first.HasTool("fill") || !first.HasTool("more_tools") || first.HasTool("drag") {
+	if first.HasTool("fill") || !first.HasTool("more_tools") || first.HasTool("drag") {
 		t.Errorf("tools offered: %v", first.Tools)
 	}
 	var got []string
@@ -314,7 +314,7 @@ func TestMoreTools(t *testing.T) {
 	if reqs[0].HasTool("hover") || reqs[0].HasTool("tabs") || !reqs[0].HasTool("click") || !reqs[0].HasTool("more_tools") {
 		t.Errorf("first request's tools: %v", reqs[0].Tools)
 	}
-	if list := reqs[1].Last().Text; !strings.Contains(list, "- hover: Move the mouse over an element.") || !strings.Contains(list, "- tabs: ") || strings.Contains(list, "- click:") {
+	if list := reqs[1].Last().Text; !strings.Contains(list, "- hover(ref): Move the mouse over an element.") || !strings.Contains(list, "- tabs: ") || strings.Contains(list, "- click:") {
 		t.Errorf("more_tools listed:\n%s", list)
 	}
 	if res := reqs[2].Last().Text; !strings.Contains(res, `no tool teleport`) || !strings.Contains(res, "enabled hover") {

@@ -88,9 +88,7 @@ type loop struct {
 }
 
 func newLoop(r *Runner, rn *run, ctx context.Context, memory []*Task) *loop {
-	l := &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
-	l.useToolbox(ctx)
-	return l
+	return &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
 }
 
 // update changes the task under its lock and returns a copy.
@@ -121,7 +119,8 @@ func (l *loop) think() {
 	if _, ok := l.opts.Browser.(Screenshotter); !ok {
 		l.vision = false
 	}
-	system := buildSystemPrompt(l.opts.AllowedSites, l.memory) + toolboxPrompt(l.boxTools)
+	l.useToolbox(l.ctx)
+	system := buildSystemPrompt(l.opts.AllowedSites, l.rn.task.Goal, l.memory) + toolboxPrompt(l.boxTools)
 	for {
 		if l.stopped() {
 			return
