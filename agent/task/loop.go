@@ -579,6 +579,9 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		if l.tabID == "" {
 			return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 		}
+		if p.Scope != "" {
+			return l.scoped(a, p.Scope)
+		}
 		snap, err := l.snapshot()
 		if err != nil {
 			return result{err: err, quotesPage: true}
@@ -634,6 +637,19 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		return result{text: fmt.Sprintf("screenshot taken (%d KB), attached in the next message", len(png)/1024), image: png}
 	}
 	return l.act(name, a, step)
+}
+
+// scoped answers a snapshot of one element's subtree (a, with scope ref): the browser reads
+// it; the page outline the loop keeps stays the whole page's.
+func (l *loop) scoped(a actions.Action, ref string) result {
+	out, err := l.opts.Browser.Act(l.ctx, l.tabID, a)
+	if err != nil {
+		return result{err: fmt.Errorf("snapshot of %s: %w", ref, err), quotesPage: true}
+	}
+	if out == nil || out.Snapshot == nil {
+		return result{err: fmt.Errorf("snapshot of %s: the browser returned no outline; call snapshot without scope", ref)}
+	}
+	return result{text: fmt.Sprintf("part of the page (%s):\n", ref) + pageBlock(capSnapshot(out.Snapshot.Text, l.opts.MaxSnapshotChars))}
 }
 
 func (l *loop) updatePlan(args map[string]any) result {
