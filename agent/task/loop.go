@@ -744,7 +744,19 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 			}
 		}
 	}
+	prevSnap, prevTab, prevURL := l.lastSnap, l.snapTab, l.lastURL
 	res := l.actResult(tool, out)
+	if _, ok := a.Params.(*actions.Scroll); ok && !res.full && prevSnap != nil && prevTab == l.snapTab && prevURL == l.lastURL {
+		res.text = strings.TrimSuffix(res.text, "page unchanged")
+		if !strings.HasSuffix(res.text, "\n") {
+			res.text += "\n"
+		}
+		if lines := cameIntoView(prevSnap, l.lastSnap); lines != "" {
+			res.text += "came into view:\n" + pageBlock(lines)
+		} else {
+			res.text += "nothing more came into view from below"
+		}
+	}
 	if len(approved) > 0 {
 		res.approved = approved
 		res.text = approvedNote(approved) + res.text
@@ -768,6 +780,54 @@ func (l *loop) actResult(tool string, out *actions.Result) result {
 		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
 	return l.observe(out.TextBesidePage()) // the observation shows the page
+}
+
+// maxIntoView is how many lines of what a scroll brought into view the model is shown.
+const maxIntoView = 40
+
+// cameIntoView is the outline lines (one per element or text, unindented) of what lay below
+// the viewport in before and no longer does in after (what a scroll brought into view), at
+// most maxIntoView of them with a note of the rest; "" when nothing did. Elements are the same
+// across the two by ref, text by its words and the element with a ref around it.
+func cameIntoView(before, after *snapshot.Snapshot) string {
+	key := func(n *snapshot.Node) string {
+		if n.Ref != "" {
+			return n.Ref
+		}
+		if !n.IsText() {
+			return ""
+		}
+		in := ""
+		for a := n.Parent(); a != nil; a = a.Parent() {
+			if a.Ref != "" {
+				in = a.Ref
+				break
+			}
+		}
+		return in + "\x00" + n.Text
+	}
+	below := map[string]bool{}
+	for _, n := range before.Nodes() {
+		if k := key(n); k != "" && n.Below {
+			below[k] = true
+		}
+	}
+	var lines []string
+	more := 0
+	for _, n := range after.Nodes() {
+		if k := key(n); k == "" || n.Below || !below[k] {
+			continue
+		}
+		if len(lines) == maxIntoView {
+			more++
+			continue
+		}
+		lines = append(lines, "- "+after.Line(n))
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("[… %d more; snapshot shows the page]", more))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // approvedNote is the first lines of a step's result when the person approved it: each
