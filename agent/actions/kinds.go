@@ -18,7 +18,7 @@ import (
 // Default returns the registry of the standard action kinds (built once, read-only).
 var Default = sync.OnceValue(func() *Registry {
 	r := NewRegistry()
-	Register(r, Spec[Snapshot]{Name: "snapshot", Doc: "Read the page's outline again: all of it, or one element's subtree.",
+	Register(r, Spec[Snapshot]{Name: "snapshot", Doc: "Read the page as an outline: all of it, or one element's subtree.",
 		Returns: "snapshot", DuringDialog: true, Risk: Reads, Run: (*runner).snapshot})
 	Register(r, Spec[Search]{Name: "search", Tool: "find", Doc: "Find elements anywhere on the page: refs with context.",
 		Returns: "matches", Risk: Reads, Run: (*runner).search})
