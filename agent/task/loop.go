@@ -493,6 +493,9 @@ func (l *loop) exec(c llms.ToolCall, thought string) (ended bool, stop string) {
 	case l.errsRow >= maxToolErrors:
 		l.end(StatusFailed, "", fmt.Sprintf("%d tool errors in a row; last: %s", l.errsRow, step.Error))
 		return true, ""
+	case res.err != nil && res.quotesPage:
+		// the browser's words may quote the page: they stay inside a page block
+		return false, fmt.Sprintf("the call before it (%s) failed:\n%s", name, pageBlock(truncate(oneLine(res.err.Error()), 300)))
 	case res.err != nil:
 		return false, fmt.Sprintf("the call before it (%s) failed: %s", name, truncate(oneLine(res.err.Error()), 300))
 	case len(res.approved) > 0:
