@@ -791,14 +791,19 @@ const maxIntoView = 40
 // cameIntoView is the outline lines (one per element or text, unindented) of what lay below
 // the viewport in before and no longer does in after (what a scroll brought into view), at
 // most maxIntoView of them with a note of the rest; "" when nothing did. Elements are the same
-// across the two by ref, text by its words and the element with a ref around it.
+// across the two by ref; text, and named elements without a ref (headings), by their words and
+// the element with a ref around them. Unnamed containers are left out.
 func cameIntoView(before, after *snapshot.Snapshot) string {
 	key := func(n *snapshot.Node) string {
 		if n.Ref != "" {
 			return n.Ref
 		}
+		words := n.Text
 		if !n.IsText() {
-			return ""
+			if n.Name == "" {
+				return ""
+			}
+			words = n.Role + " " + n.Name
 		}
 		in := ""
 		for a := n.Parent(); a != nil; a = a.Parent() {
@@ -807,7 +812,7 @@ func cameIntoView(before, after *snapshot.Snapshot) string {
 				break
 			}
 		}
-		return in + "\x00" + n.Text
+		return in + "\x00" + words
 	}
 	below := map[string]bool{}
 	for _, n := range before.Nodes() {

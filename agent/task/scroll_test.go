@@ -27,7 +27,9 @@ func TestScrollShowsWhatCameIntoView(t *testing.T) {
 	nodes := func(scrolled bool) []*snapshot.Node {
 		tail := pagetest.Text("Last words of the story.")
 		tail.Below = !scrolled
-		ns := []*snapshot.Node{E("heading", "Story", "level=1", ref("e1")), pagetest.Text("First paragraph."), tail}
+		more := E("heading", "Comments", "level=2")
+		more.Below = !scrolled
+		ns := []*snapshot.Node{E("heading", "Story", "level=1", ref("e1")), pagetest.Text("First paragraph."), tail, more}
 		for i := range 50 {
 			n := E("link", fmt.Sprintf("Comment %d", i), ref(fmt.Sprintf("e%d", 10+i)))
 			n.Below = !scrolled
@@ -46,7 +48,7 @@ func TestScrollShowsWhatCameIntoView(t *testing.T) {
 		t.Fatalf("%v %+v", err, tk)
 	}
 	first := srv.Requests()[1].Last().Text
-	for _, want := range []string{"came into view:\n<page_content>\n- text: Last words of the story.\n- link \"Comment 0\" [ref=e10]\n", `- link "Comment 38" [ref=e48]`, "[… 11 more; snapshot shows the page]"} {
+	for _, want := range []string{"came into view:\n<page_content>\n- text: Last words of the story.\n- heading \"Comments\" [level=2]\n- link \"Comment 0\" [ref=e10]\n", `- link "Comment 37" [ref=e47]`, "[… 12 more; snapshot shows the page]"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the first scroll's result lacks %q:\n%s", want, first)
 		}
