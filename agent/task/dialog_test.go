@@ -300,7 +300,7 @@ func TestMoreTools(t *testing.T) {
 	srv := llmtest.NewOpenAI(t,
 		llmtest.ToolCall("more_tools", `{}`),
 		llmtest.ToolCall("more_tools", `{"enable":["hover","teleport"]}`),
-		llmtest.ToolCall("more_tools", `{"enable":["drag"]}`),
+		llmtest.ToolCall("more_tools", `{"enable":["drag","ask_user"]}`),
 		llmtest.ToolCall("hover", `{"ref":"e1"}`),
 		llmtest.ToolCall("finish", `{"answer":"ok"}`),
 	)
@@ -321,8 +321,8 @@ func TestMoreTools(t *testing.T) {
 		t.Errorf("more_tools with an unknown name: %s", res)
 	}
 	before, after := reqs[1].Tools, reqs[4].Tools
-	if want := append(slices.Clone(before), "hover", "drag"); !slices.Equal(after, want) {
-		t.Errorf("tools after enabling hover and drag:\n%v\nwant\n%v", after, want)
+	if want := append(slices.Clone(before), "hover", "drag", "ask_user"); !slices.Equal(after, want) {
+		t.Errorf("tools after enabling hover, drag and ask_user:\n%v\nwant\n%v", after, want)
 	}
 	if got := p.actions(); len(got) != 1 || got[0].Kind != "hover" {
 		t.Errorf("actions %v", got)
