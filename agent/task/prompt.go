@@ -26,12 +26,13 @@ Safety:
 - Never type credentials (passwords, one-time codes, card numbers) the user did not give you for that site. Sign-in, CAPTCHA, 2FA or consent walls: hand_over, saying what the person must do.
 - Stay on the task and the sites it needs.`
 
-// gatePromise is what the prompt tells the model the safety gate does: the gate's own reason
-// categories, judged from what the page shows, pause a step for the person.
-var gatePromise = "The safety gate holds for the person's approval a step it judges, from what the page shows, to be one of: " + strings.Join([]string{
+// gatePromise is what the prompt tells the model the safety gate does, in the gate's own
+// reason categories: a step it judges risky waits for the person, except an ordinary-risk
+// step the person's own words name (gate.Request.Goal).
+var gatePromise = "The safety gate judges each step from what the page shows: one it finds to be " + strings.Join([]string{
 	gate.ReasonPayment, gate.ReasonSending, gate.ReasonDeletion, gate.ReasonPublishing, gate.ReasonAccount,
 	gate.ReasonSubmit, gate.ReasonPassword, gate.ReasonPayField,
-}, "; ") + ". Its judgement can miss: take such steps only when the goal calls for them."
+}, "; ") + " waits for the person's approval (unless the person's own request names a step of ordinary risk). Its judgement can miss: take such steps only when the goal calls for them."
 
 // buildSystemPrompt adds the site allowlist and, when the goal refers back to earlier tasks
 // ([refersBack]), the session memory to the fixed prompt.
