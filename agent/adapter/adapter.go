@@ -33,10 +33,14 @@ func New(svc *actions.Service) *Browser { return &Browser{svc: svc} }
 // step on a large page under 3,000 tokens in all.
 const ModelMaxTokens = 700
 
+// modelRecords is the agent's tool for records as the outline's header names it: extract is not among
+// the tools a request offers until the model enables it with more_tools.
+const modelRecords = "extract (more_tools enables it)"
+
 // Snapshot returns the tab's compact role snapshot: its page model and outline text, the text
 // within ModelMaxTokens.
 func (b *Browser) Snapshot(ctx context.Context, tabID string) (*snapshot.Snapshot, error) {
-	return b.svc.Snapshot(ctx, tabID, snapshot.Options{MaxTokens: ModelMaxTokens})
+	return b.svc.Snapshot(ctx, tabID, snapshot.Options{MaxTokens: ModelMaxTokens, Tools: snapshot.Tools{Records: modelRecords}})
 }
 
 // Act runs action a. Binary payloads (screenshots, PDFs) are left out, and so are search

@@ -1084,7 +1084,8 @@ func (l *loop) observeWith(head string) result {
 	}
 	var d *snapshot.Diff
 	changes := ""
-	if prevSnap != nil && prevTab == l.tabID && l.lastURL == prevURL {
+	// a new anchor of the same document (#section) is the same page: its changes, not it whole
+	if prevSnap != nil && prevTab == l.tabID && snapshot.SamePage(prevSnap, snap) {
 		if d = snapshot.Compare(prevSnap, snap); !d.Empty() {
 			changes = d.Render(0)
 		}
