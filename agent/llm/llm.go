@@ -363,3 +363,24 @@ func isToolCallDelta(chunk []byte) bool {
 	}
 	return json.Unmarshal(chunk, &deltas) == nil && len(deltas) > 0 && deltas[0].Function != nil
 }
+
+// Usage is the input and output tokens a provider reports in a choice's generation info
+// (langchaingo's openai provider names them PromptTokens and CompletionTokens, its anthropic
+// provider InputTokens and OutputTokens); 0 where it reports none.
+func Usage(info map[string]any) (in, out int) {
+	return intOf(info["PromptTokens"]) + intOf(info["InputTokens"]), intOf(info["CompletionTokens"]) + intOf(info["OutputTokens"])
+}
+
+func intOf(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case int32:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
+}

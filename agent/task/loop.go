@@ -306,24 +306,11 @@ func (l *loop) generate(system string, tools []llms.Tool) (*llms.ContentResponse
 		return nil, errors.New("empty response")
 	}
 	info := resp.Choices[0].GenerationInfo
-	l.usage.PromptTokens += intOf(info["PromptTokens"]) + intOf(info["InputTokens"])
-	l.usage.CompletionTokens += intOf(info["CompletionTokens"]) + intOf(info["OutputTokens"])
+	in, out := llm.Usage(info)
+	l.usage.PromptTokens += in
+	l.usage.CompletionTokens += out
 	l.opts.Log.Debug().Str("task", l.rn.task.ID).Int("turn", l.turn).Int("messages", len(msgs)).Dur("took", time.Since(start)).Msg("model replied")
 	return resp, nil
-}
-
-func intOf(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	case int32:
-		return int(n)
-	}
-	return 0
 }
 
 // collect gathers tool calls from every choice (anthropic returns one choice per content

@@ -66,7 +66,7 @@ func (c ModelCritic) Review(ctx context.Context, r Review) (CriticVerdict, error
 		return v, fmt.Errorf("%w: no answer", ErrCriticAnswer)
 	}
 	ch := resp.Choices[0]
-	v.InputTokens, v.OutputTokens = tokenCount(ch.GenerationInfo, "PromptTokens", "InputTokens"), tokenCount(ch.GenerationInfo, "CompletionTokens", "OutputTokens")
+	v.InputTokens, v.OutputTokens = llm.Usage(ch.GenerationInfo)
 	a, err := parseCriticAnswer(ch.Content)
 	if err != nil {
 		return v, err
@@ -92,19 +92,4 @@ func parseCriticAnswer(text string) (criticAnswer, error) {
 	}
 	a.Reason = clip(oneLine(a.Reason), 200)
 	return a, nil
-}
-
-// tokenCount is the first of keys a provider reports in info as a token count (0 if none).
-func tokenCount(info map[string]any, keys ...string) int {
-	for _, k := range keys {
-		switch n := info[k].(type) {
-		case int:
-			return n
-		case int64:
-			return int(n)
-		case float64:
-			return int(n)
-		}
-	}
-	return 0
 }

@@ -179,7 +179,7 @@ func TestModelCritic(t *testing.T) {
 			if in.Goal != "change my display name to Ada" || in.Kind != "click" || in.Element == nil || in.Element.Form == nil {
 				t.Errorf("step sent: %+v", in)
 			}
-			if in.Destination != "https://app.example/profile/save" || in.DestinationSite != "app.example" || in.Page != "https://app.example:443/settings" {
+			if in.Destination != "https://app.example/profile/save" || in.DestinationSite != "app.example" || in.Page != "https://app.example/settings" {
 				t.Errorf("destination %q (%q), page %q", in.Destination, in.DestinationSite, in.Page)
 			}
 			if !strings.Contains(req.Last().Text, `op = \"rename\" (hidden)`) {
