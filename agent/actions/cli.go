@@ -98,8 +98,10 @@ func (r *Registry) ParseArgs(kind string, args []string, flags ...string) (Actio
 			if len(rest) > 0 {
 				fv.SetString(strings.Join(rest, " "))
 				rest = nil
-			} else if f.required {
+			} else if f.required && f.desc != "" {
 				return Action{}, usage("needs %s (%s)", f.name, f.desc)
+			} else if f.required {
+				return Action{}, usage("needs %s", f.name)
 			}
 		case mode == "list" || mode == "list?":
 			if len(rest) == 0 {

@@ -116,7 +116,7 @@ func TestClientCommands(t *testing.T) {
 		{"unknown tab snapshot", runSnapshot, []string{"--tab", "NOSUCHTAB"}, `NOSUCHTAB`},
 		{"bad kind", runAct, []string{"explode", "e1"}, `unknown action kind "explode": use one of back, check, click`},
 		{"no action", runAct, nil, "act needs an action"},
-		{"missing text", runAct, []string{"type", "e4"}, "type needs text (text to type); usage: tabrelay act type ref text…"},
+		{"missing text", runAct, []string{"type", "e4"}, "type needs text; usage: tabrelay act type ref text…"},
 		{"missing ref", runAct, []string{"click"}, "click needs ref: an element ref like e3"},
 		{"missing key", runAct, []string{"press"}, "press needs key; usage: tabrelay act press [ref] key"},
 		{"bad json", runAct, []string{"--json", "{nope"}, "--json is not a JSON object"},
