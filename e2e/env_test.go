@@ -323,20 +323,25 @@ func (e *env) tabOpen(t *testing.T, tab browser.Tab) bool {
 }
 
 // eventually polls cond until it holds or the timeout, scaled for the machine
-// (testlimit.Scale), passes.
+// (testlimit.Scale), passes; then the test fails, quoting cond's last word.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	timeout = testlimit.Scale(timeout)
+	if ok, last := poll(testlimit.Scale(timeout), cond); !ok {
+		t.Fatalf("%s: not true after %v (last: %s)", what, testlimit.Scale(timeout), last)
+	}
+}
+
+// poll calls cond until it holds (true) or timeout (not scaled) passes (false, with cond's last
+// word); cond runs at least once.
+func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
 	deadline := time.Now().Add(timeout)
-	last := ""
 	for {
 		ok, s := cond()
 		if ok {
-			return
+			return true, s
 		}
-		last = s
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %v (last: %s)", what, timeout, last)
+			return false, s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
