@@ -110,6 +110,9 @@ func TestMain(m *testing.M) {
 	if sharedEnv != nil {
 		sharedEnv.close()
 	}
+	if cliDir != "" {
+		_ = os.RemoveAll(cliDir)
+	}
 	os.Exit(code)
 }
 
