@@ -226,8 +226,19 @@ func (d *desktop) drag(t *testing.T, x0, x1 int) {
 		d.xdo(t, "mousemove", "--sync", strconv.Itoa(x0+(x1-x0)*i/steps), y)
 		time.Sleep(20 * time.Millisecond) // the pace of a hand: the strip follows the drag
 	}
-	time.Sleep(200 * time.Millisecond)
-	d.screenshot(t, "dragging")
+	// let go once the strip has followed: the same on two screenshots in a row (if it never
+	// rests, let go anyway: the caller checks where the tab went and drags again)
+	strip := image.Rect(0, 0, 1280, stripLineY+4)
+	var last image.Image
+	poll(testlimit.Scale(5*time.Second), func() (bool, string) {
+		img := d.screenshot(t, "dragging")
+		n := -1
+		if last != nil {
+			n = differ(last, img, strip)
+		}
+		last = img
+		return n == 0, fmt.Sprintf("%d pixels of the strip moved", n)
+	})
 	d.xdo(t, "mouseup", "1")
 }
 

@@ -304,7 +304,7 @@ func startDesktopAgent(t *testing.T, d *desktop, detachAfter time.Duration) (*ag
 	t.Helper()
 	requireChromium(t)
 	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{DetachAfter: detachAfter}, d.browserOptions)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(30*time.Second))
 	defer cancel()
 	tab, err := ae.b.NewTab(ctx, ae.site.URL("/desktop.html"))
 	if err != nil {
@@ -321,7 +321,7 @@ func startDesktopAgent(t *testing.T, d *desktop, detachAfter time.Duration) (*ag
 // badge reads a tab's badge text, colour and tooltip.
 func (e *env) badge(t *testing.T, tab browser.Tab) (text, color, title string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	defer cancel()
 	var r struct {
 		Text  string `json:"text"`
@@ -339,7 +339,7 @@ func (e *env) badge(t *testing.T, tab browser.Tab) (text, color, title string) {
 // extension's report, since a page's target id may change when it navigates).
 func (e *env) sharedTabIDs(t *testing.T) map[int]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	defer cancel()
 	var r []struct {
 		TabID    int    `json:"tabId"`
