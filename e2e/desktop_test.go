@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,21 +157,29 @@ const (
 // where the input starts (a field's text selected, a menu closed) or checks first.
 func (d *desktop) act(t *testing.T, what string, do func(try int), took func() (bool, string)) {
 	t.Helper()
-	wait := testlimit.Scale(inputWait)
+	logf := func(format string, args ...any) { t.Logf("%s: %s", what, fmt.Sprintf(format, args...)) }
+	if err := giveInput(testlimit.Scale(inputWait), inputTries, do, took, logf); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// giveInput is act's loop: do, then took polled for wait, at most tries times; logf says which
+// try took when it was not the first, and what each try that did not take left.
+func giveInput(wait time.Duration, tries int, do func(try int), took func() (bool, string), logf func(string, ...any)) error {
 	var last string
-	for try := 1; try <= inputTries; try++ {
+	for try := 1; try <= tries; try++ {
 		do(try)
 		ok, s := poll(wait, took)
 		if ok {
 			if try > 1 {
-				t.Logf("%s: took on try %d of %d", what, try, inputTries)
+				logf("took on try %d of %d", try, tries)
 			}
-			return
+			return nil
 		}
 		last = s
-		t.Logf("%s: not after try %d of %d (waited %v): %s", what, try, inputTries, wait, s)
+		logf("not after try %d of %d (waited %v): %s", try, tries, wait, s)
 	}
-	t.Fatalf("%s: not after %d tries of %v each (last: %s)", what, inputTries, wait, last)
+	return fmt.Errorf("not after %d tries of %v each (last: %s)", tries, wait, last)
 }
 
 // press presses keys (as key does) until took says they took effect (see act).
@@ -686,4 +695,46 @@ func TestDesktopSidePanelCommand(t *testing.T) {
 		t.Fatalf("the request box still holds %q after sending", left)
 	}
 	d.screenshot(t, "side-panel-done")
+}
+
+// TestGiveInput: an input that took is given once; one lost once is given again and passes; one
+// that never takes is given inputTries times and fails, quoting the last state (no display
+// needed: the inputs here are counted, the effect is the count).
+func TestGiveInput(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		takesFrom int // the try whose input takes (0: none)
+		wantGiven int
+		wantErr   bool
+	}{
+		{"takes at once", 1, 1, false},
+		{"lost once", 2, 2, false},
+		{"lost twice", 3, 3, false},
+		{"never takes", 0, inputTries, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			given, tookAt := 0, 0
+			do := func(try int) {
+				given++
+				if try != given {
+					t.Errorf("try %d given as the %d-th input", try, given)
+				}
+				if try == c.takesFrom {
+					tookAt = try
+				}
+			}
+			took := func() (bool, string) { return tookAt > 0, fmt.Sprintf("%d inputs given", given) }
+			var logged []string
+			err := giveInput(10*time.Millisecond, inputTries, do, took, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+			if given != c.wantGiven || (err != nil) != c.wantErr {
+				t.Fatalf("given %d times, error %v; want %d times, error %v", given, err, c.wantGiven, c.wantErr)
+			}
+			if c.wantErr && !strings.Contains(err.Error(), fmt.Sprintf("%d inputs given", inputTries)) {
+				t.Errorf("the error does not quote the last state: %v", err)
+			}
+			if c.takesFrom > 1 && !slices.Contains(logged, fmt.Sprintf("took on try %d of %d", c.takesFrom, inputTries)) {
+				t.Errorf("the retry is not logged: %q", logged)
+			}
+		})
+	}
 }

@@ -75,12 +75,12 @@ if [ "$run_tests" = 1 ]; then
   done
   beside=""
   [ "$busy" -gt 0 ] && beside=" ($busy busy loops beside the tests)"
-  echo "fresh-clone-check: load before the tests:$(uptime | sed 's/.*load average//')$beside"
+  echo "fresh-clone-check: load before the tests:$(uptime | sed 's/.*load average: */ /')$beside"
   tests=$(date +%s)
   # -test.v goes to the end-to-end test binary: each test's time is in the log
   status=0
   go tool task test -- -test.v >"$tmp/test.log" 2>&1 || status=$?
-  echo "fresh-clone-check: load after the tests:$(uptime | sed 's/.*load average//')"
+  echo "fresh-clone-check: load after the tests:$(uptime | sed 's/.*load average: */ /')"
   echo "fresh-clone-check: the slowest tests (package tests: ok lines, end-to-end: each test):"
   grep -E '^(ok|FAIL|--- (PASS|FAIL))' "$tmp/test.log" |
     sed -n 's/^--- \(PASS\|FAIL\): \([^ ]*\) (\([0-9.]*\)s)$/\3 e2e \2 \1/p; s/^\(ok\|FAIL\)[ \t]*\([^ \t]*\)[ \t]*\([0-9.]*\)s$/\3 package \2 \1/p' |
