@@ -309,15 +309,16 @@ func testToolError(t *testing.T, ae *agentEnv, model *llmtest.Server, shop brows
 // for the model's 30 s answer (the time is in the benchmarks: Stop → cancelled).
 func testCancel(t *testing.T, ae *agentEnv, model *llmtest.Server) {
 	model.Push(llmtest.ToolCall("snapshot", `{}`).After(30 * time.Second))
+	calls := model.Calls()
 	id := ae.startTask(t, "Compare every kettle in detail")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	evs := ae.follow(t, ctx, id)
-	eventually(t, 10*time.Second, "the model call is in flight", func() (bool, string) {
+	eventually(t, 10*time.Second, "the model call is in flight (the model server holds the request)", func() (bool, string) {
 		tk := ae.getTask(t, id)
-		return tk.Status == task.StatusRunning || tk.Status == task.StatusPlanning, string(tk.Status)
+		n := model.Calls() - calls
+		return n > 0 && (tk.Status == task.StatusRunning || tk.Status == task.StatusPlanning), fmt.Sprintf("status %s, %d requests to the model", tk.Status, n)
 	})
-	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	r := ae.call(t, http.MethodPost, "/api/tasks/"+id+"/cancel", nil)
 	took := time.Since(start)
