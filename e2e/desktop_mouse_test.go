@@ -43,17 +43,9 @@ func findIn(img image.Image, r image.Rectangle, want [3]int) (x, y int, ok bool)
 	return sx / n, sy / n, true
 }
 
-// waitOnScreen takes screenshots until two in a row show want inside r at the same place (at
-// rest: Chromium animates menus and buttons into place) and returns where.
-func (d *desktop) waitOnScreen(t *testing.T, name string, r image.Rectangle, want [3]int) (int, int) {
-	t.Helper()
-	last, cur := image.Pt(-1, -1), image.Pt(-1, -1)
-	eventually(t, 10*time.Second, name+" on the screen, at rest", d.onScreen(t, name, r, want, &cur, &last))
-	return cur.X, cur.Y
-}
-
-// onScreen is waitOnScreen's condition, for act and poll: the screen shows want inside r at the
-// same place on two screenshots in a row; cur gets where, last where it was before.
+// onScreen is a condition for act and poll: the screen shows want inside r at the same place on
+// two screenshots in a row (at rest: Chromium animates menus and buttons into place); cur gets
+// where, last where it was on the screenshot before.
 func (d *desktop) onScreen(t *testing.T, name string, r image.Rectangle, want [3]int, cur, last *image.Point) func() (bool, string) {
 	return func() (bool, string) {
 		x, y, ok := findIn(d.screenshot(t, name), r, want)
