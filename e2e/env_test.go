@@ -221,13 +221,25 @@ func startEnvWith(hub relay.HubOptions, opts ...func(*browser.Options)) (_ *env,
 	return e, nil
 }
 
+// hubOptions is the relay's hub options for the environment: the test's own, with the limit on
+// a CDP command the browser must answer scaled for the machine (testlimit.Scale of the relay's
+// 30 s default) unless the test set one: a 24 MB answer through the extension can take longer on
+// a busy 2-core machine.
+func (e *env) hubOptions() relay.HubOptions {
+	o := e.hub
+	if o.CommandTimeout == 0 {
+		o.CommandTimeout = testlimit.Scale(30 * time.Second)
+	}
+	return o
+}
+
 func (e *env) startRelay(addr string) error {
 	var w io.Writer = e.relayLog
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
 		w = zerolog.MultiLevelWriter(e.relayLog, zerolog.ConsoleWriter{Out: os.Stderr})
 	}
 	log := zerolog.New(w).Level(zerolog.DebugLevel).With().Timestamp().Str("side", "relay").Logger()
-	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log, Hub: e.hub})
+	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log, Hub: e.hubOptions()})
 	if err != nil {
 		return err
 	}
