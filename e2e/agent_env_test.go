@@ -98,7 +98,7 @@ func (ae *agentEnv) startAgentRelay(addr string, opts api.Options) error {
 	}
 	opts.Home = ae.home
 	running, err := app.Start(context.Background(), app.Config{
-		Relay: relay.Options{Addr: addr, Secret: ae.store, Hub: ae.hub, TrustSameUser: ae.trustSameUser},
+		Relay: relay.Options{Addr: addr, Secret: ae.store, Hub: ae.hubOptions(), TrustSameUser: ae.trustSameUser},
 		Agent: opts,
 		Voice: voice.Options{Getenv: func(string) string { return "" }},
 		Log:   log,

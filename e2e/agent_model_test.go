@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -308,15 +309,16 @@ func testToolError(t *testing.T, ae *agentEnv, model *llmtest.Server, shop brows
 // for the model's 30 s answer (the time is in the benchmarks: Stop → cancelled).
 func testCancel(t *testing.T, ae *agentEnv, model *llmtest.Server) {
 	model.Push(llmtest.ToolCall("snapshot", `{}`).After(30 * time.Second))
+	calls := model.Calls()
 	id := ae.startTask(t, "Compare every kettle in detail")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	evs := ae.follow(t, ctx, id)
-	eventually(t, 10*time.Second, "the model call is in flight", func() (bool, string) {
+	eventually(t, 10*time.Second, "the model call is in flight (the model server holds the request)", func() (bool, string) {
 		tk := ae.getTask(t, id)
-		return tk.Status == task.StatusRunning || tk.Status == task.StatusPlanning, string(tk.Status)
+		n := model.Calls() - calls
+		return n > 0 && (tk.Status == task.StatusRunning || tk.Status == task.StatusPlanning), fmt.Sprintf("status %s, %d requests to the model", tk.Status, n)
 	})
-	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	r := ae.call(t, http.MethodPost, "/api/tasks/"+id+"/cancel", nil)
 	took := time.Since(start)
@@ -449,19 +451,37 @@ func testPromptSize(t *testing.T, ae *agentEnv, model *llmtest.Server, tab brows
 	ae.call(t, http.MethodPost, "/api/act", map[string]any{"tab": tab.TargetID, "action": map[string]any{"kind": "navigate", "url": ae.site.URL("/agent/shop.html")}})
 }
 
-// testCLI builds the tabrelay binary and runs its client commands against the running server.
-// buildCLI builds cmd/tabrelay into a temporary directory and returns the binary's path.
+// The tabrelay binary the CLI tests run, built once per test process (go build links the whole
+// server: seconds each time on a small machine, minutes on a fresh one, where it compiles every
+// dependency without -race first); TestMain removes its folder.
+var (
+	cliOnce sync.Once
+	cliBin  string
+	cliDir  string
+	cliErr  error
+)
+
+// buildCLI builds cmd/tabrelay into a temporary directory, once for the test process, and
+// returns the binary's path.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	_, self, _, _ := runtime.Caller(0)
-	repo := filepath.Dir(filepath.Dir(self))
-	bin := filepath.Join(t.TempDir(), "tabrelay")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tabrelay")
-	build.Dir = repo
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/tabrelay: %v\n%s", err, out)
+	cliOnce.Do(func() {
+		_, self, _, _ := runtime.Caller(0)
+		repo := filepath.Dir(filepath.Dir(self))
+		if cliDir, cliErr = os.MkdirTemp("", "tabrelay-e2e-cli-"); cliErr != nil {
+			return
+		}
+		cliBin = filepath.Join(cliDir, "tabrelay")
+		build := exec.Command("go", "build", "-o", cliBin, "./cmd/tabrelay")
+		build.Dir = repo
+		if out, err := build.CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build ./cmd/tabrelay: %w\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
 	}
-	return bin
+	return cliBin
 }
 
 // cliRunner runs the built CLI binary against the agent environment's server and home, each

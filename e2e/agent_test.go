@@ -15,6 +15,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 )
 
 // TestAgent drives the agent through its HTTP API on real Chromium with the real extension:
@@ -331,7 +332,7 @@ func testFastPath(t *testing.T, ae *agentEnv, controls, mail browser.Tab) {
 		if c.check != "" {
 			var good bool
 			// effects such as smooth scrolling land a moment after the action returns
-			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(testlimit.Scale(2 * time.Second)); ; time.Sleep(50 * time.Millisecond) {
 				ae.pageEval(t, controls, "!!("+c.check+")", &good)
 				if good || time.Now().After(deadline) {
 					break

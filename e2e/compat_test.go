@@ -27,6 +27,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -43,9 +44,10 @@ import (
 
 var updateCompat = flag.Bool("update-compat", false, "TestCompat: write e2e/testdata/compat-results.json and the README's compatibility table")
 
-// compatScenarioTimeout bounds one scenario of one client: a scenario that has not finished by
-// then is recorded as a hang, with the step it was in.
-const compatScenarioTimeout = 20 * time.Second
+// compatScenarioTimeout bounds one scenario of one client, 20 s scaled for the machine
+// (testlimit.Scale: a Node client's start alone can take longer on a busy 2-core machine): a
+// scenario that has not finished by then is recorded as a hang, with the step it was in.
+func compatScenarioTimeout() time.Duration { return testlimit.Scale(20 * time.Second) }
 
 // Endpoint names in the results.
 const (
@@ -613,7 +615,7 @@ func nodeCompatClient(name, script string) compatClient {
 			"COMPAT_TARGET="+tab.TargetID,
 			"COMPAT_OTHER_URL="+ep.site.URL("/other.html"),
 			"COMPAT_HOOK="+hook,
-			"COMPAT_TIMEOUT_MS="+strconv.Itoa(int(compatScenarioTimeout/time.Millisecond)),
+			"COMPAT_TIMEOUT_MS="+strconv.Itoa(int(compatScenarioTimeout()/time.Millisecond)),
 			"CHROME_PATH=/usr/bin/chromium",
 		)
 		if p, err := browser.Find(""); err == nil {
@@ -660,7 +662,7 @@ type compatScenarios struct {
 // does not return within the limit (plus a grace period for the client to notice the context)
 // is recorded as a hang; its goroutine is left behind, and must not touch the results.
 func (s *compatScenarios) run(name string, fn func(ctx context.Context, step func(string)) error) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), compatScenarioTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), compatScenarioTimeout())
 	defer cancel()
 	var mu sync.Mutex
 	current := "start"
@@ -679,16 +681,16 @@ func (s *compatScenarios) run(name string, fn func(ctx context.Context, step fun
 	case err = <-done:
 		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			mu.Lock()
-			err = fmt.Errorf("timed out after %v in step %q: %w", compatScenarioTimeout, current, err)
+			err = fmt.Errorf("timed out after %v in step %q: %w", compatScenarioTimeout(), current, err)
 			mu.Unlock()
 		} else if err != nil {
 			mu.Lock()
 			err = fmt.Errorf("%s: %w", current, err)
 			mu.Unlock()
 		}
-	case <-time.After(compatScenarioTimeout + 5*time.Second):
+	case <-time.After(compatScenarioTimeout() + 5*time.Second):
 		mu.Lock()
-		err = fmt.Errorf("timed out after %v in step %q (hung)", compatScenarioTimeout, current)
+		err = fmt.Errorf("timed out after %v in step %q (hung)", compatScenarioTimeout(), current)
 		mu.Unlock()
 	}
 	r := compatResult{Scenario: name, Status: statusPass}

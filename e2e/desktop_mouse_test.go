@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 )
 
 // Where Chromium draws its toolbar on the desktop's 1280-pixel-wide window (Chromium 156): the
@@ -42,17 +43,28 @@ func findIn(img image.Image, r image.Rectangle, want [3]int) (x, y int, ok bool)
 	return sx / n, sy / n, true
 }
 
-// waitOnScreen takes screenshots until two in a row show want inside r at the same place (at
-// rest: Chromium animates menus and buttons into place) and returns where.
-func (d *desktop) waitOnScreen(t *testing.T, name string, r image.Rectangle, want [3]int) (int, int) {
-	t.Helper()
-	last, cur := image.Pt(-1, -1), image.Pt(-1, -1)
-	eventually(t, 10*time.Second, name+" on the screen, at rest", func() (bool, string) {
+// onScreen is a condition for act and poll: the screen shows want inside r at the same place on
+// two screenshots in a row (at rest: Chromium animates menus and buttons into place); cur gets
+// where, last where it was on the screenshot before.
+func (d *desktop) onScreen(t *testing.T, name string, r image.Rectangle, want [3]int, cur, last *image.Point) func() (bool, string) {
+	return func() (bool, string) {
 		x, y, ok := findIn(d.screenshot(t, name), r, want)
-		last, cur = cur, image.Pt(x, y)
-		return ok && cur == last, fmt.Sprintf("colour %v in %v: at %v, before at %v", want, r, cur, last)
-	})
-	return cur.X, cur.Y
+		*last, *cur = *cur, image.Pt(x, y)
+		return ok && *cur == *last, fmt.Sprintf("colour %v in %v: at %v, before at %v", want, r, *cur, *last)
+	}
+}
+
+// sharedNow is a condition for act and poll: the tab's badge reads ON and the relay lists it
+// (waitShared waits for the same).
+func (ae *agentEnv) sharedNow(t *testing.T, ctx context.Context, tab browser.Tab) func() (bool, string) {
+	return func() (bool, string) {
+		if ok, s := ae.badgeIs(ctx, tab, "ON")(); !ok {
+			return false, s
+		}
+		ids := ae.sharedTabIDs(t)
+		_, ok := ids[tab.TabID]
+		return ok, fmt.Sprintf("badge ON; shared and listed: %v", ids)
+	}
 }
 
 // waitShared waits until the tab's badge reads ON and the relay lists it; by says how it was
@@ -93,7 +105,7 @@ func (ae *agentEnv) waitUnshared(t *testing.T, ctx context.Context, tab browser.
 func TestDesktopToolbarButton(t *testing.T) {
 	d := startDesktop(t)
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	// the toolbar right of the address bar, left of the puzzle button: where a pinned button goes
 	pinned := image.Rect(1000, toolbarY-12, puzzleX-14, toolbarY+12)
@@ -104,24 +116,32 @@ func TestDesktopToolbarButton(t *testing.T) {
 	menu := image.Rect(700, toolbarY+20, 1280, 500)
 	openMenu := func(name string) (int, int) {
 		t.Helper()
-		d.click(t, puzzleX, toolbarY, 1)
-		return d.waitOnScreen(t, name, menu, iconBlue)
+		var at, before image.Point
+		d.clickUntil(t, "a click on the puzzle button opens the extensions menu", puzzleX, toolbarY, 1, d.onScreen(t, name, menu, iconBlue, &at, &before))
+		return at.X, at.Y
 	}
-	x, y := openMenu("extensions-menu")
-	// the entry: the extension's icon and name; clicking it is the toolbar click
-	d.click(t, x+50, y, 1)
+	// the entry: the extension's icon and name; clicking it is the toolbar click (a try whose
+	// click closed the menu without sharing opens it again)
+	d.act(t, "clicking tabrelay in the extensions menu shares the tab", func(try int) {
+		x, y := openMenu(fmt.Sprintf("extensions-menu-%d", try))
+		d.click(t, x+50, y, 1)
+	}, ae.sharedNow(t, ctx, tab))
 	ae.waitShared(t, ctx, tab, "clicking tabrelay in the extensions menu")
 	d.screenshot(t, "shared-from-menu")
 
 	// pin it: the pin button sits on the entry's row, at the menu's right
-	x, y = openMenu("extensions-menu-again")
-	d.click(t, x+200, y, 1)
-	bx, by := d.waitOnScreen(t, "pinned", pinned, iconBlue)
+	var bx, by int
+	var at, before image.Point
+	d.act(t, "the pin button in the extensions menu pins tabrelay to the toolbar", func(try int) {
+		x, y := openMenu(fmt.Sprintf("extensions-menu-again-%d", try))
+		d.click(t, x+200, y, 1)
+	}, d.onScreen(t, "pinned", pinned, iconBlue, &at, &before))
+	bx, by = at.X, at.Y
 	d.key(t, "Escape") // close the menu, if it stayed open
-	d.click(t, bx, by, 1)
+	d.clickUntil(t, "the pinned toolbar button stops sharing", bx, by, 1, ae.badgeIs(ctx, tab, ""))
 	ae.waitUnshared(t, ctx, tab, "the pinned toolbar button")
 	d.screenshot(t, "unshared-from-toolbar")
-	d.click(t, bx, by, 1)
+	d.clickUntil(t, "the pinned toolbar button shares the tab", bx, by, 1, ae.sharedNow(t, ctx, tab))
 	ae.waitShared(t, ctx, tab, "the pinned toolbar button")
 	d.screenshot(t, "shared-from-toolbar")
 }
@@ -198,8 +218,19 @@ func (d *desktop) drag(t *testing.T, x0, x1 int) {
 		d.xdo(t, "mousemove", "--sync", strconv.Itoa(x0+(x1-x0)*i/steps), y)
 		time.Sleep(20 * time.Millisecond) // the pace of a hand: the strip follows the drag
 	}
-	time.Sleep(200 * time.Millisecond)
-	d.screenshot(t, "dragging")
+	// let go once the strip has followed: the same on two screenshots in a row (if it never
+	// rests, let go anyway: the caller checks where the tab went and drags again)
+	strip := image.Rect(0, 0, 1280, stripLineY+4)
+	var last image.Image
+	poll(testlimit.Scale(5*time.Second), func() (bool, string) {
+		img := d.screenshot(t, "dragging")
+		n := -1
+		if last != nil {
+			n = differ(last, img, strip)
+		}
+		last = img
+		return n == 0, fmt.Sprintf("%d pixels of the strip moved", n)
+	})
 	d.xdo(t, "mouseup", "1")
 }
 
@@ -210,7 +241,7 @@ func (d *desktop) drag(t *testing.T, x0, x1 int) {
 func TestDesktopDragTabIntoGroup(t *testing.T) {
 	d := startDesktop(t)
 	ae, shared := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	d.toggleShare(t, ctx, ae, shared, "ON", "share the tab")
 	// a second tab, right of the group: [tabrelay] [shared] [other]
@@ -234,24 +265,27 @@ func TestDesktopDragTabIntoGroup(t *testing.T) {
 		t.Fatalf("the tab outside the group has badge %q before the drag", b)
 	}
 
-	s := d.readStrip(t, "two-tabs", 1)
-	w := s.tabWidth(1)
 	// Grabbed by its middle, the other tab goes left until its left edge is an eighth of a tab
 	// past the label: Chromium puts a dragged tab in a group when its left edge is right of the
-	// middle of the group's label, and before a tab when it is left of that tab's middle.
-	t.Logf("the group's label ends at %d, its tab at %d", s.labelRight, s.groupRight)
-	d.drag(t, s.groupRight+w/2, s.labelRight+w/8+w/2)
-	eventually(t, 10*time.Second, "the dragged tab in the tabrelay group", func() (bool, string) {
+	// middle of the group's label, and before a tab when it is left of that tab's middle. A try
+	// reads the strip afresh: one that did not take may have left the tab elsewhere.
+	d.act(t, "the tab dragged into the tabrelay group is in it", func(try int) {
+		s := d.readStrip(t, fmt.Sprintf("two-tabs-%d", try), 1)
+		w := s.tabWidth(1)
+		t.Logf("the group's label ends at %d, its tab at %d", s.labelRight, s.groupRight)
+		d.drag(t, s.groupRight+w/2, s.labelRight+w/8+w/2)
+	}, func() (bool, string) {
 		g := groupOf(other)
-		return g == group, fmt.Sprintf("group %d", g)
+		return g == group, fmt.Sprintf("group %d, want %d", g, group)
 	})
 	ae.waitShared(t, ctx, other, "dragging the tab into the group")
-	// now [tabrelay] [other] [shared]
-	s = d.readStrip(t, "dragged-in", 2)
-	w = s.tabWidth(2)
-	// grabbed by its middle again, it goes right until its left edge is well past the group's end
-	d.drag(t, s.labelRight+w/2, s.groupRight+w)
-	eventually(t, 10*time.Second, "the dragged tab out of the tabrelay group", func() (bool, string) {
+	// now [tabrelay] [other] [shared]; grabbed by its middle again, it goes right until its left
+	// edge is well past the group's end
+	d.act(t, "the tab dragged out of the tabrelay group is out of it", func(try int) {
+		s := d.readStrip(t, fmt.Sprintf("dragged-in-%d", try), 2)
+		w := s.tabWidth(2)
+		d.drag(t, s.labelRight+w/2, s.groupRight+w)
+	}, func() (bool, string) {
 		g := groupOf(other)
 		return g != group, fmt.Sprintf("group %d", g)
 	})

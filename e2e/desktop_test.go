@@ -8,6 +8,12 @@ package e2e
 // so, as the other end-to-end tests do without Chromium (a skipped test would read as passed in
 // CI); `go test -short` skips them. Each test starts its own display (Xvfb picks a free display
 // number itself) and its own browser, so parallel runs do not collide.
+//
+// Every input is checked: after a key, a click, typed text or a drag the test waits for what the
+// screen or the browser says it did (the badge, the tab's address, the focused field, a menu on
+// the screen) and gives the input again when it did not take (see act): on a busy machine an X
+// event now and then reaches Chromium before it is ready for it, and a lost key must cost a
+// retry, not the run.
 
 import (
 	"bufio"
@@ -20,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +34,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/relay"
 )
 
@@ -73,7 +81,7 @@ func startDesktop(t *testing.T) *desktop {
 	var num string
 	select {
 	case num = <-got:
-	case <-time.After(20 * time.Second):
+	case <-time.After(testlimit.Scale(20 * time.Second)):
 	}
 	if _, err := strconv.Atoi(num); err != nil {
 		t.Fatalf("headed desktop test: Xvfb did not start (display %q)", num)
@@ -110,7 +118,7 @@ func (d *desktop) xdo(t *testing.T, args ...string) string {
 func (d *desktop) focus(t *testing.T) {
 	t.Helper()
 	var ids string
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	for deadline := time.Now().Add(testlimit.Scale(20 * time.Second)); ; {
 		cmd := exec.Command("xdotool", "search", "--onlyvisible", "--class", "chromium")
 		cmd.Env = append(os.Environ(), "DISPLAY="+d.display)
 		out, _ := cmd.Output()
@@ -134,26 +142,124 @@ func (d *desktop) key(t *testing.T, keys ...string) {
 	d.xdo(t, append([]string{"key", "--clearmodifiers"}, keys...)...)
 }
 
-// toggleShare presses Alt+Shift+S on tab and waits until its badge reads badge ("ON" shared,
-// "" not); did is what the key was to do, for the failure message.
-func (d *desktop) toggleShare(t *testing.T, ctx context.Context, ae *agentEnv, tab browser.Tab, badge, did string) {
+// How the desktop tests give an input again when it did not take (see act).
+const (
+	// inputTries is how many times one input is given before the test fails.
+	inputTries = 3
+	// inputWait is how long one try waits for the input's effect (scaled by testlimit.Scale).
+	inputWait = 5 * time.Second
+)
+
+// act gives an input (do; try counts from 1) until took says it took effect: after each try it
+// polls took for inputWait (scaled); when inputTries tries did not take, the test fails, naming
+// the effect (what, such as "Alt+Shift+S shares the tab") and took's last word. A retry is logged.
+// do must be safe to give again after a try whose effect was only slow: it puts the thing back
+// where the input starts (a field's text selected, a menu closed) or checks first.
+func (d *desktop) act(t *testing.T, what string, do func(try int), took func() (bool, string)) {
 	t.Helper()
-	d.key(t, "alt+shift+s")
-	if err := ae.b.WaitBadge(ctx, tab, badge); err != nil {
-		t.Fatalf("Alt+Shift+S did not %s: %v", did, err)
+	logf := func(format string, args ...any) { t.Logf("%s: %s", what, fmt.Sprintf(format, args...)) }
+	if err := giveInput(testlimit.Scale(inputWait), inputTries, do, took, logf); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-// typeText types s in the focused window.
+// giveInput is act's loop: do, then took polled for wait, at most tries times; logf says which
+// try took when it was not the first, and what each try that did not take left.
+func giveInput(wait time.Duration, tries int, do func(try int), took func() (bool, string), logf func(string, ...any)) error {
+	var last string
+	for try := 1; try <= tries; try++ {
+		do(try)
+		ok, s := poll(wait, took)
+		if ok {
+			if try > 1 {
+				logf("took on try %d of %d", try, tries)
+			}
+			return nil
+		}
+		last = s
+		logf("not after try %d of %d (waited %v): %s", try, tries, wait, s)
+	}
+	return fmt.Errorf("not after %d tries of %v each (last: %s)", tries, wait, last)
+}
+
+// press presses keys (as key does) until took says they took effect (see act).
+func (d *desktop) press(t *testing.T, what string, took func() (bool, string), keys ...string) {
+	t.Helper()
+	d.act(t, what, func(int) { d.key(t, keys...) }, took)
+}
+
+// clickUntil clicks button (1 left, 3 right) at x, y until took says the click took effect (see
+// act).
+func (d *desktop) clickUntil(t *testing.T, what string, x, y, button int, took func() (bool, string)) {
+	t.Helper()
+	d.act(t, what, func(int) { d.click(t, x, y, button) }, took)
+}
+
+// typeInto types s into the focused field over what it holds (Ctrl+A first) until took says the
+// field holds s (see act).
+func (d *desktop) typeInto(t *testing.T, what, s string, took func() (bool, string)) {
+	t.Helper()
+	d.act(t, what, func(int) {
+		d.key(t, "ctrl+a")
+		d.typeText(t, s)
+	}, took)
+}
+
+// toggleShare presses Alt+Shift+S on tab until its badge reads badge ("ON" shared, "" not); did
+// is what the key was to do, for the failure message.
+func (d *desktop) toggleShare(t *testing.T, ctx context.Context, ae *agentEnv, tab browser.Tab, badge, did string) {
+	t.Helper()
+	d.press(t, "Alt+Shift+S: "+did, ae.badgeIs(ctx, tab, badge), "alt+shift+s")
+}
+
+// badgeIs is a condition for act and poll: tab's badge reads want.
+func (ae *agentEnv) badgeIs(ctx context.Context, tab browser.Tab, want string) func() (bool, string) {
+	return func() (bool, string) {
+		got, err := ae.b.Badge(ctx, tab)
+		if err != nil {
+			return false, err.Error()
+		}
+		return got == want, fmt.Sprintf("badge %q, want %q", got, want)
+	}
+}
+
+// typeText types s in the focused window (one try: typeInto checks it).
 func (d *desktop) typeText(t *testing.T, s string) {
 	t.Helper()
 	d.xdo(t, "type", "--delay", "20", s)
 }
 
-// click clicks button (1 left, 3 right) at x, y.
+// click clicks button (1 left, 3 right) at x, y (one try: clickUntil checks it).
 func (d *desktop) click(t *testing.T, x, y, button int) {
 	t.Helper()
 	d.xdo(t, "mousemove", "--sync", strconv.Itoa(x), strconv.Itoa(y), "click", strconv.Itoa(button))
+}
+
+// changed is a condition for act and poll: the screen inside r differs from before in at least a
+// quarter of its pixels, the same on two screenshots in a row (at rest: Chromium animates menus
+// into place); name names the screenshots.
+func (d *desktop) changed(t *testing.T, name string, r image.Rectangle, before image.Image) func() (bool, string) {
+	var last image.Image
+	return func() (bool, string) {
+		img := d.screenshot(t, name)
+		diff, still := differ(before, img, r), last != nil && differ(last, img, r) == 0
+		last = img
+		return diff*4 >= r.Dx()*r.Dy() && still, fmt.Sprintf("%d of %d pixels in %v changed, at rest: %v", diff, r.Dx()*r.Dy(), r, still)
+	}
+}
+
+// differ counts the pixels inside r that are not near the same colour on a and b.
+func differ(a, b image.Image, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			r, g, bl, _ := a.At(x, y).RGBA()
+			if !near(b.At(x, y), [3]int{int(r >> 8), int(g >> 8), int(bl >> 8)}) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // screenshot captures the whole display into a numbered PNG named after what it shows, logs its
@@ -207,7 +313,7 @@ func startDesktopAgent(t *testing.T, d *desktop, detachAfter time.Duration) (*ag
 	t.Helper()
 	requireChromium(t)
 	ae := startAgentEnvWith(t, api.Options{}, relay.HubOptions{DetachAfter: detachAfter}, d.browserOptions)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(30*time.Second))
 	defer cancel()
 	tab, err := ae.b.NewTab(ctx, ae.site.URL("/desktop.html"))
 	if err != nil {
@@ -224,7 +330,7 @@ func startDesktopAgent(t *testing.T, d *desktop, detachAfter time.Duration) (*ag
 // badge reads a tab's badge text, colour and tooltip.
 func (e *env) badge(t *testing.T, tab browser.Tab) (text, color, title string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	defer cancel()
 	var r struct {
 		Text  string `json:"text"`
@@ -242,7 +348,7 @@ func (e *env) badge(t *testing.T, tab browser.Tab) (text, color, title string) {
 // extension's report, since a page's target id may change when it navigates).
 func (e *env) sharedTabIDs(t *testing.T) map[int]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
 	defer cancel()
 	var r []struct {
 		TabID    int    `json:"tabId"`
@@ -288,7 +394,7 @@ func TestDesktopAgentLetsGo(t *testing.T) {
 	if bare < 0 {
 		t.Fatal("the desktop page is not on screen")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	d.screenshot(t, "shared-no-agent-yet")
@@ -322,7 +428,7 @@ func TestDesktopAgentLetsGo(t *testing.T) {
 func TestDesktopReshareAfterAgent(t *testing.T) {
 	d := startDesktop(t)
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
 	if code, err := ae.command(t, tab, "click press me"); err != "" {
@@ -358,28 +464,39 @@ func TestDesktopReshareAfterAgent(t *testing.T) {
 func TestDesktopNewTabInGroup(t *testing.T) {
 	d := startDesktop(t)
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
-	d.screenshot(t, "shared-in-group")
-	// the tab strip: the group's label first, then the tab; right-click the tab, first item
-	d.click(t, 180, 20, 3)
-	time.Sleep(500 * time.Millisecond)
-	d.screenshot(t, "tab-menu")
-	d.key(t, "Down", "Return")
-	var newTab int
-	eventually(t, 10*time.Second, "a second tab in the window", func() (bool, string) {
+	before := d.screenshot(t, "shared-in-group")
+	top := pageTop(before)
+	if top < 0 {
+		t.Fatal("the desktop page is not on screen")
+	}
+	// the tab strip: the group's label first, then the tab; right-click the tab, and the menu
+	// opens below the pointer, over the page's magenta band
+	menu := image.Rect(200, top+10, 330, top+100)
+	tabs := func() (bool, string) {
 		var ids []int
 		if err := ae.b.ServiceWorkerEval(ctx, `chrome.tabs.query({}).then(ts => ts.map(t => t.id))`, &ids); err != nil {
 			return false, err.Error()
 		}
-		for _, id := range ids {
-			if id != tab.TabID {
-				newTab = id
-			}
+		return len(ids) > 1, fmt.Sprintf("tabs %v", ids)
+	}
+	d.act(t, `"New tab to the right" from the tab's menu opens a tab`, func(try int) {
+		if try > 1 {
+			d.key(t, "Escape") // a menu left open by the try before
 		}
-		return newTab != 0, fmt.Sprint(ids)
-	})
+		d.clickUntil(t, "a right-click on the tab opens its menu", 180, 20, 3, d.changed(t, "tab-menu", menu, before))
+		d.key(t, "Down", "Return")
+	}, tabs)
+	// the new tab is the active one (a try that was only slow may have opened two)
+	var newTab int
+	if err := ae.b.ServiceWorkerEval(ctx, `chrome.tabs.query({active: true, lastFocusedWindow: true}).then(ts => ts[0].id)`, &newTab); err != nil {
+		t.Fatal(err)
+	}
+	if newTab == tab.TabID {
+		t.Fatalf("the shared tab %d is still the active one after opening a new tab", tab.TabID)
+	}
 	d.screenshot(t, "new-tab-opened")
 	var group struct {
 		Mine, Other int
@@ -390,13 +507,21 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	if group.Other != group.Mine || group.Mine < 0 {
 		t.Fatalf("the new tab is in group %d, the shared tab in %d: Chrome did not put it in the group", group.Other, group.Mine)
 	}
-	// the user types an address into the new tab
-	d.key(t, "ctrl+l")
-	time.Sleep(300 * time.Millisecond)
-	d.typeText(t, ae.site.URL("/other.html?newtab"))
-	time.Sleep(300 * time.Millisecond)
-	d.screenshot(t, "address-typed")
-	d.key(t, "Return")
+	// the user types an address into the new tab: Ctrl+L selects the address bar's text, so a
+	// try types over what the one before left there
+	want := ae.site.URL("/other.html?newtab")
+	d.act(t, "the address typed in the new tab's address bar and Return load it", func(int) {
+		d.key(t, "ctrl+l")
+		d.typeText(t, want)
+		d.key(t, "Return")
+	}, func() (bool, string) {
+		var u struct{ URL, Pending string }
+		if err := ae.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => ({url: t.url, pending: t.pendingUrl || ''}))`, newTab), &u); err != nil {
+			return false, err.Error()
+		}
+		return u.URL == want || u.Pending == want, fmt.Sprintf("the tab shows %q (pending %q)", u.URL, u.Pending)
+	})
+	d.screenshot(t, "address-loaded")
 	eventually(t, 15*time.Second, "the new tab in the group is shared and listed", func() (bool, string) {
 		ids := ae.sharedTabIDs(t)
 		_, ok := ids[newTab]
@@ -406,7 +531,7 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	if err := ae.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.url)`, newTab), &url); err != nil {
 		t.Fatal(err)
 	}
-	if url != ae.site.URL("/other.html?newtab") {
+	if url != want {
 		t.Fatalf("the new tab shows %q, not the address typed", url)
 	}
 	d.screenshot(t, "new-tab-shared")
@@ -455,7 +580,7 @@ const (
 func TestDesktopBarDismissed(t *testing.T) {
 	d := startDesktop(t)
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	bare := pageTop(d.screenshot(t, "before-sharing"))
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
@@ -473,10 +598,9 @@ func TestDesktopBarDismissed(t *testing.T) {
 	if x < 0 {
 		t.Fatalf("no Cancel button on row %d of the bar", y)
 	}
-	d.click(t, x, y, 1)
-	eventually(t, 10*time.Second, "sharing stopped after Cancel on the bar", func() (bool, string) {
+	d.clickUntil(t, "Cancel on the bar stops sharing", x, y, 1, func() (bool, string) {
 		ids := ae.sharedTabIDs(t)
-		return len(ids) == 0, fmt.Sprint(ids)
+		return len(ids) == 0, fmt.Sprintf("shared and listed: %v", ids)
 	})
 	eventually(t, 10*time.Second, "the tab's badge is the red ! with the reason", func() (bool, string) {
 		text, color, title := ae.badge(t, tab)
@@ -502,13 +626,12 @@ func TestDesktopBarDismissed(t *testing.T) {
 func TestDesktopSidePanelCommand(t *testing.T) {
 	d := startDesktop(t)
 	ae, tab := startDesktopAgent(t, d, 30*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(2*time.Minute))
 	defer cancel()
 	d.toggleShare(t, ctx, ae, tab, "ON", "share the tab")
-	d.key(t, "alt+shift+y")
 	// the panel's page, found over the harness's control channel to read it (never to drive it)
 	var panelPage browser.Tab
-	eventually(t, 20*time.Second, "the side panel is open", func() (bool, string) {
+	d.press(t, "Alt+Shift+Y opens the side panel", func() (bool, string) {
 		var r struct {
 			TargetInfos []struct {
 				TargetID string `json:"targetId"`
@@ -524,7 +647,7 @@ func TestDesktopSidePanelCommand(t *testing.T) {
 			}
 		}
 		return panelPage.TargetID != "", fmt.Sprint(r.TargetInfos)
-	})
+	}, "alt+shift+y")
 	var box struct {
 		X, Y, W, H     float64
 		InnerW, InnerH float64
@@ -540,10 +663,23 @@ func TestDesktopSidePanelCommand(t *testing.T) {
 	// the panel sits at the window's right edge and bottom: its page's origin on the screen
 	x := 1280 - int(box.InnerW) + int(box.X+box.W/2)
 	y := 900 - int(box.InnerH) + int(box.Y+box.H/2)
-	d.click(t, x, y, 1)
-	d.typeText(t, "click press me")
+	panelSays := func(expr string, want any) func() (bool, string) {
+		return func() (bool, string) {
+			var got any
+			if err := ae.b.PageEval(ctx, panelPage, expr, &got); err != nil {
+				return false, err.Error()
+			}
+			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("%s is %v, want %v", expr, got, want)
+		}
+	}
+	d.clickUntil(t, "a click on the side panel's request box focuses it", x, y, 1,
+		panelSays(`document.hasFocus() && document.activeElement.id`, "request"))
+	d.typeInto(t, "the request typed in the side panel's box", "click press me",
+		panelSays(`document.getElementById('request').value`, "click press me"))
 	d.screenshot(t, "side-panel-typed")
-	d.xdo(t, "key", "Return")
+	// Return sends the request and empties the box; a try that did not send leaves the text in it
+	d.press(t, "Return in the side panel's box sends the request",
+		panelSays(`document.getElementById('request').value`, ""), "Return")
 	eventually(t, 20*time.Second, "the command typed in the side panel clicked the button", func() (bool, string) {
 		var out string
 		if err := ae.b.PageEval(ctx, tab, `document.getElementById('out').textContent`, &out); err != nil {
@@ -559,4 +695,46 @@ func TestDesktopSidePanelCommand(t *testing.T) {
 		t.Fatalf("the request box still holds %q after sending", left)
 	}
 	d.screenshot(t, "side-panel-done")
+}
+
+// TestGiveInput: an input that took is given once; one lost once is given again and passes; one
+// that never takes is given inputTries times and fails, quoting the last state (no display
+// needed: the inputs here are counted, the effect is the count).
+func TestGiveInput(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		takesFrom int // the try whose input takes (0: none)
+		wantGiven int
+		wantErr   bool
+	}{
+		{"takes at once", 1, 1, false},
+		{"lost once", 2, 2, false},
+		{"lost twice", 3, 3, false},
+		{"never takes", 0, inputTries, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			given, tookAt := 0, 0
+			do := func(try int) {
+				given++
+				if try != given {
+					t.Errorf("try %d given as the %d-th input", try, given)
+				}
+				if try == c.takesFrom {
+					tookAt = try
+				}
+			}
+			took := func() (bool, string) { return tookAt > 0, fmt.Sprintf("%d inputs given", given) }
+			var logged []string
+			err := giveInput(10*time.Millisecond, inputTries, do, took, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+			if given != c.wantGiven || (err != nil) != c.wantErr {
+				t.Fatalf("given %d times, error %v; want %d times, error %v", given, err, c.wantGiven, c.wantErr)
+			}
+			if c.wantErr && !strings.Contains(err.Error(), fmt.Sprintf("%d inputs given", inputTries)) {
+				t.Errorf("the error does not quote the last state: %v", err)
+			}
+			if c.takesFrom > 1 && !slices.Contains(logged, fmt.Sprintf("took on try %d of %d", c.takesFrom, inputTries)) {
+				t.Errorf("the retry is not logged: %q", logged)
+			}
+		})
+	}
 }

@@ -110,6 +110,9 @@ func TestMain(m *testing.M) {
 	if sharedEnv != nil {
 		sharedEnv.close()
 	}
+	if cliDir != "" {
+		_ = os.RemoveAll(cliDir)
+	}
 	os.Exit(code)
 }
 
@@ -218,13 +221,25 @@ func startEnvWith(hub relay.HubOptions, opts ...func(*browser.Options)) (_ *env,
 	return e, nil
 }
 
+// hubOptions is the relay's hub options for the environment: the test's own, with the limit on
+// a CDP command the browser must answer scaled for the machine (testlimit.Scale of the relay's
+// 30 s default) unless the test set one: a 24 MB answer through the extension can take longer on
+// a busy 2-core machine.
+func (e *env) hubOptions() relay.HubOptions {
+	o := e.hub
+	if o.CommandTimeout == 0 {
+		o.CommandTimeout = testlimit.Scale(30 * time.Second)
+	}
+	return o
+}
+
 func (e *env) startRelay(addr string) error {
 	var w io.Writer = e.relayLog
 	if os.Getenv("TABRELAY_E2E_LOG") != "" {
 		w = zerolog.MultiLevelWriter(e.relayLog, zerolog.ConsoleWriter{Out: os.Stderr})
 	}
 	log := zerolog.New(w).Level(zerolog.DebugLevel).With().Timestamp().Str("side", "relay").Logger()
-	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log, Hub: e.hub})
+	srv, err := relay.NewServer(relay.Options{Addr: addr, Secret: e.store, Logger: &log, Hub: e.hubOptions()})
 	if err != nil {
 		return err
 	}
@@ -323,20 +338,25 @@ func (e *env) tabOpen(t *testing.T, tab browser.Tab) bool {
 }
 
 // eventually polls cond until it holds or the timeout, scaled for the machine
-// (testlimit.Scale), passes.
+// (testlimit.Scale), passes; then the test fails, quoting cond's last word.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	timeout = testlimit.Scale(timeout)
+	if ok, last := poll(testlimit.Scale(timeout), cond); !ok {
+		t.Fatalf("%s: not true after %v (last: %s)", what, testlimit.Scale(timeout), last)
+	}
+}
+
+// poll calls cond until it holds (true) or timeout (not scaled) passes (false, with cond's last
+// word); cond runs at least once.
+func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
 	deadline := time.Now().Add(timeout)
-	last := ""
 	for {
 		ok, s := cond()
 		if ok {
-			return
+			return true, s
 		}
-		last = s
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %v (last: %s)", what, timeout, last)
+			return false, s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
