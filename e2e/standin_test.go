@@ -73,7 +73,7 @@ const miniwobSolved = `WOB_RAW_REWARD_GLOBAL > 0`
 var standinEpisodes = []standinEpisode{
 	{name: "mail-icons", page: "/standin/mail.html", goal: "Delete the second email, then reply to Ana's email saying: Yes, noon works.", small: true, evidence: true,
 		check: `JSON.stringify(state.deleted) === '["m2"]' && state.sent.length === 1 && state.sent[0].to === 'm1' && state.sent[0].text.includes('noon works') && state.starred.length + state.liked.length === 0`,
-		ask: "trash"},
+		ask:   "trash"},
 }
 
 // TestStandin replays each recorded conversation with the real agent, the real extension and
