@@ -274,12 +274,6 @@ func (ws *standinWorld) run(t *testing.T, ep standinEpisode, ans standin.Answere
 // bareControlRe is an outline line of a control with no name at all.
 var bareControlRe = regexp.MustCompile(`^(clickable|button|link|img|image|generic|checkbox|menuitem)$`)
 
-// outlineLineRe is an element line of an outline: its role, name and marks, before the ref.
-var outlineLineRe = regexp.MustCompile(`(?m)^[\s+~\-]*(\S[^\n]*?)\s*\[ref=[^\]\s]+\]`)
-
-// pageBlockRe is a <page_content> block.
-var pageBlockRe = regexp.MustCompile(`(?s)<page_content>.*?</page_content>`)
-
 // checkStandinRequests checks every request the agent sent in the episode.
 func checkStandinRequests(t *testing.T, ep standinEpisode, exs []standin.Exchange) {
 	t.Helper()
@@ -295,17 +289,16 @@ func checkStandinRequests(t *testing.T, ep standinEpisode, exs []standin.Exchang
 			t.Errorf("request %d: the tool definitions take %d tokens, over 500 (%d tools: %s)", n, ex.Split.Tools, len(req.Tools), strings.Join(req.Tools, ", "))
 		}
 		for j, m := range req.Messages {
-			outside := pageBlockRe.ReplaceAllString(m.Text, "")
-			if l := outlineLineRe.FindString(outside); l != "" {
-				t.Errorf("request %d, message %d (%s): page text outside <page_content>: %q", n, j+1, m.Role, l)
+			if els := standin.Elements(standin.OutsidePage(m.Text)); len(els) > 0 {
+				t.Errorf("request %d, message %d (%s): page text outside <page_content>: %q", n, j+1, m.Role, els[0].Line)
 			}
 			if !ep.evidence {
 				continue
 			}
 			var bare []string
-			for _, sm := range outlineLineRe.FindAllStringSubmatch(m.Text, -1) {
-				if bareControlRe.MatchString(sm[1]) {
-					bare = append(bare, strings.TrimSpace(sm[0]))
+			for _, e := range standin.Elements(m.Text) {
+				if bareControlRe.MatchString(e.Elem) {
+					bare = append(bare, e.Line)
 				}
 			}
 			if len(bare) > 0 {

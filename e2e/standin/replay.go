@@ -144,19 +144,39 @@ func Reanchor(args json.RawMessage, recorded, current llmtest.Request) (json.Raw
 // ref. Leading indentation and diff marks (+ added, - removed, ~ changed) are not part of it.
 var outlineRe = regexp.MustCompile(`(?m)^[\s+~\-]*(\S[^\n]*?)\s*\[ref=([^\]\s]+)\]`)
 
+// Element is one element line of an outline.
+type Element struct {
+	// Line is the whole line.
+	Line string
+	// Elem is what the line says of the element before its ref: role, name and marks
+	// (`button "trash" [icon]`), without indentation or diff marks.
+	Elem string
+	// Ref is its ref.
+	Ref string
+}
+
+// Elements lists the element lines of an outline (or of any text holding outline lines).
+func Elements(text string) []Element {
+	var out []Element
+	for _, sm := range outlineRe.FindAllStringSubmatch(text, -1) {
+		out = append(out, Element{Line: strings.TrimSpace(sm[0]), Elem: sm[1], Ref: sm[2]})
+	}
+	return out
+}
+
 // line is one outline line of a request.
 type line struct {
-	msg, pos int    // message index, line number within the message
-	elem     string // role, name and marks before the ref
-	ref      string
+	msg  int    // message index
+	elem string // role, name and marks before the ref
+	ref  string
 }
 
 // outlineLines lists the outline lines of the request's messages in order.
 func outlineLines(req llmtest.Request) []line {
 	var out []line
 	for i, m := range req.Messages {
-		for j, sm := range outlineRe.FindAllStringSubmatch(m.Text, -1) {
-			out = append(out, line{msg: i, pos: j, elem: sm[1], ref: sm[2]})
+		for _, e := range Elements(m.Text) {
+			out = append(out, line{msg: i, elem: e.Elem, ref: e.Ref})
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llm"
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/internal/testlimit"
+	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -209,7 +210,7 @@ func TestFiles(t *testing.T) {
 	if len(ex) != 1 || ex[0].Answer.Calls[0].ID != "call_1_1" || ex[0].Request.System != "You are a browser agent." {
 		t.Fatalf("exchanges %+v", ex)
 	}
-	if s := ex[0].Split; s.System == 0 || s.Tools == 0 || s.Page == 0 || s.History != 0 || s.Total != s.System+s.Tools+s.Page {
+	if s := ex[0].Split; s.System == 0 || s.Tools == 0 || s.Page == 0 || s.History == 0 || s.Total != s.System+s.Tools+s.Page+s.History {
 		t.Errorf("token split %+v", s)
 	}
 	if p := srv.Problems(); len(p) != 0 {
@@ -226,10 +227,11 @@ func TestSplit(t *testing.T) {
 	req := llmtest.Request{System: "sys", Messages: []llmtest.Message{
 		{Role: "user", Text: "Goal: star the first email"},
 		{Role: "assistant", Text: "Starring it.", ToolCalls: []llmtest.Call{{Name: "click", Args: `{"ref":"e1"}`}}},
-		{Role: "tool", Text: "clicked; the page: + button \"starred\" [ref=e1]"},
+		{Role: "tool", Text: "clicked; the page:\n<page_content>\n+ button \"starred\" [ref=e1]\n</page_content>"},
 	}}
 	s := SplitOf(req)
-	if s.History == 0 || s.Page == 0 || s.Total != s.System+s.Tools+s.Page+s.History || LastTurn(req) != 1 {
+	_, rest := pageParts(req.Messages[2])
+	if s.History == 0 || s.Page == 0 || s.Total != s.System+s.Tools+s.Page+s.History || rest != snapshot.Tokens("clicked; the page:\n") {
 		t.Fatalf("split %+v", s)
 	}
 }

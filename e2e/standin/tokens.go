@@ -2,24 +2,26 @@ package standin
 
 import (
 	"encoding/json"
+	"regexp"
 
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
 // Split is a request's size in cl100k tokens (snapshot.Tokens, the count the outline's budgets
-// use), by part.
+// use), by what it is spent on. It counts as llmtest's Request.Split on the agentloop branch
+// does (page: what stands inside <page_content> blocks), and is to give way to it.
 type Split struct {
 	// System is the system prompt.
 	System int `json:"system"`
 	// Tools is the tool definitions as sent (names, descriptions, parameter schemas).
 	Tools int `json:"tools"`
-	// Page is what is new in this request: the messages after the model's last turn (the goal
-	// on the first request, the tool results and the page after them later).
+	// Page is the page text in the messages: what stands inside <page_content> blocks.
 	Page int `json:"page"`
-	// History is the earlier turns: every message up to and including the model's last turn.
+	// History is the rest of the messages: the goal, the model's calls and text, the tool
+	// results' own words.
 	History int `json:"history"`
-	// Total is the sum of the parts.
+	// Total is the sum of the parts: the whole prompt.
 	Total int `json:"total"`
 }
 
@@ -27,28 +29,32 @@ type Split struct {
 // (as sent), else from the decoded schemas.
 func SplitOf(req llmtest.Request) Split {
 	s := Split{System: snapshot.Tokens(req.System), Tools: toolTokens(req)}
-	last := LastTurn(req)
-	for i, m := range req.Messages {
-		n := MessageTokens(m)
-		if i <= last {
-			s.History += n
-		} else {
-			s.Page += n
-		}
+	for _, m := range req.Messages {
+		page, rest := pageParts(m)
+		s.Page += page
+		s.History += rest
 	}
 	s.Total = s.System + s.Tools + s.Page + s.History
 	return s
 }
 
-// LastTurn is the index of the request's last assistant message (-1 when the model has not
-// spoken yet).
-func LastTurn(req llmtest.Request) int {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "assistant" {
-			return i
-		}
+// pageBlockRe is one <page_content> block of a message.
+var pageBlockRe = regexp.MustCompile(`(?s)<page_content>.*?</page_content>`)
+
+// OutsidePage is text without its <page_content> blocks: the agent's own words.
+func OutsidePage(text string) string { return pageBlockRe.ReplaceAllString(text, "") }
+
+// pageParts counts a message's page text (its <page_content> blocks) and the rest (its own
+// words, tool calls included).
+func pageParts(m llmtest.Message) (page, rest int) {
+	for _, b := range pageBlockRe.FindAllString(m.Text, -1) {
+		page += snapshot.Tokens(b)
 	}
-	return -1
+	rest = snapshot.Tokens(OutsidePage(m.Text))
+	for _, c := range m.ToolCalls {
+		rest += snapshot.Tokens(c.Name) + snapshot.Tokens(c.Args)
+	}
+	return page, rest
 }
 
 // MessageTokens counts a message's text and its tool calls (names and arguments).
