@@ -69,11 +69,37 @@ func miniwobStart(seed string) string {
 // miniwobSolved is true once the episode ended with a positive reward.
 const miniwobSolved = `WOB_RAW_REWARD_GLOBAL > 0`
 
-// standinEpisodes are the recorded set.
+// standinEpisodes are the recorded set: MiniWoB++ development-set episodes that need reading
+// or several steps (each seeded, so its instruction is the recorded one), reading questions on
+// saved real articles, and a mail client whose controls are icons with no names.
 var standinEpisodes = []standinEpisode{
 	{name: "mail-icons", page: "/standin/mail.html", goal: "Delete the second email, then reply to Ana's email saying: Yes, noon works.", small: true, evidence: true,
 		check: `JSON.stringify(state.deleted) === '["m2"]' && state.sent.length === 1 && state.sent[0].to === 'm1' && state.sent[0].text.includes('noon works') && state.starred.length + state.liked.length === 0`,
 		ask:   "trash"},
+	miniwobEpisode("email-inbox", "1"),
+	miniwobEpisode("read-table", "1"),
+	miniwobEpisode("copy-paste", "1"),
+	miniwobEpisode("simple-arithmetic", "1"),
+	func() standinEpisode { ep := miniwobEpisode("social-media", "1"); ep.evidence = true; return ep }(),
+	miniwobEpisode("navigate-tree", "1"),
+	miniwobEpisode("search-engine", "1"),
+	miniwobEpisode("click-tab-2-easy", "1"),
+	miniwobEpisode("multi-layouts", "1"),
+	miniwobEpisode("form-sequence", "1"),
+	miniwobEpisode("login-user-popup", "1"),
+	miniwobEpisode("use-autocomplete-nodelay", "1"),
+	{name: "read-gitlab-survey", page: "/pages/gitlab-blog.html", goal: "Who wrote this post, when was it published, and how many people took the survey?",
+		answer: []string{"Dave Steer", "2024", "5,000"}},
+	{name: "read-v8-standalone", page: "/pages/v8-blog.html", goal: "When was this post published, and which emcc command does it give to build add.c into a Wasm file alone?",
+		answer: []string{"2019", "-o add.wasm"}},
+	{name: "read-wikipedia-1993", page: "/pages/wikipedia-4.html", goal: "Which films in this list came out in 1993?",
+		answer: []string{"Groundhog Day", "12:01"}},
+}
+
+// miniwobEpisode is a MiniWoB++ task's episode with this seed, solved when the page's reward
+// is positive.
+func miniwobEpisode(task, seed string) standinEpisode {
+	return standinEpisode{name: "miniwob-" + task, page: "/miniwob/" + task + ".html", seed: seed, small: true, check: miniwobSolved}
 }
 
 // TestStandin replays each recorded conversation with the real agent, the real extension and
