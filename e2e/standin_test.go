@@ -76,11 +76,11 @@ var standinEpisodes = []standinEpisode{
 	{name: "mail-icons", page: "/standin/mail.html", goal: "Delete the second email, then reply to Ana's email saying: Yes, noon works.", small: true, evidence: true,
 		check: `JSON.stringify(state.deleted) === '["m2"]' && state.sent.length === 1 && state.sent[0].to === 'm1' && state.sent[0].text.includes('noon works') && state.starred.length + state.liked.length === 0`,
 		ask:   "trash"},
-	miniwobEpisode("email-inbox", "1"),
+	withEvidence(miniwobEpisode("email-inbox", "1")),
 	miniwobEpisode("read-table", "1"),
 	miniwobEpisode("copy-paste", "1"),
 	miniwobEpisode("simple-arithmetic", "1"),
-	func() standinEpisode { ep := miniwobEpisode("social-media", "1"); ep.evidence = true; return ep }(),
+	withEvidence(miniwobEpisode("social-media", "1")),
 	miniwobEpisode("navigate-tree", "1"),
 	miniwobEpisode("search-engine", "1"),
 	miniwobEpisode("click-tab-2-easy", "1"),
@@ -95,6 +95,10 @@ var standinEpisodes = []standinEpisode{
 	{name: "read-wikipedia-1993", page: "/pages/wikipedia-4.html", goal: "Which films in this list came out in 1993?",
 		answer: []string{"Groundhog Day", "12:01"}},
 }
+
+// withEvidence marks an episode whose page says what each control is (the MiniWoB++ mail
+// client's star and trash, the social feed's reply, retweet, like and more are classes).
+func withEvidence(ep standinEpisode) standinEpisode { ep.evidence = true; return ep }
 
 // miniwobEpisode is a MiniWoB++ task's episode with this seed, solved when the page's reward
 // is positive.
