@@ -155,6 +155,9 @@ func TestStandin(t *testing.T) {
 					t.Errorf("the agent sent %d requests, the recording has %d: the agent's behaviour changed; record again", len(run.exchanges), len(conv.Exchanges))
 				}
 			}
+			if recordDir == "" {
+				defer keepReplay(t, ep.name, run)
+			}
 			checkStandinRequests(t, ep, run.exchanges)
 			ws.checkOutcome(t, ep, run)
 			for i, ex := range run.exchanges {
@@ -180,6 +183,21 @@ func TestStandin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keepReplay saves a failed replay's exchanges beside the temporary files, for comparing with
+// the recording.
+func keepReplay(t *testing.T, name string, run standinRun) {
+	if !t.Failed() {
+		return
+	}
+	path := filepath.Join(os.TempDir(), "standin-replay-"+name+".json")
+	conv := &standin.Conversation{Name: name, Goal: run.goal, Exchanges: run.exchanges}
+	if err := conv.Save(path); err != nil {
+		t.Logf("keeping the replay: %v", err)
+		return
+	}
+	t.Logf("the replay's requests and answers: %s", path)
 }
 
 // median is the middle value of xs (the upper one of an even count).

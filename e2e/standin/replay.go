@@ -64,6 +64,9 @@ func (r Replay) Answer(_ context.Context, n int, req llmtest.Request) (Answer, e
 		return Answer{}, stale("the agent sent a request the recording does not have (it has %d): the agent now needs more model calls for this task", len(r.Conv.Exchanges))
 	}
 	rec := r.Conv.Exchanges[n-1]
+	if why := diverged(rec.Request, req); why != "" {
+		return Answer{}, stale("%s", why)
+	}
 	for _, name := range toolsCalled(rec.Answer) {
 		if !req.HasTool(name) && !rec.Request.HasTool(name) {
 			continue // a tool the recording itself was not offered: replay it as recorded
@@ -231,4 +234,25 @@ func MoveRef(ref string, recorded, current llmtest.Request) (string, error) {
 		return "", fmt.Errorf("the current outline has %d line(s) `%s`, the recorded one was number %d (ref %s)", len(same), want.elem, nth+1, ref)
 	}
 	return same[nth].ref, nil
+}
+
+// failed reports whether a tool result says its call failed or did not run.
+func failed(result string) bool {
+	return strings.HasPrefix(result, "error") || strings.HasPrefix(result, "not run")
+}
+
+// diverged says how the tool results in current differ from the recording's (a call that
+// failed then and succeeds now, or the reverse; more or fewer results), or "" when they agree:
+// answers recorded after a divergence were given to another page.
+func diverged(recorded, current llmtest.Request) string {
+	rec, cur := recorded.ToolResults(), current.ToolResults()
+	if len(rec) != len(cur) {
+		return fmt.Sprintf("the request has %d tool result(s), the recording %d", len(cur), len(rec))
+	}
+	for i := range rec {
+		if failed(rec[i].Text) != failed(cur[i].Text) {
+			return fmt.Sprintf("tool result %d differs from the recording: recorded %.160q, now %.160q", i+1, rec[i].Text, cur[i].Text)
+		}
+	}
+	return ""
 }

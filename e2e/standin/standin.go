@@ -19,6 +19,7 @@
 package standin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,7 +85,11 @@ func (c *Call) UnmarshalJSON(b []byte) error {
 	if raw.Name == "" {
 		return errors.New("a tool call has no name")
 	}
-	c.ID, c.Name, c.Args = raw.ID, raw.Name, args
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, args); err != nil {
+		return fmt.Errorf("tool call %q: arguments: %w", raw.Name, err)
+	}
+	c.ID, c.Name, c.Args = raw.ID, raw.Name, compact.Bytes()
 	return nil
 }
 

@@ -235,3 +235,39 @@ func TestSplit(t *testing.T) {
 		t.Fatalf("split %+v", s)
 	}
 }
+
+// TestReplayDiverged: a replay stops where the agent's tool results no longer match the
+// recording's (a call that failed when recorded succeeds now, or the reverse).
+func TestReplayDiverged(t *testing.T) {
+	withResult := func(text string) llmtest.Request {
+		r := page(recorded, text)
+		r.Tools = []string{"click", "snapshot"}
+		return r
+	}
+	conv := &Conversation{Name: "mail", Exchanges: []Exchange{
+		{Request: page(recorded), Answer: Answer{Calls: []Call{{Name: "click", Args: json.RawMessage(`{"ref":"e7"}`)}}}},
+		{Request: withResult("error: click failed: unknown ref e7"), Answer: Answer{Calls: []Call{{Name: "snapshot", Args: json.RawMessage(`{}`)}}}},
+	}}
+	r := Replay{Conv: conv}
+	if _, err := r.Answer(context.Background(), 2, withResult("error: click failed: unknown ref e7")); err != nil {
+		t.Fatalf("the same failure: %v", err)
+	}
+	_, err := r.Answer(context.Background(), 2, withResult("result: clicked e7"))
+	if !errors.Is(err, ErrRecordAgain) || !strings.Contains(err.Error(), "tool result 1 differs from the recording") {
+		t.Fatalf("a call that failed when recorded succeeds now: %v", err)
+	}
+}
+
+// TestConversationFile: a conversation saved and loaded again gives its calls' arguments back
+// compact, as they were sent.
+func TestConversationFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	c := &Conversation{Name: "c", Exchanges: []Exchange{{Answer: Answer{Calls: []Call{{Name: "fill", Args: json.RawMessage(`{"fields":[{"ref":"e1","value":"a b"}]}`)}}}}}}
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil || string(got.Exchanges[0].Answer.Calls[0].Args) != `{"fields":[{"ref":"e1","value":"a b"}]}` {
+		t.Fatalf("loaded %+v, %v", got, err)
+	}
+}
