@@ -23,6 +23,7 @@ import (
 	"github.com/tabrelay/tabrelay/e2e/standin"
 	"github.com/tabrelay/tabrelay/internal/browser"
 	"github.com/tabrelay/tabrelay/internal/testlimit"
+	"github.com/tabrelay/tabrelay/relay"
 )
 
 // conversationsDir holds the recorded conversations (NAME.json) and the pages only they use
@@ -229,10 +230,15 @@ func startStandinWorld(t *testing.T, record bool) *standinWorld {
 	t.Cleanup(site.Close)
 	sw := &llm.Switch{}
 	opts := api.Options{Model: sw, ModelName: "stand-in"}
+	var hub relay.HubOptions
 	if record {
+		// A person standing in for the model takes minutes where a model takes seconds: the
+		// task's time limit and the relay's release of an unused tab's debugger (after which
+		// the page's refs are gone) wait as long as the person does.
 		opts.TaskTimeout = 3 * time.Hour
+		hub.DetachAfter = 3 * time.Hour
 	}
-	return &standinWorld{ae: startAgentEnv(t, opts), model: sw, pages: site.URL, record: record}
+	return &standinWorld{ae: startAgentEnvWith(t, opts, hub), model: sw, pages: site.URL, record: record}
 }
 
 // standinRun is what one episode did.
