@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,9 @@ import (
 //
 //	{"text": "I'll open the second email.", "tool_calls": [{"name": "click", "args": {"ref": "e7"}}]}
 //
-// An answer file that cannot be read as an [Answer] is renamed ans-NNN.json.bad and written
-// again by the stand-in: the error is written to Dir/ans-NNN.error.
+// An answer file that cannot be read as an [Answer] (and stays so for a poll: it may be still
+// being written) is renamed ans-NNN.json.bad, with the error in Dir/ans-NNN.error, for the
+// stand-in to write it again.
 type Files struct {
 	// Dir is the folder; it must exist.
 	Dir string
@@ -53,6 +55,7 @@ func (f Files) Answer(ctx context.Context, n int, req llmtest.Request) (Answer, 
 		poll = 200 * time.Millisecond
 	}
 	var a Answer
+	var last []byte // the answer file as the poll before read it
 	err = wait(ctx, poll, func() (bool, error) {
 		b, err := os.ReadFile(ansPath)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -61,6 +64,11 @@ func (f Files) Answer(ctx context.Context, n int, req llmtest.Request) (Answer, 
 		if err != nil {
 			return false, fmt.Errorf("read the answer to request %d: %w", n, err)
 		}
+		if err := json.Unmarshal(b, &a); err != nil && !bytes.Equal(b, last) {
+			last = b // still being written, maybe: judged once it stays the same for a poll
+			return false, nil
+		}
+		last = nil
 		if err := json.Unmarshal(b, &a); err != nil || (a.Text == "" && len(a.Calls) == 0) {
 			if err == nil {
 				err = errors.New("the answer has neither text nor tool_calls")
