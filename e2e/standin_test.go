@@ -379,8 +379,12 @@ func checkStandinRequests(t *testing.T, ep standinEpisode, exs []standin.Exchang
 	}
 }
 
+// approvedPrefix begins the tool result of a step the person approved.
+const approvedPrefix = "approved by the person"
+
 // checkStoppedAtFailure checks that, in the request after a turn with several calls, every call
-// after the first that failed came back as not run.
+// after the first that failed, or that the person approved (the page changed under their
+// decision), came back as not run.
 func checkStoppedAtFailure(t *testing.T, n int, prev standin.Answer, req llmtest.Request) {
 	t.Helper()
 	if len(prev.Calls) < 2 {
@@ -396,10 +400,12 @@ func checkStoppedAtFailure(t *testing.T, n int, prev standin.Answer, req llmtest
 		switch {
 		case !ok:
 			t.Errorf("request %d: no result for the call %s %s of the turn before", n, c.Name, c.Args)
-		case failed != "" && !strings.Contains(strings.ToLower(res), "not run"):
-			t.Errorf("request %d: %s ran after %s failed in the same reply (its result: %.120q)", n, c.Name, failed, res)
+		case failed != "" && !strings.HasPrefix(res, "not run"):
+			t.Errorf("request %d: %s ran after %s in the same reply (its result: %.120q)", n, c.Name, failed, res)
 		case failed == "" && strings.HasPrefix(res, "error"):
 			failed = c.Name
+		case failed == "" && strings.HasPrefix(res, approvedPrefix):
+			failed = c.Name + " (approved by the person)"
 		}
 	}
 }
@@ -421,6 +427,18 @@ func (ws *standinWorld) checkOutcome(t *testing.T, ep standinEpisode, run standi
 	for _, w := range ep.answer {
 		if !strings.Contains(strings.ToLower(run.task.Answer), strings.ToLower(w)) {
 			t.Errorf("the answer %q does not say %q", run.task.Answer, w)
+		}
+	}
+	if len(run.exchanges) > 0 && len(run.asked) > 0 {
+		// the model's next request says each approval
+		said := 0
+		for _, m := range run.exchanges[len(run.exchanges)-1].Request.ToolResults() {
+			if strings.HasPrefix(m.Text, approvedPrefix) {
+				said++
+			}
+		}
+		if said < len(run.asked) {
+			t.Errorf("the person approved %d step(s) but %d tool result(s) say so (%q)", len(run.asked), said, approvedPrefix)
 		}
 	}
 	switch {
