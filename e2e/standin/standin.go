@@ -258,3 +258,11 @@ func wait(ctx context.Context, tick time.Duration, cond func() (bool, error)) er
 		}
 	}
 }
+
+// Func is an [Answerer] written as a function: another program standing in for the model.
+type Func func(ctx context.Context, n int, req llmtest.Request) (Answer, error)
+
+// Answer calls f.
+func (f Func) Answer(ctx context.Context, n int, req llmtest.Request) (Answer, error) {
+	return f(ctx, n, req)
+}
