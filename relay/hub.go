@@ -194,6 +194,7 @@ func tabTargetID(pageID string) string {
 // target is one shared tab.
 type target struct {
 	id       string
+	held     int    // tasks holding the tab (HoldWhile): its releasing sessions stay
 	tabID    string // synthetic tab target id
 	tab      wire.Tab
 	seq      int64 // recency: higher is more recently shared or focused

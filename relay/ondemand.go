@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"time"
 
 	"github.com/tabrelay/tabrelay/relay/wire"
@@ -54,6 +55,9 @@ func (t *target) holding() int {
 // one has a command unanswered or a binding, else what is left of DetachAfter since the last
 // command or answer; 0 when none holds it any more.
 func (h *Hub) leaseLeft(t *target, now time.Time) time.Duration {
+	if t.held > 0 {
+		return h.opts.DetachAfter
+	}
 	var left time.Duration
 	for _, m := range t.bound {
 		for s := range m {
@@ -67,6 +71,30 @@ func (h *Hub) leaseLeft(t *target, now time.Time) time.Duration {
 		}
 	}
 	return left
+}
+
+// HoldWhile keeps the shared tab targetID's debugger attached, and the releasing clients'
+// sessions on it, until ctx ends: an agent's task holds the tabs it works in while it waits for
+// its model or for the person (a model may think for minutes, and the refs it was shown must
+// still work when it answers). When ctx ends the usual countdown starts. An unknown target is
+// not held.
+func (h *Hub) HoldWhile(ctx context.Context, targetID string) {
+	h.mu.Lock()
+	t := h.targets[targetID]
+	if t == nil {
+		h.mu.Unlock()
+		return
+	}
+	t.held++
+	h.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		t.held--
+		if t.held == 0 && h.targets[t.id] == t && t.holding() == 0 {
+			h.armIdle(t)
+		}
+	})
 }
 
 // releaseSessions ends the releasing clients' sessions on t and tells each client, on the

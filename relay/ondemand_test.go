@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,4 +185,23 @@ func TestInProcessClientLetsGo(t *testing.T) {
 	}
 	want = append(want, "detachTab "+tabA)
 	e.waitFor("detachTab after the binding was removed", func() bool { return slices.Equal(e.ext.Debugger(), want) })
+
+	// A task that holds the tab (waiting for its model or the person) keeps the agent's
+	// session, and so its refs, until the task ends.
+	sid = attach(t, agent, tabA)
+	want = append(want, "attachTab "+tabA)
+	task, endTask := context.WithCancel(ctx(t))
+	defer endTask()
+	e.srv.Hub().HoldWhile(task, tabA)
+	e.srv.Hub().HoldWhile(task, "NO-SUCH-TARGET") // holds nothing, harms nothing
+	time.Sleep(3 * detachAfter)
+	if got := e.ext.Debugger(); !slices.Equal(got, want) {
+		t.Fatalf("while a task holds the tab the extension got %q, want %q", got, want)
+	}
+	if err := evaluate(agent, sid, "1"); err != nil {
+		t.Fatalf("the held session no longer answers: %v", err)
+	}
+	endTask()
+	want = append(want, "detachTab "+tabA)
+	e.waitFor("detachTab after the task ended", func() bool { return slices.Equal(e.ext.Debugger(), want) })
 }

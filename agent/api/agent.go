@@ -162,6 +162,7 @@ func New(ctx context.Context, hub *relay.Hub, opts Options) (a *Agent, err error
 		ImageMode:       opts.ImageMode,
 		Vision:          opts.Vision,
 		Browser:         adapter.New(a.svc),
+		Hold:            hub.HoldWhile,
 		Store:           st,
 		Log:             opts.Log,
 		MaxSteps:        opts.MaxSteps,

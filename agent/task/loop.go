@@ -85,6 +85,9 @@ type loop struct {
 	// set that the model enabled with more_tools, in the order it enabled them.
 	vision  bool
 	enabled []llms.Tool
+
+	// held are the tabs this task holds until it ends (Options.Hold).
+	held map[string]bool
 }
 
 func newLoop(r *Runner, rn *run, ctx context.Context, memory []*Task) *loop {
@@ -285,8 +288,22 @@ func (l *loop) end(s Status, answer, errMsg string) {
 	l.opts.Log.Info().Str("task", t.ID).Str("status", string(s)).Int("steps", len(t.Steps)).Int("llm_calls", t.Usage.LLMCalls).Msg("task ended")
 }
 
+// hold keeps the task's tab attached until the task ends (Options.Hold), before it waits for
+// the model or the person.
+func (l *loop) hold() {
+	if l.opts.Hold == nil || l.tabID == "" || l.held[l.tabID] {
+		return
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[l.tabID] = true
+	l.opts.Hold(l.ctx, l.tabID)
+}
+
 // generate calls the model with the rendered history.
 func (l *loop) generate(system string, tools []llms.Tool) (*llms.ContentResponse, error) {
+	l.hold()
 	msgs := l.messages(system)
 	opts := []llms.CallOption{llms.WithTools(tools), llms.WithMaxTokens(l.opts.MaxTokens)}
 	if l.opts.Stream {
@@ -962,6 +979,7 @@ func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Resu
 
 // confirm pauses the task until the user answers (or the task ends).
 func (l *loop) confirm(step *Step, reason, prompt string) (bool, error) {
+	l.hold()
 	ch := make(chan bool, 1)
 	step.Confirmation = &Confirmation{Reason: reason, Prompt: prompt}
 	l.rn.mu.Lock()

@@ -39,6 +39,10 @@ type Options struct {
 	Vision bool
 	// Browser reads and acts on tabs.
 	Browser Browser
+	// Hold, when set, keeps a tab's debugger and the agent's session on it until ctx ends
+	// (relay.Hub.HoldWhile): a task holds each tab it works in while it waits for its model or
+	// for the person, so the refs the model was shown still work when it answers.
+	Hold func(ctx context.Context, tabID string)
 	// Store persists tasks; nil keeps them in memory only.
 	Store Store
 	// Log receives debug and info lines (never page contents or secrets at info). The zero
