@@ -1200,8 +1200,8 @@ func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
 	switch {
 	case e.L != "":
 		n.inferred, n.inferredBy = e.L, ByText
-	case len(e.E) == 2:
-		if w := describe.Infer(e.E[0], e.E[1]); w != "" {
+	case len(e.E) == 3:
+		if w := describe.Infer(e.E[0], e.E[1], e.E[2]); w != "" {
 			n.inferred, n.inferredBy = w, ByIcon
 		}
 	}

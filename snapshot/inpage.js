@@ -537,10 +537,12 @@
       else if (fieldRoles.has(role) || f & EDITABLE) {
         const l = textBefore(el);
         if (l) n.l = l;
-      } else if ((iconRoles.has(role) && (role !== 'generic' && role !== 'listitem' && role !== 'image' || f & (POINTER | LISTENER | FOCUSABLE))) &&
+      } else if ((iconRoles.has(role) && (role !== 'generic' && role !== 'listitem' && role !== 'image' || f & (POINTER | LISTENER | FOCUSABLE) ||
+        // a leaf drawn as a picture (content: url(…), a background image): an icon a script may make clickable
+        (!el.firstElementChild && ((st.content || '').startsWith('url(') || st.backgroundImage !== 'none')))) &&
         !collapse(el.textContent || '')) {
         const e = evidence(el);
-        if (e.icons.length || e.data.length) n.e = [e.icons, e.data];
+        if (e.icons.length || e.data.length || e.classes.length) n.e = [e.icons, e.data, e.classes];
       }
       const v = valueOf(el, role);
       // a field's value as it is typed (a trailing space is part of it); other values as shown

@@ -255,7 +255,7 @@ func (s *Service) readElement(ctx context.Context, ts *tabState, ref string) (*g
 		el.Role = probe.Role
 	}
 	if strings.TrimSpace(el.Name) == "" && strings.TrimSpace(el.Text) == "" {
-		el.Inferred = describe.Infer(el.Icons, el.Data)
+		el.Inferred = describe.Infer(el.Icons, el.Data, el.Classes)
 	}
 	return &el, nil
 }
@@ -366,7 +366,7 @@ var probeJS = `function() {
 	const region = el.closest('section[aria-label],section[aria-labelledby],[role=region],[role=group][aria-label],fieldset');
 	if (region) addHeading(region.tagName === 'FIELDSET' ? txt(region.querySelector('legend')) : (region.getAttribute('aria-label') || ids(region.getAttribute('aria-labelledby'))));
 	// icons and data-* attributes of the element and its descendants (describe.EvidenceJS)
-	const { icons, data } = (` + describe.EvidenceJS + `)(el);
+	const { icons, data, classes } = (` + describe.EvidenceJS + `)(el);
 	// the state of its form now: what a commit sends (see gate.Form)
 	// (an element in no form: the lists, boxes and fields beside it, method "", for a bulk action
 	// chosen in a toolbar's list and carried out by its Apply)
@@ -409,7 +409,7 @@ var probeJS = `function() {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, classes, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

@@ -29,6 +29,9 @@ type Evidence struct {
 	// Data are its and its descendants' ids, button name/value pairs, inline handlers,
 	// javascript: links and data-* attributes, each "name value" ("action delete-file").
 	Data []string `json:"data,omitempty"`
+	// Classes are the plain class names of it and its descendants (not icon-font ones, which
+	// are Icons): a last resort for a control nothing else names (<span class="trash">).
+	Classes []string `json:"classes,omitempty"`
 }
 
 // Mark is the state rendered after a name that was inferred from evidence rather than given
@@ -78,9 +81,11 @@ var noise = func() map[string]bool {
 
 // Infer is the name the evidence of an element with no accessible name gives it: the words of
 // its first icon or attribute that says more than how it is drawn ("fa-trash-can" is "trash
-// can", "id send-reply" is "send reply", "#icon-star" is "star", an emoji is itself), or ""
-// when nothing there is readable. Icons come before data: what is drawn is what a person sees.
-func Infer(icons, data []string) string {
+// can", "id send-reply" is "send reply", "#icon-star" is "star", an emoji is itself), else of
+// its plain class names, or "" when nothing there is readable. Icons come before attributes:
+// what is drawn is what a person sees; class names come last, and only their word-like parts
+// (styling classes and generated names say nothing).
+func Infer(icons, data, classes []string) string {
 	for _, list := range [][]string{icons, data} {
 		for _, s := range list {
 			if n := words(s); n != "" {
@@ -88,7 +93,35 @@ func Infer(icons, data []string) string {
 			}
 		}
 	}
+	for _, c := range classes {
+		toks := Tokens(c)
+		if len(toks) > 3 {
+			continue // a layout name ("row-item-wrapper-main"), not what the control does
+		}
+		var out []string
+		for _, t := range toks {
+			if !noise[t] && wordLike(t) {
+				out = append(out, t)
+			}
+		}
+		if len(out) > 0 {
+			return strings.Join(out, " ")
+		}
+	}
 	return ""
+}
+
+// wordLike reports whether a class name's token reads as a word: three letters or more, a
+// vowel among them, no digits.
+func wordLike(t string) bool {
+	if len(t) < 3 || strings.ContainsFunc(t, unicode.IsDigit) {
+		return false
+	}
+	return strings.ContainsAny(t, "aeiouy") || !isASCII(t)
+}
+
+func isASCII(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r > unicode.MaxASCII }) < 0
 }
 
 // words is the readable part of one icon or attribute name ("" when none).

@@ -29,7 +29,7 @@ func TestInfer(t *testing.T) {
 		{nil, []string{"id caiuykjwpr"}, ""},
 		{nil, []string{"id h5psqrh1qa", "id strengths"}, "strengths"},
 	} {
-		if got := Infer(tc.icons, tc.data); got != tc.want {
+		if got := Infer(tc.icons, tc.data, nil); got != tc.want {
 			t.Errorf("Infer(%q, %q) = %q, want %q", tc.icons, tc.data, got, tc.want)
 		}
 	}
@@ -65,9 +65,32 @@ func FuzzInfer(f *testing.F) {
 	f.Add("fa-trash-can", "id send")
 	f.Add("\ue872", "")
 	f.Fuzz(func(t *testing.T, icon, data string) {
-		got := Infer([]string{icon}, []string{data})
+		got := Infer([]string{icon}, []string{data}, []string{data})
 		if len(Tokens(got)) > 4 && pictographs(got) == "" {
 			t.Errorf("Infer gave more than four words: %q", got)
 		}
 	})
+}
+
+// TestInferFromClasses: a control nothing else names is named by its plain class names, their
+// word-like parts only.
+func TestInferFromClasses(t *testing.T) {
+	for _, tc := range []struct {
+		classes []string
+		want    string
+	}{
+		{[]string{"trash"}, "trash"},
+		{[]string{"email-actions", "star"}, "email actions"},
+		{[]string{"btn", "btn-primary", "retweet"}, "retweet"},
+		{[]string{"sc-bdfBwQ", "css-1x2y3z"}, ""},
+		{[]string{"row-item-wrapper-container-main-x"}, ""},
+		{nil, ""},
+	} {
+		if got := Infer(nil, nil, tc.classes); got != tc.want {
+			t.Errorf("Infer(classes %q) = %q, want %q", tc.classes, got, tc.want)
+		}
+	}
+	if got := Infer([]string{"delete.png"}, nil, []string{"trash"}); got != "delete" {
+		t.Errorf("an icon comes before a class: %q", got)
+	}
 }

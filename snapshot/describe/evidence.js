@@ -7,9 +7,11 @@
 // unnamed <img> file names, SVG <use href> and <title>, icon-font classes.
 // data: the element's and descendants' ids, a button's name and value, inline handlers,
 // javascript: links and data-* attributes ("name value").
+// classes: the plain class names of the element and its descendants (a last resort for a
+// control nothing else names: <span class="trash">).
 function (el) {
 	const clean = s => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
-	const icons = [], data = [];
+	const icons = [], data = [], classes = [];
 	const addTo = (arr, v) => { v = clean(v); if (v && arr.length < 24 && !arr.includes(v)) arr.push(v.slice(0, 160)); };
 	const fileName = u => { u = String(u || ''); if (!u || u.startsWith('data:')) return ''; return u.split(/[?#]/)[0].split('/').pop(); };
 	const iconClass = /^(fa|fas|far|fal|fad|fab|bi|mdi|glyphicon|icon|icons|ti|ri|la|las|lar|octicon|lucide|feather|ion|gg|ph|codicon|material|ms|symbol)[-_]|[-_](icon|ico)$|^icon/i;
@@ -18,10 +20,11 @@ function (el) {
 	const kids = el && el.querySelectorAll ? Array.from(el.querySelectorAll('*')).slice(0, 40) : [];
 	for (const d of [el, ...kids]) {
 		if (!d || !d.getAttribute) continue;
-		if (d !== el) for (const p of ['::before', '::after']) {
-			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal') addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
+		for (const p of ['::before', '::after']) {
+			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal' && !c.startsWith('url(')) addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
 		}
-		try { const cs = getComputedStyle(d); for (const bg of [cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) for (const f of urls(bg)) addTo(icons, f); } catch (e) {}
+		// an image drawn in the element's place (content: url(star.png)) or behind it
+		try { const cs = getComputedStyle(d); for (const bg of [cs.content, cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) for (const f of urls(bg)) addTo(icons, f); } catch (e) {}
 		for (const p of ['::before', '::after']) {
 			try { for (const f of urls(getComputedStyle(d, p).backgroundImage)) addTo(icons, f); } catch (e) {}
 		}
@@ -30,7 +33,7 @@ function (el) {
 		if (t === 'use') addTo(icons, d.getAttribute('href') || d.getAttribute('xlink:href'));
 		if (t === 'svg') { const ti = d.querySelector('title'); if (ti) addTo(icons, ti.textContent); }
 		const cls = typeof d.className === 'string' ? d.className : (d.getAttribute('class') || '');
-		for (const c of cls.split(/\s+/)) if (c && iconClass.test(c)) addTo(icons, c);
+		for (const c of cls.split(/\s+/)) if (c && iconClass.test(c)) addTo(icons, c); else if (c && c.length <= 40) addTo(classes, c);
 		// what the page's own code calls it: its id, a button's name and value (sent with the
 		// form), an inline handler, a javascript: link
 		if (d.id && d.id.length <= 80) addTo(data, 'id ' + d.id);
@@ -43,5 +46,5 @@ function (el) {
 			if (a.name.startsWith('data-') && a.value.length <= 80 && !/^[\d\s.,-]*$/.test(a.value)) addTo(data, a.name.slice(5) + ' ' + a.value);
 		}
 	}
-	return { icons, data };
+	return { icons, data, classes };
 }

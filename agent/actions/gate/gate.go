@@ -184,6 +184,9 @@ type Element struct {
 	Icons []string `json:"icons"`
 	// Data are its and its descendants' data-* attributes, "name value" ("action delete-file").
 	Data []string `json:"data"`
+	// Classes are the plain class names of it and its descendants: read only through Inferred,
+	// for a control nothing else names.
+	Classes []string `json:"classes"`
 	// Opens is true for a control that opens a menu, popup or section (aria-haspopup,
 	// aria-expanded): it commits nothing itself.
 	Opens bool `json:"opens"`
@@ -517,6 +520,13 @@ func (g *Gate) labelHit(el *Element) (hit, string) {
 	for _, ic := range el.Icons {
 		if h := g.vocab.iconHit(ic); h.level > best.level {
 			best, where = h, fmt.Sprintf("its icon is %q", clip(ic, 80))
+		}
+	}
+	// a control nothing names is judged by the name its evidence gives it, as the model and
+	// the person read it (its class names included)
+	if el.Inferred != "" && strings.TrimSpace(el.Name) == "" {
+		if h := g.vocab.iconHit(el.Inferred); h.level > best.level {
+			best, where = h, fmt.Sprintf("its icon or class says %q", clip(el.Inferred, 80))
 		}
 	}
 	for _, dt := range el.Data {
