@@ -247,7 +247,7 @@
       const block = k.nodeType === 1 && !inlineDisplay.has(style(k).display);
       out += block ? ' ' + t + ' ' : t;
     }
-    if (node.nodeType === 1 && !collapse(out) && !top && el.title) return el.title;
+    if (node.nodeType === 1 && !top && el.title && !collapse(out)) return el.title;
     return out;
   };
 
