@@ -247,7 +247,7 @@
       const block = k.nodeType === 1 && !inlineDisplay.has(style(k).display);
       out += block ? ' ' + t + ' ' : t;
     }
-    if (node.nodeType === 1 && !collapse(out) && !top && el.title) return el.title;
+    if (node.nodeType === 1 && !top && el.title && !collapse(out)) return el.title;
     return out;
   };
 
@@ -431,6 +431,37 @@
     return '';
   };
 
+  // what the URL parser leaves as it is in a path, query or fragment of an http(s) URL: an
+  // href made of these alone, with no dot segment and not starting with //, resolves to the
+  // base's scheme and authority followed by the href (a path) or to the base up to its fragment
+  // followed by the href (a fragment)
+  const plainRef = /^(#[\w~!$&()*+,;=:@%\-./?#]*|\/(?!\/)[\w~!$&()*+,;=:@%\-./?#]*)$/;
+  const dotSegment = /(^|\/)(\.|%2e){1,2}(\/|\?|#|$)/i;
+  /** @type {{base: string, noFragment: string, authority: string} | null} the document's base URL, per walk */
+  let baseParts = null;
+  /**
+   * hrefOf is String(el.href) of a link ('' when it has none): el.href runs the URL parser on every call, a tenth
+   * of a walk on a page of links, so the common plain references (#section, /wiki/Page) of an
+   * HTML <a> or <area> are joined to the document's base here, as the parser would
+   * @param {any} el
+   */
+  const hrefOf = (el) => {
+    const raw = (el.tagName === 'A' || el.tagName === 'AREA') && el.namespaceURI === 'http://www.w3.org/1999/xhtml' ? el.getAttribute('href') : null;
+    if (raw && plainRef.test(raw) && !dotSegment.test(raw)) {
+      const base = document.baseURI;
+      if (!baseParts || baseParts.base !== base) {
+        baseParts = null;
+        if (/^https?:\/\//.test(base)) {
+          const u = new URL(base);
+          baseParts = { base, noFragment: base.split('#')[0], authority: u.href.slice(0, u.href.length - (u.pathname + u.search + u.hash).length) };
+        }
+      }
+      if (baseParts) return raw[0] === '#' ? baseParts.noFragment + raw : baseParts.authority + raw;
+    }
+    const h = el.href;
+    return h ? String(h) : '';
+  };
+
   /**
    * @param {Node} root
    * @param {{boxes?: boolean}} opts
@@ -549,7 +580,10 @@
       if (v) n.v = tag === 'INPUT' || tag === 'TEXTAREA' ? v : collapse(v);
       const s = statesOf(el, role);
       if (s.length) n.s = s;
-      if (role === 'link' && el.href) n.u = String(el.href);
+      if (role === 'link') {
+        const u = hrefOf(el);
+        if (u) n.u = u;
+      }
       const box = () => {
         const r = el.getBoundingClientRect();
         if (r.width || r.height) {

@@ -140,11 +140,53 @@ func runSnapshot(cfg config, r *Results) error {
 			fmt.Fprintf(os.Stderr, "--- ours %s\n%s\n--- playwright\n%s\n", name, text, pwText)
 		}
 	}
+	if err := firstOnSaved(ctx, cfg, s, c, endpoint, m, r); err != nil {
+		return err
+	}
 	r.add(Figure{Group: "snapshot", Name: "all pages: total size", Unit: "tokens", Value: totalOurs, Reference: totalPW, RefName: "Playwright AI snapshot", Target: "≤ 0.7×", Met: met(totalOurs <= 0.7*totalPW)})
 	r.add(Figure{Group: "snapshot", Name: "all pages: total build time", Unit: "ms", Value: timeOurs, Reference: timePW, RefName: "Playwright AI snapshot", Target: "≤ 1×", Met: met(timeOurs <= timePW)})
 	if timeAX > 0 {
 		r.add(Figure{Group: "snapshot", Name: "all pages: total build time from the accessibility tree (pages where it finished)", Unit: "ms", Value: timeAX, Reference: timePW, RefName: "Playwright AI snapshot"})
 	}
+	return nil
+}
+
+// firstOnSaved compares a first snapshot (a whole build: nothing of an earlier one reused) with
+// Playwright's AI snapshot on the saved real-world pages (repeatPages; -short takes the first
+// repeatShortPages), measured as on the fixture pages (measurement.compare, the sides
+// alternating): a page's ratio is the median of our times over the median of Playwright's, and
+// the figures are the median and 90th percentile of the ratios.
+func firstOnSaved(ctx context.Context, cfg config, s *realSetup, c *cdpclient.Client, endpoint string, m measurement, r *Results) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	pages := repeatPages
+	if cfg.short {
+		pages = repeatPages[:repeatShortPages]
+	}
+	saved, err := serveDir(filepath.Join(root, "e2e", "bench", "testdata", "pages"))
+	if err != nil {
+		return err
+	}
+	defer saved.Close()
+	var ratios []float64
+	for _, p := range pages {
+		tab, err := s.b.ShareURL(ctx, "http://"+saved.Addr().String()+"/"+p)
+		if err != nil {
+			return fmt.Errorf("share %s: %w", p, err)
+		}
+		ms, pwMS, _, _, err := m.compare(ctx, c, endpoint, tab.TargetID, tab.URL)
+		s.b.CloseTab(context.WithoutCancel(ctx), tab)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		ours, pw := median(ms), median(pwMS)
+		ratios = append(ratios, ours/pw)
+		r.add(Figure{Group: "snapshot", Name: "first snapshot, " + p, Unit: "ms", Value: ours, Reference: pw, RefName: "Playwright AI snapshot"})
+	}
+	r.add(Figure{Group: "snapshot", Name: fmt.Sprintf("first snapshot, %d real pages: median ratio", len(pages)), Unit: "×", Value: median(ratios), Target: "≤ 0.5×", Met: met(median(ratios) <= 0.5)})
+	r.add(Figure{Group: "snapshot", Name: fmt.Sprintf("first snapshot, %d real pages: p90 ratio", len(pages)), Unit: "×", Value: p90(ratios), Target: "≤ 0.8×", Met: met(p90(ratios) <= 0.8)})
 	return nil
 }
 

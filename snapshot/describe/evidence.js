@@ -20,13 +20,17 @@ function (el) {
 	const kids = el && el.querySelectorAll ? Array.from(el.querySelectorAll('*')).slice(0, 40) : [];
 	for (const d of [el, ...kids]) {
 		if (!d || !d.getAttribute) continue;
-		for (const p of ['::before', '::after']) {
-			try { const c = getComputedStyle(d, p).content; if (c && c !== 'none' && c !== 'normal' && !c.startsWith('url(')) addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
+		// each pseudo-element's style is read once (its content, then its background below): a
+		// style read is most of what this function costs
+		let before = null, after = null;
+		try { before = getComputedStyle(d, '::before'); after = getComputedStyle(d, '::after'); } catch (e) {}
+		for (const ps of [before, after]) {
+			try { const c = ps && ps.content; if (c && c !== 'none' && c !== 'normal' && !c.startsWith('url(')) addTo(icons, c.replace(/^["']|["']$/g, '')); } catch (e) {}
 		}
 		// an image drawn in the element's place (content: url(star.png)) or behind it
 		try { const cs = getComputedStyle(d); for (const bg of [cs.content, cs.backgroundImage, cs.maskImage, cs.webkitMaskImage]) for (const f of urls(bg)) addTo(icons, f); } catch (e) {}
-		for (const p of ['::before', '::after']) {
-			try { for (const f of urls(getComputedStyle(d, p).backgroundImage)) addTo(icons, f); } catch (e) {}
+		for (const ps of [before, after]) {
+			try { if (ps) for (const f of urls(ps.content)) addTo(icons, f); if (ps) for (const f of urls(ps.backgroundImage)) addTo(icons, f); } catch (e) {}
 		}
 		const t = tagOf(d);
 		if (t === 'img' && !d.getAttribute('alt')) addTo(icons, fileName(d.getAttribute('src')));
