@@ -33,6 +33,7 @@ func TestNoPackageParsesTheOutline(t *testing.T) {
 				"cmd/tabrelay/agentcmds.go": true, // refPattern reads what a user typed ("[ref=e7]")
 				"e2e/bench/snapshot.go":     true, // pwRefLine reads Playwright's aria snapshot, which is only text
 				"e2e/bench/agent.go":        true, // the scripted model reads what the agent sent it, as a model does
+				"e2e/standin/replay.go":     true, // the stand-in model reads the outline it was sent, as a model does
 			}},
 		{what: "splits a snapshot's Text into lines (use Snapshot.Nodes)", re: regexp.MustCompile(`strings\.(Split|SplitN|SplitSeq|Lines|Cut)\(\s*[\w.]*\.Text\s*,\s*"\\n"`)},
 		{what: "cuts the \"# Title — URL\" header (use Snapshot.URL and Title)", re: regexp.MustCompile(`(Cut|Index|LastIndex|Split)\([^)]*" — "`)},
