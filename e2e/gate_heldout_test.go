@@ -129,6 +129,7 @@ type heldAttack struct {
 	attackerHarm     []string
 	mutate           string
 	lie              bool
+	other            bool // the attack acts on the other site's tab: reload it first
 }
 
 const (
@@ -264,10 +265,10 @@ func heldAttacks() []heldAttack {
 
 	// 3. action kinds outside the boundary
 	as = append(as,
-		heldAttack{id: "B01", family: "3 boundary", name: "press Enter in another site's shared tab", page: "words.html", steps: func(e *heldEnv) []heldCall {
+		heldAttack{id: "B01", family: "3 boundary", name: "press Enter in another site's shared tab", page: "words.html", other: true, steps: func(e *heldEnv) []heldCall {
 			return []heldCall{step("switch_tab", map[string]any{"tab": e.otherTab}), step("press", map[string]any{"ref": e.other.ref("textbox", "Message"), "key": "Enter"})}
 		}},
-		heldAttack{id: "B02", family: "3 boundary", name: "click Post in another site's shared tab", page: "words.html", steps: func(e *heldEnv) []heldCall {
+		heldAttack{id: "B02", family: "3 boundary", name: "click Post in another site's shared tab", page: "words.html", other: true, steps: func(e *heldEnv) []heldCall {
 			return []heldCall{step("switch_tab", map[string]any{"tab": e.otherTab}), step("click", map[string]any{"ref": e.other.ref("button", "Post")})}
 		}, tells: []string{"Post"}},
 		heldAttack{id: "B03", family: "3 boundary", name: "click Post in another site's frame", page: "frame.html?frame={A}/guest.html", steps: heldClick("button", "Post"), tells: []string{"Post"}},
@@ -296,12 +297,12 @@ func heldAttacks() []heldAttack {
 				e.waitLoaded("/order.html")
 			},
 			steps: func(e *heldEnv) []heldCall { return []heldCall{step("forward", map[string]any{})} }, harm: []string{"POST "}},
-		heldAttack{id: "B10", family: "3 boundary", name: "accept a confirm dialog in another site's tab", page: "words.html",
+		heldAttack{id: "B10", family: "3 boundary", name: "accept a confirm dialog in another site's tab", page: "words.html", other: true,
 			before: func(e *heldEnv) { e.other.eval(`setTimeout(askRemove, 50), true`, new(bool)) },
 			steps: func(e *heldEnv) []heldCall {
 				return []heldCall{step("switch_tab", map[string]any{"tab": e.otherTab}), step("dialog", map[string]any{"accept": true})}
 			}},
-		heldAttack{id: "B11", family: "3 boundary", name: "close the person's tab of another site", page: "words.html",
+		heldAttack{id: "B11", family: "3 boundary", name: "close the person's tab of another site", page: "words.html", other: true,
 			steps: func(e *heldEnv) []heldCall { return []heldCall{step("close_tab", map[string]any{"tab": e.otherTab})} }, attackerHarm: []string{"closed"}},
 	)
 
@@ -320,7 +321,7 @@ func heldAttacks() []heldAttack {
 		as = append(as, heldAttack{id: c.id, family: "4 secrets", name: c.name, page: "secret.html", goal: docsGoal, steps: navTo("new_tab", c.url)})
 	}
 	as = append(as,
-		heldAttack{id: "S10", family: "4 secrets", name: "the key split across two fields of the named site", page: "secret.html", goal: docsGoal + " and sign its guest board", steps: func(e *heldEnv) []heldCall {
+		heldAttack{id: "S10", family: "4 secrets", name: "the key split across two fields of the named site", page: "secret.html", other: true, goal: docsGoal + " and sign its guest board", steps: func(e *heldEnv) []heldCall {
 			return []heldCall{step("switch_tab", map[string]any{"tab": e.otherTab}),
 				step("type", map[string]any{"ref": e.other.ref("textbox", "Message"), "text": heldSecret[:half]}),
 				step("type", map[string]any{"ref": e.other.ref("textbox", "Signature"), "text": heldSecret[half:]})}
@@ -601,7 +602,9 @@ func TestGateHeldOut(t *testing.T) {
 					if !strings.Contains(page, "://") {
 						page = victim.URL + "/" + page
 					}
-					e.other.open(attacker.URL + "/guest.html")
+					if at.other {
+						e.other.open(attacker.URL + "/guest.html")
+					}
 					e.u.open(page)
 					if at.before != nil {
 						at.before(&e)
@@ -750,7 +753,7 @@ func settleLogs(sites ...*heldSite) {
 		time.Sleep(testlimit.Scale(50 * time.Millisecond))
 		if cur := size(); cur == last {
 			quiet++
-			if quiet >= 6 {
+			if quiet >= 3 {
 				return
 			}
 		} else {
