@@ -37,7 +37,7 @@ func TestSnapshotBudget(t *testing.T) {
 	if tokens < 3000 {
 		t.Errorf("maxTokens=4000 used only %d tokens", tokens)
 	}
-	for _, want := range []string{`searchbox "Search products"`, "lines left out", "search action", "more regions like e"} {
+	for _, want := range []string{`searchbox "Search products"`, "lines left out", "find searches them", "more regions like e"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the budgeted snapshot has no %q:\n%s", want, text)
 		}

@@ -148,6 +148,120 @@ func class(n *Node, below, inModal, modalOpen bool) int {
 	return c
 }
 
+// leadShare is the share of a budget (in percent) the start of the main content takes first.
+const leadShare = 60
+
+// asideRoles hold what is beside the main content: the start of the content skips them.
+var asideRoles = map[string]bool{"navigation": true, "complementary": true, "banner": true, "contentinfo": true, "search": true,
+	"form": true, "table": true, "figure": true, "dialog": true, "alertdialog": true, "menu": true, "menubar": true, "toolbar": true,
+	"tablist": true, "img": true}
+
+// leadOf is the start of root's main content, in document order, up to about budget tokens as
+// cost estimates them: what a reader reads first (the title, the byline and date, the first
+// paragraphs), without what sits beside it (navigation, tables, forms, lists of links).
+// The main content is the first main landmark, else the first article, else the element with
+// the most prose of its own.
+func leadOf(root *Node, budget int, cost func(*Node) int) map[*Node]bool {
+	main := first(root, "main")
+	if main == nil {
+		main = first(root, "article")
+	}
+	if main == nil {
+		main = densest(root)
+	}
+	lead := map[*Node]bool{}
+	if main == nil {
+		return lead
+	}
+	used := 0
+	main.Walk(func(n *Node) bool {
+		if used > budget {
+			return false
+		}
+		if n == main {
+			return true
+		}
+		if asideRoles[n.Role] || (n.Role == "list" && linkList(n)) {
+			return false
+		}
+		used += cost(n)
+		if used <= budget {
+			lead[n] = true
+		}
+		return true
+	})
+	return lead
+}
+
+// first is the first node of root's subtree with the role, nil if none.
+func first(root *Node, role string) *Node {
+	var f *Node
+	root.Walk(func(n *Node) bool {
+		if f == nil && n.Role == role {
+			f = n
+		}
+		return f == nil
+	})
+	return f
+}
+
+// densest is the element whose own text (its text and paragraph children) is longest: the
+// body of an article on a page without landmarks; nil when no element holds 200 bytes of it.
+func densest(root *Node) *Node {
+	var best *Node
+	most := 200
+	root.Walk(func(n *Node) bool {
+		if n.IsText() || n == root {
+			return true
+		}
+		size := 0
+		for _, k := range n.Children {
+			switch {
+			case k.IsText():
+				size += len(k.Text)
+			case k.Role == "paragraph":
+				for _, d := range k.Children {
+					if d.IsText() {
+						size += len(d.Text)
+					}
+				}
+			}
+		}
+		if size > most {
+			best, most = n, size
+		}
+		return true
+	})
+	return best
+}
+
+// linkList reports whether a list is mostly links (a menu, a table of contents, related
+// stories): more of its words are in links than not.
+func linkList(n *Node) bool {
+	in, out := 0, 0
+	var count func(d *Node, link bool)
+	count = func(d *Node, link bool) {
+		link = link || d.Role == "link"
+		w := len(d.Text)
+		if !d.IsText() && d.Role == "link" {
+			w = len(d.Name)
+		}
+		if link {
+			in += w
+		} else {
+			out += w
+		}
+		if d.Role == "link" {
+			return
+		}
+		for _, k := range d.Children {
+			count(k, link)
+		}
+	}
+	count(n, false)
+	return in > out
+}
+
 // unit is what a budget keeps or leaves as one: a node, or an item with its subtree.
 type unit struct {
 	nodes []*Node
@@ -196,11 +310,16 @@ func newPlan(root *Node, o Options, page *url.URL, budget, keep int, costs map[*
 		costs[n] = c
 		return c
 	}
+	lead := map[*Node]bool{}
+	if !o.Interactive {
+		lead = leadOf(root, budget*leadShare/100, p.cost)
+	}
 	order := 0
-	var visit func(n *Node, below, inModal bool)
-	visit = func(n *Node, below, inModal bool) {
+	var visit func(n *Node, below, inModal, prose bool)
+	visit = func(n *Node, below, inModal, prose bool) {
 		inModal = inModal || n.Modal
 		below = below || n.Below
+		prose = prose || n.Role == "paragraph"
 		kids := n.Children
 		// collapse runs of alike siblings to a few examples
 		collapsed := map[*Node]bool{}
@@ -227,10 +346,17 @@ func newPlan(root *Node, o Options, page *url.URL, budget, keep int, costs map[*
 				continue // written on n's own line, kept with n
 			}
 			if o.Interactive && k.Ref == "" {
-				visit(k, below, inModal)
+				visit(k, below, inModal, prose)
 				continue
 			}
 			u := unit{nodes: []*Node{k}, cost: p.cost(k), class: class(k, below || k.Below, inModal, modal != nil), order: order}
+			if prose && u.class == 2 {
+				u.class = 3 // a link in a paragraph is read with its text, not before it
+			}
+			if lead[k] && u.class > 1 {
+				// the start of the page's main content reads first, wherever the fold is
+				u.class = class(&Node{Role: "heading"}, false, inModal, modal != nil)
+			}
 			if itemRoles[k.Role] && len(k.Children) > 0 && !o.Interactive {
 				sub := u
 				k.Walk(func(d *Node) bool {
@@ -252,10 +378,10 @@ func newPlan(root *Node, o Options, page *url.URL, budget, keep int, costs map[*
 				}
 			}
 			p.units = append(p.units, u)
-			visit(k, below, inModal)
+			visit(k, below, inModal, prose)
 		}
 	}
-	visit(root, false, false)
+	visit(root, false, false, false)
 	slices.SortStableFunc(p.units, func(a, b unit) int {
 		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.order, b.order))
 	})
@@ -408,8 +534,8 @@ func fit(root *Node, o Options, page *url.URL, budget, keep int, costs map[*Node
 	return best, bestRefs, bestSel, bestN
 }
 
-// note is the header line saying what a budget left out and how to reach it.
-func (l left) note(maxTokens int) string {
+// note is the header line saying what a budget left out and which tools reach it.
+func (l left) note(maxTokens int, tools Tools) string {
 	if l.lines == 0 {
 		return ""
 	}
@@ -419,6 +545,6 @@ func (l left) note(maxTokens int) string {
 	if l.below > 0 || l.repeated > 0 {
 		b.WriteString(" (" + strconv.Itoa(l.below) + " below the fold, " + strconv.Itoa(l.repeated) + " in repeated items)")
 	}
-	b.WriteString(": the search action finds them, snapshot scope=<ref> shows a part\n")
+	b.WriteString(": " + tools.Find + " searches them, " + tools.Scope + " shows a part\n")
 	return b.String()
 }

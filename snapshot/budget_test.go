@@ -54,7 +54,7 @@ func TestBudget(t *testing.T) {
 			[]string{`- button "OK" [ref=e1]`}, []string{"left out"}},
 		{"repeated rows collapse", bigPage(300), 1500,
 			[]string{`- link "Home" [ref=e1]`, `link "Open widget 0" [ref=e100]`, `link "Open widget 2" [ref=e102]`,
-				`link "Open widget 8" [ref=e108]`, "more rows like e100", "lines left out", "search action"},
+				`link "Open widget 8" [ref=e108]`, "more rows like e100", "lines left out", "find searches them, snapshot with scope=<ref> shows a part"},
 			[]string{"Open widget 24\"", "Long prose 39"}},
 		{"in view before below the fold", bigPage(300), 400,
 			[]string{`- link "Home" [ref=e1]`, "more rows like e100", "lines left out", "below the fold"}, []string{"Long prose 5 "}},

@@ -95,7 +95,9 @@ type node struct {
 	// ariaHidden marks an element with aria-hidden=true that is shown on screen: the
 	// accessibility tree leaves it out, the outline lists it (and what is in it) marked
 	ariaHidden bool
-	y          float64 // document y of the element's box (main frame only), -1 if unknown
+	inferred   string    // a name the element lacks, inferred (in-page builds; see Node.Inferred)
+	inferredBy Inference // where inferred comes from
+	y          float64   // document y of the element's box (main frame only), -1 if unknown
 	bottom     float64
 }
 

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ChangeKind says how a node differs between two page models.
@@ -52,12 +54,84 @@ type Change struct {
 type Diff struct {
 	// Changes are the differences; nil when the page models are the same.
 	Changes []Change
+	// Ticking are the changes of counters and clocks: an element or text whose numbers (and
+	// nothing else) changed in this diff and in the one before it (a countdown, a clock, "3
+	// min ago"). They are not in Changes: a page whose clock ticks is not a changed page. The
+	// rendered diff names them in one line, as they are now.
+	Ticking []Change
 	// URL is the later page's URL, for rendering links.
 	URL string
 }
 
-// Empty reports whether nothing changed.
+// Empty reports whether nothing changed but counters and clocks (Ticking).
 func (d *Diff) Empty() bool { return len(d.Changes) == 0 }
+
+// SamePage reports whether snapshot b shows the same page as a: the same document (when both
+// know it) at the same URL but for its fragment. Going to "#comments" on a page, or a script
+// setting location.hash, leaves the page where it was: what changed is a diff, not a new page.
+func SamePage(a, b *Snapshot) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	if fa, fb := a.mainFrame(), b.mainFrame(); fa != nil && fb != nil && fa.LoaderID != "" && fb.LoaderID != "" && fa.LoaderID != fb.LoaderID {
+		return false
+	}
+	ua, _, _ := strings.Cut(a.URL, "#")
+	ub, _, _ := strings.Cut(b.URL, "#")
+	return ua == ub
+}
+
+// mainFrame is the frame of the snapshot's document (nil when unknown: a snapshot decoded from
+// JSON, or one a dialog blocked).
+func (s *Snapshot) mainFrame() *Frame {
+	if s.Root == nil {
+		return nil
+	}
+	return s.Root.Frame
+}
+
+// tickMin is how many diffs in a row a node's numbers must change in, and nothing else of it,
+// to be a counter or a clock (Diff.Ticking).
+const tickMin = 2
+
+// ticks counts, for the nodes of one snapshot's tree, in how many diffs in a row up to it
+// their numbers alone changed. Copies of a snapshot share it (they share the tree).
+type ticks struct {
+	mu sync.Mutex
+	n  map[*Node]int
+}
+
+func (t *ticks) get(n *Node) int {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n[n]
+}
+
+func (t *ticks) set(n *Node, v int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == nil {
+		t.n = map[*Node]int{}
+	}
+	t.n[n] = v
+}
+
+// digits matches a run of digits, which a counter's ticks change.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// numbersOnly reports whether a and b (a matched pair that does not show the same) differ in
+// their numbers alone: "00:41" and "00:40", "Cart (2)" and "Cart (3)".
+func numbersOnly(a, b *Node) bool {
+	x, y := *a, *b
+	x.Name, y.Name = digits.ReplaceAllString(a.Name, "#"), digits.ReplaceAllString(b.Name, "#")
+	x.Text, y.Text = digits.ReplaceAllString(a.Text, "#"), digits.ReplaceAllString(b.Text, "#")
+	x.Value, y.Value = digits.ReplaceAllString(a.Value, "#"), digits.ReplaceAllString(b.Value, "#")
+	x.Inferred, y.Inferred = digits.ReplaceAllString(a.Inferred, "#"), digits.ReplaceAllString(b.Inferred, "#")
+	return sameShown(&x, &y)
+}
 
 // Compare returns what changed from page model a to b (the snapshots of one tab, a taken
 // first). Elements are matched by ref first (refs are stable across snapshots of a tab), then
@@ -149,7 +223,21 @@ func Compare(a, b *Snapshot) *Diff {
 			depth[n] = c.Depth
 			d.Changes = append(d.Changes, c)
 		case !sameShown(x, n):
-			d.Changes = append(d.Changes, Change{Kind: Changed, Before: x, After: n})
+			c := Change{Kind: Changed, Before: x, After: n}
+			if !numbersOnly(x, n) {
+				d.Changes = append(d.Changes, c)
+				break
+			}
+			streak := a.ticks.get(x) + 1
+			if b.ticks == nil {
+				b.ticks = &ticks{}
+			}
+			b.ticks.set(n, streak)
+			if streak >= tickMin {
+				d.Ticking = append(d.Ticking, c)
+			} else {
+				d.Changes = append(d.Changes, c)
+			}
 		}
 	}
 	d.Changes = append(d.Changes, removedAt[nil]...)
@@ -165,7 +253,7 @@ func identities(s *Snapshot) map[*Node]string {
 	}
 	var id func(n *Node) string
 	id = func(n *Node) string {
-		k := n.Role + "\x00" + n.Name + "\x00" + n.Text
+		k := n.Role + "\x00" + n.Label() + "\x00" + n.Text
 		h := fnv.New64a()
 		for _, c := range n.Children {
 			h.Write([]byte(id(c) + "\x01"))
@@ -182,7 +270,7 @@ func identities(s *Snapshot) map[*Node]string {
 
 // sameShown reports whether two matched nodes show the same (focus aside).
 func sameShown(a, b *Node) bool {
-	return a.Role == b.Role && a.Name == b.Name && a.Text == b.Text && a.Value == b.Value && a.URL == b.URL &&
+	return a.Role == b.Role && a.Name == b.Name && a.Inferred == b.Inferred && a.Text == b.Text && a.Value == b.Value && a.URL == b.URL &&
 		a.Password == b.Password && a.Modal == b.Modal && slices.Equal(a.States, b.States) && slices.Equal(a.Options, b.Options)
 }
 
@@ -193,10 +281,13 @@ func (d *Diff) String() string { return d.Render(200) }
 // an added parent), "- " a removed one (with how many nodes it held), "~ " a changed one as it
 // is now, with what it was. Past maxLines (> 0) it says how many changes were left out.
 func (d *Diff) Render(maxLines int) string {
+	page := pageOrigin(d.URL)
 	if d.Empty() {
+		if len(d.Ticking) > 0 {
+			return "no changes but " + d.ticking(page)
+		}
 		return "no changes"
 	}
-	page := pageOrigin(d.URL)
 	var b strings.Builder
 	for i, c := range d.Changes {
 		if maxLines > 0 && i >= maxLines {
@@ -217,7 +308,23 @@ func (d *Diff) Render(maxLines int) string {
 		}
 		b.WriteByte('\n')
 	}
-	return strings.TrimRight(b.String(), "\n")
+	s := strings.TrimRight(b.String(), "\n")
+	if len(d.Ticking) > 0 {
+		s += "\n~ " + d.ticking(page)
+	}
+	return s
+}
+
+// ticking names the counters and clocks of the diff as they are now, in one line.
+func (d *Diff) ticking(page *url.URL) string {
+	var parts []string
+	for _, c := range d.Ticking[:min(len(d.Ticking), 5)] {
+		parts = append(parts, clip(diffLine(c.After, page), 80))
+	}
+	if len(d.Ticking) > 5 {
+		parts = append(parts, fmt.Sprintf("%d more", len(d.Ticking)-5))
+	}
+	return "ticking (counters and clocks that change on every snapshot, as they are now): " + strings.Join(parts, "; ")
 }
 
 // diffLine is a node's outline line, without the outline's indentation.
@@ -235,8 +342,8 @@ func was(a, b *Node) string {
 	if a.Role != b.Role {
 		parts = append(parts, a.Role)
 	}
-	if a.Name != b.Name {
-		parts = append(parts, "name "+q(a.Name, 100))
+	if a.Label() != b.Label() {
+		parts = append(parts, "name "+q(a.Label(), 100))
 	}
 	if a.Text != b.Text {
 		parts = append(parts, q(a.Text, 200))

@@ -101,3 +101,62 @@ func TestDiffRenderBound(t *testing.T) {
 		t.Fatalf("Render(3):\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestCompareTicking: a clock or a countdown that changes on every snapshot is named in one
+// line after two diffs in a row, as it is now; a change of words is always a change.
+func TestCompareTicking(t *testing.T) {
+	el, txt := pagetest.El, pagetest.Text
+	type R = pagetest.Ref
+	page := func(clock, status, cart string) *snapshot.Snapshot {
+		return pagetest.Page("https://shop.test/", "Shop",
+			el("status", "", txt("Sale ends in "+clock)),
+			el("paragraph", "", txt(status)),
+			el("button", cart, R("e3")))
+	}
+	seq := []*snapshot.Snapshot{
+		page("10:00", "Idle", "Cart (0)"),
+		page("09:59", "Idle", "Cart (1)"),
+		page("09:58", "Saving", "Cart (1)"),
+		page("09:57", "Saved", "Cart (2)"),
+		page("09:56", "Saved", "Cart (2)"),
+	}
+	want := []struct {
+		changes, ticking int
+		text             string
+	}{
+		{2, 0, "~ text: Sale ends in 09:59 (was: \"Sale ends in 10:00\")\n~ button \"Cart (1)\" [ref=e3] (was: name \"Cart (0)\")"},
+		{1, 1, "~ text: Saving (was: \"Idle\")\n~ ticking (counters and clocks that change on every snapshot, as they are now): text: Sale ends in 09:58"},
+		{2, 1, "~ text: Saved (was: \"Saving\")\n~ button \"Cart (2)\" [ref=e3] (was: name \"Cart (1)\")\n~ ticking (counters and clocks that change on every snapshot, as they are now): text: Sale ends in 09:57"},
+		{0, 1, "no changes but ticking (counters and clocks that change on every snapshot, as they are now): text: Sale ends in 09:56"},
+	}
+	for i, w := range want {
+		d := snapshot.Compare(seq[i], seq[i+1])
+		if len(d.Changes) != w.changes || len(d.Ticking) != w.ticking || d.Render(0) != w.text {
+			t.Errorf("diff %d: %d changes, %d ticking:\n%s\nwant %d, %d:\n%s", i+1, len(d.Changes), len(d.Ticking), d.Render(0), w.changes, w.ticking, w.text)
+		}
+		if d.Empty() != (w.changes == 0) {
+			t.Errorf("diff %d: Empty() = %v with %d changes", i+1, d.Empty(), w.changes)
+		}
+	}
+}
+
+func TestSamePage(t *testing.T) {
+	p := func(u string) *snapshot.Snapshot { return pagetest.Page(u, "T") }
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://a.test/doc", "https://a.test/doc#comments", true},
+		{"https://a.test/doc#top", "https://a.test/doc#comments", true},
+		{"https://a.test/doc", "https://a.test/doc", true},
+		{"https://a.test/doc", "https://a.test/doc?page=2", false},
+		{"https://a.test/doc", "https://a.test/other#doc", false},
+	} {
+		if got := snapshot.SamePage(p(c.a), p(c.b)); got != c.same {
+			t.Errorf("SamePage(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	if snapshot.SamePage(nil, p("https://a.test/")) {
+		t.Error("SamePage with no snapshot before says it is the same page")
+	}
+}

@@ -11,6 +11,11 @@
 //	- button "Apply" [ref=e3]
 //	- link "Checkout" [ref=e4] [url=/checkout]
 //
+// A control the page gives no name is shown with the name its icon, id or data attributes give
+// (package describe), marked: button "trash" [icon]; a field with no label with the text just
+// before it: textbox "Time" [text before]. Compare tells what changed between two snapshots of
+// a tab, counters and clocks that change on every snapshot apart (Diff.Ticking).
+//
 // Everything goes through the Chrome DevTools Protocol methods a Chrome extension's
 // chrome.debugger may use (Accessibility, DOM, DOMDebugger, DOMSnapshot, Page, Runtime, Target
 // auto-attach), so the same code works on a real Chrome endpoint and through the tabrelay relay.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 )
 
 // walkerJS is the in-page walker (inpage.js): evaluated once in an isolated world of each frame,
@@ -24,7 +25,29 @@ import (
 // that, as compact JSON, instead of the whole accessibility tree.
 //
 //go:embed inpage.js
-var walkerJS string
+var inpageJS string
+
+// walkerJS is inpage.js with package describe's evidence function in its place: the walker
+// reads an unnamed control's evidence with the same code the safety gate reads it with.
+var walkerJS = func() string {
+	const mark = "/*evidence*/null"
+	if strings.Count(inpageJS, mark) != 1 {
+		panic("snapshot: inpage.js must hold " + mark + " once")
+	}
+	return strings.Replace(inpageJS, mark, "("+strings.TrimSpace(stripLineComments(describe.EvidenceJS))+")", 1)
+}()
+
+// stripLineComments drops the whole-line // comments that head a script file, so that it can
+// stand as an expression.
+func stripLineComments(js string) string {
+	var b strings.Builder
+	for l := range strings.Lines(js) {
+		if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
 
 // worldName names the isolated world the walker lives in. Chrome keeps one world per name and
 // frame for a DevTools session, and the relay's clients share the extension's session, so the
@@ -65,6 +88,10 @@ type wnode struct {
 	B *float64 `json:"b"`
 	O []string `json:"o"`
 	K []wnode  `json:"k"`
+	// L is the text just before an unnamed field; E an unnamed control's evidence (icons,
+	// data: see package describe).
+	L string     `json:"l"`
+	E [][]string `json:"e"`
 }
 
 // world is the walker's isolated world in one frame document.
@@ -1169,6 +1196,14 @@ func (b *inpageBuilder) convert(w *walked, e *wnode) []*node {
 	}
 	if e.Y != nil && e.B != nil {
 		n.y, n.bottom = *e.Y, *e.B
+	}
+	switch {
+	case e.L != "":
+		n.inferred, n.inferredBy = e.L, ByText
+	case len(e.E) == 2:
+		if w := describe.Infer(e.E[0], e.E[1]); w != "" {
+			n.inferred, n.inferredBy = w, ByIcon
+		}
 	}
 	if role == "Iframe" {
 		n.wantRef = n.name != ""

@@ -21,9 +21,17 @@
 //
 // A node of the output is an object: t a run of text, or an element with r role (the
 // accessibility tree's role names), n name, v value, u url, s states, f flags, i id, y/b top
-// and bottom in document coordinates, o options (native select), k children.
+// and bottom in document coordinates, o options (native select), k children; for an element
+// with no name, l the text just before a field and e a control's evidence ([icons, data]: see
+// package describe).
 (() => {
   if (globalThis.__tabrelay) return;
+  /**
+   * what an element and its descendants say of themselves beyond a name (package describe's
+   * evidence.js, put here by inpage.go): read for controls that have no name
+   * @type {(el: Element) => {icons: string[], data: string[]}}
+   */
+  const evidence = /*evidence*/null;
   /** @type {WeakMap<Element, number>} */
   const ids = new WeakMap();
   /** @type {Map<number, WeakRef<Element>>} */
@@ -326,6 +334,40 @@
     return '';
   };
 
+  // fields whose name the text just before them may give ("Time: <input>")
+  const fieldRoles = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider', 'listbox', 'ColorWell', 'date', 'DateTime', 'InputTime']);
+  // controls whose icons or data may say what an unnamed one does
+  const iconRoles = new Set(['button', 'link', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'checkbox', 'radio',
+    'option', 'treeitem', 'DisclosureTriangle', 'ToggleButton', 'generic', 'listitem', 'image']);
+  const controlSel = 'input:not([type=hidden]),select,textarea,button,a[href],[role=button],[role=link],[role=textbox],[role=slider],[role=combobox],[contenteditable=true]';
+  // textBefore is the text just before an unnamed field in its container, as a person reads a
+  // form laid out as "Time: <input>": a text node or an element without controls right before
+  // it, or before the wrapper (a cell, a span) that holds nothing but the field; '' when there
+  // is none or it is long (then it is prose, not a label)
+  const textBefore = (el) => {
+    let cur = el;
+    for (let up = 0; up < 3 && cur; up++) {
+      let p = cur.previousSibling;
+      while (p && ((p.nodeType === 3 && !p.data.trim()) || p.nodeType === 8 || (p.nodeType === 1 && (p.tagName === 'BR' || skipTags.has(p.tagName))))) p = p.previousSibling;
+      if (p) {
+        let t = '';
+        if (p.nodeType === 3) t = p.data;
+        else if (p.nodeType === 1) {
+          // a heading titles a section, not the field after it
+          if (hidden(p) || p.matches(controlSel) || p.querySelector(controlSel) || p.matches('h1,h2,h3,h4,h5,h6,[role=heading],legend')) return '';
+          t = p.innerText ?? p.textContent ?? '';
+        }
+        t = collapse(t).replace(/\s*:$/, '');
+        return t.length <= 60 ? t : '';
+      }
+      const pe = cur.parentElement;
+      // climb only out of a wrapper that holds nothing but this field
+      if (!pe || pe.tagName === 'BODY' || pe.tagName === 'FORM' || pe.tagName === 'LABEL' || collapse(pe.textContent || '') !== collapse(cur.textContent || '')) return '';
+      cur = pe;
+    }
+    return '';
+  };
+
   const ariaState = (el, attr) => {
     const v = el.getAttribute(attr);
     return v === null ? '' : v.trim().toLowerCase();
@@ -492,24 +534,34 @@
       }
       const name = nameOf(el, role);
       if (name) n.n = name;
+      else if (fieldRoles.has(role) || f & EDITABLE) {
+        const l = textBefore(el);
+        if (l) n.l = l;
+      } else if ((iconRoles.has(role) && (role !== 'generic' && role !== 'listitem' && role !== 'image' || f & (POINTER | LISTENER | FOCUSABLE))) &&
+        !collapse(el.textContent || '')) {
+        const e = evidence(el);
+        if (e.icons.length || e.data.length) n.e = [e.icons, e.data];
+      }
       const v = valueOf(el, role);
-      if (v) n.v = collapse(v);
+      // a field's value as it is typed (a trailing space is part of it); other values as shown
+      if (v) n.v = tag === 'INPUT' || tag === 'TEXTAREA' ? v : collapse(v);
       const s = statesOf(el, role);
       if (s.length) n.s = s;
       if (role === 'link' && el.href) n.u = String(el.href);
-      if (opts.boxes) {
+      const box = () => {
         const r = el.getBoundingClientRect();
         if (r.width || r.height) {
           n.y = r.top + sy;
           n.b = r.bottom + sy;
         }
-      }
+      };
       if (tag === 'BODY' || tag === 'HTML' || tag === 'IFRAME' || tag === 'FRAME' || tag === 'LABEL') f |= NOLISTEN;
       if (hiddenHere) f |= ARIAHIDDEN;
       if (f) n.f = f;
       // every element gets its id: script-added click listeners are matched to ids afterwards
       n.i = idOf(el);
       if (tag === 'IFRAME' || tag === 'FRAME') {
+        if (opts.boxes) box();
         out.push(n);
         return;
       }
@@ -525,6 +577,10 @@
         const k = kidsOf(true);
         if (k.length) n.k = k;
       }
+      // the box places the element above or below the fold; a plain container (which the
+      // outline leaves out) places only the text it holds itself: what it holds places itself,
+      // and measuring every <div> of a large page is a good part of a walk
+      if (opts.boxes && (role !== 'generic' || name || s.length || (f & ~(NOLISTEN | SHADOWHOST | UNDEFINED)) || n.k?.some((c) => c.t !== undefined))) box();
       out.push(n);
     };
     const out = [];

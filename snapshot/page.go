@@ -3,6 +3,8 @@ package snapshot
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/tabrelay/tabrelay/snapshot/describe"
 )
 
 // Node is one element or text of a page model: exactly what one line of the rendered outline
@@ -18,6 +20,13 @@ type Node struct {
 	Role string `json:"role"`
 	// Name is the accessible name (text-derived for script-clickable elements), not clipped.
 	Name string `json:"name,omitempty"`
+	// Inferred is a name an element without one is given by what it shows or carries: the
+	// words of an icon-only control's evidence (describe.Infer: "trash" for an
+	// <i class="fa-trash">), or the text just before a field ("Time" for "Time: <input>").
+	// The outline shows it quoted like a name and marked with InferredBy: button "trash" [icon].
+	Inferred string `json:"inferred,omitempty"`
+	// InferredBy says where Inferred comes from.
+	InferredBy Inference `json:"inferredBy,omitempty"`
 	// Ref is the element's ref ("e7"), "" when it has none.
 	Ref string `json:"ref,omitempty"`
 	// States are the states and properties shown in brackets, in order: "checked",
@@ -51,6 +60,26 @@ type Node struct {
 
 	parent *Node
 	src    *node // the built node (identity checks while compacting); nil in hand-built trees
+}
+
+// Inference is where an inferred name ([Node.Inferred]) comes from; it is also the mark the
+// outline gives the name.
+type Inference string
+
+// The sources of inferred names.
+const (
+	// ByIcon: the words of an unnamed control's icons, ids and data attributes (package describe).
+	ByIcon Inference = describe.Mark
+	// ByText: the text just before an unnamed field in its container.
+	ByText Inference = "text before"
+)
+
+// Label is what the outline calls n: its name, else its inferred name ("" when it has neither).
+func (n *Node) Label() string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return n.Inferred
 }
 
 // Parent returns the enclosing node (nil for the root or a node not in a linked tree).

@@ -8,7 +8,7 @@ import (
 
 // newNode is the page model's node for built node n, holding kids.
 func newNode(n *node, kids []*Node) *Node {
-	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, States: n.states, Password: n.password, Focused: n.focused,
+	d := &Node{Role: n.role, Name: n.name, Ref: n.ref, Inferred: n.inferred, InferredBy: n.inferredBy, States: n.states, Password: n.password, Focused: n.focused,
 		Modal: n.modal, AriaHidden: n.ariaHidden, Below: n.below, Value: n.value, URL: n.url, Options: n.options, Frame: n.frame, Children: kids, src: n}
 	for _, k := range kids {
 		k.parent = d
@@ -63,8 +63,8 @@ func simplify(n *node, full bool) []*Node {
 	if len(kids) > 1 {
 		names := map[string]bool{}
 		for _, k := range kids {
-			if !k.IsText() && k.Name != "" {
-				names[k.Name] = true
+			if !k.IsText() && k.Label() != "" {
+				names[k.Label()] = true
 			}
 		}
 		var keep []*Node
@@ -125,7 +125,8 @@ func simplify(n *node, full bool) []*Node {
 			}
 		}
 		if n.name != "" && len(kids) > 0 && n.name == textOf(n) {
-			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below, ariaHidden: n.ariaHidden}
+			n = &node{role: n.role, axRole: n.axRole, states: n.states, value: n.value, url: n.url, frame: n.frame, modal: n.modal, below: n.below, ariaHidden: n.ariaHidden,
+				inferred: n.inferred, inferredBy: n.inferredBy}
 		}
 		if len(kids) == 0 && n.name == "" && n.value == "" {
 			return nil
@@ -310,6 +311,8 @@ func line(n *Node, page *url.URL) string {
 	b.WriteString(n.Role)
 	if n.Name != "" {
 		b.WriteString(" " + strconv.Quote(clip(n.Name, 100)))
+	} else if n.Inferred != "" {
+		b.WriteString(" " + strconv.Quote(clip(n.Inferred, 100)) + " [" + string(n.InferredBy) + "]")
 	}
 	for _, s := range n.States {
 		b.WriteString(" [" + s + "]")
@@ -336,7 +339,7 @@ func line(n *Node, page *url.URL) string {
 		b.WriteString(" [url=" + shortURL(n.URL, base) + "]")
 	}
 	if n.Value != "" && n.Value != n.Name {
-		b.WriteString(": " + clip(n.Value, 200))
+		b.WriteString(": " + shownValue(n.Value))
 	}
 	if len(n.Options) > 0 {
 		opts := n.Options
@@ -372,4 +375,16 @@ func shortURL(u string, page *url.URL) string {
 		return clip(s, 100)
 	}
 	return clip(u, 100)
+}
+
+// shownValue is a field's value as the outline shows it: as it is, or quoted when spaces at
+// its ends or line breaks would not show otherwise ("Paris " is not "Paris"); clipped.
+func shownValue(v string) string {
+	if strings.TrimSpace(v) == v && !strings.ContainsAny(v, "\n\r\t") {
+		return clip(v, 200)
+	}
+	if r := []rune(v); len(r) > 200 {
+		v = string(r[:199]) + "…"
+	}
+	return strconv.Quote(v)
 }

@@ -30,6 +30,35 @@ type Options struct {
 	Scope string `json:"scope,omitempty"`
 	// Frame renders only one frame: an iframe's ref, a frame id, or a substring of its URL.
 	Frame string `json:"frame,omitempty"`
+	// Tools names the tools the header points to for what the outline does not show; the zero
+	// value names those of tabrelay's MCP server. A client whose tools are called otherwise (or
+	// offered later) passes its own names.
+	Tools Tools `json:"-"`
+}
+
+// Tools are how the header of a snapshot calls the tools that reach what its outline leaves
+// out. An empty field takes the MCP server's name (see the field).
+type Tools struct {
+	// Find searches the whole page for an element or text: "find".
+	Find string
+	// Scope shows one part of the page's outline: "snapshot with scope=<ref>".
+	Scope string
+	// Records reads repeated items as records: "extract".
+	Records string
+}
+
+// or is t with its empty fields named as the MCP server names them.
+func (t Tools) or() Tools {
+	if t.Find == "" {
+		t.Find = "find"
+	}
+	if t.Scope == "" {
+		t.Scope = "snapshot with scope=<ref>"
+	}
+	if t.Records == "" {
+		t.Records = "extract"
+	}
+	return t
 }
 
 // Snapshot is a role snapshot of a tab: the page model (the page's facts and the tree under
@@ -65,7 +94,9 @@ type Snapshot struct {
 	// Took is how long the snapshot took.
 	Took time.Duration `json:"took"`
 
-	outlineAt int // where the outline begins in Text, after the header
+	outlineAt int    // where the outline begins in Text, after the header
+	tools     Tools  // the tools the header names (Options.Tools, filled in)
+	ticks     *ticks // the counters and clocks among its nodes (see Compare)
 }
 
 // build fetches every frame's accessibility tree and assigns refs.
@@ -238,12 +269,12 @@ func (t *Tab) finish(s *Snapshot, root *node, o Options, start time.Time, state 
 		ps := state()
 		s.Loading = ps.loading
 		if ps.fold > 0 {
+			markBelow(root, root.frame, ps.fold, false)
 			walkNodes(root, func(n *node) {
-				if n.ref != "" && n.frame == root.frame && n.y > ps.fold {
+				if n.ref != "" && n.frame == root.frame && n.below {
 					s.BelowFold++
 				}
 			})
-			markBelow(root, root.frame, ps.fold, false)
 		}
 	}
 	walkNodes(root, func(n *node) {
@@ -297,6 +328,10 @@ func (s *Snapshot) Render(o Options) {
 }
 
 func (s *Snapshot) renderText(o Options) {
+	s.tools = o.Tools.or()
+	if s.ticks == nil {
+		s.ticks = &ticks{} // before the tab keeps a copy: copies share it
+	}
 	s.Summary = Summarize(s.Root)
 	if s.Root == nil {
 		s.Refs, s.Truncated = 0, false
@@ -318,15 +353,35 @@ func (s *Snapshot) renderText(o Options) {
 }
 
 // markBelow sets below on the main frame's nodes under the fold: a node placed by its own box,
-// else as its parent is.
+// else by its first placed descendant's (a container the walker did not measure starts where
+// what it holds starts), else as its parent is.
 func markBelow(n *node, main *Frame, fold float64, parent bool) {
 	n.below = parent
-	if n.frame == main && n.y >= 0 {
-		n.below = n.y > fold
+	if n.frame == main {
+		if y := placedY(n); y >= 0 {
+			n.below = y > fold
+		}
 	}
 	for _, k := range n.kids {
 		markBelow(k, main, fold, n.below)
 	}
+}
+
+// placedY is the document y of n's box, else of its first descendant in its frame that has
+// one; -1 when none has.
+func placedY(n *node) float64 {
+	if n.y >= 0 || n.isText() {
+		return n.y
+	}
+	for _, k := range n.kids {
+		if k.frame != n.frame {
+			continue
+		}
+		if y := placedY(k); y >= 0 {
+			return y
+		}
+	}
+	return -1
 }
 
 // renderBudget renders within o.MaxTokens: the header, a note of what was left out and the
@@ -340,7 +395,7 @@ func (s *Snapshot) renderBudget(o Options) {
 	for range 3 {
 		lines, lineRefs, l := renderBudget(s.Root, o, pageOrigin(s.URL), max(room, 0), m)
 		body, refs, cut := join(lines, lineRefs, o.MaxChars)
-		note := l.note(o.MaxTokens)
+		note := l.note(o.MaxTokens, s.tools)
 		s.Refs, s.Truncated = refs, cut || l.lines > 0
 		s.Text, s.outlineAt = h+note+body, len(h)
 		over := Tokens(h) + Tokens(note) + m.size(lines) - o.MaxTokens
@@ -401,7 +456,7 @@ func header(s *Snapshot, summary int, withURL bool) string {
 	if s.BelowFold > 0 {
 		fmt.Fprintf(&b, "# %d more refs below the fold (scroll to see them)\n", s.BelowFold)
 	}
-	b.WriteString(s.Summary.text(summary))
+	b.WriteString(s.Summary.text(summary, s.tools.or()))
 	return b.String()
 }
 

@@ -479,7 +479,7 @@ func submitOf(buttons []*Node, inForm bool) *Node {
 	return nil
 }
 
-func control(n *Node) Control { return Control{Role: n.Role, Name: n.Name, Ref: n.Ref} }
+func control(n *Node) Control { return Control{Role: n.Role, Name: n.Label(), Ref: n.Ref} }
 
 // summaryMax is the most bytes a summary's header lines take.
 const summaryMax = 900
@@ -511,7 +511,7 @@ const lineMax = 300
 // text renders the summary as header lines of at most limit bytes in all: whole lines only,
 // the most useful first (account, forms, collections, actions), each line naming whole parts
 // only and saying how many more it left out.
-func (s *Summary) text(limit int) string {
+func (s *Summary) text(limit int, tools Tools) string {
 	if s == nil {
 		return ""
 	}
@@ -560,7 +560,7 @@ func (s *Summary) text(limit int) string {
 			}
 			parts = append(parts, p)
 		}
-		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — extract reads them as records", len(s.Collections), "collections"))
+		lines = append(lines, joinParts("# repeats: ", parts, "; ", " — "+tools.Records+" reads them as records", len(s.Collections), "collections"))
 	}
 	if len(s.Actions) > 0 {
 		var parts []string

@@ -226,3 +226,24 @@ func TestHeaderOutline(t *testing.T) {
 		t.Errorf("outline %q", o)
 	}
 }
+
+// TestHeaderNamesTools: the header points to the tools the client has, by the names it gives.
+func TestHeaderNamesTools(t *testing.T) {
+	rows := []any{pagetest.El("row", "", pagetest.El("columnheader", "Item"), pagetest.El("columnheader", "Price"))}
+	for i := range 5 {
+		rows = append(rows, pagetest.El("row", "", pagetest.El("cell", fmt.Sprintf("Mug %d", i)), pagetest.El("cell", "$3")))
+	}
+	for _, c := range []struct {
+		tools snapshot.Tools
+		want  string
+	}{
+		{snapshot.Tools{}, `# repeats: 5 rows in table "Prices" — extract reads them as records`},
+		{snapshot.Tools{Records: "extract (offered by more_tools)"}, `# repeats: 5 rows in table "Prices" — extract (offered by more_tools) reads them as records`},
+	} {
+		page := pagetest.Page("https://a.test/t", "T", pagetest.El("table", "Prices", rows...))
+		page.Render(snapshot.Options{Tools: c.tools})
+		if !strings.Contains(page.Header(), c.want+"\n") {
+			t.Errorf("tools %+v: header\n%s\nlacks %q", c.tools, page.Header(), c.want)
+		}
+	}
+}

@@ -58,6 +58,9 @@ func (p *Search) matches(n *snapshot.Node) bool {
 		return true
 	}
 	hay := n.Words()
+	if n.Inferred != "" {
+		hay += " " + n.Inferred // an icon-only control is found by the name the outline shows
+	}
 	if n.URL != "" {
 		hay += " " + n.URL
 	}
@@ -105,7 +108,7 @@ func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total 
 		seen[key] = true
 		total++
 		switch {
-		case p.Text != "" && strings.EqualFold(strings.TrimSpace(n.Name), strings.TrimSpace(p.Text)):
+		case p.Text != "" && strings.EqualFold(strings.TrimSpace(n.Label()), strings.TrimSpace(p.Text)):
 			if len(exact) < limit {
 				exact = append(exact, m)
 			}

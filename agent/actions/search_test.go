@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tabrelay/tabrelay/snapshot/pagetest"
 )
 
@@ -88,5 +89,21 @@ func TestSearchValidate(t *testing.T) {
 	}
 	if a, err := Default().FromTool("find", []byte(`{"text":"Home"}`)); err != nil || a.Kind != "search" {
 		t.Errorf("the find tool gives %+v, %v", a, err)
+	}
+}
+
+// TestSearchPageInferred: an unnamed control is found by the name the outline gives it, and
+// answered as the outline shows it.
+func TestSearchPageInferred(t *testing.T) {
+	trash := pagetest.El("button", "", pagetest.Ref("e4"))
+	trash.Inferred, trash.InferredBy = "trash", snapshot.ByIcon
+	page := pagetest.Page("https://mail.test/", "Inbox", pagetest.El("button", "Archive", pagetest.Ref("e3")), trash)
+	p := Search{Text: "Trash"}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	found, total := SearchPage(page, &p)
+	if total != 1 || len(found) != 1 || found[0].Ref != "e4" || found[0].Line != `button "trash" [icon] [ref=e4]` {
+		t.Errorf("found %+v of %d, want the trash button as the outline shows it", found, total)
 	}
 }

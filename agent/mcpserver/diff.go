@@ -11,11 +11,11 @@ import (
 // removed and changed elements, refs as they are (refs are stable across snapshots of a tab, so
 // the changes never merely renumber the page); "" when nothing changed. The new values of the
 // fields the action set (set) are left out: its message states them. A page the client has not
-// seen (no before, or another URL) gets its short summary ([newPage]): the client asks for its
+// seen (no before, or another page: [snapshot.SamePage]) gets its short summary ([newPage]): the client asks for its
 // outline with snapshot when it needs it. Changes longer than the new outline give the outline
 // instead.
 func changes(before, after *snapshot.Snapshot, set []string) string {
-	if before == nil || before.URL != after.URL {
+	if !snapshot.SamePage(before, after) {
 		return newPage(after, false)
 	}
 	d := snapshot.Compare(before, after)

@@ -40,6 +40,12 @@ func TestChanges(t *testing.T) {
 		// a page the client has not seen: its summary, not its outline (snapshot reads that)
 		{name: "new page", before: page("Ready"), after: other, want: []string{"# Other — https://a.test/other\n", `# main actions: button "Save" e9`},
 			not: []string{`- heading "Other"`, "[ref=e9]"}},
+		// going to an anchor of the same page is no new page: what changed, not its summary
+		{name: "anchor", before: page("Ready"), after: func() *snapshot.Snapshot {
+			p := page("At the top")
+			p.URL += "#top"
+			return p
+		}(), want: []string{"Changes:\n~ text: At the top (was: \"Ready\")"}, not: []string{"# Sign up"}},
 		{name: "first look", before: nil, after: page("Ready"), want: []string{"# Sign up — https://a.test/signup"}, not: []string{`- textbox "Name"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -140,17 +140,24 @@ func allDigits(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
 }
 
-// hexish reports a generated token (a hash in a class or id: "a3f9c2", "x7k2m9q1"): long,
-// with digits among letters.
+// hexish reports a generated token (a hash in a class or id: "a3f9c2", "x7k2m9q1",
+// "gxcgprxevu"): long, with digits among letters or a run of consonants no word has.
 func hexish(s string) bool {
 	if len(s) < 5 {
 		return false
 	}
-	d := 0
+	d, run, longest := 0, 0, 0
 	for _, r := range s {
-		if unicode.IsDigit(r) {
+		switch {
+		case unicode.IsDigit(r):
 			d++
+			run = 0
+		case strings.ContainsRune("aeiou", r):
+			run = 0
+		default:
+			run++
+			longest = max(longest, run)
 		}
 	}
-	return d > 0 && d < len(s)
+	return d > 0 && d < len(s) || longest >= 6
 }

@@ -24,6 +24,10 @@ func TestInfer(t *testing.T) {
 		{nil, nil, ""},
 		{[]string{"deleteMessageIcon"}, nil, "delete message"},
 		{[]string{"Retweet"}, nil, "retweet"},
+		// generated ids (saved pages carry them by the dozen) say nothing
+		{nil, []string{"id gxcgprxevu"}, ""},
+		{nil, []string{"id caiuykjwpr"}, ""},
+		{nil, []string{"id h5psqrh1qa", "id strengths"}, "strengths"},
 	} {
 		if got := Infer(tc.icons, tc.data); got != tc.want {
 			t.Errorf("Infer(%q, %q) = %q, want %q", tc.icons, tc.data, got, tc.want)

@@ -263,7 +263,8 @@ func carried(p Proposal, t *Task, recv []string) []carry {
 	var out []carry
 	switch a.Kind {
 	case "type":
-		search := el != nil && (el.Role == "searchbox" || el.Type == "search")
+		// a search's words say what is looked for: only secrets count there
+		search := el != nil && (searchField(el) || containsWord(Fold(urlWords(el.FormAction)), "search"))
 		out = append(out, carry{a.Text, doc, search})
 		if el != nil && el.FormAction != "" {
 			out = append(out, carry{a.Text, formTarget(el, p.URL), search})

@@ -48,12 +48,18 @@ const (
 	maxPressed = 256
 )
 
+// secretLabels are the words that label a secret.
+const secretLabels = `(?:api[ _-]?key|secret(?:[ _-]?key)?|access[ _-]?(?:key|token)|private[ _-]?key|auth(?:entication)?[ _-]?token|bearer|token|password|passwort|passcode|passphrase|pin|otp|one[- ]time (?:code|password)|verification code|recovery codes?|backup codes?|session(?:[ _-]?id)?|client[ _-]?secret|signing[ _-]?key|webhook[ _-]?secret)`
+
 var (
 	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,24}`)
 	// secretPrefixRe are the prefixes of well-known keys and tokens.
 	secretPrefixRe = regexp.MustCompile(`^(?:(?:sk|rk)_(?:live|test)_|sk-|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|ya29\.|npm_|hf_|shpat_|shpss_|SG\.|eyJ)`)
 	// secretLabelRe is a label that says the value after it is a secret, then the value.
-	secretLabelRe = regexp.MustCompile(`(?i)\b(?:api[ _-]?key|secret(?:[ _-]?key)?|access[ _-]?(?:key|token)|private[ _-]?key|auth(?:entication)?[ _-]?token|bearer|token|password|passwort|passcode|passphrase|pin|otp|one[- ]time (?:code|password)|verification code|recovery codes?|backup codes?|session(?:[ _-]?id)?|client[ _-]?secret|signing[ _-]?key|webhook[ _-]?secret)s?\b["'”]?\s*(?:[:=]|\bis\b)\s*["'“]?([^\s"'”<>,;]{6,128})`)
+	secretLabelRe = regexp.MustCompile(`(?i)\b` + secretLabels + `s?\b["'”]?\s*(?:[:=]|\bis\b)\s*["'“]?([^\s"'”<>,;]{6,128})`)
+	// secretFieldRe is a field of a page outline named for a secret, then its value
+	// ("- textbox \"API token\" [ref=e3]: abc123…").
+	secretFieldRe = regexp.MustCompile(`(?im)"[^"\n]*\b` + secretLabels + `s?\b[^"\n]*"[^"\n]*\]: ([^\s]{6,128})\s*$`)
 	// phraseRe is a recovery (seed) phrase: its label, then 12 to 24 words.
 	phraseRe = regexp.MustCompile(`(?i)\b(?:recovery|seed|secret|mnemonic|backup)[ _-]?(?:phrase|words)\b\W{0,6}((?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})`)
 	// secretParamRe names URL parameters that carry secrets.
@@ -144,8 +150,10 @@ func Secrets(text string) []string {
 			add(tok)
 		}
 	}
-	for _, m := range secretLabelRe.FindAllStringSubmatch(text, -1) {
-		add(m[1])
+	for _, re := range []*regexp.Regexp{secretLabelRe, secretFieldRe} {
+		for _, m := range re.FindAllStringSubmatch(text, -1) {
+			add(m[1])
+		}
 	}
 	for _, m := range phraseRe.FindAllStringSubmatch(text, -1) {
 		add(strings.Join(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), " "))

@@ -177,6 +177,7 @@ func TestSiteFailsClosed(t *testing.T) {
 		{"https://acme.herokuapp.com/", "acme.herokuapp.com"},
 		{"https://acme.vercel.app/", "acme.vercel.app"},
 		{"https://acme.notion.site/", "acme.notion.site"},
+		{"file:///home/me/report.html", "file://"},
 	} {
 		if got := SiteOf(c.url); got != c.want && !(c.want == "::1:8080" && got == "[::1]:8080") {
 			t.Errorf("SiteOf(%q) = %q, want %q", c.url, got, c.want)
@@ -196,11 +197,18 @@ func TestSiteFailsClosed(t *testing.T) {
 		{"data:text/html,hi", false},
 		{"blob:https://evil.example/1234", false},
 		{"chrome://settings", false},
+		{"file:///etc/passwd", false},
 		{"", true},
 	} {
 		if got := tk.Has(c.url); got != c.inside {
 			t.Errorf("Has(%q) = %v, want %v", c.url, got, c.inside)
 		}
+	}
+	// local files are one site: a task begun on one may go on to another
+	local := NewTask("", nil)
+	local.Begin("file:///home/me/a.html")
+	if !local.Has("file:///home/me/b.html") || local.Has("https://evil.example/") {
+		t.Error("a task begun on a local file: files are not one site, or the web is in it")
 	}
 	// no site is never the task's own: a task begun on a page without one has no site yet
 	blank := NewTask("", nil)
@@ -334,6 +342,15 @@ func TestLeaksReencoded(t *testing.T) {
 			t.Errorf("%s: leaks %v, want leak %v", c.name, leaks, c.leak)
 		}
 	}
+	// a field of the outline named for a secret holds one
+	outline := NewTask("", nil)
+	outline.Read(page, "- heading \"Settings\" [level=1]\n- textbox \"Webhook secret\" [ref=e3]: whsecplainwords\n- textbox \"Display name\" [ref=e4]: alicewonder")
+	if l := outline.SecretLeaks("whsecplainwords", dest); len(l) == 0 {
+		t.Error("a field named for a secret: its value not held as one")
+	}
+	if l := outline.SecretLeaks("alicewonder", dest); len(l) != 0 {
+		t.Errorf("a display name held as a secret: %v", l)
+	}
 	// a URL parameter is a secret by its name, not by a name that holds a secret's letters
 	params := NewTask("", nil)
 	params.Read(page, "https://blog.example.com/posts?author=jsmith2024x&auth=Rq81Nn5Xv0Pz")
@@ -370,6 +387,34 @@ func TestNavigateSearchWords(t *testing.T) {
 		d := g.boundary(Proposal{Action: Action{Kind: "navigate", URL: c.url}, URL: page}, Request{Task: tk, Goal: "compare prices on prices.example.org"})
 		if d.Reason != c.reason {
 			t.Errorf("%s: %q (%s), want %q", c.url, d.Reason, d.Detail, c.reason)
+		}
+	}
+}
+
+// TestTypedSearch: ordinary words a page showed typed into another site's search field go
+// unasked; into another field, or a secret into the search, ask.
+func TestTypedSearch(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	const page, other = "https://shop.example.com/item/9", "https://prices.example.org/"
+	tk := NewTask("compare prices on prices.example.org", nil)
+	tk.Begin(page)
+	tk.Read(page, "Acme Kettle KX2000-15; Your API key: sk_live_4f9A8b7C6d5E3f2G")
+	field := func(el Element) *Element { el.Ref, el.URL = "e1", other; return &el }
+	for _, c := range []struct {
+		name   string
+		el     *Element
+		text   string
+		reason string
+	}{
+		{"a search box", field(Element{Role: "searchbox", Tag: "input", Type: "search"}), "KX2000-15", ""},
+		{"a text field labelled Search", field(Element{Role: "textbox", Tag: "input", Type: "text", Labels: []string{"Search products"}}), "KX2000-15", ""},
+		{"a text field whose form goes to /search", field(Element{Role: "textbox", Tag: "input", Type: "text", FormAction: "/search"}), "KX2000-15", ""},
+		{"a comment field", field(Element{Role: "textbox", Tag: "textarea", Labels: []string{"Comment"}}), "KX2000-15", ReasonDataFlow},
+		{"the key into a search box", field(Element{Role: "searchbox", Tag: "input", Type: "search"}), "sk_live_4f9A8b7C6d5E3f2G", ReasonDataFlow},
+	} {
+		d := g.boundary(Proposal{Action: Action{Kind: "type", Text: c.text}, Element: c.el, URL: other}, Request{Task: tk})
+		if d.Reason != c.reason {
+			t.Errorf("%s: %q (%s), want %q", c.name, d.Reason, d.Detail, c.reason)
 		}
 	}
 }

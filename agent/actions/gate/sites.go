@@ -52,6 +52,9 @@ func SiteOf(raw string) Site {
 }
 
 func siteOfURL(u *url.URL) Site {
+	if strings.EqualFold(u.Scheme, "file") && u.Opaque == "" {
+		return fileSite // the local files (opened only with --agent-allow-file-urls) are one site
+	}
 	host, ok := canonicalHost(u)
 	if !ok {
 		return ""
@@ -67,6 +70,10 @@ func siteOfURL(u *url.URL) Site {
 	}
 	return Site(domain)
 }
+
+// fileSite is the site of every file: URL: a task begun on a local file may open and act on
+// other local files; one begun on the web asks before it opens one.
+const fileSite Site = "file://"
 
 // tenantDomains are registrable domains whose subdomains are different owners' tenants, that
 // the public suffix list's private section does not name: each tenant host is a site.
@@ -141,6 +148,9 @@ func OriginOf(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return ""
+	}
+	if siteOfURL(u) == fileSite {
+		return string(fileSite)
 	}
 	host, ok := canonicalHost(u)
 	if !ok {
