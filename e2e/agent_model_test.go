@@ -205,7 +205,7 @@ func testMultiStep(t *testing.T, ae *agentEnv, model *llmtest.Server, shop brows
 		t.Fatalf("the model got %d requests, want 5", len(reqs))
 	}
 	first := reqs[0]
-	for _, tool := range []string{"snapshot", "click", "type", "update_plan", "finish", "fail"} {
+	for _, tool := range []string{"snapshot", "find", "click", "type", "scroll", "finish", "fail", "more_tools"} {
 		if !first.HasTool(tool) {
 			t.Errorf("the first request does not offer %s (tools %v)", tool, first.Tools)
 		}

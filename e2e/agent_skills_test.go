@@ -244,7 +244,7 @@ func TestAgentSkills(t *testing.T) {
 				return llmtest.ToolCall("finish", `{"answer":"Found Ada Lovelace."}`)
 			}),
 		)
-		r := ae.call(t, http.MethodPost, "/api/command", map[string]any{"text": "find Lovelace in the contacts"})
+		r := ae.call(t, http.MethodPost, "/api/command", map[string]any{"text": "look up Lovelace with the site search"})
 		var res commandAnswer
 		if err := json.Unmarshal(r.Body, &res); err != nil || r.Status != http.StatusOK {
 			t.Fatalf("HTTP %d %.800s", r.Status, r.Body)

@@ -119,5 +119,25 @@ func (s *Service) CallTool(ctx context.Context, name string, args json.RawMessag
 	return "", fmt.Errorf("unknown skills tool %q (use %s, %s or %s)", name, ToolListSkills, ToolReadSkill, ToolRunSkill)
 }
 
-// The task loop offers the skill tools through this interface.
-var _ task.Toolbox = (*Service)(nil)
+// fitScore is the [Match.Score] above which a skill could serve a goal ([Service.Fits]): a
+// skill for the page's site that shares a word with it, or one for any site whose name and
+// description cover more than a quarter of its words.
+const fitScore = 0.5
+
+// Fits reports whether a saved skill could serve goal on the page at pageURL: the goal names
+// it, or it ranks above [fitScore]. The task loop offers the skill tools only then, so
+// that a task no skill fits does not carry their schemas.
+func (s *Service) Fits(goal, pageURL string) bool {
+	for _, m := range s.lib.Rank(goal, pageURL) {
+		if m.Named || m.Score > fitScore {
+			return true
+		}
+	}
+	return false
+}
+
+// The task loop offers the skill tools through these interfaces.
+var (
+	_ task.Toolbox    = (*Service)(nil)
+	_ task.ToolboxFit = (*Service)(nil)
+)

@@ -310,3 +310,28 @@ func TestTrackedRunCancelled(t *testing.T) {
 		t.Fatalf("the step after the cancel ran: %v", names)
 	}
 }
+
+// TestFits: the skill tools are offered to a goal a skill could serve (named, or sharing enough
+// of its words), not to every goal that shares a word with a bundled skill's description.
+func TestFits(t *testing.T) {
+	s, _ := newTestService(t, newContacts(), nil)
+	if _, err := s.Library().Save("add-contact", []byte(addContact)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		goal string
+		want bool
+	}{
+		{"Add Ada to the contacts", true},
+		{"search the site for wireless headphones", true},
+		{"fill the form with Ada's details", true},
+		{"run extract-table", true},
+		{"Put product 190 in the cart with gift wrap, then open the quick view of product 5", false},
+		{"Click the button that says Submit", false},
+		{"What is the headline of this article?", false},
+	} {
+		if got := s.Fits(tc.goal, "https://shop.test/"); got != tc.want {
+			t.Errorf("Fits(%q) = %v, want %v (ranked %+v)", tc.goal, got, tc.want, s.Find(tc.goal, "https://shop.test/"))
+		}
+	}
+}

@@ -153,6 +153,9 @@ func (r *runner) snapshot(ctx context.Context, p *Snapshot) (*Result, error) {
 	if p.Options != nil {
 		o = *p.Options
 	}
+	if o.Scope == "" {
+		o.Scope = p.Scope
+	}
 	snap, err := r.ts.tab.Snapshot(ctx, o)
 	if err != nil {
 		return nil, err

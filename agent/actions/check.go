@@ -33,6 +33,10 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gat
 		return nil, err
 	}
 	return s.opts.Gate.CheckAll(ctx, props, req, func(d gate.Decision) {
+		if v := d.Reviewed; v != nil {
+			s.opts.Log.Debug().Str("kind", a.Kind).Bool("ask", v.Ask).Dur("took", v.Took).
+				Int("inputTokens", v.InputTokens).Int("outputTokens", v.OutputTokens).Msg("alignment check")
+		}
 		if d.Level != gate.None {
 			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
@@ -383,7 +387,9 @@ var probeJS = `function() {
 			if (['submit', 'button', 'reset', 'image', 'file'].includes(kind)) continue;
 			const label = clean((c.labels && c.labels.length ? Array.from(c.labels).map(l => l.innerText || l.textContent).join(' ') : '') ||
 				c.getAttribute('aria-label') || ids(c.getAttribute('aria-labelledby')) || c.getAttribute('title') || '').slice(0, 200);
-			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false, secret: kind === 'password' };
+			const ac = String(c.getAttribute('autocomplete') || '').toLowerCase();
+			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false,
+				secret: kind === 'password' || /(^|\s)(cc-|one-time-code|current-password|new-password)/.test(ac) };
 			if (t === 'select') {
 				for (const o of Array.from(c.selectedOptions || []).slice(0, 20)) fd.chosen.push(clean(o.label).slice(0, 120));
 				fd.value = Array.from(c.selectedOptions || []).slice(0, 20).map(o => o.value).join(', ').slice(0, 200);

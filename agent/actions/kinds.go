@@ -18,7 +18,7 @@ import (
 // Default returns the registry of the standard action kinds (built once, read-only).
 var Default = sync.OnceValue(func() *Registry {
 	r := NewRegistry()
-	Register(r, Spec[Snapshot]{Name: "snapshot", Doc: "Read the current tab as a role outline with element refs.",
+	Register(r, Spec[Snapshot]{Name: "snapshot", Doc: "Read the page as an outline: all of it, or one element's subtree.",
 		Returns: "snapshot", DuringDialog: true, Risk: Reads, Run: (*runner).snapshot})
 	Register(r, Spec[Search]{Name: "search", Tool: "find", Doc: "Find elements anywhere on the page: refs with context.",
 		Returns: "matches", Risk: Reads, Run: (*runner).search})
@@ -94,6 +94,9 @@ func observed[P any](fn func(s *Service, ctx context.Context, ts *tabState, p P)
 
 // Snapshot reads the tab as a role outline.
 type Snapshot struct {
+	// Scope is a ref: only that element's subtree is read (snapshot.Options.Scope, which it
+	// sets when Options leaves it empty).
+	Scope   string            `json:"scope,omitempty" jsonschema:"a ref: only its subtree"`
 	Options *snapshot.Options `json:"snapshot,omitempty" tool:"-" jsonschema:"snapshot options"`
 }
 
@@ -126,13 +129,13 @@ func (p *Click) Validate() error {
 // Type types text into a field.
 type Type struct {
 	Ref  string `json:"ref" cli:"ref"`
-	Text string `json:"text" jsonschema:"text to type" cli:"text"`
+	Text string `json:"text" cli:"text"`
 	// Append types after the current content instead of replacing it.
 	Append bool `json:"append,omitempty" tool:"-" jsonschema:"add to the content instead of replacing it"`
 	// Slowly types one key at a time, for pages that react to each key (autocompletion,
 	// masks). Control characters in the text are keys however it is typed: a line break is
 	// Enter and a tab is Tab, and the safety gate judges them as the keys they are.
-	Slowly bool `json:"slowly,omitempty" jsonschema:"type one key at a time, for pages that react to each key; a line break in the text is Enter and a tab is Tab"`
+	Slowly bool `json:"slowly,omitempty" jsonschema:"one key at a time, for pages that react to each key (a line break is Enter)"`
 	Submit bool `json:"submit,omitempty" jsonschema:"press Enter after"`
 }
 
@@ -255,7 +258,7 @@ func (p *Upload) Validate() error {
 // Scroll scrolls the page or an element; a ref alone scrolls it into view.
 type Scroll struct {
 	Direction string `json:"direction,omitempty" jsonschema:"up, down, left, right, top or bottom" cli:"word?"`
-	Ref       string `json:"ref,omitempty" jsonschema:"element ref to scroll into view or within" cli:"ref?"`
+	Ref       string `json:"ref,omitempty" jsonschema:"to scroll into view or within" cli:"ref?"`
 	// Amount in CSS pixels (default: most of the viewport).
 	Amount float64 `json:"amount,omitempty" tool:"-" jsonschema:"pixels"`
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/snapshot"
 )
@@ -15,7 +18,7 @@ import (
 type Search struct {
 	Text  string `json:"text,omitempty" jsonschema:"words (any case)" cli:"text?"`
 	Role  string `json:"role,omitempty" jsonschema:"e.g. button"`
-	Regex string `json:"regex,omitempty" jsonschema:"regular expression"`
+	Regex string `json:"regex,omitempty"`
 	// Limit caps the matches answered (default 20).
 	Limit int `json:"limit,omitempty" tool:"-" jsonschema:"most matches answered (default 20)"`
 
@@ -87,6 +90,10 @@ func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total 
 			continue
 		}
 		m := SearchMatch{Ref: n.Ref, Line: snap.Line(n)}
+		if n.IsText() {
+			// the sentence that holds the match, not the text's first characters
+			m.Line = "text: " + p.excerpt(n.Text)
+		}
 		if m.Ref == "" {
 			for a := n.Parent(); a != nil; a = a.Parent() {
 				if a.Ref != "" {
@@ -99,6 +106,12 @@ func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total 
 			if a.Name != "" {
 				m.Context = snap.Line(a)
 				break
+			}
+		}
+		if m.Context == "" && n.IsText() {
+			// text in no named element: the heading it falls under says where it is
+			if h := headingBefore(snap, n); h != nil {
+				m.Context = snap.Line(h)
 			}
 		}
 		key := m.Ref + "\n" + m.Line
@@ -121,6 +134,100 @@ func SearchPage(snap *snapshot.Snapshot, p *Search) (found []SearchMatch, total 
 	}
 	found = append(exact, other...)
 	return found[:min(len(found), limit)], total
+}
+
+// excerptMax is how many characters of a text node a text match shows around the match.
+const excerptMax = 300
+
+// excerpt is the part of text a text match shows: the sentence holding the first match of p,
+// cut to about [excerptMax] characters around it, with "…" where it was cut.
+func (p *Search) excerpt(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	start, end := 0, 0
+	switch {
+	case p.re != nil:
+		if loc := p.re.FindStringIndex(text); loc != nil {
+			start, end = loc[0], loc[1]
+		}
+	case p.Text != "":
+		// folded rune by rune, so that rune i of the folded text is rune i of text
+		r, want := []rune(text), []rune(strings.Join(strings.Fields(p.Text), " "))
+		if i := runeIndex(foldRunes(r), foldRunes(want)); i >= 0 {
+			start, end = len(string(r[:i])), len(string(r[:i+len(want)]))
+		}
+	}
+	if len(text) <= excerptMax {
+		return text
+	}
+	// the sentence around the match: from after the last sentence end before it to the next
+	// sentence end after it
+	from := 0
+	if i := strings.LastIndexAny(text[:start], ".!?"); i >= 0 {
+		from = i + 1
+	}
+	to := len(text)
+	if i := strings.IndexAny(text[end:], ".!?"); i >= 0 {
+		to = end + i + 1
+	}
+	// keep it within excerptMax, centred on the match
+	if to-from > excerptMax {
+		mid := (start + end) / 2
+		from = max(from, mid-excerptMax/2)
+		to = min(to, from+excerptMax)
+	}
+	from, to = runeStart(text, from), runeStart(text, to)
+	out := strings.TrimSpace(text[from:to])
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(text) {
+		out += "…"
+	}
+	return out
+}
+
+// foldRunes lowers each rune of r (one rune for one).
+func foldRunes(r []rune) []rune {
+	out := make([]rune, len(r))
+	for i, c := range r {
+		out[i] = unicode.ToLower(c)
+	}
+	return out
+}
+
+// runeIndex is the index in runes of the first occurrence of want in s, -1 if none.
+func runeIndex(s, want []rune) int {
+	if len(want) == 0 {
+		return 0
+	}
+	for i := 0; i+len(want) <= len(s); i++ {
+		if slices.Equal(s[i:i+len(want)], want) {
+			return i
+		}
+	}
+	return -1
+}
+
+// runeStart moves byte offset i back to the start of the rune it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// headingBefore is the last heading before n in document order (nil when none).
+func headingBefore(snap *snapshot.Snapshot, n *snapshot.Node) *snapshot.Node {
+	var h *snapshot.Node
+	for _, o := range snap.Nodes() {
+		if o == n {
+			return h
+		}
+		if o.Role == "heading" && o.Name != "" {
+			h = o
+		}
+	}
+	return nil
 }
 
 // nearMatches is how many matches not named exactly as the text follow the exact ones by

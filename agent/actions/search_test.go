@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tabrelay/tabrelay/snapshot/pagetest"
@@ -90,6 +91,70 @@ func TestSearchValidate(t *testing.T) {
 	if a, err := Default().FromTool("find", []byte(`{"text":"Home"}`)); err != nil || a.Kind != "search" {
 		t.Errorf("the find tool gives %+v, %v", a, err)
 	}
+}
+
+// TestSearchTextContext: a text match shows the sentence that holds it (not the start of a long
+// paragraph, which may not hold it at all), and text in no named element is placed under the
+// heading before it.
+func TestSearchTextContext(t *testing.T) {
+	long := strings.Repeat("The council met on Tuesday to discuss the budget for the coming year. ", 8) +
+		"Mayor Ana Ruiz said the new bridge will open in May 2027. " +
+		strings.Repeat("Residents asked about parking near the station and the library. ", 8)
+	page := pagetest.Page("https://news.test/a", "News",
+		pagetest.El("heading", "Bridge to open next spring", "level=1"),
+		pagetest.El("generic", "", pagetest.Text(long)),
+		pagetest.El("heading", "Weather", "level=2"),
+		pagetest.Text("Rain all week. Über 20 mm expected."))
+	cases := []struct {
+		p            Search
+		line, inLine string
+		context      string
+	}{
+		{Search{Text: "new BRIDGE"}, "text: …Mayor Ana Ruiz said the new bridge will open in May 2027.…", "", `heading "Bridge to open next spring" [level=1]`},
+		{Search{Regex: `May \d{4}`}, "text: …Mayor Ana Ruiz said the new bridge will open in May 2027.…", "", `heading "Bridge to open next spring" [level=1]`},
+		{Search{Text: "über 20"}, "text: Rain all week. Über 20 mm expected.", "", `heading "Weather" [level=2]`},
+	}
+	for _, c := range cases {
+		if err := c.p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		found, _ := SearchPage(page, &c.p)
+		if len(found) != 1 {
+			t.Fatalf("%+v: found %+v", c.p, found)
+		}
+		if found[0].Line != c.line || found[0].Context != c.context {
+			t.Errorf("%+v: line %q, context %q; want %q, %q", c.p, found[0].Line, found[0].Context, c.line, c.context)
+		}
+		if len([]rune(found[0].Line)) > excerptMax+10 {
+			t.Errorf("%+v: the excerpt is %d characters", c.p, len(found[0].Line))
+		}
+	}
+}
+
+// FuzzSearchExcerpt: an excerpt of any text is valid UTF-8, bounded, and holds the words
+// searched for whenever the text does.
+func FuzzSearchExcerpt(f *testing.F) {
+	f.Add(strings.Repeat("a. ", 200)+"needle in the hay. "+strings.Repeat("b! ", 200), "needle")
+	f.Add("Über ÄÖÜ straße", "straße")
+	f.Add(strings.Repeat("é", 900), "é")
+	f.Fuzz(func(t *testing.T, text, words string) {
+		p := Search{Text: words}
+		if p.Validate() != nil {
+			return
+		}
+		got := p.excerpt(text)
+		if !utf8.ValidString(got) && utf8.ValidString(text) {
+			t.Fatalf("excerpt of valid text is not UTF-8: %q", got)
+		}
+		if n := len([]rune(got)); n > excerptMax+2 && len([]rune(text)) > excerptMax {
+			t.Fatalf("excerpt of %d runes", n)
+		}
+		norm := strings.Join(strings.Fields(words), " ")
+		if utf8.ValidString(text) && norm != "" && strings.Contains(strings.Join(strings.Fields(text), " "), norm) &&
+			len([]rune(norm)) < excerptMax/2 && !strings.Contains(strings.ToLower(got), strings.ToLower(norm)) {
+			t.Fatalf("excerpt %q lacks %q", got, norm)
+		}
+	})
 }
 
 // TestSearchPageInferred: an unnamed control is found by the name the outline gives it, and

@@ -506,8 +506,10 @@ func matchElement(nodes []*snapshot.Node, phrase string, defaultRoles map[string
 		if !tg.keep(n, roles) {
 			continue
 		}
-		s := score(n.Name, tg.phrase)
-		if n.Name == "" && textRoles[n.Role] {
+		// a control with no name is called what the page shows beside it or what its icon
+		// says (the outline's inferred name, the same words the model and the gate read)
+		s := score(n.Label(), tg.phrase)
+		if n.Label() == "" && textRoles[n.Role] {
 			// a field with no name, labelled by the text beside it
 			s = score(nearLabel(n), tg.phrase)
 		}
@@ -634,7 +636,7 @@ func near(nodes []*snapshot.Node, roles map[string]bool, phrase string) []Candid
 		if n.Ref == "" || !roles[n.Role] {
 			continue
 		}
-		nn := " " + normName(n.Name) + " "
+		nn := " " + normName(n.Label()) + " "
 		for _, w := range words {
 			if len(w) > 2 && strings.Contains(nn, " "+w) {
 				out = append(out, n)
@@ -651,7 +653,7 @@ func near(nodes []*snapshot.Node, roles map[string]bool, phrase string) []Candid
 func cands(ns []*snapshot.Node) []Candidate {
 	out := make([]Candidate, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, Candidate{Ref: n.Ref, Role: n.Role, Name: n.Name})
+		out = append(out, Candidate{Ref: n.Ref, Role: n.Role, Name: n.Label()})
 	}
 	return out
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/llm"
+	"github.com/tabrelay/tabrelay/snapshot"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -149,6 +150,62 @@ func (r Request) HasTool(name string) bool {
 
 // ApproxTokens estimates the request's prompt size in tokens (bytes/4).
 func (r Request) ApproxTokens() int { return len(r.Body) / 4 }
+
+// Split is a request's prompt in cl100k_base tokens (the count of [snapshot.Tokens]) by what
+// it is spent on.
+type Split struct {
+	// System is the system prompt.
+	System int `json:"system"`
+	// Tools is the offered tools' definitions as sent (names, descriptions, schemas).
+	Tools int `json:"tools"`
+	// Page is the page text in the messages: what stands inside <page_content> blocks.
+	Page int `json:"page"`
+	// History is the rest of the messages: the goal, the model's calls and text, and the tool
+	// results' own words.
+	History int `json:"history"`
+}
+
+// Total is the split's sum: the whole prompt.
+func (s Split) Total() int { return s.System + s.Tools + s.Page + s.History }
+
+// Split counts the request's prompt by part.
+func (r Request) Split() Split {
+	var s Split
+	s.System = snapshot.Tokens(r.System)
+	var b struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(r.Body, &b) == nil && len(b.Tools) > 0 {
+		s.Tools = snapshot.Tokens(string(b.Tools))
+	}
+	for _, m := range r.Messages {
+		text := m.Text
+		for _, c := range m.ToolCalls {
+			text += "\n" + c.Name + " " + c.Args
+		}
+		for {
+			start := strings.Index(text, pageOpen)
+			if start < 0 {
+				break
+			}
+			end := strings.Index(text[start:], pageClose)
+			if end < 0 {
+				break
+			}
+			end += start + len(pageClose)
+			s.Page += snapshot.Tokens(text[start:end])
+			text = text[:start] + text[end:]
+		}
+		s.History += snapshot.Tokens(text)
+	}
+	return s
+}
+
+// pageOpen and pageClose delimit the page text in the agent's messages.
+const (
+	pageOpen  = "<page_content>"
+	pageClose = "</page_content>"
+)
 
 // NewTokens estimates, as ApproxTokens does, the part of the request's prompt that is not in
 // the longest prefix it shares with prev: what a provider that caches prompt prefixes bills

@@ -252,7 +252,7 @@ func (l *loop) runFastStep(fm *fastMatch, n int) (string, bool) {
 	// With no model, nobody reads the page after the step: a later part of the command is
 	// matched on a page model of its own.
 	l.unobserved = !llm.Ready(l.opts.Model)
-	ended := l.exec(call, "fast path (no model): "+fm.what)
+	ended, _ := l.exec(call, "fast path (no model): "+fm.what)
 	l.named, l.unobserved = nil, false
 	if ended {
 		return "", false

@@ -217,9 +217,9 @@ func TestNewActionTools(t *testing.T) {
 	if err != nil || tk.Status != task.StatusSucceeded {
 		t.Fatalf("%v %s %q", err, tk.Status, tk.Error)
 	}
-	// fill is a core tool; drag, upload and wait are named by more_tools and run when called
+	// fill, drag, upload and wait are named by more_tools and run when called
 	first := srv.Requests()[0]
-	if !first.HasTool("fill") || !first.HasTool("more_tools") || first.HasTool("drag") {
+	if first.HasTool("fill") || !first.HasTool("more_tools") || first.HasTool("drag") {
 		t.Errorf("tools offered: %v", first.Tools)
 	}
 	var got []string
@@ -300,7 +300,7 @@ func TestMoreTools(t *testing.T) {
 	srv := llmtest.NewOpenAI(t,
 		llmtest.ToolCall("more_tools", `{}`),
 		llmtest.ToolCall("more_tools", `{"enable":["hover","teleport"]}`),
-		llmtest.ToolCall("more_tools", `{"enable":["drag"]}`),
+		llmtest.ToolCall("more_tools", `{"enable":["drag","ask_user"]}`),
 		llmtest.ToolCall("hover", `{"ref":"e1"}`),
 		llmtest.ToolCall("finish", `{"answer":"ok"}`),
 	)
@@ -314,15 +314,15 @@ func TestMoreTools(t *testing.T) {
 	if reqs[0].HasTool("hover") || reqs[0].HasTool("tabs") || !reqs[0].HasTool("click") || !reqs[0].HasTool("more_tools") {
 		t.Errorf("first request's tools: %v", reqs[0].Tools)
 	}
-	if list := reqs[1].Last().Text; !strings.Contains(list, "- hover: Move the mouse over an element.") || !strings.Contains(list, "- tabs: ") || strings.Contains(list, "- click:") {
+	if list := reqs[1].Last().Text; !strings.Contains(list, "- hover(ref): Move the mouse over an element.") || !strings.Contains(list, "- tabs: ") || strings.Contains(list, "- click:") {
 		t.Errorf("more_tools listed:\n%s", list)
 	}
 	if res := reqs[2].Last().Text; !strings.Contains(res, `no tool teleport`) || !strings.Contains(res, "enabled hover") {
 		t.Errorf("more_tools with an unknown name: %s", res)
 	}
 	before, after := reqs[1].Tools, reqs[4].Tools
-	if want := append(slices.Clone(before), "hover", "drag"); !slices.Equal(after, want) {
-		t.Errorf("tools after enabling hover and drag:\n%v\nwant\n%v", after, want)
+	if want := append(slices.Clone(before), "hover", "drag", "ask_user"); !slices.Equal(after, want) {
+		t.Errorf("tools after enabling hover, drag and ask_user:\n%v\nwant\n%v", after, want)
 	}
 	if got := p.actions(); len(got) != 1 || got[0].Kind != "hover" {
 		t.Errorf("actions %v", got)

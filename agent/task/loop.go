@@ -88,9 +88,7 @@ type loop struct {
 }
 
 func newLoop(r *Runner, rn *run, ctx context.Context, memory []*Task) *loop {
-	l := &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
-	l.useToolbox(ctx)
-	return l
+	return &loop{r: r, rn: rn, ctx: ctx, opts: &r.opts, memory: memory, tabID: rn.task.TabID}
 }
 
 // update changes the task under its lock and returns a copy.
@@ -121,7 +119,8 @@ func (l *loop) think() {
 	if _, ok := l.opts.Browser.(Screenshotter); !ok {
 		l.vision = false
 	}
-	system := buildSystemPrompt(l.opts.AllowedSites, l.memory) + toolboxPrompt(l.boxTools)
+	l.useToolbox(l.ctx)
+	system := buildSystemPrompt(l.opts.AllowedSites, l.rn.task.Goal, l.memory) + toolboxPrompt(l.boxTools)
 	for {
 		if l.stopped() {
 			return
@@ -154,16 +153,52 @@ func (l *loop) think() {
 			l.hist = append(l.hist, entry{role: llms.ChatMessageTypeHuman, text: "Reply by calling a tool: a browser action, finish or fail.", step: l.turn})
 			continue
 		}
+		if t := strings.TrimSpace(text); t != "" {
+			// the model's own words beside its calls stay in what it is sent later
+			l.hist = append(l.hist, entry{role: llms.ChatMessageTypeAI, text: truncate(t, maxThought), step: l.turn})
+		}
+		stop := ""
 		for i, c := range calls {
+			if stop != "" {
+				l.notRun(c, stop)
+				continue
+			}
 			thought := ""
 			if i == 0 {
 				thought = text
 			}
-			if l.exec(c, thought) {
+			ended, why := l.exec(c, thought)
+			if ended {
 				return
 			}
+			stop = why
 		}
 	}
+}
+
+// maxThought is how many bytes of the model's text beside its tool calls the history keeps.
+const maxThought = 2000
+
+// notRun answers a tool call of a reply that stopped before it (an earlier call failed or
+// waited for the person): nothing is done and the model is told why, so that it decides again
+// on what the page now shows.
+func (l *loop) notRun(c llms.ToolCall, why string) {
+	name, args := "", "{}"
+	if c.FunctionCall != nil {
+		name = c.FunctionCall.Name
+		if json.Valid([]byte(c.FunctionCall.Arguments)) {
+			args = c.FunctionCall.Arguments
+		}
+	}
+	l.ids++
+	id := c.ID
+	if id == "" {
+		id = fmt.Sprintf("call_%d_%d", l.turn, l.ids)
+	}
+	call := llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+	l.hist = append(l.hist,
+		entry{call: &call, step: l.turn},
+		entry{role: llms.ChatMessageTypeTool, callID: id, name: name, text: "not run: " + why, step: l.turn})
 }
 
 // start resolves the tab and puts the goal and the first snapshot in the history.
@@ -362,8 +397,9 @@ func (l *loop) messages(system string) []llms.MessageContent {
 }
 
 // exec runs one tool call, records it as a step and in the history; it reports whether the
-// task ended.
-func (l *loop) exec(c llms.ToolCall, thought string) bool {
+// task ended and, when the calls after this one in the same reply must not run, why (the step
+// failed, or it waited for the person's approval).
+func (l *loop) exec(c llms.ToolCall, thought string) (ended bool, stop string) {
 	name, rawArgs := "", "{}"
 	if c.FunctionCall != nil {
 		name = c.FunctionCall.Name
@@ -448,17 +484,24 @@ func (l *loop) exec(c llms.ToolCall, thought string) bool {
 	switch {
 	case res.finish != nil:
 		l.end(res.finish.status, res.finish.answer, res.finish.err)
-		return true
+		return true, ""
 	case res.declined:
 		l.end(StatusCancelled, "", res.err.Error())
-		return true
+		return true, ""
 	case l.stopped():
-		return true
+		return true, ""
 	case l.errsRow >= maxToolErrors:
 		l.end(StatusFailed, "", fmt.Sprintf("%d tool errors in a row; last: %s", l.errsRow, step.Error))
-		return true
+		return true, ""
+	case res.err != nil && res.quotesPage:
+		// the browser's words may quote the page: they stay inside a page block
+		return false, fmt.Sprintf("the call before it (%s) failed:\n%s", name, pageBlock(truncate(oneLine(res.err.Error()), 300)))
+	case res.err != nil:
+		return false, fmt.Sprintf("the call before it (%s) failed: %s", name, truncate(oneLine(res.err.Error()), 300))
+	case len(res.approved) > 0:
+		return false, fmt.Sprintf("the call before it (%s) waited for the person's approval; look at the page again before going on", name)
 	}
-	return false
+	return false, ""
 }
 
 type finish struct {
@@ -479,6 +522,8 @@ type result struct {
 	declined   bool
 	blocked    bool
 	finish     *finish
+	// approved are the safety gate's decisions the person approved when asked during the step.
+	approved []gate.Decision
 }
 
 func argStr(args map[string]any, key string) string {
@@ -537,6 +582,9 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 		if l.tabID == "" {
 			return result{err: errors.New("no current tab: call tabs and switch_tab, or new_tab")}
 		}
+		if p.Scope != "" {
+			return l.scoped(a, p.Scope)
+		}
 		snap, err := l.snapshot()
 		if err != nil {
 			return result{err: err, quotesPage: true}
@@ -594,6 +642,19 @@ func (l *loop) dispatch(name string, args map[string]any, step *Step) result {
 	return l.act(name, a, step)
 }
 
+// scoped answers a snapshot of one element's subtree (a, with scope ref): the browser reads
+// it; the page outline the loop keeps stays the whole page's.
+func (l *loop) scoped(a actions.Action, ref string) result {
+	out, err := l.opts.Browser.Act(l.ctx, l.tabID, a)
+	if err != nil {
+		return result{err: fmt.Errorf("snapshot of %s: %w", ref, err), quotesPage: true}
+	}
+	if out == nil || out.Snapshot == nil {
+		return result{err: fmt.Errorf("snapshot of %s: the browser returned no outline; call snapshot without scope", ref)}
+	}
+	return result{text: fmt.Sprintf("part of the page (%s):\n", ref) + pageBlock(capSnapshot(out.Snapshot.Text, l.opts.MaxSnapshotChars))}
+}
+
 func (l *loop) updatePlan(args map[string]any) result {
 	raw, _ := json.Marshal(args["steps"])
 	var items []PlanItem
@@ -649,7 +710,7 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 	if t := a.Tab(); t != "" {
 		actTab = t
 	}
-	out, err := l.actGated(actTab, a, step)
+	out, approved, err := l.actGated(actTab, a, step)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return result{err: context.Cause(l.ctx)}
@@ -686,6 +747,28 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 			}
 		}
 	}
+	prevSnap, prevTab, prevURL := l.lastSnap, l.snapTab, l.lastURL
+	res := l.actResult(tool, out)
+	if _, ok := a.Params.(*actions.Scroll); ok && !res.full && prevSnap != nil && prevTab == l.snapTab && prevURL == l.lastURL {
+		res.text = strings.TrimSuffix(res.text, "page unchanged")
+		if !strings.HasSuffix(res.text, "\n") {
+			res.text += "\n"
+		}
+		if lines := cameIntoView(prevSnap, l.lastSnap); lines != "" {
+			res.text += "came into view:\n" + pageBlock(lines)
+		} else {
+			res.text += "nothing more came into view from below"
+		}
+	}
+	if len(approved) > 0 {
+		res.approved = approved
+		res.text = approvedNote(approved) + res.text
+	}
+	return res
+}
+
+// actResult is what the model is shown after browser action tool ran with outcome out.
+func (l *loop) actResult(tool string, out *actions.Result) result {
 	if isReadOnlyTool(tool) {
 		// the page did not change: the result is the observation, with the page's title and
 		// URL only when they are not the ones the model last saw
@@ -700,6 +783,70 @@ func (l *loop) act(tool string, a actions.Action, step *Step) result {
 		return result{text: "result:\n" + pageBlock(capLines(out.Text(), maxResultText, "not shown"))}
 	}
 	return l.observe(out.TextBesidePage()) // the observation shows the page
+}
+
+// maxIntoView is how many lines of what a scroll brought into view the model is shown.
+const maxIntoView = 40
+
+// cameIntoView is the outline lines (one per element or text, unindented) of what lay below
+// the viewport in before and no longer does in after (what a scroll brought into view), at
+// most maxIntoView of them with a note of the rest; "" when nothing did. Elements are the same
+// across the two by ref; text, and named elements without a ref (headings), by their words and
+// the element with a ref around them. Unnamed containers are left out.
+func cameIntoView(before, after *snapshot.Snapshot) string {
+	key := func(n *snapshot.Node) string {
+		if n.Ref != "" {
+			return n.Ref
+		}
+		words := n.Text
+		if !n.IsText() {
+			if n.Name == "" {
+				return ""
+			}
+			words = n.Role + " " + n.Name
+		}
+		in := ""
+		for a := n.Parent(); a != nil; a = a.Parent() {
+			if a.Ref != "" {
+				in = a.Ref
+				break
+			}
+		}
+		return in + "\x00" + words
+	}
+	below := map[string]bool{}
+	for _, n := range before.Nodes() {
+		if k := key(n); k != "" && n.Below {
+			below[k] = true
+		}
+	}
+	var lines []string
+	more := 0
+	for _, n := range after.Nodes() {
+		if k := key(n); k == "" || n.Below || !below[k] {
+			continue
+		}
+		if len(lines) == maxIntoView {
+			more++
+			continue
+		}
+		lines = append(lines, "- "+after.Line(n))
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("[… %d more; snapshot shows the page]", more))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// approvedNote is the first lines of a step's result when the person approved it: each
+// decision as the person was asked it. The step's words quote the page (element names), so
+// they go inside a page block.
+func approvedNote(ds []gate.Decision) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s\n", d.Prompt())
+	}
+	return "approved by the person, then done:\n" + pageBlock(strings.TrimSuffix(b.String(), "\n")) + "\n"
 }
 
 // navURL is the URL an action loads (navigate, open), or "".
@@ -781,23 +928,27 @@ func targetRef(a actions.Action) string {
 	return ""
 }
 
-// declinedError is the error of a step the user declined.
-type declinedError struct{ prompt, reason string }
+// declinedError is the error of a step the person declined: the gate's decision they were
+// asked about.
+type declinedError struct{ decision gate.Decision }
 
 func (e *declinedError) Error() string {
-	return fmt.Sprintf("stopped: the user declined %s (%s)", e.prompt, e.reason)
+	return fmt.Sprintf("declined by the person, nothing was done: %s (%s)", e.decision.Prompt(), e.decision.Reason)
 }
 
 // actGated runs action a through the action service as the agent, for the user's goal. When
 // the safety gate holds a step, the task asks the person; their yes approves that one
 // decision (the action on the element it resolved to), and the action runs again. A fill
 // may hold for several fields, one decision each.
-func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Result, error) {
+//
+// It returns the action's outcome and the decisions the person approved on the way.
+func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Result, []gate.Decision, error) {
 	grants := gate.NewGrants()
 	if l.named != nil {
 		grants.Name(l.named.Kind, l.named.Ref, l.named.Level)
 	}
 	ctx := gate.With(l.ctx, gate.Request{Who: gate.Agent, Goal: l.rn.words, Grants: grants})
+	var approved []gate.Decision
 	for asked := 0; ; asked++ {
 		out, err := l.opts.Browser.Act(ctx, tab, a)
 		var held *gate.ConfirmError
@@ -807,17 +958,18 @@ func (l *loop) actGated(tab string, a actions.Action, step *Step) (*actions.Resu
 				yes := true
 				step.Confirmation = &Confirmation{Reason: out.Approved.Reason, Prompt: out.Approved.Prompt(), Approved: &yes, DecidedAt: time.Now().UTC()}
 			}
-			return out, err
+			return out, approved, err
 		}
 		d := held.Decision
 		ok, cerr := l.confirm(step, d.Reason, d.Prompt())
 		if cerr != nil {
-			return nil, cerr
+			return nil, approved, cerr
 		}
 		if !ok {
-			return nil, &declinedError{prompt: d.Prompt(), reason: d.Reason}
+			return nil, approved, &declinedError{decision: d}
 		}
 		grants.Approve(d)
+		approved = append(approved, d)
 	}
 }
 

@@ -88,7 +88,7 @@ func TestMultiStepTask(t *testing.T) {
 			if !strings.Contains(first.Messages[0].Text, "Goal: Find the price of a kettle") || !strings.Contains(first.Messages[0].Text, `[ref=e2]`) {
 				t.Errorf("first message %q", first.Messages[0].Text)
 			}
-			for _, name := range []string{"snapshot", "click", "type", "finish", "fail", "update_plan", "more_tools"} {
+			for _, name := range []string{"snapshot", "find", "click", "type", "scroll", "finish", "fail", "more_tools"} {
 				if !first.HasTool(name) {
 					t.Errorf("tool %s not offered", name)
 				}

@@ -27,6 +27,14 @@ type Toolbox interface {
 	ReadOnlyTool(name string) bool
 }
 
+// ToolboxFit is implemented by a Toolbox whose tools serve only some goals (skills replay saved
+// procedures for some requests on some sites): the loop offers its tools to a task only when
+// Fits says they could serve the task's goal on the page at pageURL. A Toolbox without it is
+// offered to every task.
+type ToolboxFit interface {
+	Fits(goal, pageURL string) bool
+}
+
 type noToolboxKey struct{}
 
 // WithoutToolbox returns a context under which new tasks are offered no toolbox tools. Use it
@@ -44,11 +52,15 @@ func toolboxOff(ctx context.Context) bool {
 // toolbox returns the runner's toolbox (nil when none).
 func (r *Runner) toolbox() Toolbox { return r.box }
 
-// useToolbox gives the loop the runner's toolbox unless ctx says otherwise, leaving out tools
-// whose names clash with the browser tools.
+// useToolbox gives the loop the runner's toolbox unless ctx says otherwise or the toolbox
+// says it cannot serve the goal on the current page ([ToolboxFit]), leaving out tools whose
+// names clash with the browser tools.
 func (l *loop) useToolbox(ctx context.Context) {
 	tb := l.r.toolbox()
-	if tb == nil || toolboxOff(ctx) {
+	if tb == nil || toolboxOff(ctx) || l.box != nil {
+		return
+	}
+	if fit, ok := tb.(ToolboxFit); ok && !fit.Fits(l.rn.task.Goal, l.lastURL) {
 		return
 	}
 	builtin := map[string]bool{}
@@ -129,5 +141,5 @@ func toolboxPrompt(tools []llms.Tool) string {
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
-	return "\n\nSkills (" + strings.Join(names, ", ") + ") replay the user's saved procedures: for a routine task (site search, form, table) look for one first; run it with parameters from the goal (never invented), then check the page."
+	return "\n\nSkills (" + strings.Join(names, ", ") + ") replay the user's saved procedures; one may fit this goal: run it with parameters from the goal (never invented), then check the page."
 }

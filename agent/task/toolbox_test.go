@@ -227,3 +227,45 @@ func TestTrack(t *testing.T) {
 	nilTr.Update(tk)
 	nilTr.End(tk)
 }
+
+// fitBox is a box whose tools serve only goals that mention a kettle on the shop
+// (task.ToolboxFit), as skills serve only the requests and sites they were saved for.
+type fitBox struct {
+	box
+	asked []string
+}
+
+func (b *fitBox) Fits(goal, pageURL string) bool {
+	b.asked = append(b.asked, goal+" at "+pageURL)
+	return strings.Contains(goal, "kettle") && strings.HasPrefix(pageURL, "https://shop.test/")
+}
+
+// TestToolboxOnlyWhereItFits: a toolbox that says which goals it serves is offered, with its
+// words in the system prompt, only to those; other tasks carry neither its schemas nor the
+// prompt's words about it.
+func TestToolboxOnlyWhereItFits(t *testing.T) {
+	for _, tc := range []struct {
+		goal    string
+		offered bool
+	}{
+		{"buy a kettle", true},
+		{"read the top headline", false},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			srv := llmtest.NewOpenAI(t, llmtest.ToolCall("finish", `{"answer":"done"}`))
+			s := newShop()
+			b := &fitBox{box: box{shop: s}}
+			r := newRunner(t, srv, s, func(o *task.Options) { o.Toolbox = func(*task.Runner) task.Toolbox { return b } })
+			if _, err := r.Run(context.Background(), tc.goal, "tab1"); err != nil {
+				t.Fatal(err)
+			}
+			req := srv.Requests()[0]
+			if req.HasTool("lookup") != tc.offered || strings.Contains(req.System, "Skills (") != tc.offered {
+				t.Errorf("toolbox offered %v (tools %v), want %v; system prompt:\n%s", req.HasTool("lookup"), req.Tools, tc.offered, req.System)
+			}
+			if len(b.asked) != 1 || b.asked[0] != tc.goal+" at https://shop.test/" {
+				t.Errorf("Fits was asked %q, want the goal on the task's page", b.asked)
+			}
+		})
+	}
+}

@@ -48,17 +48,20 @@ const (
 	toolMore = "more_tools"
 )
 
-// coreKinds are the action kinds whose tools are offered in every model request: what a typical
-// step uses (read, find, act on elements and forms, scroll, navigate). The dialog tool joins
-// them while a JavaScript dialog is open.
-// The registry's other tools are reachable through more_tools, which keeps the fixed part of a
-// request small and the same from step to step (a provider's prompt cache holds it).
+// coreKinds are the action kinds whose tools are offered with their schemas in every model
+// request: what a typical step uses (read, find, act on elements, type, scroll). The dialog
+// tool joins them while a JavaScript dialog is open.
+// The other tools are named in more_tools' one-line index and their schemas are offered once
+// the model enables them, which keeps the fixed part of a request small (at most
+// [maxToolTokens]) and the same from step to step (a provider's prompt cache holds it).
 var coreKinds = []reflect.Type{
 	reflect.TypeFor[actions.Snapshot](), reflect.TypeFor[actions.Search](), reflect.TypeFor[actions.Click](),
-	reflect.TypeFor[actions.Type](), reflect.TypeFor[actions.Select](), reflect.TypeFor[actions.Check](),
-	reflect.TypeFor[actions.Fill](), reflect.TypeFor[actions.Scroll](), reflect.TypeFor[actions.Navigate](),
-	reflect.TypeFor[actions.Back](),
+	reflect.TypeFor[actions.Type](), reflect.TypeFor[actions.Scroll](),
 }
+
+// maxToolTokens bounds the cl100k tokens of the tool definitions a request offers before the
+// model enables more (tested): the rest of a request is for the page.
+const maxToolTokens = 500
 
 // isCore reports whether action kind k's tool is in the core set.
 func isCore(k *actions.Kind) bool { return slices.Contains(coreKinds, k.Params()) }
@@ -72,14 +75,15 @@ func Tools(vision bool) []llms.Tool {
 }
 
 // CoreTools returns the tools offered in every model request, in a fixed order: the core
-// browser tools, the loop's own and more_tools, which names the rest.
+// browser tools, finish and fail, and more_tools, whose index names the rest.
 func CoreTools(vision bool) []llms.Tool {
 	core, _ := toolsFrom(actions.Default(), vision)
 	return core
 }
 
-// toolsFrom derives the browser tools from registry reg: core holds the core kinds' tools, the
-// loop's own tools and more_tools (naming the others), more the other browser tools.
+// toolsFrom derives the tools from registry reg: core holds the core kinds' tools, finish, fail
+// and more_tools (indexing the others), more the other browser tools and the loop's rarely used
+// ones.
 func toolsFrom(reg *actions.Registry, vision bool) (core, more []llms.Tool) {
 	defs, err := reg.Tools()
 	if err != nil {
@@ -96,24 +100,60 @@ func toolsFrom(reg *actions.Registry, vision bool) (core, more []llms.Tool) {
 			more = append(more, t)
 		}
 	}
+	own := loopTools()
+	for _, t := range own {
+		switch t.Function.Name {
+		case toolFinish, toolFail:
+			core = append(core, t)
+		default:
+			more = append(more, t)
+		}
+	}
+	core = append(core, tool(toolMore, moreIndex(more),
+		obj(map[string]any{"enable": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}})))
+	return core, more
+}
+
+// moreIndex is more_tools' description: the one-line index of the tools outside the core set.
+func moreIndex(more []llms.Tool) string {
 	names := make([]string, len(more))
 	for i, t := range more {
 		names[i] = t.Function.Name
 	}
-	core = append(core, loopTools()...)
-	core = append(core, tool(toolMore, "Enable tools: "+strings.Join(names, ", ")+" (none named: what they do).",
-		obj(map[string]any{"enable": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}})))
-	return core, more
+	return "Enable by name (schemas follow): " + strings.Join(names, ", ")
+}
+
+// paramNames is "(a,b)" for a tool whose schema has properties a and b, required ones first;
+// "" for a tool without parameters.
+func paramNames(t llms.Tool) string {
+	p, _ := t.Function.Parameters.(map[string]any)
+	props, _ := p["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	var req []string
+	switch r := p["required"].(type) {
+	case []string:
+		req = r
+	case []any:
+		for _, n := range r {
+			req = append(req, fmt.Sprint(n))
+		}
+	}
+	names := slices.Clone(req)
+	var rest []string
+	for n := range props {
+		if !slices.Contains(req, n) {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	return "(" + strings.Join(append(names, rest...), ",") + ")"
 }
 
 // loopTools are the loop's own tools, which are not browser actions.
 func loopTools() []llms.Tool {
 	return []llms.Tool{
-		tool(toolUpdatePlan, "Keep a plan for a multi-step goal.", obj(map[string]any{
-			"steps": map[string]any{"type": "array", "items": obj(map[string]any{
-				"text": str(""), "status": str("pending, active, done or failed"),
-			}, "text", "status")},
-		}, "steps")),
 		tool(toolFinish, "Goal reached.", obj(map[string]any{"answer": str("for the user")}, "answer")),
 		tool(toolFail, "The goal cannot be reached.", obj(map[string]any{"reason": str("")}, "reason")),
 		tool(toolAskUser, "Ask the user; waits for the answer.", obj(map[string]any{
@@ -123,6 +163,11 @@ func loopTools() []llms.Tool {
 		tool(toolHandOver, "The person does a step in this tab (sign-in, CAPTCHA, 2FA); waits for them.", obj(map[string]any{
 			"instruction": str(""),
 		}, "instruction")),
+		tool(toolUpdatePlan, "Keep a plan for a multi-step goal.", obj(map[string]any{
+			"steps": map[string]any{"type": "array", "items": obj(map[string]any{
+				"text": str(""), "status": str("pending, active, done or failed"),
+			}, "text", "status")},
+		}, "steps")),
 	}
 }
 
@@ -162,37 +207,37 @@ func toolKind(name string) *actions.Kind {
 // the tools the model enabled.
 func (l *loop) offered() []llms.Tool {
 	if l.lastSnap != nil && l.lastSnap.Dialog != nil {
-		l.enable(toolKind("dialog"))
+		l.enable("dialog")
 	}
 	ts := append(CoreTools(l.vision), l.boxTools...)
 	return append(ts, l.enabled...)
 }
 
-// enable adds the tool of action kind k to the enabled tools unless it is offered already; it
-// reports whether it added it.
-func (l *loop) enable(k *actions.Kind) bool {
-	if k == nil || isCore(k) || slices.ContainsFunc(l.enabled, func(t llms.Tool) bool { return t.Function.Name == k.ToolName() }) {
-		return false
-	}
+// enable adds tool name, one of the tools outside the core set, to the enabled tools unless
+// it is offered already; it reports whether name is such a tool.
+func (l *loop) enable(name string) bool {
 	_, more := toolsFrom(actions.Default(), l.vision)
-	i := slices.IndexFunc(more, func(t llms.Tool) bool { return t.Function.Name == k.ToolName() })
+	i := slices.IndexFunc(more, func(t llms.Tool) bool { return t.Function.Name == name })
 	if i < 0 {
 		return false
 	}
-	l.enabled = append(l.enabled, more[i])
+	if !slices.ContainsFunc(l.enabled, func(t llms.Tool) bool { return t.Function.Name == name }) {
+		l.enabled = append(l.enabled, more[i])
+	}
 	return true
 }
 
-// moreTools answers more_tools: with names, it enables those tools for the rest of the task;
-// without, it lists the tools outside the core set with what they do. A browser tool the
-// model calls without enabling it runs all the same (the loop answers every tool of [Tools]).
+// moreTools answers more_tools: with names, it enables those tools for the rest of the task
+// (their schemas come with the next request); without, it lists the tools outside the core set
+// with what they do. A tool the model calls without enabling it runs all the same (the loop
+// answers every tool of [Tools]).
 func (l *loop) moreTools(args map[string]any) result {
 	_, more := toolsFrom(actions.Default(), l.vision)
 	var names []string
 	switch v := args["enable"].(type) {
 	case []any:
 		for _, n := range v {
-			names = append(names, strings.TrimSpace(fmt.Sprint(n)))
+			names = append(names, fmt.Sprint(n))
 		}
 	case string:
 		names = strings.Split(v, ",")
@@ -200,19 +245,17 @@ func (l *loop) moreTools(args map[string]any) result {
 	if len(names) == 0 {
 		var b strings.Builder
 		for _, t := range more {
-			fmt.Fprintf(&b, "- %s: %s\n", t.Function.Name, t.Function.Description)
+			fmt.Fprintf(&b, "- %s%s: %s\n", t.Function.Name, paramNames(t), t.Function.Description)
 		}
 		return result{text: b.String() + "Call more_tools with the names you need to enable them."}
 	}
 	var added, unknown []string
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		k := toolKind(n)
-		switch {
-		case k == nil || !slices.ContainsFunc(more, func(t llms.Tool) bool { return t.Function.Name == n }):
-			unknown = append(unknown, n)
-		case l.enable(k):
+		if l.enable(n) {
 			added = append(added, n)
+		} else if !slices.ContainsFunc(l.offered(), func(t llms.Tool) bool { return t.Function.Name == n }) {
+			unknown = append(unknown, n)
 		}
 	}
 	if len(unknown) > 0 {
@@ -227,7 +270,7 @@ func (l *loop) moreTools(args map[string]any) result {
 		return result{err: errors.New(msg)}
 	}
 	if len(added) == 0 {
-		return result{text: "already enabled: " + strings.Join(names, ", ")}
+		return result{text: "already offered: " + strings.Join(names, ", ")}
 	}
-	return result{text: "enabled: " + strings.Join(added, ", ")}
+	return result{text: "enabled (their schemas come with your next request): " + strings.Join(added, ", ")}
 }

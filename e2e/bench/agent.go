@@ -25,14 +25,15 @@ type agentMove struct {
 	args   map[string]any
 }
 
-// agentMoves is a 10-step task on a generated page: find a product far below the fold (p),
-// act on it, go back to the top, open a quick view, type in the search box, read the page
-// once, finish.
+// agentMoves is an 11-step task on a generated page: find a product far below the fold (p),
+// act on it (enabling the check tool first), go back to the top, open a quick view, type in the
+// search box, read the page once, finish.
 func agentMoves(p int) []agentMove {
 	return []agentMove{
 		{tool: "find", args: map[string]any{"text": fmt.Sprintf("Add product %d to cart", p)}},
 		{tool: "click", target: fmt.Sprintf("Add product %d to cart", p)},
 		{tool: "find", args: map[string]any{"text": fmt.Sprintf("Gift wrap %d", p)}},
+		{tool: "more_tools", args: map[string]any{"enable": []string{"check"}}}, // check is not among the tools offered first
 		{tool: "check", target: fmt.Sprintf("Gift wrap %d", p), args: map[string]any{"checked": true}},
 		{tool: "scroll", args: map[string]any{"direction": "top"}},
 		{tool: "find", args: map[string]any{"text": "Quick view 5"}},
@@ -149,6 +150,32 @@ func runAgent(cfg config, r *Results) error {
 	r.add(Figure{Group: "agent", Name: page + ": whole task", Unit: "tokens", Value: sum(tokens), Target: "≤ 30000", Met: met(sum(tokens) <= 30000)})
 	r.add(Figure{Group: "agent", Name: page + ": whole task, new tokens", Unit: "tokens", Value: sum(fresh)})
 	r.add(Figure{Group: "agent", Name: page + ": wall time", Unit: "s", Value: tk.FinishedAt.Sub(tk.CreatedAt).Seconds()})
+	// where a request's tokens go (cl100k, counted offline): the first request, and the median
+	// of each part over the task's requests
+	splits := make([]llmtest.Split, len(reqs))
+	for i, q := range reqs {
+		splits[i] = q.Split()
+	}
+	for _, part := range []struct {
+		name string
+		of   func(llmtest.Split) int
+	}{
+		{"system prompt", func(s llmtest.Split) int { return s.System }},
+		{"tool definitions", func(s llmtest.Split) int { return s.Tools }},
+		{"page", func(s llmtest.Split) int { return s.Page }},
+		{"history", func(s llmtest.Split) int { return s.History }},
+	} {
+		vals := make([]float64, len(splits))
+		for i, s := range splits {
+			vals[i] = float64(part.of(s))
+		}
+		f := Figure{Group: "agent", Name: page + ": first request, " + part.name, Unit: "cl100k tokens", Value: vals[0]}
+		if part.name == "tool definitions" {
+			f.Target, f.Met = "≤ 500", met(vals[0] <= 500)
+		}
+		r.add(f)
+		r.add(Figure{Group: "agent", Name: page + ": median request, " + part.name, Unit: "cl100k tokens", Value: median(vals)})
+	}
 	return nil
 }
 

@@ -8,8 +8,9 @@
 // clients on one real tab, and the head-of-line delay a large response on one tab causes to
 // another, both next to Chrome's own endpoint), mcp (tabrelay's MCP server next to Playwright
 // MCP and chrome-devtools-mcp: tools/list, a 10-step flow's tokens and wall time), agent (a
-// scripted model's task), critic (the alignment check's tokens and time per step, against a
-// real HTTP server standing in for the model) and miniwob (the public MiniWoB++ development set played with simple
+// scripted model's task: its requests' tokens, and where they go: system prompt, tool
+// definitions, page, history), critic (the alignment check's tokens and time per step, against
+// a real HTTP server standing in for the model) and miniwob (the public MiniWoB++ development set played with simple
 // commands and no model: share solved, wrong actions, share refused).
 //
 //	go run ./e2e/bench            # full run

@@ -246,9 +246,12 @@ func (g *Gate) review(ctx context.Context, p Proposal, r Request, d Decision) De
 		v = CriticVerdict{Ask: true, Reason: "approved by the person"}
 	} else {
 		v, err = c.Review(ctx, ReviewOf(p, r.Goal))
-	}
-	if errors.Is(err, ErrNoCritic) {
-		return rules
+		if errors.Is(err, ErrNoCritic) {
+			return rules
+		}
+		if err == nil {
+			d.Reviewed = &v
+		}
 	}
 	asked := d
 	asked.Verdict, asked.Reason = Confirm, ReasonCritic

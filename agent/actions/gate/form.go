@@ -36,8 +36,15 @@ type Field struct {
 	Chosen []string `json:"chosen"`
 	// Checked is a checkbox's or radio's state.
 	Checked bool `json:"checked"`
-	// Secret marks a password field: its value is not read.
+	// Secret marks a password, one-time code or card field: its value is not read.
 	Secret bool `json:"secret"`
+}
+
+// hidden reports whether f's value is never shown (to the person or the alignment check): a
+// secret field, or one whose name or label says it holds a password or payment details.
+func (f Field) hidden() bool {
+	n := Fold(f.Name + " " + f.Label)
+	return f.Secret || passwordRe.MatchString(n) || paymentRe.MatchString(n)
 }
 
 // Sent reports whether the field is part of what its form sends now: a checkbox or radio
@@ -68,10 +75,13 @@ func (f Field) String() string {
 	case "select":
 		return fmt.Sprintf("%s = %q", name, clip(strings.Join(f.Chosen, ", "), 80))
 	case "hidden":
+		if f.hidden() {
+			return name + " = (secret) (hidden)"
+		}
 		return fmt.Sprintf("%s = %q (hidden)", name, clip(f.Value, 80))
 	}
-	if f.Secret {
-		return name + " = (hidden)"
+	if f.hidden() {
+		return name + " = (secret)"
 	}
 	return fmt.Sprintf("%s = %q", name, clip(oneLine(f.Value), 80))
 }

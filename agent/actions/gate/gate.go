@@ -259,6 +259,8 @@ type Decision struct {
 	Digest string
 	// Approved is true when an approval the requester held let the step run.
 	Approved bool
+	// Reviewed is the alignment check's answer on the step (nil when it was not asked).
+	Reviewed *CriticVerdict
 	// unread is true when the only thing that made the step ask is a name in a script the
 	// gate's words are not written in: a critic, which reads any language, judges it instead.
 	unread bool
