@@ -793,12 +793,18 @@ func closeTabQuietly(ae *agentEnv, tab browser.Tab) {
 	_, _ = ae.agent.Actions().Act(ctx, tab.TargetID, actions.Do(actions.Close{}))
 }
 
-// tabListed reports whether the extension still lists tab.
+// tabListed reports whether the extension still lists tab, after giving a closed tab's removal
+// a bounded moment to reach the relay.
 func tabListed(ae *agentEnv, tab string) bool {
-	for _, t := range ae.srv.Hub().Tabs() {
-		if t.TargetID == tab {
-			return true
+	deadline := time.Now().Add(testlimit.Scale(2 * time.Second))
+	for {
+		found := false
+		for _, t := range ae.srv.Hub().Tabs() {
+			found = found || t.TargetID == tab
 		}
+		if !found || time.Now().After(deadline) {
+			return found
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return false
 }
