@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
+)
+
+// chromedp's own tests (the package github.com/chromedp/chromedp, at the version go.mod
+// requires), unmodified, from the module cache, against Chrome's own endpoint and against
+// tabrelay, side by side in the same browser. The suite starts its browsers itself, through the
+// binary CHROMEDP_TEST_RUNNER names: here this test binary, as a stand-in browser (see
+// standin_browser_test.go) that forwards the suite's pipe or socket to the endpoint under test.
+
+const chromedpModule = "github.com/chromedp/chromedp"
+
+// chromedpSuiteRun narrows the suite to the tests a regular expression matches (to reproduce
+// one difference); the suite's CI run leaves it empty.
+var chromedpSuiteRun = flag.String("chromedp-run", "", "run only the tests of chromedp's suite that this regular expression matches")
+
+// chromedpRefusedOnPurpose lists the suite's tests tabrelay fails on purpose, with the reason
+// (the README's compatibility table says the same).
+var chromedpRefusedOnPurpose = map[string]string{}
+
+// TestChromedpSuite: every test of chromedp's own suite that passes on Chrome's own endpoint
+// passes on tabrelay (refusals on purpose aside, listed in chromedpRefusedOnPurpose), in the same
+// browser. The suite skips some tests by itself where the machine lacks what they need (a
+// display, say): those skip on both endpoints.
+func TestChromedpSuite(t *testing.T) {
+	requireChromium(t)
+	e := privateBrowser(t, func(o *browser.Options) { o.DebuggingPort = true })
+	if e.b.ControlURL == "" {
+		t.Fatal("the browser has no DevTools port of its own")
+	}
+	// The first context of a browser the suite starts attaches to the browser's first page.
+	e.share(t, e.pageURL("chromedp-suite"))
+
+	bin, dir := buildChromedpSuite(t)
+	start := time.Now()
+	chrome := runChromedpSuite(t, bin, dir, e.b.ControlURL, "")
+	t.Logf("Chrome's endpoint: %d tests in %v", len(chrome), time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	relay := runChromedpSuite(t, bin, dir, e.cdpURL(), e.token())
+	t.Logf("tabrelay: %d tests in %v", len(relay), time.Since(start).Round(time.Millisecond))
+	compareSuite(t, chrome, relay, chromedpRefusedOnPurpose, true)
+}
+
+// buildChromedpSuite compiles chromedp's tests once (from the module cache, as `go test` would)
+// and returns the binary and the package's directory, where the suite finds its testdata.
+func buildChromedpSuite(t *testing.T) (bin, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(5*time.Minute))
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goTool(t), "list", "-m", "-f", "{{.Dir}}", chromedpModule).Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("find %s in the module cache: %v", chromedpModule, err)
+	}
+	dir = strings.TrimSpace(string(out))
+	bin = filepath.Join(t.TempDir(), "chromedp.test")
+	if out, err := exec.CommandContext(ctx, goTool(t), "test", "-c", "-o", bin, chromedpModule).CombinedOutput(); err != nil {
+		t.Fatalf("build %s's tests: %v\n%s", chromedpModule, err, out)
+	}
+	return bin, dir
+}
+
+// runChromedpSuite runs the suite with its browsers standing in for the endpoint (adding the
+// secret when token is set) and returns each test's result.
+func runChromedpSuite(t *testing.T, bin, dir, endpoint, token string) map[string]suiteResult {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the stand-in browser is this test binary: %v", err)
+	}
+	limit := testlimit.Scale(4 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Minute)
+	defer cancel()
+	args := []string{"-test.v", "-test.count=1", "-test.timeout=" + limit.String(), "-test.parallel=4"}
+	if *chromedpSuiteRun != "" {
+		args = append(args, "-test.run="+*chromedpSuiteRun)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMEDP_TEST_RUNNER="+self)
+	cmd.Env = append(cmd.Env, standinEnv(endpoint, token)...)
+	text, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run %s's tests: %v\n%s", chromedpModule, err, text)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("%s's tests did not finish in %v:\n%s", chromedpModule, limit, text)
+	}
+	out := map[string]suiteResult{}
+	parseTestOutput(text, "", out)
+	if len(out) == 0 {
+		t.Errorf("%s's tests ran no test (exit %v):\n%s", chromedpModule, err, text)
+	}
+	t.Logf("%s's tests on %s: %s lines of output", chromedpModule, endpoint, strconv.Itoa(strings.Count(string(text), "\n")))
+	return out
+}
