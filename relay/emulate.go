@@ -97,29 +97,37 @@ func (h *Hub) setDiscoverTargets(r *req) {
 	if !r.decode(&p) {
 		return
 	}
-	c := r.c
-	was := c.discover
-	c.discover, c.dFilter = p.Discover, p.Filter
+	s := r.s
+	was := s.discover
+	s.discover, s.dFilter = p.Discover, p.Filter
 	if p.Discover && !was {
 		for _, t := range h.liveTargets() {
-			h.announceCreated(c, t)
+			h.announceCreated(s, t)
 		}
 	}
 	r.ok(nil)
 }
 
-func (h *Hub) announceCreated(c *Client, t *target) {
-	if matches(c.dFilter, "tab") {
-		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
+// announceCreated tells s, which discovers targets, of t's tab and page targets (as its filter
+// lets through).
+func (h *Hub) announceCreated(s *session, t *target) {
+	if matches(s.dFilter, "tab") {
+		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
 	}
-	if matches(c.dFilter, "page") {
-		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
+	if matches(s.dFilter, "page") {
+		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
 	}
 }
 
-// emitRoot sends a browser-wide event: without sessionId, as Chrome does for discovery events.
-func (s *session) emitRoot(c *Client, method string, params []byte) {
-	c.send(eventMsg(method, params, ""))
+// discoverers returns the sessions of c that discover targets whose type is typ.
+func (c *Client) discoverers(typ string) []*session {
+	var ss []*session
+	for _, s := range c.sessions {
+		if s.discover && matches(s.dFilter, typ) {
+			ss = append(ss, s)
+		}
+	}
+	return ss
 }
 
 func (h *Hub) getTargets(r *req) {

@@ -405,8 +405,10 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Bool("detached", tab.Detached).Msg("tab shared")
 		h.sharedForDownloads(t, false)
 		for c := range h.clients {
-			if c.discover {
-				h.announceCreated(c, t)
+			for _, s := range c.sessions {
+				if s.discover {
+					h.announceCreated(s, t)
+				}
 			}
 			for _, s := range c.sessions {
 				if s.kind == kindBrowser {
@@ -452,8 +454,8 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	if changed || resumed {
 		info := mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))})
 		for c := range h.clients {
-			if c.discover && matches(c.dFilter, "page") {
-				c.send(eventMsg("Target.targetInfoChanged", info, ""))
+			for _, s := range c.discoverers("page") {
+				s.emit("Target.targetInfoChanged", info)
 			}
 		}
 	}
@@ -602,13 +604,11 @@ func (h *Hub) removeTarget(t *target, reason string) {
 				delete(parent.announced, t.id)
 			}
 		}
-		if c.discover {
-			if matches(c.dFilter, "page") {
-				c.send(eventMsg("Target.targetDestroyed", pageGone, ""))
-			}
-			if matches(c.dFilter, "tab") {
-				c.send(eventMsg("Target.targetDestroyed", tabGone, ""))
-			}
+		for _, s := range c.discoverers("page") {
+			s.emit("Target.targetDestroyed", pageGone)
+		}
+		for _, s := range c.discoverers("tab") {
+			s.emit("Target.targetDestroyed", tabGone)
 		}
 	}
 	h.notifyChanged()

@@ -290,7 +290,7 @@ func (h *Hub) pageInfo(t *target) []byte {
 		"type":             "page",
 		"title":            t.tab.Title,
 		"url":              t.tab.URL,
-		"attached":         true,
+		"attached":         len(t.bound[""]) > 0, // a client (or the agent) has a session on the page
 		"canAccessOpener":  false,
 		"browserContextId": h.contextID,
 		"parentId":         t.tabID,
