@@ -560,12 +560,6 @@ func (h *Hub) removeTarget(t *target, reason string) {
 	delete(h.tabIDs, t.tabID)
 	h.stopIdle(t)
 	h.log.Info().Str("target", t.id).Str("reason", reason).Msg("tab no longer shared")
-	for id, p := range h.pending {
-		if p.target == t {
-			delete(h.pending, id)
-			h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (%s)", t.id, reason))
-		}
-	}
 	pageGone := mustJSON(map[string]string{"targetId": t.id})
 	tabGone := mustJSON(map[string]string{"targetId": t.tabID})
 	for c := range h.clients {
@@ -609,6 +603,15 @@ func (h *Hub) removeTarget(t *target, reason string) {
 		}
 		for _, s := range c.discoverers("tab") {
 			s.emit("Target.targetDestroyed", tabGone)
+		}
+	}
+	// Commands still pending on the tab fail after their sessions were detached: as in Chrome,
+	// where a closing target's pending commands get no answer, a client learns from
+	// Target.detachedFromTarget first (chromedp then reports its own "target detached").
+	for id, p := range h.pending {
+		if p.target == t {
+			delete(h.pending, id)
+			h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (%s)", t.id, reason))
 		}
 	}
 	h.notifyChanged()
