@@ -248,15 +248,21 @@ var reTestHeader = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)`)
 // localhost:9222 (discovery answers name the sockets to dial).
 func forward9222(t *testing.T, base, token string) (stop func()) {
 	t.Helper()
-	target, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:9222")
 	if err != nil {
 		t.Fatalf("mafredri/cdp's suite dials localhost:9222, which is taken here: %v", err)
 	}
-	const self = "localhost:9222"
+	return forwardOn(t, ln, base, token)
+}
+
+// forwardOn is forward9222 on the listener ln: answers name localhost and ln's port.
+func forwardOn(t *testing.T, ln net.Listener, base, token string) (stop func()) {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := fmt.Sprintf("localhost:%d", ln.Addr().(*net.TCPAddr).Port)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target) // the Host header too
 		if token != "" {
