@@ -2,8 +2,12 @@ package relay_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
@@ -91,4 +95,84 @@ func targetOf(t *testing.T, ev cdpclient.Event) announced {
 		t.Errorf("%s: %v", ev.Method, err)
 	}
 	return p.TargetInfo
+}
+
+// TestCloseTargetAnsweredBeforeDetach: as in Chrome, Target.closeTarget is answered before the
+// closed tab's sessions are detached, and a command pending on the tab then is not answered
+// before its session's Target.detachedFromTarget (chromedp's tests wait on both: a command that
+// ended first with tabrelay's own error left their goroutine calling closeTarget after the test).
+func TestCloseTargetAnsweredBeforeDetach(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	conn := e.rawClient()
+	type msg struct {
+		ID     int64           `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+		Params json.RawMessage `json:"params"`
+	}
+	var order []string // what arrived, in order: "answer N" or an event's method
+	read := func(until func(m msg) bool) msg {
+		t.Helper()
+		for {
+			_, b, err := conn.Read(ctx(t))
+			if err != nil {
+				t.Fatalf("read: %v (so far: %v)", err, order)
+			}
+			var m msg
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Method != "" {
+				order = append(order, m.Method)
+			} else {
+				order = append(order, fmt.Sprintf("answer %d", m.ID))
+			}
+			if until(m) {
+				return m
+			}
+		}
+	}
+	send := func(id int64, method string, params any) msg {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+		if err := conn.Write(ctx(t), websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+		return read(func(m msg) bool { return m.ID == id && m.Method == "" })
+	}
+	var created struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := json.Unmarshal(send(1, "Target.createTarget", map[string]string{"url": "about:blank"}).Result, &created); err != nil || created.TargetID == "" {
+		t.Fatalf("createTarget: %v %+v", err, created)
+	}
+	var attached struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(send(2, "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}).Result, &attached); err != nil || attached.SessionID == "" {
+		t.Fatalf("attachToTarget: %v", err)
+	}
+	order = nil
+	b, _ := json.Marshal(map[string]any{"id": 3, "method": "Target.closeTarget", "params": map[string]string{"targetId": created.TargetID}})
+	if err := conn.Write(ctx(t), websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+	seenAnswer, seenDetach := false, false
+	read(func(m msg) bool {
+		if m.ID == 3 && m.Method == "" {
+			if len(m.Error) > 0 {
+				t.Errorf("closeTarget failed: %s", m.Error)
+			}
+			seenAnswer = true
+		}
+		if m.Method == "Target.detachedFromTarget" && strings.Contains(string(m.Params), attached.SessionID) {
+			if !seenAnswer {
+				t.Errorf("the session was detached before closeTarget was answered: %v", order)
+			}
+			seenDetach = true
+		}
+		return seenAnswer && seenDetach
+	})
 }

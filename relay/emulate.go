@@ -493,6 +493,9 @@ func (h *Hub) tabRequest(c *Client, typ string, t *target, done func(errRaw []by
 		}
 		done(errRaw)
 	}}
+	if typ == wire.TypeCloseTab {
+		pd.closes = t
+	}
 	if !h.request(pd, func(rid int64) []byte {
 		return mustJSON(wire.TabRequest{Type: typ, ID: rid, TargetID: t.id})
 	}, h.opts.TabTimeout) {

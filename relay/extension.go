@@ -560,6 +560,12 @@ func (h *Hub) removeTarget(t *target, reason string) {
 	delete(h.tabIDs, t.tabID)
 	h.stopIdle(t)
 	h.log.Info().Str("target", t.id).Str("reason", reason).Msg("tab no longer shared")
+	for id, p := range h.pending {
+		if p.closes == t { // closed as asked: answered before the sessions detach
+			delete(h.pending, id)
+			h.complete(p, nil, nil)
+		}
+	}
 	pageGone := mustJSON(map[string]string{"targetId": t.id})
 	tabGone := mustJSON(map[string]string{"targetId": t.tabID})
 	for c := range h.clients {

@@ -435,6 +435,9 @@ type pending struct {
 	method   string
 	params   []byte // kept only for commands whose effect the hub records
 	target   *target
+	// closes is the tab a client's Target.closeTarget asked the extension to close: it is
+	// answered when the tab goes, before the tab's sessions are detached, as Chrome answers.
+	closes   *target
 	deadline time.Time
 	// done, when set, receives the outcome instead of a client (hub-internal requests and
 	// emulated methods that need the extension).
