@@ -137,8 +137,14 @@ func compareSuite(t *testing.T, chrome, relay map[string]suiteResult, refused ma
 }
 
 // refusal is why tabrelay refuses the test name on purpose, or one of the tests it is a subtest
-// of; "" when it does not.
+// of, or one of its own subtests (a test fails when one of its subtests does; the others are
+// compared one by one); "" when it does not.
 func refusal(refused map[string]string, name string) string {
+	for k, why := range refused {
+		if strings.HasPrefix(k, name+"/") {
+			return why
+		}
+	}
 	for n := name; ; {
 		if why := refused[n]; why != "" {
 			return why

@@ -36,11 +36,18 @@ const chromedpNotRun = "^ExampleFullScreenshot$"
 // chromedpRefusedOnPurpose lists the suite's tests tabrelay fails on purpose, with the reason
 // (the README's compatibility table says the same).
 var chromedpRefusedOnPurpose = map[string]string{
-	"TestBrowserContext":                refusedOnPurpose[scenarioBrowserContext],
-	"TestRunResponse/ClickBadIframe":    badSchemeDetaches,
-	"TestRunResponse/NavigateBadIframe": badSchemeDetaches,
-	"TestRunResponse/ClickBadProtocol":  badSchemeDetaches,
+	"TestBrowserContext":                                    refusedOnPurpose[scenarioBrowserContext],
+	"TestRunResponse/ClickBadIframe":                        badSchemeDetaches,
+	"TestRunResponse/NavigateBadIframe":                     badSchemeDetaches,
+	"TestRunResponse/ClickBadProtocol":                      badSchemeDetaches,
+	"TestWaitReadyAfterFreshNavigation/data_url_html":       dataURLAborted,
+	"TestWaitReadyAfterFreshNavigation/data_url_empty_html": dataURLAborted,
+	"TestWaitReadyAfterFreshNavigation/data_url_body":       dataURLAborted,
+	"TestWaitReadyAfterFreshNavigation/search":              dataURLAborted,
 }
+
+// dataURLAborted is why tabrelay fails chromedp's tests that navigate a tab to a data: URL.
+const dataURLAborted = "Chrome aborts Page.navigate to a data: URL sent through an extension's debugger (net::ERR_ABORTED, Chrome's own answer, as for a page that opens one)"
 
 // badSchemeDetaches is why tabrelay fails chromedp's tests of a page (or a frame of it) that
 // navigates to an unknown URL scheme.
