@@ -87,7 +87,7 @@ func TestMafrediCDPSuite(t *testing.T) {
 }
 
 // compareSuite fails t for every test that passes on Chrome's endpoint and not on tabrelay
-// (refusals on purpose aside: those must not pass) and logs the side-by-side table. A test that
+// (the tests listed in refused aside, with why tabrelay fails them: those must not pass) and logs the side-by-side table. A test that
 // fails or skips on Chrome's endpoint proves nothing about tabrelay: it fails t too, unless
 // launcherTests (a suite that also tests how it starts its own browser process, which a
 // stand-in for the endpoint does not reproduce, and that decides from its environment what to
@@ -116,7 +116,7 @@ func compareSuite(t *testing.T, chrome, relay map[string]suiteResult, refused ma
 			}
 		case refusal(refused, n) != "":
 			if r.status == "pass" && refused[n] != "" {
-				t.Errorf("%s passes on tabrelay although it is listed as refused on purpose (%s)", n, refused[n])
+				t.Errorf("%s passes on tabrelay although it is listed as failing there (%s): take it off the list", n, refused[n])
 			}
 		case r.status != "pass":
 			t.Errorf("%s passes on Chrome's endpoint, %s on tabrelay:\n%s", n, orMissing(r.status), r.output)
