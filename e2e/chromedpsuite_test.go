@@ -66,7 +66,7 @@ var chromedpDiffers = map[string]string{
 }
 
 // newWindowSameWindow is why tabrelay fails chromedp's tests of a tab opened in a new window.
-const newWindowSameWindow = "a tab chromedp asks for in a new window (Target.createTarget with newWindow) opens in the first tab's window (the test reads the same window id)"
+const newWindowSameWindow = "Browser.getWindowForTarget sent on the browser session with a targetId answers window 1 whatever the target (tabrelay reads the window of the session's own tab, and a browser session has none), so the new window's tab reads the first tab's window"
 
 // chromedpUnderLoad lists the suite's tests that pass on Chrome's endpoint and have been seen to
 // fail through tabrelay in some runs and not in others, on a loaded machine, with what was seen;
