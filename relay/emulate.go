@@ -47,11 +47,7 @@ func (h *Hub) emulate(r *req) {
 	case "Browser.grantPermissions", "Browser.setPermission", "Browser.resetPermissions":
 		h.permissions(r)
 	case "Browser.getWindowForTarget":
-		win := int64(1)
-		if r.s.t != nil && r.s.t.tab.WindowID != 0 {
-			win = r.s.t.tab.WindowID
-		}
-		r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
+		h.windowForTarget(r)
 	case "Browser.close":
 		r.ok(nil)
 		r.c.closed = true
@@ -504,4 +500,27 @@ func (h *Hub) tabRequest(c *Client, typ string, t *target, done func(errRaw []by
 		}
 		offline()
 	}
+}
+
+// windowForTarget answers Browser.getWindowForTarget: the window of the shared tab its targetId
+// names (as a browser session asks), else of the session's own tab, else window 1. Call with
+// h.mu held.
+func (h *Hub) windowForTarget(r *req) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	t := r.s.t
+	if p.TargetID != "" {
+		if named, _ := h.lookup(p.TargetID); named != nil {
+			t = named
+		}
+	}
+	win := int64(1)
+	if t != nil && t.tab.WindowID != 0 {
+		win = t.tab.WindowID
+	}
+	r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
 }
