@@ -60,13 +60,7 @@ var chromedpRefusedOnPurpose = map[string]string{
 // chromedpDiffers lists the suite's tests that pass on Chrome's endpoint and fail through
 // tabrelay for a cause not fixed yet, with the cause as far as it is known. Like a refusal on
 // purpose, a listed test must fail (the comparison fails when one passes: take it off the list).
-var chromedpDiffers = map[string]string{
-	"TestWithNewWindow/Default":   newWindowSameWindow,
-	"TestWithNewWindow/NewWindow": newWindowSameWindow,
-}
-
-// newWindowSameWindow is why tabrelay fails chromedp's tests of a tab opened in a new window.
-const newWindowSameWindow = "Browser.getWindowForTarget sent on the browser session with a targetId answers window 1 whatever the target (tabrelay reads the window of the session's own tab, and a browser session has none), so the new window's tab reads the first tab's window"
+var chromedpDiffers = map[string]string{}
 
 // chromedpUnderLoad lists the suite's tests that pass on Chrome's endpoint and have been seen to
 // fail through tabrelay in some runs and not in others, on a loaded machine, with what was seen;
