@@ -100,6 +100,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	runStandinIfAsked() // this binary started by a suite in a browser's place
 	flag.Parse()
 	if err := selectPart(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -21,8 +21,6 @@ type Client struct {
 	// session on /devtools/page/<id>.
 	def      *session
 	sessions map[string]*session
-	discover bool
-	dFilter  []filterEntry
 	inflight int
 	closed   bool
 	cut      bool // disconnected as too slow (see cutSlow)
@@ -72,6 +70,10 @@ type session struct {
 	// Runtime.runIfWaitingForDebugger that follows finds nothing to resume and is answered {}.
 	waitOnStart bool
 	announced   map[string]bool // targets this session auto-attached, by target id
+	// discover is the session's Target.setDiscoverTargets, with its filter: as in Chrome, the
+	// session that asked (the browser's, or a page's) gets the discovery events.
+	discover bool
+	dFilter  []filterEntry
 
 	enabled map[string]bool // domains the client enabled here: their events are delivered
 	// replaying holds the domains whose enable waits for its answer to replay what Chrome

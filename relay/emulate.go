@@ -47,11 +47,7 @@ func (h *Hub) emulate(r *req) {
 	case "Browser.grantPermissions", "Browser.setPermission", "Browser.resetPermissions":
 		h.permissions(r)
 	case "Browser.getWindowForTarget":
-		win := int64(1)
-		if r.s.t != nil && r.s.t.tab.WindowID != 0 {
-			win = r.s.t.tab.WindowID
-		}
-		r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
+		h.windowForTarget(r)
 	case "Browser.close":
 		r.ok(nil)
 		r.c.closed = true
@@ -97,29 +93,37 @@ func (h *Hub) setDiscoverTargets(r *req) {
 	if !r.decode(&p) {
 		return
 	}
-	c := r.c
-	was := c.discover
-	c.discover, c.dFilter = p.Discover, p.Filter
+	s := r.s
+	was := s.discover
+	s.discover, s.dFilter = p.Discover, p.Filter
 	if p.Discover && !was {
 		for _, t := range h.liveTargets() {
-			h.announceCreated(c, t)
+			h.announceCreated(s, t)
 		}
 	}
 	r.ok(nil)
 }
 
-func (h *Hub) announceCreated(c *Client, t *target) {
-	if matches(c.dFilter, "tab") {
-		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
+// announceCreated tells s, which discovers targets, of t's tab and page targets (as its filter
+// lets through).
+func (h *Hub) announceCreated(s *session, t *target) {
+	if matches(s.dFilter, "tab") {
+		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
 	}
-	if matches(c.dFilter, "page") {
-		c.def.emitRoot(c, "Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
+	if matches(s.dFilter, "page") {
+		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
 	}
 }
 
-// emitRoot sends a browser-wide event: without sessionId, as Chrome does for discovery events.
-func (s *session) emitRoot(c *Client, method string, params []byte) {
-	c.send(eventMsg(method, params, ""))
+// discoverers returns the sessions of c that discover targets whose type is typ.
+func (c *Client) discoverers(typ string) []*session {
+	var ss []*session
+	for _, s := range c.sessions {
+		if s.discover && matches(s.dFilter, typ) {
+			ss = append(ss, s)
+		}
+	}
+	return ss
 }
 
 func (h *Hub) getTargets(r *req) {
@@ -485,6 +489,9 @@ func (h *Hub) tabRequest(c *Client, typ string, t *target, done func(errRaw []by
 		}
 		done(errRaw)
 	}}
+	if typ == wire.TypeCloseTab {
+		pd.closes = t
+	}
 	if !h.request(pd, func(rid int64) []byte {
 		return mustJSON(wire.TabRequest{Type: typ, ID: rid, TargetID: t.id})
 	}, h.opts.TabTimeout) {
@@ -493,4 +500,27 @@ func (h *Hub) tabRequest(c *Client, typ string, t *target, done func(errRaw []by
 		}
 		offline()
 	}
+}
+
+// windowForTarget answers Browser.getWindowForTarget: the window of the shared tab its targetId
+// names (as a browser session asks), else of the session's own tab, else window 1. Call with
+// h.mu held.
+func (h *Hub) windowForTarget(r *req) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if !r.decode(&p) {
+		return
+	}
+	t := r.s.t
+	if p.TargetID != "" {
+		if named, _ := h.lookup(p.TargetID); named != nil {
+			t = named
+		}
+	}
+	win := int64(1)
+	if t != nil && t.tab.WindowID != 0 {
+		win = t.tab.WindowID
+	}
+	r.ok(mustJSON(map[string]any{"windowId": win, "bounds": map[string]any{"left": 0, "top": 0, "width": 1280, "height": 800, "windowState": "normal"}}))
 }

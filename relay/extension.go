@@ -405,8 +405,10 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 		h.log.Info().Str("target", t.id).Str("origin", tab.Origin).Bool("detached", tab.Detached).Msg("tab shared")
 		h.sharedForDownloads(t, false)
 		for c := range h.clients {
-			if c.discover {
-				h.announceCreated(c, t)
+			for _, s := range c.sessions {
+				if s.discover {
+					h.announceCreated(s, t)
+				}
 			}
 			for _, s := range c.sessions {
 				if s.kind == kindBrowser {
@@ -452,8 +454,8 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	if changed || resumed {
 		info := mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))})
 		for c := range h.clients {
-			if c.discover && matches(c.dFilter, "page") {
-				c.send(eventMsg("Target.targetInfoChanged", info, ""))
+			for _, s := range c.discoverers("page") {
+				s.emit("Target.targetInfoChanged", info)
 			}
 		}
 	}
@@ -559,9 +561,9 @@ func (h *Hub) removeTarget(t *target, reason string) {
 	h.stopIdle(t)
 	h.log.Info().Str("target", t.id).Str("reason", reason).Msg("tab no longer shared")
 	for id, p := range h.pending {
-		if p.target == t {
+		if p.closes == t { // closed as asked: answered before the sessions detach
 			delete(h.pending, id)
-			h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (%s)", t.id, reason))
+			h.complete(p, nil, nil)
 		}
 	}
 	pageGone := mustJSON(map[string]string{"targetId": t.id})
@@ -602,13 +604,20 @@ func (h *Hub) removeTarget(t *target, reason string) {
 				delete(parent.announced, t.id)
 			}
 		}
-		if c.discover {
-			if matches(c.dFilter, "page") {
-				c.send(eventMsg("Target.targetDestroyed", pageGone, ""))
-			}
-			if matches(c.dFilter, "tab") {
-				c.send(eventMsg("Target.targetDestroyed", tabGone, ""))
-			}
+		for _, s := range c.discoverers("page") {
+			s.emit("Target.targetDestroyed", pageGone)
+		}
+		for _, s := range c.discoverers("tab") {
+			s.emit("Target.targetDestroyed", tabGone)
+		}
+	}
+	// Commands still pending on the tab fail after their sessions were detached: as in Chrome,
+	// where a closing target's pending commands get no answer, a client learns from
+	// Target.detachedFromTarget first (chromedp then reports its own "target detached").
+	for id, p := range h.pending {
+		if p.target == t {
+			delete(h.pending, id)
+			h.failPending(p, codeServerError, fmt.Sprintf("tabrelay: tab %s is no longer shared (%s)", t.id, reason))
 		}
 	}
 	h.notifyChanged()

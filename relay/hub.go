@@ -294,7 +294,7 @@ func (h *Hub) pageInfo(t *target) []byte {
 		"type":             "page",
 		"title":            t.tab.Title,
 		"url":              t.tab.URL,
-		"attached":         true,
+		"attached":         len(t.bound[""]) > 0, // a client (or the agent) has a session on the page
 		"canAccessOpener":  false,
 		"browserContextId": h.contextID,
 		"parentId":         t.tabID,
@@ -439,6 +439,9 @@ type pending struct {
 	method   string
 	params   []byte // kept only for commands whose effect the hub records
 	target   *target
+	// closes is the tab a client's Target.closeTarget asked the extension to close: it is
+	// answered when the tab goes, before the tab's sessions are detached, as Chrome answers.
+	closes   *target
 	deadline time.Time
 	// done, when set, receives the outcome instead of a client (hub-internal requests and
 	// emulated methods that need the extension).

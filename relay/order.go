@@ -158,7 +158,7 @@ func (s *session) wants(method, domain string, params []byte) bool {
 		}
 		return false
 	case domain == "Target":
-		return s.autoAttach || s.c.discover
+		return s.autoAttach || s.discover || s.c.def.discover
 	}
 	return s.enabled[domain]
 }
