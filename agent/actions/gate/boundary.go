@@ -123,6 +123,9 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 	}
 	for _, dest := range recv {
 		if !t.Has(dest) {
+			if ownWordsIntoFrame(p, t, dest) {
+				continue
+			}
 			verb := verbOf(a.Kind)
 			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
 				verb = "sending its form to"
@@ -131,6 +134,19 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 		}
 	}
 	return Decision{}
+}
+
+// ownWordsIntoFrame reports whether p types the person's own words into a frame that a page of
+// the task embeds (dest is the field's own document), sending no form: words the person gave may
+// go wherever the page they work in asks for them; values read elsewhere are the data-flow
+// check's (above), and a form sent to another site is still judged.
+func ownWordsIntoFrame(p Proposal, t *Task, dest string) bool {
+	el, a := p.Element, p.Action
+	if el == nil || a.Kind != "type" || a.Text == "" || dest != el.URL || dest == p.URL || !t.Has(p.URL) || sends(el, a) {
+		return false
+	}
+	n := normal(a.Text)
+	return n != "" && strings.Contains(t.normWords, n)
 }
 
 func outside(verb, dest string, t *Task) Decision {

@@ -147,6 +147,11 @@ func (g *Gate) formCommit(el *Element) Decision {
 		for _, t := range texts {
 			f := Fold(t)
 			h := g.vocab.actionHit(f, false)
+			if h.reason == ReasonSending && fd.Kind != "select" {
+				// a box that says "send me the letter" chooses what the person receives; what
+				// the commit itself sends is judged by the commit's own label
+				h = hit{}
+			}
 			if h.level < Grave {
 				if w := visible(f); w != "" {
 					h = hit{ReasonPublishing, Grave, w}

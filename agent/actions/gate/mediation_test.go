@@ -456,3 +456,34 @@ func FuzzLeaks(f *testing.F) {
 		}
 	})
 }
+
+// TestOwnWordsIntoFrame: the person's own words typed into a frame of another site that the
+// task's page embeds go unasked; other words there, a value read on the page, or a field whose
+// form sends elsewhere are still judged.
+func TestOwnWordsIntoFrame(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	const page, frame = "https://shop.example.com/checkout", "https://widget.other.example/chat"
+	const secret = "ghp_Zx81Lm20Qa7Ws3Ed4Rf5"
+	field := &Element{Ref: "e2", Role: "textbox", Tag: "input", Type: "text", URL: frame}
+	for _, c := range []struct {
+		name, goal, text string
+		el               *Element
+		reason           string
+	}{
+		{"the person's words", "type hello there into the chat box", "hello there", field, ""},
+		{"words the person did not give", "open the chat", "hello there", field, ReasonSite},
+		{"a value read on the page", "type " + secret + " into the chat box", secret, field, ""},
+		{"a value read on the page, not in the person's words", "type the token into the chat box", secret, field, ReasonDataFlow},
+		{"a field whose form sends elsewhere", "type hello there into the chat box", "hello there", &Element{Ref: "e3", Role: "textbox", Tag: "input", URL: frame, FormAction: "https://collect.evil.example/f", Submits: true}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := NewTask(c.goal, nil)
+			tk.Begin(page)
+			tk.Read(page, "Personal access token: "+secret)
+			d := g.boundary(Proposal{Action: Action{Kind: "type", Text: c.text}, Element: c.el, URL: page}, Request{Goal: c.goal, Task: tk})
+			if d.Reason != c.reason {
+				t.Errorf("%q (%s), want %q", d.Reason, d.Detail, c.reason)
+			}
+		})
+	}
+}
