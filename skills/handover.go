@@ -29,10 +29,9 @@ func (r *run) handover(ctx context.Context, i int, reason string, rep *StepRepor
 	if i < 0 {
 		request = r.t.Shown() + " (handed to the model)"
 	}
-	// The goal holds the run's parameters, which an MCP client or a model may have passed:
-	// they are not the person's words. The hand-over acts for the words that started the
-	// run, the person's, when there were any.
-	t, err := r.s.opts.Runner.RunWith(task.WithoutToolbox(ctx), task.StartRequest{Goal: goal, Request: request, Tab: r.tab, ModelGoal: true, Words: r.request})
+	// The goal holds the run's parameters: when an MCP client passed them they are a model's,
+	// not the person's words, and the hand-over acts for the words that started the run.
+	t, err := r.s.opts.Runner.RunWith(task.WithoutToolbox(ctx), task.StartRequest{Goal: goal, Request: request, Tab: r.tab, ModelGoal: r.modelParams, Words: r.request})
 	if err != nil {
 		if errors.Is(err, llm.ErrNotConfigured) {
 			return fmt.Errorf("no language model is configured to adapt the step (%v)", err)

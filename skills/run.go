@@ -35,6 +35,10 @@ type RunRequest struct {
 	// Every other risky step asks the person when it comes (or fails the run when nobody can
 	// be asked); steps handed to the model always ask.
 	Approve bool `json:"approve,omitempty"`
+	// ModelParams marks Params as a model's words (an MCP client's run_skill), not the
+	// person's: a step handed to the model then acts only for the words that started the run.
+	// Only the MCP door sets it; an HTTP caller holding the secret speaks for the person.
+	ModelParams bool `json:"-"`
 }
 
 // RunResult is what a run did.
@@ -249,7 +253,7 @@ func (s *Service) prepare(ctx context.Context, sk *Skill, req RunRequest) (*run,
 		sites = append(sites, string(site))
 	}
 	return &run{s: s, sk: sk, params: params, tab: req.Tab, request: strings.TrimSpace(req.Request), start: time.Now(), paramCalls: calls,
-		approve: req.Approve, noAsk: ctx.Value(noAskKey{}) != nil, bound: gate.NewTask(strings.TrimSpace(req.Request), sites)}, nil
+		approve: req.Approve, modelParams: req.ModelParams, noAsk: ctx.Value(noAskKey{}) != nil, bound: gate.NewTask(strings.TrimSpace(req.Request), sites)}, nil
 }
 
 type noAskKey struct{}
@@ -281,6 +285,8 @@ type run struct {
 	paramCalls int
 	// failErr is the error the run failed with, which finish checks for the stop's cause.
 	failErr error
+	// modelParams is RunRequest.ModelParams.
+	modelParams bool
 	// approve is RunRequest.Approve.
 	approve bool
 	// noAsk is set for a run with nobody to ask (see WithoutAsking).

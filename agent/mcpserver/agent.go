@@ -234,7 +234,7 @@ func (s *Server) runSkill(c *call) (*mcp.CallToolResult, error) {
 			}
 		}()
 	}
-	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab})
+	r, err := s.opts.Skills.Run(c.ctx, a.Name, skills.RunRequest{Params: a.Params, Tab: tab, ModelParams: true})
 	if err != nil {
 		return nil, err
 	}

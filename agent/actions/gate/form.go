@@ -147,9 +147,10 @@ func (g *Gate) formCommit(el *Element) Decision {
 		for _, t := range texts {
 			f := Fold(t)
 			h := g.vocab.actionHit(f, false)
-			if h.reason == ReasonSending && fd.Kind != "select" {
-				// a box that says "send me the letter" chooses what the person receives; what
-				// the commit itself sends is judged by the commit's own label
+			if (h.reason == ReasonSending || h.reason == ReasonPayment && !amountRe.MatchString(f)) && fd.Kind != "select" {
+				// a box that says "send me the letter" or "subscribe to news" chooses what the
+				// person receives (a price in its label still counts); what the commit itself
+				// sends or buys is judged by the commit's own label
 				h = hit{}
 			}
 			if h.level < Grave {
@@ -167,7 +168,7 @@ func (g *Gate) formCommit(el *Element) Decision {
 			if len(v) > 64 {
 				v = ""
 			}
-			if h := g.vocab.iconHit(fd.Name + " " + v); h.level == Grave {
+			if h := g.vocab.iconHit(fd.Name + " " + v); h.level == Grave && !receives(fd, h) {
 				return Decision{Level: Grave, Reason: h.reason, Detail: fmt.Sprintf("%s %s", formWhere(el.Form), fd)}
 			}
 			if w := visible(strings.Join(iconTokens(v), " ")); w != "" {
@@ -215,4 +216,10 @@ func formWhere(f *Form) string {
 		return "beside it is"
 	}
 	return "its form sends"
+}
+
+// receives reports whether hit h on a box's own name only says what the person receives ("send
+// me the letter", "subscribe to news"): not a step's meaning (a price in it still counts).
+func receives(fd Field, h hit) bool {
+	return (fd.Kind == "checkbox" || fd.Kind == "radio") && (h.reason == ReasonSending || h.reason == ReasonPayment && !amountRe.MatchString(Fold(fd.Label)))
 }
