@@ -404,12 +404,16 @@ var probeJS = `function() {
 		return { method, fields };
 	};
 	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');
+	// a click on a link (or inside one) goes to its href, resolved as the browser follows it
+	let href = '';
+	const link = el.closest && el.closest('a[href],area[href]');
+	if (link) { try { const u = new URL(link.getAttribute('href'), doc.baseURI); if (u.protocol === 'http:' || u.protocol === 'https:') href = u.href.slice(0, 2000); } catch (e) {} }
 	const opens = !!(el.getAttribute && (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false' || el.hasAttribute('aria-expanded')));
 	return {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, classes, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, href, form: formState(form), icons, data, classes, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

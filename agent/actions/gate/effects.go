@@ -390,6 +390,20 @@ func (g *Gate) commitControl(el *Element) bool {
 	return true
 }
 
+// linkURL judges a click on el as the navigation it is when el is a link: the words of its
+// href, as those of a URL to open (actionURL): a "Learn more" whose href is /account/erase
+// erases whoever follows it.
+func (g *Gate) linkURL(el *Element, goal string) Decision {
+	if el.Href == "" {
+		return Decision{}
+	}
+	d := g.actionURL(el.Href, goal)
+	if d.Level != None {
+		d.Detail = joinDetail(fmt.Sprintf("its link goes to %s", clip(el.Href, 120)), d.Detail)
+	}
+	return d
+}
+
 // commitContext judges a commit by what surrounds it: its dialog's and section's headings,
 // where its form sends, a form about recovery addresses, forwarding, keys, owners or OAuth
 // grants (an account takeover), and an account, security, billing or consent page.

@@ -109,3 +109,63 @@ func TestApprovalBoundToForm(t *testing.T) {
 		t.Errorf("the approval was used twice: %v", d.Verdict)
 	}
 }
+
+// A click on a link is a navigation to its href: the step the person and the critic see names
+// it, its words are judged as a URL's to open, the boundary judges its site, and an approval
+// covers that destination only.
+func TestLinkDestination(t *testing.T) {
+	const page = "https://app.example/subscription"
+	link := func(text, href string) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, URL: page,
+			Element: &Element{Ref: "e3", Role: "link", Tag: "a", Name: text, Text: text, URL: page, Href: href}}
+	}
+	for _, c := range []struct {
+		name, goal, href string
+		reason           string // "" when allowed
+	}{
+		{"Learn more to an erasing URL", "read about my plan", "https://app.example/account/erase?now=1", ReasonDeletion},
+		{"Learn more to a help page", "read about my plan", "https://app.example/help/plans", ""},
+		{"a link to another site", "read about my plan", "https://elsewhere.example/plans", ReasonSite},
+		{"a next-page link", "read about my plan", "https://app.example/subscription?page=2", ""},
+		{"the person named the erasing URL", "open https://app.example/account/erase?now=1", "https://app.example/account/erase?now=1", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := New(Options{UserHome: t.TempDir()})
+			tk := NewTask(c.goal, nil)
+			tk.Begin(page)
+			p := link("Learn more", c.href)
+			d := g.Check(p, Request{Goal: c.goal, Task: tk})
+			if c.reason == "" {
+				if d.Verdict != Allow {
+					t.Fatalf("asked: %s (%s)", d.Reason, d.Prompt())
+				}
+				return
+			}
+			if d.Verdict != Confirm || d.Reason != c.reason {
+				t.Fatalf("verdict %v reason %q, want to ask for %q (%s)", d.Verdict, d.Reason, c.reason, d.Prompt())
+			}
+			if !strings.Contains(d.Prompt(), c.href) {
+				t.Errorf("the person is not shown where the link goes: %s", d.Prompt())
+			}
+			if r := ReviewOf(p, c.goal); r.Destination != c.href || r.DestinationSite != string(SiteOf(c.href)) {
+				t.Errorf("the critic's destination is %q (%q), want the link's href %q", r.Destination, r.DestinationSite, c.href)
+			}
+		})
+	}
+
+	// an approval of one destination does not cover the same link once it points elsewhere
+	g := New(Options{UserHome: t.TempDir()})
+	grants := NewGrants()
+	req := Request{Goal: "read about my plan", Grants: grants}
+	d := g.Check(link("Learn more", "https://app.example/account/erase"), req)
+	if d.Verdict != Confirm {
+		t.Fatalf("the erasing link: %v", d.Verdict)
+	}
+	grants.Approve(d)
+	if d := g.Check(link("Learn more", "https://app.example/account/delete"), req); d.Verdict != Confirm {
+		t.Errorf("the approval covered another destination: %v", d.Verdict)
+	}
+	if d := g.Check(link("Learn more", "https://app.example/account/erase"), req); d.Verdict != Allow || !d.Approved {
+		t.Errorf("the approved destination: %v approved=%v", d.Verdict, d.Approved)
+	}
+}
