@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,8 @@ type Field struct {
 	Checked bool `json:"checked"`
 	// Secret marks a password, one-time code or card field: its value is not read.
 	Secret bool `json:"secret"`
+	// Self marks the field that is the step's own element (the field typed into).
+	Self bool `json:"self"`
 }
 
 // hidden reports whether f's value is never shown (to the person or the alignment check): a
@@ -222,4 +225,35 @@ func formWhere(f *Form) string {
 // me the letter", "subscribe to news"): not a step's meaning (a price in it still counts).
 func receives(fd Field, h hit) bool {
 	return (fd.Kind == "checkbox" || fd.Kind == "radio") && (h.reason == ReasonSending || h.reason == ReasonPayment && !amountRe.MatchString(Fold(fd.Label)))
+}
+
+// Landed reports whether now, the step read again as its input lands on the page (the pointer
+// down on the element, Enter or Space down in it), commits what p, the step as the gate judged
+// it, commits: the same element, form action, link and form state (see [Decision.Digest]).
+// Only the text of the field a type step typed into may differ: those are the step's own
+// words, judged with the step. A page that changes what a commit sends in its pointerdown or
+// keydown handlers, after the gate read it, makes the two differ: the input path then holds
+// the commit back and has the new state judged.
+func (p Proposal) Landed(now Proposal) bool {
+	if p.Action.Kind == "type" {
+		p, now = withoutTyped(p), withoutTyped(now)
+	}
+	return digest(p) == digest(now)
+}
+
+// withoutTyped is p without the value of its element's own field in its form.
+func withoutTyped(p Proposal) Proposal {
+	el := p.Element
+	if el == nil || el.Form == nil {
+		return p
+	}
+	e, f := *el, *el.Form
+	f.Fields = slices.Clone(f.Fields)
+	for i := range f.Fields {
+		if f.Fields[i].Self {
+			f.Fields[i].Value = ""
+		}
+	}
+	e.Form, p.Element = &f, &e
+	return p
 }
