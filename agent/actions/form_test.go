@@ -147,13 +147,16 @@ const pressedPage = `(() => {
 		'<button id="done" aria-label="Done">✓</button></form>' +
 		'<form id="g" action="/folders/apply"><input type="hidden" name="op" value="archive">' +
 		'<label>Other folder <input id="other" name="folder" value="Receipts"></label>' +
-		'<button id="keep" aria-label="Archive it">✓</button></form>';
+		'<button id="keep" aria-label="Archive it">✓</button></form>' +
+		'<form id="c"><textarea id="chat" aria-label="Message"></textarea></form><a href="#page2">Next page</a>';
 	window.sent = []; window.clicked = [];
 	const purge = () => { document.querySelector('#f [name=op]').value = 'purge'; };
 	document.getElementById('done').addEventListener('pointerdown', purge);
 	document.getElementById('done').addEventListener('keydown', purge);
 	document.getElementById('folder').addEventListener('keydown', e => { if (e.key === 'Enter') purge(); });
 	for (const b of document.querySelectorAll('button')) b.addEventListener('click', e => window.clicked.push(e.target.id));
+	const chat = document.getElementById('chat');
+	chat.addEventListener('keydown', e => { if (e.key === 'Enter') { e.preventDefault(); window.sent.push('chat:' + chat.value); chat.value = ''; } });
 	for (const f of document.forms) f.addEventListener('submit', e => { e.preventDefault(); window.sent.push(f.id + ':' + f.op.value); });
 	return true;
 })()`
@@ -169,7 +172,7 @@ func TestCommitJudgedAsItLands(t *testing.T) {
 	defer cancel()
 	id := open(t, ctx, "/index.html")
 	grants := gate.NewGrants()
-	agent := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: "archive my Newsletters and Receipts folders", Grants: grants})
+	agent := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: "archive my Newsletters and Receipts folders and send hello in the chat", Grants: grants})
 	var done, keep, folder, other string
 	reset := func() {
 		t.Helper()
@@ -228,6 +231,31 @@ func TestCommitJudgedAsItLands(t *testing.T) {
 	ran("Enter on an unchanged form's button", Do(Press{Ref: keep, Key: "Enter"}), "g:archive")
 	reset()
 	ran("typing then Enter in an unchanged form", Do(Type{Ref: other, Text: "Receipts 2024", Submit: true}), "g:archive")
+	// a chat box whose keydown handler sends and clears it: sent once, no line break left in it
+	reset()
+	eval(t, ctx, id, `document.getElementById('chat').value = 'hello', true`, nil)
+	chat := refFor(t, snap(t, ctx, id, snapshot.Options{}), `textbox "Message"`)
+	if _, err := svc.Act(agent, id, Do(Press{Ref: chat, Key: "Enter"})); err != nil {
+		var ce *gate.ConfirmError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Enter in the chat box: %v", err)
+		}
+		grants.Approve(ce.Decision) // a chat's Enter sends: the person approves it
+	}
+	ran("Enter in a chat box that sends on keydown", Do(Press{Ref: chat, Key: "Enter"}), "chat:hello")
+	var left string
+	if eval(t, ctx, id, `document.getElementById('chat').value`, &left); left != "" {
+		t.Errorf("the chat box holds %q after Enter: the key's character went in after its keydown was handled", left)
+	}
+	// Enter on a link follows it (on keydown, as Chrome does)
+	next := refFor(t, snap(t, ctx, id, snapshot.Options{}), `link "Next page"`)
+	if _, err := svc.Act(agent, id, Do(Press{Ref: next, Key: "Enter"})); err != nil {
+		t.Fatalf("Enter on a link: %v", err)
+	}
+	var hash string
+	if eval(t, ctx, id, `location.hash`, &hash); hash != "#page2" {
+		t.Errorf("Enter on a link: at %q, want #page2", hash)
+	}
 	// the caller's own click is not judged: it runs as before
 	reset()
 	if _, err := svc.Act(ctx, id, Do(Click{Ref: done})); err != nil {

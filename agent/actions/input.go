@@ -743,7 +743,9 @@ func (s *Service) commitInput(ctx context.Context, ts *tabState, judge bool, at 
 		if !check {
 			return up()
 		}
+		ts.times.mark("down")
 		now, err := s.landed(ctx, ts, at)
+		ts.times.mark("landed")
 		if err != nil {
 			_ = cancel()
 			return err
@@ -913,7 +915,7 @@ func (s *Service) keyAt(ctx context.Context, ts *tabState, c Combo, judge bool, 
 			}
 		}
 	}
-	if judge && ts.judged != nil && (c.Key.Code == "Enter" || c.Key.Code == "NumpadEnter" || c.Key.Code == "Space") {
+	if judge && ts.judged != nil && landsLate(ts.judged.Element, c.Key) {
 		err := s.commitInput(ctx, ts, true, at,
 			func() error { return send(input.DispatchKeyEventTypeRawKeyDown, c.Key, held) },
 			func() error {
@@ -960,6 +962,21 @@ func (s *Service) keyAt(ctx context.Context, ts *tabState, c Combo, judge bool, 
 		}
 	}
 	return nil
+}
+
+// landsLate reports whether key k, pressed in el (nil: nothing focused), commits after its
+// keydown event, so that the page's keydown handlers run before the element is read again:
+// Enter (a button activates and a field submits on the keypress that follows) and Space (a
+// button or box activates on key up). A link follows Enter on keydown itself: there nothing
+// lands later, and its href was judged before the key.
+func landsLate(el *gate.Element, k keyDef) bool {
+	switch k.Code {
+	case "Space":
+		return true
+	case "Enter", "NumpadEnter":
+		return el == nil || el.Href == ""
+	}
+	return false
 }
 
 // liftModifiers lets the modifier keys of bits go up (after a key not carried out), best effort.

@@ -230,15 +230,12 @@ func receives(fd Field, h hit) bool {
 // Landed reports whether now, the step read again as its input lands on the page (the pointer
 // down on the element, Enter or Space down in it), commits what p, the step as the gate judged
 // it, commits: the same element, form action, link and form state (see [Decision.Digest]).
-// Only the text of the field a type step typed into may differ: those are the step's own
-// words, judged with the step. A page that changes what a commit sends in its pointerdown or
+// Only the text of the step's own field may differ (typed into, or cleared by a chat box's
+// keydown handler that sends it): those are words typed by a step of their own, judged there. A page that changes what a commit sends in its pointerdown or
 // keydown handlers, after the gate read it, makes the two differ: the input path then holds
 // the commit back and has the new state judged.
 func (p Proposal) Landed(now Proposal) bool {
-	if p.Action.Kind == "type" {
-		p, now = withoutTyped(p), withoutTyped(now)
-	}
-	return digest(p) == digest(now)
+	return digest(withoutTyped(p)) == digest(withoutTyped(now))
 }
 
 // withoutTyped is p without the value of its element's own field in its form.
