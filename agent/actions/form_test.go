@@ -148,13 +148,17 @@ const pressedPage = `(() => {
 		'<form id="g" action="/folders/apply"><input type="hidden" name="op" value="archive">' +
 		'<label>Other folder <input id="other" name="folder" value="Receipts"></label>' +
 		'<button id="keep" aria-label="Archive it">✓</button></form>' +
-		'<form id="c"><textarea id="chat" aria-label="Message"></textarea></form><a href="#page2">Next page</a>';
+		'<form id="c"><textarea id="chat" aria-label="Message"></textarea></form><a href="#page2">Next page</a>' +
+		'<form id="t" action="/folders/apply"><input type="hidden" name="op" value="archive"><input type="hidden" name="at" value="0">' +
+		'<label>Notes folder <input name="folder" value="Notes"></label><button id="stamp" aria-label="Archive notes">✓</button></form>';
 	window.sent = []; window.clicked = [];
 	const purge = () => { document.querySelector('#f [name=op]').value = 'purge'; };
 	document.getElementById('done').addEventListener('pointerdown', purge);
 	document.getElementById('done').addEventListener('keydown', purge);
 	document.getElementById('folder').addEventListener('keydown', e => { if (e.key === 'Enter') purge(); });
 	for (const b of document.querySelectorAll('button')) b.addEventListener('click', e => window.clicked.push(e.target.id));
+	window.downs = 0;
+	document.getElementById('stamp').addEventListener('pointerdown', () => { window.downs++; document.querySelector('#t [name=at]').value = String(Date.now()); });
 	const chat = document.getElementById('chat');
 	chat.addEventListener('keydown', e => { if (e.key === 'Enter') { e.preventDefault(); window.sent.push('chat:' + chat.value); chat.value = ''; } });
 	for (const f of document.forms) f.addEventListener('submit', e => { e.preventDefault(); window.sent.push(f.id + ':' + f.op.value); });
@@ -164,8 +168,9 @@ const pressedPage = `(() => {
 // TestCommitJudgedAsItLands: in real Chromium, a commit is judged as its input lands. A page
 // that changes what the form sends in its pointerdown or keydown handlers, after the gate read
 // it, gets no click and no submit: the new state is judged (here: the person is asked, and sees
-// it), and the approval of that state lets it through. A form nobody changes, and text typed
-// into a field before Enter, go through as before.
+// it), and the approval of that state lets it through. A change the gate allows (a time stamp)
+// is clicked with the same press. A form nobody changes, text typed into a field before Enter,
+// a chat box that sends on keydown and a link followed by Enter go through as before.
 func TestCommitJudgedAsItLands(t *testing.T) {
 	svc, _, _ := need(t)
 	ctx, cancel := context.WithTimeout(callerCtx(), 120*time.Second)
@@ -231,6 +236,14 @@ func TestCommitJudgedAsItLands(t *testing.T) {
 	ran("Enter on an unchanged form's button", Do(Press{Ref: keep, Key: "Enter"}), "g:archive")
 	reset()
 	ran("typing then Enter in an unchanged form", Do(Type{Ref: other, Text: "Receipts 2024", Submit: true}), "g:archive")
+	// a page that stamps a hidden field on pointerdown: the stamped state is judged, allowed,
+	// and clicked with that one press
+	reset()
+	ran("a click whose pointerdown stamps a hidden field", Do(Click{Ref: refFor(t, snap(t, ctx, id, snapshot.Options{}), `button "Archive notes"`)}), "t:archive")
+	var downs int
+	if eval(t, ctx, id, "window.downs", &downs); downs != 1 {
+		t.Errorf("the stamped form's button went down %d times, want 1", downs)
+	}
 	// a chat box whose keydown handler sends and clears it: sent once, no line break left in it
 	reset()
 	eval(t, ctx, id, `document.getElementById('chat').value = 'hello', true`, nil)

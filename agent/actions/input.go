@@ -713,58 +713,50 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 	return verb + " " + t.el.Describe(), nil
 }
 
-// ErrChanged is matched (errors.Is) by the error of an input not carried out because the page
-// changed what it commits as the input landed, twice: nothing was committed.
-var ErrChanged = errors.New("the page changed what the step commits as it was pressed")
-
 // commitInput carries out an input that may commit what the judged step's form or link says
 // (ts.judged) so that what it commits is what the gate judged, read as the input lands: down
 // lets the page's handlers see the input coming (pointerdown, keydown); the step's element
 // (at; nil: the focused element) is read again; when it commits the same (gate.Proposal.Landed)
 // up finishes the input (the release on the element, the key's press). When the page's
-// handlers changed it (a hidden field set on pointerdown, a form pointed elsewhere), cancel
-// ends the input with nothing activated, and the step as it is now is judged as any step (the
-// person or the critic may be asked: a *gate.ConfirmError); if it is allowed the input runs
-// once more, and a second change is an error matching ErrChanged. An input that is not the
-// judged step's (judge false: a click that focuses a field to type into) or with nothing judged
-// (a caller's own action) runs down and up.
+// handlers changed it (a hidden field set on pointerdown, a form pointed elsewhere), the step
+// as it is now is judged as any step, the input still held (the button down, the key down
+// without its character): allowed, up finishes it; else cancel ends it with nothing activated
+// and the gate's answer is returned (the person or the critic may be asked: a
+// *gate.ConfirmError, whose approval covers the state the page changed to). An input that is
+// not the judged step's (judge false: a click that focuses a field to type into) or with
+// nothing judged (a caller's own action) runs down and up.
 //
 // When down opens a JavaScript dialog the input stops there (as before: the dialog is answered
 // first) and commitInput returns nil.
 func (s *Service) commitInput(ctx context.Context, ts *tabState, judge bool, at *snapshot.Element, down, up, cancel func() error) error {
-	check := judge && ts.judged != nil
-	for try := 0; ; try++ {
-		if err := down(); err != nil {
-			return err
-		}
-		if ts.tab.Dialog() != nil {
-			return nil
-		}
-		if !check {
-			return up()
-		}
-		ts.times.mark("down")
-		now, err := s.landed(ctx, ts, at)
-		ts.times.mark("landed")
-		if err != nil {
-			_ = cancel()
-			return err
-		}
-		if now == nil {
-			return up()
-		}
-		if err := cancel(); err != nil {
-			return fmt.Errorf("hold back a commit the page changed as it was pressed: %w", err)
-		}
-		if try > 0 {
-			return fmt.Errorf("%w, again after its new state was judged; nothing was committed (take a new snapshot and look again)", ErrChanged)
-		}
-		s.opts.Log.Info().Str("kind", now.Action.Kind).Msg("the page changed what the step commits as it was pressed: judging it again")
-		if _, err := s.opts.Gate.CheckAll(ctx, []gate.Proposal{*now}, gate.From(ctx), s.logDecision(now.Action.Kind)); err != nil {
-			return fmt.Errorf("as it was pressed, the page changed what it commits (nothing was committed): %w", err)
-		}
-		ts.judged = now
+	if err := down(); err != nil {
+		return err
 	}
+	if ts.tab.Dialog() != nil {
+		return nil
+	}
+	if !judge || ts.judged == nil {
+		return up()
+	}
+	ts.times.mark("down")
+	now, err := s.landed(ctx, ts, at)
+	ts.times.mark("landed")
+	if err != nil {
+		_ = cancel()
+		return fmt.Errorf("%w; nothing was committed", err)
+	}
+	if now == nil {
+		return up()
+	}
+	s.opts.Log.Info().Str("kind", now.Action.Kind).Msg("the page changed what the step commits as it was pressed: judging it again")
+	if _, err := s.opts.Gate.CheckAll(ctx, []gate.Proposal{*now}, gate.From(ctx), s.logDecision(now.Action.Kind)); err != nil {
+		if cerr := cancel(); cerr != nil {
+			return fmt.Errorf("hold back a commit the page changed as it was pressed: %w (judged: %w)", cerr, err)
+		}
+		return fmt.Errorf("as it was pressed, the page changed what it commits, and nothing was committed: %w", err)
+	}
+	ts.judged = now
+	return up()
 }
 
 // landed reads the judged step's element again as its input lands (at; nil: the focused
