@@ -397,11 +397,7 @@ func (g *Gate) linkURL(el *Element, goal string) Decision {
 	if el.Href == "" {
 		return Decision{}
 	}
-	d := g.actionURL(el.Href, goal)
-	if d.Level != None {
-		d.Detail = joinDetail(fmt.Sprintf("its link goes to %s", clip(el.Href, 120)), d.Detail)
-	}
-	return d
+	return g.actionURL(el.Href, goal) // the step the person reads names the href itself
 }
 
 // commitContext judges a commit by what surrounds it: its dialog's and section's headings,

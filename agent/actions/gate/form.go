@@ -230,27 +230,33 @@ func receives(fd Field, h hit) bool {
 // Landed reports whether now, the step read again as its input lands on the page (the pointer
 // down on the element, Enter or Space down in it), commits what p, the step as the gate judged
 // it, commits: the same element, form action, link and form state (see [Decision.Digest]).
-// Only the text of the step's own field may differ (typed into, or cleared by a chat box's
-// keydown handler that sends it): those are words typed by a step of their own, judged there. A page that changes what a commit sends in its pointerdown or
-// keydown handlers, after the gate read it, makes the two differ: the input path then holds
-// the commit back and has the new state judged.
+// Only the text of the step's own field may differ, and only as the step itself or a box that
+// sends leaves it: typed by a type step (it holds the step's text), or emptied (a chat box's
+// keydown handler that sends and clears it). A page that changes what a commit sends in its
+// pointerdown or keydown handlers, after the gate read it, makes the two differ: the input
+// path then has the new state judged before the input finishes.
 func (p Proposal) Landed(now Proposal) bool {
-	return digest(withoutTyped(p)) == digest(withoutTyped(now))
+	return digest(p) == digest(ownWords(p, now))
 }
 
-// withoutTyped is p without the value of its element's own field in its form.
-func withoutTyped(p Proposal) Proposal {
-	el := p.Element
-	if el == nil || el.Form == nil {
-		return p
+// ownWords is now with its own field's text as in the judged step p where the difference is
+// the step's own doing (see Landed).
+func ownWords(p, now Proposal) Proposal {
+	if p.Element == nil || p.Element.Form == nil || now.Element == nil || now.Element.Form == nil {
+		return now
 	}
-	e, f := *el, *el.Form
+	was := p.Element.Form.Fields
+	e, f := *now.Element, *now.Element.Form
 	f.Fields = slices.Clone(f.Fields)
 	for i := range f.Fields {
-		if f.Fields[i].Self {
-			f.Fields[i].Value = ""
+		fd := &f.Fields[i]
+		if !fd.Self || i >= len(was) || !was[i].Self || fd.Kind == "hidden" {
+			continue
+		}
+		if fd.Value == "" || (p.Action.Kind == "type" && p.Action.Text != "" && strings.Contains(fd.Value, p.Action.Text)) {
+			fd.Value = was[i].Value
 		}
 	}
-	e.Form, p.Element = &f, &e
-	return p
+	e.Form, now.Element = &f, &e
+	return now
 }

@@ -169,3 +169,59 @@ func TestLinkDestination(t *testing.T) {
 		t.Errorf("the approved destination: %v approved=%v", d.Verdict, d.Approved)
 	}
 }
+
+// Landed: the step read again as its input lands commits the same only when nothing but the
+// text of its own field changed.
+func TestLanded(t *testing.T) {
+	judged := func() Proposal {
+		el := inForm("Done", "get", "/folders/apply",
+			Field{Name: "op", Kind: "hidden", Value: "archive"},
+			Field{Name: "folder", Kind: "text", Label: "Folder", Value: "Newsletters"},
+			Field{Name: "note", Kind: "text", Label: "Note", Value: "", Self: true},
+			Field{Name: "purge", Kind: "checkbox", Label: "Also delete", Value: "1"})
+		return Proposal{Action: Action{Kind: "click"}, Element: el, URL: "https://app.example/folders"}
+	}
+	for _, c := range []struct {
+		name   string
+		change func(p *Proposal)
+		same   bool
+	}{
+		{"nothing changed", func(p *Proposal) {}, true},
+		{"its own field emptied (a chat box that sends)", func(p *Proposal) { p.Element.Form.Fields[2].Value = "" }, true},
+		{"its own field set by the page", func(p *Proposal) { p.Element.Form.Fields[2].Value = "delete_account" }, false},
+		{"a hidden field set to purge", func(p *Proposal) { p.Element.Form.Fields[0].Value = "purge" }, false},
+		{"another field's text", func(p *Proposal) { p.Element.Form.Fields[1].Value = "Everything" }, false},
+		{"a box ticked", func(p *Proposal) { p.Element.Form.Fields[3].Checked = true }, false},
+		{"a field added", func(p *Proposal) {
+			p.Element.Form.Fields = append(p.Element.Form.Fields, Field{Name: "x", Kind: "hidden", Value: "1"})
+		}, false},
+		{"the form pointed elsewhere", func(p *Proposal) { p.Element.FormAction = "/account/delete" }, false},
+		{"the method changed", func(p *Proposal) { p.Element.Form.Method = "post" }, false},
+		{"a link pointed elsewhere", func(p *Proposal) { p.Element.Href = "https://app.example/account/erase" }, false},
+		{"its label changed", func(p *Proposal) { p.Element.Labels = []string{"Delete"} }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j, now := judged(), judged()
+			c.change(&now)
+			if got := j.Landed(now); got != c.same {
+				t.Errorf("Landed = %v, want %v", got, c.same)
+			}
+			if j.Element.Form.Fields[0].Value != "archive" || j.Element.Form.Fields[2].Value != "" {
+				t.Errorf("Landed changed the judged step: %+v", j.Element.Form.Fields)
+			}
+		})
+	}
+	// a type step's own text in its field is its own doing
+	typed := judged()
+	typed.Action = Action{Kind: "type", Text: "for 2024", Submit: true}
+	now := judged()
+	now.Action = typed.Action
+	now.Element.Form.Fields[2].Value = "notes for 2024"
+	if !typed.Landed(now) {
+		t.Errorf("the text a type step typed counts as a change")
+	}
+	now.Element.Form.Fields[2].Value = "delete_account"
+	if typed.Landed(now) {
+		t.Errorf("text the page put in the typed field instead of the step's is not a change")
+	}
+}
