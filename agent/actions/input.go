@@ -1076,11 +1076,7 @@ func (s *Service) press(ctx context.Context, ts *tabState, a Press) (string, err
 		defer ts.tab.Release(ctx, el)
 		where, focused = " in "+el.Describe(), el
 	}
-	var at *snapshot.Element
-	if a.Ref != "" {
-		at = focused
-	}
-	if err := s.keyAt(ctx, ts, c, ts.judged != nil && ts.judged.Action.Kind == "press", at); err != nil {
+	if err := s.keyAt(ctx, ts, c, ts.judged != nil && ts.judged.Action.Kind == "press", focused); err != nil {
 		return "", fmt.Errorf("press %s: %w", a.Key, err)
 	}
 	return "pressed " + a.Key + where, nil
