@@ -87,7 +87,9 @@ func (r *reads) carried(vars, pieces []string, words string, counts func(*readVa
 			}
 		}
 		if spreadable(v.norm) {
-			spread = append(spread, newSpreadMatcher(tok, v.norm))
+			for _, f := range v.forms {
+				spread = append(spread, newSpreadMatcher(tok, f))
+			}
 		}
 	}
 	if len(pieceIdx) > 0 {
@@ -282,6 +284,8 @@ func (m *spreadMatcher) in(h string) bool {
 	for i := 0; i < len(h); i++ {
 		for _, j := range m.at[h[i]] { // last first: a position extends chains of earlier places only
 			switch {
+			case j == 0 && last == 0:
+				return true
 			case j == 0:
 				m.end[0] = i
 			case m.end[j-1] >= 0 && i-m.end[j-1] <= maxSpreadGap+1:
