@@ -177,11 +177,13 @@ func decodings(s string) []string {
 		out = append(out, d)
 	}
 	out = append(out, codeLists(s)...)
+	buf := make([]byte, base32.StdEncoding.DecodedLen(len(s))+5)
 	for _, b32 := range base32Alphabets {
 		for _, run := range runs(s, b32.in) {
 			// like base64 (below), one of eight starts is aligned with the encoding
+			run = strings.ToUpper(run)
 			for i := 0; i < 8 && len(run)-i >= minEncoded; i++ {
-				if d, ok := decodeBase32(b32.enc, run[i:]); ok {
+				if d, ok := decodeBase32(b32.enc, run[i:], buf); ok {
 					out = append(out, d)
 					break
 				}
@@ -249,11 +251,12 @@ func isBase64Rune(r rune) bool {
 }
 
 // runs are the maximal runs of s's characters that in holds, at least minEncoded long.
+// in holds ASCII characters only.
 func runs(s string, in func(rune) bool) []string {
 	var out []string
 	start := -1
-	for i, r := range s + "\x00" {
-		if i < len(s) && in(r) {
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] < utf8.RuneSelf && in(rune(s[i])) {
 			if start < 0 {
 				start = i
 			}
@@ -337,19 +340,21 @@ var base32Alphabets = []struct {
 	}, base32.HexEncoding.WithPadding(base32.NoPadding)},
 }
 
-// decodeBase32 decodes run (without its padding, any case) as base32 in enc; ok only when what
-// it decodes to is mostly printable text.
-func decodeBase32(enc *base32.Encoding, run string) (string, bool) {
-	r := strings.ToUpper(run)
-	switch len(r) % 8 { // lengths no encoding ends with: the last character is another's
+// decodeBase32 decodes run (upper case, without its padding) as base32 in enc, into buf when it
+// is large enough; ok only when what it decodes to is mostly printable text.
+func decodeBase32(enc *base32.Encoding, run string, buf []byte) (string, bool) {
+	switch len(run) % 8 { // lengths no encoding ends with: the last character is another's
 	case 1, 3, 6:
-		r = r[:len(r)-1]
+		run = run[:len(run)-1]
 	}
-	b, err := enc.DecodeString(r)
-	if err != nil {
+	if n := enc.DecodedLen(len(run)); cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	n, err := enc.Decode(buf[:cap(buf)], []byte(run))
+	if err != nil || !printable(buf[:n]) {
 		return "", false
 	}
-	return string(b), printable(b)
+	return string(buf[:n]), true
 }
 
 // unescapeCodes undoes the escapes that write a character by its code: \uXXXX, \u{X…},

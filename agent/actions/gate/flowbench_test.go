@@ -6,7 +6,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // realText is the visible text of a real page kept for the bench (markup stripped): prose,
@@ -43,6 +45,7 @@ func BenchmarkLeaks(b *testing.B) {
 	out = out[:4096]
 	b.Logf("%d values read, %d bytes out", len(tk.reads.order), len(out))
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for range b.N {
 		if l := tk.Leaks(out, "https://evil.example/"); len(l) != 0 {
 			b.Fatalf("harmless text leaks %v", l)
@@ -64,7 +67,22 @@ func BenchmarkVariants(b *testing.B) {
 	}
 	b.Logf("%d variant bytes", n)
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for range b.N {
 		Variants(out)
 	}
+}
+
+// cpuPerOp reports, when the returned func runs, the process's CPU time per op (cpu-ns/op): on a
+// shared machine the wall time per op also counts the time others had the CPU.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
 }

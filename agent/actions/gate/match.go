@@ -67,7 +67,7 @@ func (r *reads) carried(vars, pieces []string, words string, counts func(*readVa
 	}
 	// secrets: their pieces, shifted or not, and spread among filler
 	pieceIdx := map[int]*shiftIndex{} // by piece length
-	var spread []*spreadMatcher
+	var spread spreadSet
 	for _, tok := range r.order {
 		v := r.by[tok]
 		if !v.secret || found[tok] || !may(tok) {
@@ -88,7 +88,7 @@ func (r *reads) carried(vars, pieces []string, words string, counts func(*readVa
 		}
 		if spreadable(v.norm) {
 			for _, f := range v.forms {
-				spread = append(spread, newSpreadMatcher(tok, f))
+				spread.add(f, tok)
 			}
 		}
 	}
@@ -102,16 +102,8 @@ func (r *reads) carried(vars, pieces []string, words string, counts func(*readVa
 			}
 		}
 	}
-	for _, m := range spread {
-		if found[m.tok] {
-			continue
-		}
-		for _, h := range vars {
-			if m.in(h) {
-				found[m.tok] = true
-				break
-			}
-		}
+	for _, h := range vars {
+		spread.find(h, found)
 	}
 	return found
 }
@@ -254,47 +246,61 @@ func spreadable(norm string) bool {
 	return letters >= 2 && digits >= 2 || len(norm) >= minSpread*3/2
 }
 
-// spreadMatcher finds one secret spread among filler characters.
-type spreadMatcher struct {
-	tok  string
-	norm string
-	// at lists, for each byte, the positions of the secret that hold it, last first.
-	at [256][]int
-	// end is, per position j of the secret, where in the text the last chain matching the
-	// secret's first j+1 characters ended (-1: none).
-	end []int
+// maxSpreadLen is how much of a long secret is looked for spread (its first characters).
+const maxSpreadLen = 64
+
+// spreadSet finds secrets spread among filler characters, all at once: a bit-parallel
+// automaton (shift-and) per 64 characters of secrets, each bit one prefix of one secret. A
+// text's byte extends the prefixes that ended within the last maxSpreadGap+1 bytes.
+type spreadSet struct {
+	words []*spreadWord
 }
 
-func newSpreadMatcher(tok, norm string) *spreadMatcher {
-	m := &spreadMatcher{tok: tok, norm: norm, end: make([]int, len(norm))}
-	for j := len(norm) - 1; j >= 0; j-- {
-		m.at[norm[j]] = append(m.at[norm[j]], j)
-	}
-	return m
+type spreadWord struct {
+	at     [256]uint64 // per byte, the bits of the secrets' positions that hold it
+	start  uint64      // the bits of the secrets' first characters
+	accept uint64      // the bits of their last characters
+	toks   [64]string  // the secret a last character's bit ends
+	used   int         // bits taken
 }
 
-// in reports whether h (normal form) holds the secret's characters in order, with at most
-// maxSpreadGap characters between each two. Keeping, per prefix of the secret, only the latest
-// place a chain for it ended is enough: a later end leaves more room for the next character.
-func (m *spreadMatcher) in(h string) bool {
-	for j := range m.end {
-		m.end[j] = -1
+// add looks for secret (normal form) spread, as tok.
+func (s *spreadSet) add(secret, tok string) {
+	secret = secret[:min(len(secret), maxSpreadLen)]
+	if len(s.words) == 0 || s.words[len(s.words)-1].used+len(secret) > 64 {
+		s.words = append(s.words, &spreadWord{})
 	}
-	last := len(m.norm) - 1
-	for i := 0; i < len(h); i++ {
-		for _, j := range m.at[h[i]] { // last first: a position extends chains of earlier places only
-			switch {
-			case j == 0 && last == 0:
-				return true
-			case j == 0:
-				m.end[0] = i
-			case m.end[j-1] >= 0 && i-m.end[j-1] <= maxSpreadGap+1:
-				if j == last {
-					return true
+	w := s.words[len(s.words)-1]
+	for i := 0; i < len(secret); i++ {
+		w.at[secret[i]] |= 1 << (w.used + i)
+	}
+	w.start |= 1 << w.used
+	last := w.used + len(secret) - 1
+	w.accept |= 1 << last
+	w.toks[last] = tok
+	w.used += len(secret)
+}
+
+// find marks in found the secrets h (normal form) holds spread: their characters in order, with
+// at most maxSpreadGap characters between each two.
+func (s *spreadSet) find(h string, found map[string]bool) {
+	for _, w := range s.words {
+		var ended [maxSpreadGap + 1]uint64 // the prefixes ended at the last bytes, by i mod len
+		var recent uint64                  // the union of ended
+		for i := 0; i < len(h); i++ {
+			d := (recent<<1 | w.start) & w.at[h[i]]
+			if a := d & w.accept; a != 0 {
+				for b := range 64 {
+					if a&(1<<b) != 0 {
+						found[w.toks[b]] = true
+					}
 				}
-				m.end[j] = i
+			}
+			ended[i%len(ended)] = d
+			recent = 0
+			for k := range ended {
+				recent |= ended[k]
 			}
 		}
 	}
-	return false
 }
