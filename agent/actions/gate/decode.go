@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"html"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -288,7 +289,7 @@ func decodeBase64(run string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return string(b), printable(b)
+	return asText(b)
 }
 
 // decodeHex decodes run as hex (an odd last digit dropped); ok only when it decodes to mostly
@@ -301,7 +302,26 @@ func decodeHex(run string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return string(b), printable(b)
+	return asText(b)
+}
+
+// asText is b as text when it is text: mostly printable ASCII (see printable), or that in
+// UTF-16 (every other byte zero: the zeros dropped).
+func asText(b []byte) (string, bool) {
+	if printable(b) {
+		return string(b), true
+	}
+	zeros := 0
+	for _, c := range b {
+		if c == 0 {
+			zeros++
+		}
+	}
+	if len(b) < 4 || 5*zeros < 2*len(b) { // UTF-16 of ASCII is half zeros
+		return "", false
+	}
+	t := slices.DeleteFunc(slices.Clone(b), func(c byte) bool { return c == 0 })
+	return string(t), printable(t)
 }
 
 // printable reports whether most of b (at least 3 bytes in 4) is printable ASCII.
@@ -351,10 +371,10 @@ func decodeBase32(enc *base32.Encoding, run string, buf []byte) (string, bool) {
 		buf = make([]byte, n)
 	}
 	n, err := enc.Decode(buf[:cap(buf)], []byte(run))
-	if err != nil || !printable(buf[:n]) {
+	if err != nil {
 		return "", false
 	}
-	return string(buf[:n]), true
+	return asText(buf[:n])
 }
 
 // unescapeCodes undoes the escapes that write a character by its code: \uXXXX, \u{X…},

@@ -107,6 +107,8 @@ func TestLeaksEncodings(t *testing.T) {
 		{"hex of rot5", hex.EncodeToString([]byte(shift(secret, 5))), true},
 		{"base32 of character codes", base32.StdEncoding.EncodeToString([]byte(encodeEach(secret, ",", func(c byte) string { return strconv.Itoa(int(c)) }))), true},
 		{"base64 of the secret spread", base64.RawURLEncoding.EncodeToString([]byte(spreadOut(secret, func(int) string { return "-z-" }))), true},
+		{"hex of UTF-16", encodeEach(secret, "", func(c byte) string { return fmt.Sprintf("%04x", c) }), true},
+		{"base64 of UTF-16 little-endian", base64.StdEncoding.EncodeToString([]byte(encodeEach(secret, "", func(c byte) string { return string([]byte{c, 0}) }))), true},
 		{"rot13 in \\x escapes", encodeEach(shift(secret, 13), "", func(c byte) string { return fmt.Sprintf(`\x%02x`, c) }), true},
 		// harmless look-alikes
 		{"prices", "Prices: 12.99, 15.00, 7.50, 104.00, 107.25, 95.10, 108.99 and 105.00 EUR", false},
