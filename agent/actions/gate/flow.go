@@ -14,7 +14,7 @@ import (
 // another site — in a URL opened, typed into a field, pressed key by key, answered to a
 // prompt — is a value of one site handed to another: the person is asked unless their own
 // words hold it. Values are compared in one normal form against every decoding of what
-// leaves (decode.go), so re-encoding it hides nothing.
+// leaves (decode.go), so the common re-encodings hide nothing (match.go compares).
 //
 // Only values that identify something are remembered, never common words: a run of letters
 // and digits of at least minToken characters holding both (an API key, a token, an order
@@ -25,9 +25,10 @@ import (
 // token prefix, a long random mix of cases and digits, a card number) or by what labels it
 // on the page ("API key:", "password:", a URL parameter named token or session, a recovery
 // phrase's words). A secret never leaves its origin unasked — not for another host of the
-// same site, not whole, not in pieces (any run of pieceLen of its characters), not in a
-// search box: where ordinary values the page showed may go into a search on another site
-// without asking, secrets may not.
+// same site, not whole, not in pieces (any run of pieceLen of its characters), not with its
+// letters shifted along the alphabet, not spread among filler characters, not in a search
+// box: where ordinary values the page showed may go into a search on another site without
+// asking, secrets may not.
 
 const (
 	// minToken is the shortest run of letters and digits that counts as a distinctive value.
