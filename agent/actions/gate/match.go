@@ -2,16 +2,16 @@ package gate
 
 import "strings"
 
-// Comparison. What leaves is read in every form it decodes to (Variants); each form is then
+// Comparison. What leaves is read in every form it decodes to (decoded); each form is then
 // compared with the values read, in one pass over its bytes whatever the number of values:
 //
-//   - a value is carried whole when its normal form is in a form of the text (values are
-//     found by their first minDigits characters, see reads.byPrefix);
+//   - a value is carried whole when its normal form, or that reversed, is in a form of the
+//     text (values are found by their first minDigits characters, see reads.byPrefix);
 //   - a distinctive piece of the text that is part of a longer value read carries that value;
 //   - a secret is carried by any piece of pieceLen of its characters (phraseLen for a phrase
 //     of words), with its letters shifted along the alphabet or not: a piece is compared by
-//     the distances between its letters (see shiftKey), so rot13 and every other Caesar shift
-//     read as the secret itself;
+//     the distances between its letters (see letterSteps), so rot13 and every other Caesar
+//     shift read as the secret itself;
 //   - a secret long and random enough (see spreadable) is carried when its characters appear
 //     in order with at most maxSpreadGap other letters or digits between each two: the secret
 //     spread among filler characters, at a regular stride or not.
@@ -23,11 +23,11 @@ const (
 	minSpread = 16
 )
 
-// carried returns the values read (by their token) that the text carries, as its normal
-// decoded forms vars (see decoded: not reversed; the values are looked for reversed too) and
-// its distinctive pieces; counts says which values may count (not held on
-// the destination's site, not in the person's own words). A piece the person's own words
-// (words, normal form) hold is theirs.
+// carried returns the values read (by their token) that a text carries, as its normal decoded
+// forms vars (see decoded: not reversed; the values are looked for reversed too) and its
+// distinctive pieces; counts says which values may count (not held on the destination's site,
+// not in the person's own words). A piece the person's own words (words, normal form) hold is
+// theirs.
 func (r *reads) carried(vars, pieces []string, words string, counts func(*readValue) bool) map[string]bool {
 	found := map[string]bool{}
 	ok := map[string]bool{} // counts, asked once per value
