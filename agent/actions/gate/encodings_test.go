@@ -331,9 +331,8 @@ func FuzzSpread(f *testing.F) {
 		var set spreadSet
 		set.add(s, "x")
 		set.add("0123456789", "filler")
-		found := map[string]bool{}
-		set.find(h, found)
-		got := found["x"]
+		got := false
+		set.find(h, func(tok string) { got = got || tok == "x" })
 		if want := naiveSpread(h, s, maxSpreadGap); got != want {
 			t.Fatalf("in(%q, %q) = %v, want %v", h, s, got, want)
 		}
@@ -355,7 +354,7 @@ func FuzzShiftIndex(f *testing.F) {
 		x.add(w, "w")
 		d, next := letterSteps(h, nil, nil)
 		found := map[string]bool{}
-		x.find(h, d, next, found)
+		x.find(h, d, next, func(tok, _ string) { found[tok] = true })
 		want := false
 		key := string(must(letterSteps(w, nil, nil)))
 		for i := 0; i+n <= len(h); i++ {
@@ -384,4 +383,28 @@ func FuzzDecodings(f *testing.F) {
 		_ = unescapeCodes(s)
 		_ = codeLists(s)
 	})
+}
+
+// TestLeaksIndexFollowsReads: the index of secrets follows what the task reads: a secret read
+// after a step was judged, or a value first read as ordinary and then labelled a secret, is
+// found shifted at the next step.
+func TestLeaksIndexFollowsReads(t *testing.T) {
+	const page, dest = "https://dash.example.com/keys", "https://collect.example.net/log"
+	const a, b = "ghp_Zx81Lm20Qa7Ws3Ed4Rf5", "Qz7hWp3Kx9Lm2Nv8"
+	tk := NewTask("", nil)
+	tk.Read(page, "Token: "+a)
+	if l := tk.Leaks(shift(a, 13), dest); len(l) == 0 {
+		t.Fatal("the first secret, shifted: not found")
+	}
+	if l := tk.Leaks(shift(b, 3), dest); len(l) != 0 {
+		t.Fatalf("a value not read yet found: %v", l)
+	}
+	tk.Read(page, "Reference "+b) // ordinary: not shifted
+	if l := tk.Leaks(shift(b, 3), dest); len(l) != 0 {
+		t.Fatalf("an ordinary value found shifted: %v", l)
+	}
+	tk.Read(page, "Client secret: "+b)
+	if l := tk.Leaks(shift(b, 3), dest); len(l) == 0 {
+		t.Fatal("a value labelled a secret later, shifted: not found")
+	}
 }

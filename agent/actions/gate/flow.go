@@ -83,6 +83,10 @@ type reads struct {
 	// byPrefix indexes the values by the first minDigits bytes of their normal forms, as
 	// read and reversed (shorter ones are never compared).
 	byPrefix map[string][]string
+	// secretGen counts the changes to which values are secrets; idx indexes the secrets as
+	// they were at idxGen.
+	secretGen, idxGen int
+	idx               *secretIndex
 }
 
 func newReads() reads { return reads{by: map[string]*readValue{}, byPrefix: map[string][]string{}} }
@@ -296,7 +300,10 @@ func (r *reads) add(tok string, site Site, origin string, secret bool) {
 			}
 		}
 	}
-	v.secret = v.secret || secret
+	if secret && !v.secret {
+		v.secret = true
+		r.secretGen++
+	}
 	if !slices.Contains(v.sites, site) && len(v.sites) < maxReadSites {
 		v.sites = append(v.sites, site)
 	}
@@ -309,6 +316,9 @@ func (r *reads) add(tok string, site Site, origin string, secret bool) {
 func (r *reads) forget(tok string) {
 	v := r.by[tok]
 	delete(r.by, tok)
+	if v != nil && v.secret {
+		r.secretGen++
+	}
 	if v == nil || len(v.norm) < minDigits {
 		return
 	}

@@ -66,46 +66,63 @@ func (r *reads) carried(vars, pieces []string, words string, counts func(*readVa
 		}
 	}
 	// secrets: their pieces, shifted or not, and spread among filler
-	pieceIdx := map[int]*shiftIndex{} // by piece length
-	var spread spreadSet
+	if r.idx == nil || r.idxGen != r.secretGen {
+		r.idx, r.idxGen = r.indexSecrets(), r.secretGen
+	}
+	if len(r.idx.pieces) > 0 {
+		var d []byte
+		var next []int
+		hit := func(tok, w string) {
+			if may(tok) && !strings.Contains(words, w) && !strings.Contains(words, reverse(w)) {
+				found[tok] = true
+			}
+		}
+		for _, h := range vars {
+			d, next = letterSteps(h, d[:0], next[:0])
+			for _, idx := range r.idx.pieces {
+				idx.find(h, d, next, hit)
+			}
+		}
+	}
+	for _, h := range vars {
+		r.idx.spread.find(h, func(tok string) {
+			if may(tok) {
+				found[tok] = true
+			}
+		})
+	}
+	return found
+}
+
+// secretIndex finds the secrets read in a text, in pieces (shifted or not) and spread.
+type secretIndex struct {
+	pieces map[int]*shiftIndex // by piece length
+	spread spreadSet
+}
+
+// indexSecrets indexes the secrets read, as read and reversed: kept until which values are
+// secrets changes (see reads.secretGen).
+func (r *reads) indexSecrets() *secretIndex {
+	x := &secretIndex{pieces: map[int]*shiftIndex{}}
 	for _, tok := range r.order {
 		v := r.by[tok]
-		if !v.secret || found[tok] || !may(tok) {
+		if !v.secret {
 			continue
 		}
 		n := secretPiece(v.norm)
 		for _, f := range v.forms {
 			for i := 0; n > 0 && i+n <= len(f); i++ {
-				w := f[i : i+n]
-				if strings.Contains(words, w) || strings.Contains(words, reverse(w)) {
-					continue
+				if x.pieces[n] == nil {
+					x.pieces[n] = newShiftIndex(n)
 				}
-				if pieceIdx[n] == nil {
-					pieceIdx[n] = newShiftIndex(n)
-				}
-				pieceIdx[n].add(w, tok)
+				x.pieces[n].add(f[i:i+n], tok)
 			}
-		}
-		if spreadable(v.norm) {
-			for _, f := range v.forms {
-				spread.add(f, tok)
+			if spreadable(v.norm) {
+				x.spread.add(f, tok)
 			}
 		}
 	}
-	if len(pieceIdx) > 0 {
-		var d []byte
-		var next []int
-		for _, h := range vars {
-			d, next = letterSteps(h, d[:0], next[:0])
-			for _, idx := range pieceIdx {
-				idx.find(h, d, next, found)
-			}
-		}
-	}
-	for _, h := range vars {
-		spread.find(h, found)
-	}
-	return found
+	return x
 }
 
 // secretPiece is the length of the pieces of a secret (normal form) that count as it: pieceLen,
@@ -171,8 +188,8 @@ type shiftIndex struct {
 	by    map[uint64][]shiftPiece
 }
 
-// shiftPiece is one piece of a secret: its letter steps and the secret's token.
-type shiftPiece struct{ steps, tok string }
+// shiftPiece is one piece of a secret: the piece, its letter steps and the secret's token.
+type shiftPiece struct{ w, steps, tok string }
 
 func newShiftIndex(n int) *shiftIndex {
 	x := &shiftIndex{n: n, pow: make([]uint64, n), by: map[uint64][]shiftPiece{}}
@@ -187,7 +204,7 @@ func (x *shiftIndex) add(w, tok string) {
 	d, _ := letterSteps(w, nil, nil)
 	h := x.hash(d)
 	x.bloom[h>>54] |= 1 << (h >> 48 & 63)
-	x.by[h] = append(x.by[h], shiftPiece{string(d), tok})
+	x.by[h] = append(x.by[h], shiftPiece{w, string(d), tok})
 }
 
 func (x *shiftIndex) hash(d []byte) uint64 {
@@ -198,8 +215,9 @@ func (x *shiftIndex) hash(d []byte) uint64 {
 	return h
 }
 
-// find marks in found the secrets a piece of h carries; d and next are h's letterSteps.
-func (x *shiftIndex) find(h string, d []byte, next []int, found map[string]bool) {
+// find calls hit with each piece of a secret (and the secret's token) that a piece of h
+// carries, shifted or not; d and next are h's letterSteps.
+func (x *shiftIndex) find(h string, d []byte, next []int, hit func(tok, w string)) {
 	n := x.n
 	if len(h) < n {
 		return
@@ -212,10 +230,13 @@ func (x *shiftIndex) find(h string, d []byte, next []int, found map[string]bool)
 			k += (firstLetter - uint64(d[f])) * x.pow[n-1-(f-i)]
 		}
 		if x.bloom[k>>54]&(1<<(k>>48&63)) != 0 {
+			piece = piece[:0]
 			for _, p := range x.by[k] {
-				if !found[p.tok] {
-					piece, _ = letterSteps(h[i:i+n], piece[:0], nil)
-					found[p.tok] = string(piece) == p.steps
+				if len(piece) == 0 {
+					piece, _ = letterSteps(h[i:i+n], piece, nil)
+				}
+				if string(piece) == p.steps {
+					hit(p.tok, p.w)
 				}
 			}
 		}
@@ -281,9 +302,9 @@ func (s *spreadSet) add(secret, tok string) {
 	w.used += len(secret)
 }
 
-// find marks in found the secrets h (normal form) holds spread: their characters in order, with
+// find calls hit with each secret h (normal form) holds spread: its characters in order, with
 // at most maxSpreadGap characters between each two.
-func (s *spreadSet) find(h string, found map[string]bool) {
+func (s *spreadSet) find(h string, hit func(tok string)) {
 	for _, w := range s.words {
 		var ended [maxSpreadGap + 1]uint64 // the prefixes ended at the last bytes, by i mod len
 		var recent uint64                  // the union of ended
@@ -292,7 +313,7 @@ func (s *spreadSet) find(h string, found map[string]bool) {
 			if a := d & w.accept; a != 0 {
 				for b := range 64 {
 					if a&(1<<b) != 0 {
-						found[w.toks[b]] = true
+						hit(w.toks[b])
 					}
 				}
 			}
