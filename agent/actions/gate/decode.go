@@ -180,7 +180,7 @@ func decodings(s string) []string {
 	out = append(out, codeLists(s)...)
 	buf := make([]byte, base32.StdEncoding.DecodedLen(len(s))+5)
 	for _, b32 := range base32Alphabets {
-		for _, run := range runs(s, b32.in) {
+		for _, run := range runs(s, b32.class) {
 			// like base64 (below), one of eight starts is aligned with the encoding
 			run = strings.ToUpper(run)
 			for i := 0; i < 8 && len(run)-i >= minEncoded; i++ {
@@ -191,7 +191,7 @@ func decodings(s string) []string {
 			}
 		}
 	}
-	for _, run := range runs(s, isBase64Rune) {
+	for _, run := range runs(s, inBase64) {
 		// a run may start before the encoding does ("/x/djE6…", "ref" glued on): one of four
 		// starts is aligned with it
 		for i := 0; i < 4 && len(run)-i >= minEncoded; i++ {
@@ -210,7 +210,7 @@ func decodings(s string) []string {
 		return r
 	}, strings.ReplaceAll(strings.ReplaceAll(s, `\x`, ""), "0x", ""))
 	for _, src := range []string{s, joined} {
-		for _, run := range runs(src, isHexRune) {
+		for _, run := range runs(src, inHex) {
 			if d, ok := decodeHex(run); ok {
 				out = append(out, d)
 			}
@@ -241,23 +241,46 @@ func unescapePercent(s string) string {
 	return b.String()
 }
 
-func isHexByte(c byte) bool { return c < utf8.RuneSelf && isHexRune(rune(c)) }
-
-func isHexRune(r rune) bool {
-	return r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F'
+func isHexByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-func isBase64Rune(r rune) bool {
-	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '+' || r == '/' || r == '-' || r == '_'
-}
+// The alphabets of the encodings decoded, as bits of alphabets.
+const (
+	inBase64    = 1 << iota // standard and url-safe
+	inBase32                // standard, either case
+	inBase32Hex             // extended hex, either case
+	inHex
+)
 
-// runs are the maximal runs of s's characters that in holds, at least minEncoded long.
-// in holds ASCII characters only.
-func runs(s string, in func(rune) bool) []string {
+// alphabets holds, per byte, the alphabets that hold it (a table, read only).
+var alphabets = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		lower, upper, digit := b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9'
+		if lower || upper || digit || b == '+' || b == '/' || b == '-' || b == '_' {
+			t[c] |= inBase64
+		}
+		if lower || upper || b >= '2' && b <= '7' {
+			t[c] |= inBase32
+		}
+		if digit || b >= 'a' && b <= 'v' || b >= 'A' && b <= 'V' {
+			t[c] |= inBase32Hex
+		}
+		if isHexByte(b) {
+			t[c] |= inHex
+		}
+	}
+	return t
+}()
+
+// runs are the maximal runs of s's bytes in the alphabet (a bit of alphabets), at least
+// minEncoded long.
+func runs(s string, alphabet uint8) []string {
 	var out []string
 	start := -1
 	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] < utf8.RuneSelf && in(rune(s[i])) {
+		if i < len(s) && alphabets[s[i]]&alphabet != 0 {
 			if start < 0 {
 				start = i
 			}
@@ -349,15 +372,11 @@ func reverse(s string) string {
 // base32Alphabets are the base32 alphabets decoded: the standard one and the "extended hex"
 // one, in either case, padding left off.
 var base32Alphabets = []struct {
-	in  func(rune) bool
-	enc *base32.Encoding
+	class uint8
+	enc   *base32.Encoding
 }{
-	{func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '2' && r <= '7'
-	}, base32.StdEncoding.WithPadding(base32.NoPadding)},
-	{func(r rune) bool {
-		return r >= '0' && r <= '9' || r >= 'a' && r <= 'v' || r >= 'A' && r <= 'V'
-	}, base32.HexEncoding.WithPadding(base32.NoPadding)},
+	{inBase32, base32.StdEncoding.WithPadding(base32.NoPadding)},
+	{inBase32Hex, base32.HexEncoding.WithPadding(base32.NoPadding)},
 }
 
 // decodeBase32 decodes run (upper case, without its padding) as base32 in enc, into buf when it
@@ -385,6 +404,12 @@ func unescapeCodes(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' && c != '%' && c != 'U' && c != 'u' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
 		if r, n := escapedCode(s[i:]); n > 0 {
 			b.WriteRune(r)
 			i += n
@@ -460,11 +485,13 @@ func codeLists(s string) []string {
 		for j < len(s) && isAlnumByte(s[j]) {
 			j++
 		}
-		if end < 0 || i-end > maxCodeSep {
+		tok := s[i:j]
+		if end < 0 || i-end > maxCodeSep || !codeLike(tok) {
 			flush()
 		}
-		tok := s[i:j]
-		group = append(group, tok)
+		if codeLike(tok) {
+			group = append(group, tok)
+		}
 		if len(tok) >= 3*minCodes && len(tok)%3 == 0 && strings.Trim(tok, "0123456789") == "" {
 			var triples []string
 			for k := 0; k < len(tok); k += 3 {
@@ -478,6 +505,25 @@ func codeLists(s string) []string {
 	}
 	flush()
 	return out
+}
+
+// codeLike reports whether tok may be a character's code in some base: at most 8 hex digits,
+// 0x or x before them or not.
+func codeLike(tok string) bool {
+	if t, ok := strings.CutPrefix(strings.TrimPrefix(tok, "0"), "x"); ok {
+		tok = t
+	} else if t, ok := strings.CutPrefix(tok, "0X"); ok {
+		tok = t
+	}
+	if tok == "" || len(tok) > 8 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if !isHexByte(tok[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // codeRuns decodes the runs of at least minCodes tokens in a row that are character codes in
