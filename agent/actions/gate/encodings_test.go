@@ -218,13 +218,14 @@ func TestLeaksNoChance(t *testing.T) {
 			secrets = append(secrets, p+randomOf(alnum, 16+rnd.IntN(24)))
 		}
 	}
-	secrets = append(secrets, "hk_live_Q3mT8vR2xN6pL4wJ", "correcthorsebattery", "4111111111111111", "5500005555555559")
+	secrets = append(secrets, "hk_live_Q3mT8vR2xN6pL4wJ", "correcthorsebattery", "sunflowermeadow", "4111111111111111", "5500005555555559")
 	tk := NewTask("", nil)
 	for _, s := range secrets {
 		tk.Read("https://dash.example.com/keys", "API key: "+s)
 	}
 	tk.Read("https://wallet.example.com/", "Recovery phrase: orbit velvet canyon lumber frost pilot amber quiver saddle meadow tiger noble")
 	tk.Read("https://wallet.example.com/", "Recovery phrase: abandon ability able about above absent absorb abstract absurd abuse access accident")
+	tk.Read("https://wallet.example.com/", "Recovery phrase: cat tool area milk song gate rain fish open wolf door seed")
 	held := 0
 	for _, v := range tk.reads.by {
 		if v.secret {
