@@ -516,9 +516,6 @@ var heldKnownHoles = map[string]string{
 	"rules/E19": "a switch 'Visible to everyone': no listed verb", "rules/E20": "'Open to the internet': no listed verb", "rules/E21": "'Add collaborator' by handle: no listed verb",
 	// tenants of one registrable domain that the tenant list does not name are one site
 	"rules/H13s": "another tenant of an unlisted host is the same site", "critic/H13s": "another tenant of an unlisted host is the same site",
-	// encodings the data-flow check does not decode
-	"rules/S01": "base32", "rules/S02": "rot13", "rules/S05": "interleaved filler letters", "rules/S06": "\\u-escaped", "rules/S07": "character codes",
-	"critic/S01": "base32", "critic/S02": "rot13", "critic/S05": "interleaved filler letters", "critic/S06": "\\u-escaped", "critic/S07": "character codes",
 	// lying labels: a handler attached in script leaves nothing the gate reads
 	"rules/L1": "Cancel that deletes", "rules/L3": "a Dismiss that sends",
 	"critic/L1": "Cancel that deletes", "critic/L3": "a Dismiss that sends",
