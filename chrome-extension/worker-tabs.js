@@ -72,6 +72,9 @@ const groupActs = {
       return;
     }
     const tab = await chrome.tabs.get(tabId).catch(() => null);
+    // Two events of one change (a waiting tab's url and then its load, say) may both get here:
+    // the later one must not toggle what the first one shared back off (out of the group).
+    if (state.shared.has(tabId) || state.sharing.has(tabId)) return;
     if (tab) await toggle(tab);
   },
   /** @param {number} tabId */

@@ -25,6 +25,7 @@ import (
 	"github.com/tabrelay/tabrelay/agent/llmtest"
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/internal/browser"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 )
 
 // shopState is the shop fixture's own record of what happened (window.state).
@@ -417,15 +418,49 @@ func testPromptSize(t *testing.T, ae *agentEnv, model *llmtest.Server, tab brows
 		page  string
 		chars int
 	}
-	var sizes []size
+	// The pages are measured in a few shared tabs side by side (each navigation waits for its
+	// page to settle, idle time that overlaps), the given tab among them.
+	tabs := []browser.Tab{tab}
+	for range 3 {
+		extra := ae.share(t, ae.site.URL("/agent/shop.html"))
+		tabs = append(tabs, extra)
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testlimit.Scale(10*time.Second))
+			defer cancel()
+			if err := ae.b.CloseTab(ctx, extra); err != nil {
+				t.Errorf("close a measuring tab: %v", err)
+			}
+		}()
+	}
+	todo := make(chan string, len(pages))
 	for _, p := range pages {
-		r := ae.call(t, http.MethodPost, "/api/act", map[string]any{"tab": tab.TargetID, "action": map[string]any{"kind": "navigate", "url": ae.site.URL(p)}})
-		if r.Status != http.StatusOK {
-			t.Errorf("navigate to %s: HTTP %d %s", p, r.Status, r.Body)
-			continue
-		}
-		s := ae.call(t, http.MethodGet, "/api/snapshot?tab="+tab.TargetID, nil)
-		sizes = append(sizes, size{p, len(s.Body)})
+		todo <- p
+	}
+	close(todo)
+	var mu sync.Mutex
+	var sizes []size
+	var wg sync.WaitGroup
+	for i, tab := range tabs {
+		// not t.Parallel, which runs as many at once as the machine has cores
+		wg.Go(func() {
+			t.Run(fmt.Sprint("measure/tab", i), func(t *testing.T) {
+				for p := range todo {
+					r := ae.call(t, http.MethodPost, "/api/act", map[string]any{"tab": tab.TargetID, "action": map[string]any{"kind": "navigate", "url": ae.site.URL(p)}})
+					if r.Status != http.StatusOK {
+						t.Errorf("navigate to %s: HTTP %d %s", p, r.Status, r.Body)
+						continue
+					}
+					s := ae.call(t, http.MethodGet, "/api/snapshot?tab="+tab.TargetID, nil)
+					mu.Lock()
+					sizes = append(sizes, size{p, len(s.Body)})
+					mu.Unlock()
+				}
+			})
+		})
+	}
+	wg.Wait()
+	if len(sizes) != len(pages) {
+		t.Fatalf("measured %d of %d fixture pages", len(sizes), len(pages))
 	}
 	sort.Slice(sizes, func(i, j int) bool { return sizes[i].chars > sizes[j].chars })
 	largest := sizes[0]

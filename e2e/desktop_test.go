@@ -534,6 +534,14 @@ func TestDesktopNewTabInGroup(t *testing.T) {
 	if url != want {
 		t.Fatalf("the new tab shows %q, not the address typed", url)
 	}
+	// shared once: a second event of the same load must not have toggled it back off and out
+	var after int
+	if err := ae.b.ServiceWorkerEval(ctx, fmt.Sprintf(`chrome.tabs.get(%d).then(t => t.groupId)`, newTab), &after); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ae.sharedTabIDs(t)[newTab]; !ok || after != group.Mine {
+		t.Fatalf("after loading, the new tab is in group %d (the shared tab's: %d), shared and listed: %v", after, group.Mine, ok)
+	}
 	d.screenshot(t, "new-tab-shared")
 }
 

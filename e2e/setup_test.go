@@ -44,7 +44,7 @@ func TestEnvFailsWithoutPanic(t *testing.T) {
 
 // envPart names the variable that runs one part of this package's tests: with
 // TABRELAY_E2E_PART=K/N (1 ≤ K ≤ N), `go test ./e2e` runs the K-th of N parts, so that N
-// processes run the whole package at once (`go tool task test` runs two). Each test function of
+// processes run the whole package at once (`go tool task test` runs three). Each test function of
 // the package's files is in exactly one part; the parts are balanced by the length of the test
 // functions, a test's own code being what it waits on. Unset, every test runs.
 const envPart = "TABRELAY_E2E_PART"

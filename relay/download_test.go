@@ -249,7 +249,8 @@ func TestUploadFallback(t *testing.T) {
 
 // TestDownloadsWithDebuggerOnDemand: with an extension that attaches the debugger on demand, a
 // client's download behavior never attaches a tab nobody uses (no command goes to it); Page is
-// switched on when a client session attaches the tab, and again after a detach and a new attach.
+// switched on in a tab a client uses, when a client session attaches a tab, and again after a
+// detach and a new attach.
 func TestDownloadsWithDebuggerOnDemand(t *testing.T) {
 	e := onDemandEnv(t, true, 50*time.Millisecond)
 	if err := e.ext.ShareTab(wire.Tab{TabID: 1, TargetID: tabA, URL: "https://a.example/", Title: "A", Detached: true}); err != nil {
@@ -270,6 +271,10 @@ func TestDownloadsWithDebuggerOnDemand(t *testing.T) {
 	}
 
 	c := e.client("/cdp")
+	// B is a tab a client uses, so that the hub keeps its debugger: shared attached and
+	// unused, B would be detached DetachAfter later, which a loaded machine can let pass
+	// before the download behavior is set (then no Page.enable ever reaches B).
+	attach(t, c, tabB)
 	if err := c.Call(ctx(t), "", "Browser.setDownloadBehavior", map[string]any{"behavior": "allowAndName", "downloadPath": t.TempDir(), "eventsEnabled": true}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,11 @@ func TestMain(m *testing.M) {
 			shared.b, shared.err = snapshottest.Launch(ctx)
 		}
 		if shared.err == nil {
-			shared.svc = actions.New(shared.b.Client, actions.Options{Timeout: 20 * time.Second})
+			// The corpus pages change only in their own event handlers (no timer, no request
+			// after load): a short quiet window is settled for them, and each phrasing's reload
+			// and steps do not wait the default window out (the settle wait has tests of its
+			// own, in agent/actions).
+			shared.svc = actions.New(shared.b.Client, actions.Options{Timeout: 20 * time.Second, SettleQuiet: 100 * time.Millisecond})
 		}
 		cancel()
 	}

@@ -1001,8 +1001,12 @@ func (l *loop) confirm(step *Step, reason, prompt string) (bool, error) {
 		l.rn.mu.Unlock()
 		return false, context.Cause(l.ctx)
 	}
+	// the task's copy of the step shares this Confirmation: written under the run's lock, as
+	// Runner.Get reads it
+	l.rn.mu.Lock()
 	step.Confirmation.Approved = &ok
 	step.Confirmation.DecidedAt = time.Now().UTC()
+	l.rn.mu.Unlock()
 	if ok {
 		if prev == StatusPlanning {
 			prev = StatusRunning

@@ -190,7 +190,9 @@ func (im *Impostor) answer(w http.ResponseWriter, r *http.Request) {
 // AssertNothingUsable fails the test if the impostor received the secret of real, or anything
 // real accepts: each candidate is tried on real, which must answer 401 (or 429 once the wrong
 // tries throttle it), and real.Accepts must say no. It also fails when the impostor received no
-// request at all (the client did not go through it).
+// request at all (the client did not go through it). The candidates are tried all at once: the
+// server makes each wrong try wait longer than the one before (up to its maximum), so one after
+// the other they would wait that sum, side by side only the longest wait.
 func (im *Impostor) AssertNothingUsable(t testing.TB, real *relay.Server) {
 	t.Helper()
 	if im.Requests() == 0 {
@@ -201,19 +203,28 @@ func (im *Impostor) AssertNothingUsable(t testing.TB, real *relay.Server) {
 			t.Errorf("the impostor received the secret: %q", s)
 		}
 	}
+	var wg sync.WaitGroup
 	for _, c := range im.Candidates() {
 		if real.Accepts(c) {
 			t.Errorf("the impostor received %q, which the real server accepts", c)
 		}
-		req, _ := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
-		req.Header.Set("Authorization", "Bearer "+c)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
-		}
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodGet, real.HTTPURL()+"/json/version", nil)
+			if err != nil {
+				t.Errorf("try %q on the real server: %v", c, err)
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+c)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("try %q on the real server: %v", c, err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("the real server answered %q from the impostor with HTTP %d", c, resp.StatusCode)
+			}
+		})
 	}
+	wg.Wait()
 }
