@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,8 +46,8 @@ func TestEnvFailsWithoutPanic(t *testing.T) {
 // envPart names the variable that runs one part of this package's tests: with
 // TABRELAY_E2E_PART=K/N (1 ≤ K ≤ N), `go test ./e2e` runs the K-th of N parts, so that N
 // processes run the whole package at once (`go tool task test` runs three). Each test function of
-// the package's files is in exactly one part; the parts are balanced by the length of the test
-// functions, a test's own code being what it waits on. Unset, every test runs.
+// the package's files is in exactly one part; the parts are balanced by the time each test took
+// when last measured, or by its length where it was not. Unset, every test runs.
 const envPart = "TABRELAY_E2E_PART"
 
 // partSkip returns, for TABRELAY_E2E_PART=K/N, a -test.skip pattern naming the test functions
@@ -83,9 +84,10 @@ func partSkipOf(v string, tests map[string]int) (string, error) {
 }
 
 // testFuncs returns the package's test functions, read from the _test.go files beside this
-// one, each with its weight: the lines of the test and of every function and method of the
-// package it calls, directly or not (a table-driven test of a few lines that runs a long scenario
-// weighs what the scenario does).
+// one, each with its weight: the milliseconds it took when last measured (testdata/test-seconds.tsv),
+// else the lines of the test and of every function and method of the package it calls, directly
+// or not (a table-driven test of a few lines that runs a long scenario weighs what the scenario
+// does), at the measured tests' median time per line.
 func testFuncs() (map[string]int, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
@@ -145,7 +147,43 @@ func testFuncs() (map[string]int, error) {
 			})
 		}
 	}
-	return weights, nil
+	return timed(weights, filepath.Join(filepath.Dir(self), "testdata", "test-seconds.tsv")), nil
+}
+
+// timed turns the tests' weights in lines into milliseconds: a test measured in the file at path
+// (name, tab, seconds: scripts/test-seconds.sh writes it) weighs what it took, one not measured
+// its lines at the median milliseconds per line of the measured ones. Without the file, or with
+// nothing in it, the lines stand.
+func timed(lines map[string]int, path string) map[string]int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return lines
+	}
+	ms := map[string]int{}
+	var perLine []float64
+	for _, l := range strings.Split(string(data), "\n") {
+		name, secs, ok := strings.Cut(l, "\t")
+		f, err := strconv.ParseFloat(strings.TrimSpace(secs), 64)
+		if !ok || strings.HasPrefix(l, "#") || err != nil || lines[name] == 0 {
+			continue
+		}
+		ms[name] = max(1, int(f*1000))
+		perLine = append(perLine, f*1000/float64(lines[name]))
+	}
+	if len(perLine) == 0 {
+		return lines
+	}
+	slices.Sort(perLine)
+	rate := perLine[len(perLine)/2]
+	out := map[string]int{}
+	for name, n := range lines {
+		if w, ok := ms[name]; ok {
+			out[name] = w
+		} else {
+			out[name] = max(1, int(float64(n)*rate))
+		}
+	}
+	return out
 }
 
 // partition puts each test in one of n parts (0 … n-1), the longest first, each into the part
@@ -201,8 +239,9 @@ func TestPartsCoverEveryTest(t *testing.T) {
 			load[p] += tests[name]
 		}
 		if len(parts) != len(tests) || slices.Min(load) == 0 || slices.Max(load)-slices.Min(load) > longest {
-			t.Errorf("%d parts: %d of %d tests placed, lines per part %v", n, len(parts), len(tests), load)
+			t.Errorf("%d parts: %d of %d tests placed, weight per part %v", n, len(parts), len(tests), load)
 		}
+		t.Logf("%d parts: weight per part %v", n, load)
 		// the skip patterns of the parts leave each test to exactly one of them
 		runs := map[string]int{}
 		for k := 1; k <= n; k++ {
