@@ -338,29 +338,15 @@ func (e *env) tabOpen(t *testing.T, tab browser.Tab) bool {
 	return ok
 }
 
-// eventually polls cond until it holds or the timeout, scaled for the machine
-// (testlimit.Scale), passes; then the test fails, quoting cond's last word.
+// eventually is testlimit.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	if ok, last := poll(testlimit.Scale(timeout), cond); !ok {
-		t.Fatalf("%s: not true after %v (last: %s)", what, testlimit.Scale(timeout), last)
-	}
+	testlimit.Eventually(t, timeout, what, cond)
 }
 
-// poll calls cond until it holds (true) or timeout (not scaled) passes (false, with cond's last
-// word); cond runs at least once.
+// poll is testlimit.Poll.
 func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, s := cond()
-		if ok {
-			return true, s
-		}
-		if time.Now().After(deadline) {
-			return false, s
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return testlimit.Poll(timeout, cond)
 }
 
 // clientsDir is e2e/clients, where the Node client scripts and their node_modules live.

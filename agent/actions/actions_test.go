@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
+	"github.com/tabrelay/tabrelay/internal/testlimit"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
 
@@ -261,18 +263,19 @@ func TestPageActions(t *testing.T) {
 	}
 	// console and network history
 	act(t, ctx, id, Do(Evaluate{Expression: "console.log('hello', 42); fetch('/other.html').then(r => r.text())"}))
-	time.Sleep(200 * time.Millisecond)
-	if r := act(t, ctx, id, Do(Console{})); len(r.Console) == 0 || r.Console[len(r.Console)-1].Text != "hello 42" {
-		t.Fatalf("console: %+v", r.Console)
-	}
-	if r := act(t, ctx, id, Do(Network{})); len(r.Requests) == 0 || !strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html") {
-		t.Fatalf("network: %+v", r.Requests)
-	}
+	testlimit.Eventually(t, 5*time.Second, "console", func() (bool, string) {
+		r := act(t, ctx, id, Do(Console{}))
+		return len(r.Console) != 0 && r.Console[len(r.Console)-1].Text == "hello 42", fmt.Sprintf("%+v", r.Console)
+	})
+	testlimit.Eventually(t, 5*time.Second, "network", func() (bool, string) {
+		r := act(t, ctx, id, Do(Network{}))
+		return len(r.Requests) != 0 && strings.HasSuffix(r.Requests[len(r.Requests)-1].URL, "/other.html"), fmt.Sprintf("%+v", r.Requests)
+	})
 	act(t, ctx, id, Do(Evaluate{Expression: "setTimeout(() => { throw new Error('boom') }, 0)"}))
-	time.Sleep(200 * time.Millisecond)
-	if r := act(t, ctx, id, Do(Errors{})); len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Text, "boom") {
-		t.Fatalf("errors: %+v", r.Errors)
-	}
+	testlimit.Eventually(t, 5*time.Second, "errors", func() (bool, string) {
+		r := act(t, ctx, id, Do(Errors{}))
+		return len(r.Errors) != 0 && strings.Contains(r.Errors[0].Text, "boom"), fmt.Sprintf("%+v", r.Errors)
+	})
 	// screenshots and PDF
 	png := []byte("\x89PNG")
 	for _, a := range []Action{Do(Screenshot{}), Do(Screenshot{FullPage: true}), Do(Screenshot{Ref: refFor(t, s, `button "Click me"`)}), Do(Screenshot{Labels: true})} {

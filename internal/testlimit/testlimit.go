@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"testing"
 	"time"
 )
 
@@ -36,3 +37,25 @@ func factorFor(cpus int) float64 { return max(1, 8/float64(max(cpus, 1))) }
 
 // Scale is d times Factor().
 func Scale(d time.Duration) time.Duration { return time.Duration(float64(d) * Factor()) }
+
+// Eventually polls cond until it holds or the timeout, scaled (Scale), passes; then the test
+// fails, quoting cond's last word.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	if ok, last := Poll(Scale(timeout), cond); !ok {
+		t.Fatalf("%s: not true after %v (last: %s)", what, Scale(timeout), last)
+	}
+}
+
+// Poll calls cond until it holds (true) or timeout (not scaled) passes (false, with cond's last
+// word); cond runs at least once, then every 100 ms.
+func Poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, s := cond()
+		if ok || time.Now().After(deadline) {
+			return ok, s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
