@@ -18,8 +18,11 @@
 //
 // Every step is also judged against its task's boundary (boundary.go, sites.go, flow.go) at
 // the documents that receive it: a site is the registrable domain, or the tenant's host on a
-// domain of many owners' tenants (acme.slack.com, acme.github.io); secrets are held to their
-// origin; a host the gate cannot read as the browser does is outside every task.
+// domain of many owners' tenants (acme.slack.com, acme.github.io); a page the agent opens by
+// itself is judged by its host too (tenants of a domain no list names are told apart);
+// secrets are held to their origin; a host the gate cannot read as the browser does is
+// outside every task. Where a critic is configured, opening a page new to the task that
+// carries nothing the task read is the critic's to judge, not the person's.
 //
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
