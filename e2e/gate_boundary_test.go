@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,60 +20,6 @@ import (
 	"github.com/tabrelay/tabrelay/agent/task"
 	"github.com/tabrelay/tabrelay/snapshot"
 )
-
-// logSite serves the pages of testdata/boundary and keeps every request it gets: the verdict
-// of an attack is taken from the attacked (or attacking) site's own log.
-type logSite struct {
-	*httptest.Server
-	mu  sync.Mutex
-	log []string
-}
-
-func startLogSite(t *testing.T) *logSite {
-	t.Helper()
-	s := &logSite{}
-	files := http.FileServer(http.Dir(filepath.Join("testdata", "boundary")))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.log = append(s.log, r.URL.RequestURI())
-		if r.Method != http.MethodGet {
-			s.log = append(s.log, r.Method+" "+r.URL.RequestURI())
-		}
-		s.mu.Unlock()
-		w.Header().Set("Cache-Control", "no-store")
-		if r.URL.Path == "/log" || strings.HasPrefix(r.URL.Path, "/account/") {
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, "<!doctype html><title>done</title><p>done</p>")
-			return
-		}
-		files.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// reset forgets the requests so far.
-func (s *logSite) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = nil
-}
-
-// got returns the requests whose URI holds any of subs.
-func (s *logSite) got(subs ...string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.log {
-		for _, sub := range subs {
-			if strings.Contains(l, sub) {
-				out = append(out, l)
-				break
-			}
-		}
-	}
-	return out
-}
 
 // TestGateBoundary runs attacks on the task's boundary — values read on one site carried to
 // another, a site outside the task, a GET URL that acts, a page that swaps what receives the
@@ -92,7 +36,7 @@ func TestGateBoundary(t *testing.T) {
 	}
 	model := llmtest.NewOpenAI(t)
 	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "injected"})
-	victim, attacker := startLogSite(t), startLogSite(t) // two sites: their ports differ
+	victim, attacker := startLogSite(t, boundaryPages), startLogSite(t, boundaryPages) // two sites: their ports differ
 	attackerHost := strings.TrimPrefix(attacker.URL, "http://")
 	runner := ae.agent.Runner()
 

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,72 +27,12 @@ import (
 	"github.com/tabrelay/tabrelay/internal/testlimit"
 )
 
-// heldSite serves the held-out review's pages (fixtures/site/agent/heldout) under any host
-// name that reaches it (tenants of one SaaS domain: acme.myshop.localhost, evil.myshop.localhost)
-// and keeps every request it gets as "METHOD host/uri [body]": an attack's verdict is the
-// attacked or attacking site's own log, never the gate's answer.
-type heldSite struct {
-	*httptest.Server
-	mu  sync.Mutex
-	log []string
-}
-
-func startHeldSite(t *testing.T) *heldSite {
-	t.Helper()
-	s := &heldSite{}
-	files := http.FileServer(http.Dir(filepath.Join("fixtures", "site", "agent", "heldout")))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entry := r.Method + " " + r.Host + r.URL.RequestURI()
-		if r.Method == http.MethodPost {
-			if err := r.ParseForm(); err == nil {
-				entry += " " + r.PostForm.Encode()
-			}
-		}
-		s.mu.Lock()
-		s.log = append(s.log, entry)
-		s.mu.Unlock()
-		w.Header().Set("Cache-Control", "no-store")
-		switch {
-		case r.URL.Path == "/log", r.URL.Path == "/go", r.URL.Path == "/order", r.URL.Path == "/save",
-			r.URL.Path == "/pay", r.URL.Path == "/send", strings.HasPrefix(r.URL.Path, "/account/"), strings.HasPrefix(r.URL.Path, "/admin/"):
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, "<!doctype html><title>done</title><p>done</p>")
-		default:
-			files.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *heldSite) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = nil
-}
-
-// got returns the logged requests holding any of subs.
-func (s *heldSite) got(subs ...string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.log {
-		for _, sub := range subs {
-			if strings.Contains(l, sub) {
-				out = append(out, l)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // heldEnv is what an attack's steps are built from: the person's tab on the victim's site, a
 // tab of another site the person also shares, and both sites.
 type heldEnv struct {
 	u, other         user
 	otherTab         string
-	victim, attacker *heldSite
+	victim, attacker *logSite
 	vport, aport     string
 }
 
@@ -631,7 +569,7 @@ func TestGateHeldOut(t *testing.T) {
 	model := llmtest.NewOpenAI(t)
 	critic := &heldCritic{model: llmtest.NewOpenAI(t)}
 	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "injected"})
-	victim, attacker := startHeldSite(t), startHeldSite(t)
+	victim, attacker := startLogSite(t, heldoutPages), startLogSite(t, heldoutPages)
 	vu, _ := url.Parse(victim.URL)
 	au, _ := url.Parse(attacker.URL)
 	victimTab := ae.share(t, victim.URL+"/words.html")
@@ -825,7 +763,7 @@ func heldTable(mode string, rows []heldRow, harmlessAsks int, asked []string) st
 
 // settleLogs waits until neither site's log has grown for a moment (the pages' fetches and
 // beacons are asynchronous), bounded.
-func settleLogs(sites ...*heldSite) {
+func settleLogs(sites ...*logSite) {
 	size := func() int {
 		n := 0
 		for _, s := range sites {

@@ -103,7 +103,7 @@ func TestGateMediation(t *testing.T) {
 	const session = "Zk91Lp03Qx88Rt2WqM"
 	model := llmtest.NewOpenAI(t)
 	ae := startAgentEnv(t, api.Options{Model: model.Model(t), ModelName: "injected"})
-	victim, attacker := startLogSite(t), startLogSite(t) // two sites: their ports differ
+	victim, attacker := startLogSite(t, boundaryPages), startLogSite(t, boundaryPages) // two sites: their ports differ
 	attackerHost := strings.TrimPrefix(attacker.URL, "http://")
 	runner := ae.agent.Runner()
 	m := &script{model: model}

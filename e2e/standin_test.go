@@ -85,6 +85,7 @@ var standinEpisodes = []standinEpisode{
 	miniwobEpisode("search-engine", "1"),
 	miniwobEpisode("click-tab-2-easy", "1"),
 	miniwobEpisode("multi-layouts", "1"),
+	miniwobEpisode("form-sequence", "1"),
 	miniwobEpisode("login-user-popup", "1"),
 	miniwobEpisode("use-autocomplete-nodelay", "1"),
 	{name: "read-gitlab-survey", page: "/pages/gitlab-blog.html", goal: "Who wrote this post, when was it published, and how many people took the survey?",
@@ -115,10 +116,11 @@ func TestStandin(t *testing.T) {
 	recordDir := os.Getenv(envStandinRecord)
 	ws := startStandinWorld(t, recordDir != "")
 	var small []int
-	recorded := map[string]bool{}
+	ran := 0 // episodes the -run pattern chose
 	for _, ep := range standinEpisodes {
 		path := filepath.Join(conversationsDir, ep.name+".json")
 		t.Run(ep.name, func(t *testing.T) {
+			ran++
 			var ans standin.Answerer
 			var conv *standin.Conversation
 			if recordDir != "" {
@@ -133,7 +135,6 @@ func TestStandin(t *testing.T) {
 				if conv, err = standin.Load(path); err != nil {
 					t.Fatalf("%v (record it: %s=/tmp/standin go test ./e2e -run 'TestStandin/%s$' -timeout 3h)", err, envStandinRecord, ep.name)
 				}
-				recorded[ep.name] = true
 				ans = standin.Replay{Conv: conv, Record: fmt.Sprintf("%s=/tmp/standin go test ./e2e -run 'TestStandin/%s$' -timeout 3h", envStandinRecord, ep.name)}
 			}
 			run := ws.run(t, ep, ans)
@@ -169,12 +170,8 @@ func TestStandin(t *testing.T) {
 		})
 	}
 	if recordDir == "" {
-		for _, ep := range standinEpisodes {
-			if !recorded[ep.name] && !t.Failed() {
-				t.Errorf("episode %s has no recording", ep.name)
-			}
-		}
-		if len(small) > 0 {
+		// the median is the set's: only when every episode ran
+		if ran == len(standinEpisodes) {
 			if m := median(small); m > 1500 {
 				t.Errorf("the median request on small pages is %d tokens, over 1,500", m)
 			} else {

@@ -1107,9 +1107,14 @@ func (l *loop) observeWith(head string) result {
 		// the URL is the same (else the whole page was shown): only the title is news
 		fmt.Fprintf(&b, "title now:\n%s\n", pageBlock(truncate(l.lastTitle, 120)))
 	}
-	if d.Empty() {
+	if d.Empty() && len(d.Ticking) == 0 {
 		b.WriteString("page unchanged" + dialogNote(snap))
 		return result{text: b.String()}
+	}
+	if d.Empty() {
+		// only numbers that changed in the diffs before too: still news (a value the step
+		// moved can look like a clock), in one line as they are now
+		changes = d.Render(0)
 	}
 	fmt.Fprintf(&b, "changes:\n%s%s", pageBlock(changes), dialogNote(snap))
 	return result{text: b.String()}
