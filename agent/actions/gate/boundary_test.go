@@ -448,3 +448,19 @@ func TestUnreadableLink(t *testing.T) {
 		})
 	}
 }
+
+// FuzzKnown: judging a URL host by host never admits what the site rule keeps out (Known
+// implies Has), and no URL panics it.
+func FuzzKnown(f *testing.F) {
+	for _, s := range []string{"https://evil.myshop.net/", "http://www.myshop.net:8080/x", "https://[::1]:9/", "https://a.b.acme.myshop.net/", "about:blank", "https://ev\u00adil.myshop.net", "http://127.0.0.1:5/", "file:///x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		tk := NewTask("compare with beta.myshop.net", nil)
+		tk.Begin("https://acme.myshop.net:8443/home")
+		tk.Begin(raw)
+		if tk.Known(raw) && !tk.Has(raw) {
+			t.Fatalf("Known(%q) but not Has", raw)
+		}
+	})
+}
