@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -303,12 +302,7 @@ func TestGateBoundary(t *testing.T) {
 		attacker.reset()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-injected-client", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-injected-client", "/mcp?tools=all")
 		for _, c := range []struct {
 			tool string
 			args map[string]any
@@ -349,12 +343,7 @@ func TestGateBoundary(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-injected-client", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-injected-client", "/mcp?tools=all")
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "switch_tab", Arguments: map[string]any{"tab": victimTab.TargetID}}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,12 +41,7 @@ func TestMCPRunSkillParamsAreModelWords(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := ae.mcpConnect(ctx, t, "e2e-client", "/mcp?tools=all")
 	call := func(name string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -174,12 +173,7 @@ func TestAttackerEffects(t *testing.T) {
 	t.Run("MCP without elicitation", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-attacker", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-attacker", "/mcp?tools=all")
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "switch_tab", Arguments: map[string]any{"tab": tab.TargetID}}); err != nil {
 			t.Fatal(err)
 		}

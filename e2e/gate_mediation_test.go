@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -289,12 +288,7 @@ func TestGateMediation(t *testing.T) {
 		field, button := refIn(victimTab.TargetID, "textbox", "Part"), refIn(victimTab.TargetID, "button", "Search")
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-injected-client", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-injected-client", "/mcp?tools=all")
 		for _, c := range []struct {
 			tool string
 			args map[string]any

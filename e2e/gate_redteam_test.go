@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -185,12 +184,7 @@ func TestGateRedTeam(t *testing.T) {
 	t.Run("MCP tools saying the user approved", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-redteam", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-redteam", "/mcp?tools=all")
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "switch_tab", Arguments: map[string]any{"tab": tab.TargetID}}); err != nil {
 			t.Fatal(err)
 		}

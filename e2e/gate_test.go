@@ -243,12 +243,7 @@ func TestAttackerCorpus(t *testing.T) {
 		u.open(page)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-attacker", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + "/mcp?tools=all", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := ae.mcpConnect(ctx, t, "e2e-attacker", "/mcp?tools=all")
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "switch_tab", Arguments: map[string]any{"tab": tab.TargetID}}); err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,20 @@ func (b mcpBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// mcpConnect connects an MCP client named name to the agent's MCP endpoint (path: "/mcp" and
+// its query, e.g. "/mcp?tools=all") with the secret, as a configured client does; the session
+// closes when the test ends.
+func (ae *agentEnv) mcpConnect(ctx context.Context, t *testing.T, name, path string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: ae.httpURL() + path, HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
 // mcpText is the text of a tool result.
 func mcpText(res *mcp.CallToolResult) string {
 	var b strings.Builder

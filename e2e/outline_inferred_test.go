@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +19,7 @@ func TestOutlineInferredOverMCP(t *testing.T) {
 	tab := ae.share(t, ae.site.URL("/outline/unnamed.html"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: ae.httpURL() + "/mcp", HTTPClient: &http.Client{Transport: mcpBearer{ae.token()}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := ae.mcpConnect(ctx, t, "e2e", "/mcp")
 	ok := func(name string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

@@ -556,7 +556,7 @@ func (s *Summary) text(limit int, tools Tools) string {
 				p += " in " + clip(c.In, 60)
 			}
 			if c.Example != "" {
-				p += " (like " + c.Example + ")"
+				p += " (first " + c.Example + ")"
 			}
 			parts = append(parts, p)
 		}

@@ -91,7 +91,7 @@ func TestSummary(t *testing.T) {
 				pagetest.El("button", "Filter", pagetest.Ref("e5")),
 			}, cards...)...),
 			"signed in",
-			[]string{`# looks signed in (button "Sign out" e4)`, `# repeats: 4 headings (like e10) — extract reads them as records`,
+			[]string{`# looks signed in (button "Sign out" e4)`, `# repeats: 4 headings (first e10) — extract reads them as records`,
 				`# main actions: button "Filter" e5`},
 			[]string{"links in navigation", "Add to cart"}},
 		{"table with a header row", pagetest.Page("https://a.test/t", "T", pagetest.El("table", "Prices", rows...)),

@@ -3,7 +3,6 @@ package actions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -23,6 +22,7 @@ import (
 // *gate.ConfirmError or *gate.BlockedError when the action may not run now, else the decision
 // an approval the requester held allowed (nil if none needed one).
 func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gate.Decision, error) {
+	ts.judged = nil
 	req := gate.From(ctx)
 	if req.Who == gate.Caller {
 		s.opts.Log.Debug().Str("kind", a.Kind).Msg("caller's own action: recorded, not judged")
@@ -32,16 +32,32 @@ func (s *Service) checkAction(ctx context.Context, ts *tabState, a Action) (*gat
 	if err != nil {
 		return nil, err
 	}
-	return s.opts.Gate.CheckAll(ctx, props, req, func(d gate.Decision) {
+	approved, err := s.opts.Gate.CheckAll(ctx, props, req, s.logDecision(a.Kind))
+	if err == nil && len(props) == 1 && commits(props[0].Action) {
+		ts.judged = &props[0] // read again as the input lands (see commitInput)
+	}
+	return approved, err
+}
+
+// commits reports whether the input of action a may commit what its element's form or link
+// says as it lands: a click, a key press, typing that ends in Enter.
+func commits(a gate.Action) bool {
+	return a.Kind == "click" || a.Kind == "press" || (a.Kind == "type" && a.Submit)
+}
+
+// logDecision logs the gate's decisions on an action of kind: the alignment check's cost at
+// debug level, a decision that is not None at info level.
+func (s *Service) logDecision(kind string) func(gate.Decision) {
+	return func(d gate.Decision) {
 		if v := d.Reviewed; v != nil {
-			s.opts.Log.Debug().Str("kind", a.Kind).Bool("ask", v.Ask).Dur("took", v.Took).
+			s.opts.Log.Debug().Str("kind", kind).Bool("ask", v.Ask).Dur("took", v.Took).
 				Int("inputTokens", v.InputTokens).Int("outputTokens", v.OutputTokens).Msg("alignment check")
 		}
 		if d.Level != gate.None {
-			s.opts.Log.Info().Str("kind", a.Kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
+			s.opts.Log.Info().Str("kind", kind).Str("verdict", d.Verdict.String()).Str("level", d.Level.String()).
 				Str("reason", d.Reason).Bool("approved", d.Approved).Msg("safety gate")
 		}
-	})
+	}
 }
 
 // proposals are what the gate judges of action a: one proposal, or for fill one per field
@@ -236,11 +252,14 @@ func (s *Service) readElement(ctx context.Context, ts *tabState, ref string) (*g
 	}
 	raw, err := s.callFn(ctx, session, objectID, probeJS)
 	if err != nil {
-		if errors.Is(err, ErrScript) {
-			return nil, fmt.Errorf("read %s before acting: %w", ref, err)
-		}
 		return nil, fmt.Errorf("read %s before acting: %w", ref, err)
 	}
+	return probed(raw, ref, role, name)
+}
+
+// probed is the gate's Element from probeJS's answer raw for the element ref, whose role and
+// accessible name the page model gave.
+func probed(raw json.RawMessage, ref, role, name string) (*gate.Element, error) {
 	var el gate.Element
 	var probe struct {
 		gate.Element
@@ -388,7 +407,7 @@ var probeJS = `function() {
 			const label = clean((c.labels && c.labels.length ? Array.from(c.labels).map(l => l.innerText || l.textContent).join(' ') : '') ||
 				c.getAttribute('aria-label') || ids(c.getAttribute('aria-labelledby')) || c.getAttribute('title') || '').slice(0, 200);
 			const ac = String(c.getAttribute('autocomplete') || '').toLowerCase();
-			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false,
+			const fd = { name: clean(c.getAttribute('name')).slice(0, 100), kind, label, value: '', chosen: [], checked: false, self: c === el,
 				secret: kind === 'password' || /(^|\s)(cc-|one-time-code|current-password|new-password)/.test(ac) };
 			if (t === 'select') {
 				for (const o of Array.from(c.selectedOptions || []).slice(0, 20)) fd.chosen.push(clean(o.label).slice(0, 120));
@@ -404,12 +423,16 @@ var probeJS = `function() {
 		return { method, fields };
 	};
 	const formAction = clean((el.getAttribute && el.getAttribute('formaction')) || (form && form.getAttribute('action')) || '');
+	// a click on a link (or inside one) goes to its href, resolved as the browser follows it
+	let href = '';
+	const link = el.closest && el.closest('a[href],area[href]');
+	if (link) { try { const u = new URL(link.getAttribute('href'), doc.baseURI); if (u.protocol === 'http:' || u.protocol === 'https:') href = u.href.slice(0, 2000); } catch (e) {} }
 	const opens = !!(el.getAttribute && (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false' || el.hasAttribute('aria-expanded')));
 	return {
 		role, tag, type, text: shown(el), labels: names(el), password: type === 'password',
 		autocomplete: clean(el.getAttribute && el.getAttribute('autocomplete')).toLowerCase(),
 		options: tag === 'select' ? Array.from(el.options).slice(0, 100).map(o => clean(o.label)) : [],
-		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, form: formState(form), icons, data, classes, opens,
+		scope, scopeText, buttons, submits, url: doc.URL, headings, formAction, href, form: formState(form), icons, data, classes, opens,
 		multiline: tag === 'textarea' || !!el.isContentEditable,
 	};
 }`

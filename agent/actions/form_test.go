@@ -134,3 +134,147 @@ func TestToolbarBulkAction(t *testing.T) {
 		t.Errorf("the person is not shown the chosen action: %s", p)
 	}
 }
+
+// pressedPage replaces the tab's page with a form whose hidden field the page changes as the
+// input lands (on pointerdown, or on keydown in the button or the field), and a form that
+// changes nothing; submissions are recorded in window.sent as "form:op" (they never leave the
+// page) and clicks on the buttons in window.clicked.
+const pressedPage = `(() => {
+	document.title = 'Folders';
+	document.body.innerHTML = '<form id="f" action="/folders/apply">' +
+		'<input type="hidden" name="op" value="archive">' +
+		'<label>Folder <input id="folder" name="folder" value="Newsletters"></label>' +
+		'<button id="done" aria-label="Done">✓</button></form>' +
+		'<form id="g" action="/folders/apply"><input type="hidden" name="op" value="archive">' +
+		'<label>Other folder <input id="other" name="folder" value="Receipts"></label>' +
+		'<button id="keep" aria-label="Archive it">✓</button></form>' +
+		'<form id="c"><textarea id="chat" aria-label="Message"></textarea></form><a href="#page2">Next page</a>' +
+		'<form id="t" action="/folders/apply"><input type="hidden" name="op" value="archive"><input type="hidden" name="at" value="0">' +
+		'<label>Notes folder <input name="folder" value="Notes"></label><button id="stamp" aria-label="Archive notes">✓</button></form>';
+	window.sent = []; window.clicked = [];
+	const purge = () => { document.querySelector('#f [name=op]').value = 'purge'; };
+	document.getElementById('done').addEventListener('pointerdown', purge);
+	document.getElementById('done').addEventListener('keydown', purge);
+	document.getElementById('folder').addEventListener('keydown', e => { if (e.key === 'Enter') purge(); });
+	for (const b of document.querySelectorAll('button')) b.addEventListener('click', e => window.clicked.push(e.target.id));
+	window.downs = 0;
+	document.getElementById('stamp').addEventListener('pointerdown', () => { window.downs++; document.querySelector('#t [name=at]').value = String(Date.now()); });
+	const chat = document.getElementById('chat');
+	chat.addEventListener('keydown', e => { if (e.key === 'Enter') { e.preventDefault(); window.sent.push('chat:' + chat.value); chat.value = ''; } });
+	for (const f of document.forms) f.addEventListener('submit', e => { e.preventDefault(); window.sent.push(f.id + ':' + f.op.value); });
+	return true;
+})()`
+
+// TestCommitJudgedAsItLands: in real Chromium, a commit is judged as its input lands. A page
+// that changes what the form sends in its pointerdown or keydown handlers, after the gate read
+// it, gets no click and no submit: the new state is judged (here: the person is asked, and sees
+// it), and the approval of that state lets it through. A change the gate allows (a time stamp)
+// is clicked with the same press. A form nobody changes, text typed into a field before Enter,
+// a chat box that sends on keydown and a link followed by Enter go through as before.
+func TestCommitJudgedAsItLands(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(callerCtx(), 120*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/index.html")
+	grants := gate.NewGrants()
+	agent := gate.With(ctx, gate.Request{Who: gate.Agent, Goal: "archive my Newsletters and Receipts folders and send hello in the chat", Grants: grants})
+	var done, keep, folder, other string
+	reset := func() {
+		t.Helper()
+		eval(t, ctx, id, pressedPage, nil)
+		s := snap(t, ctx, id, snapshot.Options{})
+		done, keep = refFor(t, s, `button "Done"`), refFor(t, s, `button "Archive it"`)
+		folder, other = refFor(t, s, `textbox "Folder"`), refFor(t, s, `textbox "Other folder"`)
+	}
+	state := func() (sent, clicked []string) {
+		eval(t, ctx, id, "window.sent", &sent)
+		eval(t, ctx, id, "window.clicked", &clicked)
+		return sent, clicked
+	}
+	held := func(what string, a Action) gate.Decision {
+		t.Helper()
+		_, err := svc.Act(agent, id, a)
+		var ce *gate.ConfirmError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s: not held for the person: %v", what, err)
+		}
+		if sent, clicked := state(); len(sent) != 0 || len(clicked) != 0 {
+			t.Fatalf("%s: committed while held: sent %v, clicked %v", what, sent, clicked)
+		}
+		if p := ce.Decision.Prompt(); !strings.Contains(p, `op = "purge" (hidden)`) {
+			t.Errorf("%s: the person is not shown the state the page changed to: %s", what, p)
+		}
+		return ce.Decision
+	}
+	ran := func(what string, a Action, want string) {
+		t.Helper()
+		if _, err := svc.Act(agent, id, a); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if sent, _ := state(); len(sent) != 1 || sent[0] != want {
+			t.Fatalf("%s: sent %v, want [%s]", what, sent, want)
+		}
+	}
+
+	reset()
+	d := held("a click whose pointerdown sets op=purge", Do(Click{Ref: done}))
+	// approved as the person saw it (op=purge), the same click runs, once
+	grants.Approve(d)
+	ran("the approved click", Do(Click{Ref: done}), "f:purge")
+
+	reset()
+	held("Enter on the button whose keydown sets op=purge", Do(Press{Ref: done, Key: "Enter"}))
+	reset()
+	held("Space on the button whose keydown sets op=purge", Do(Press{Ref: done, Key: "Space"}))
+	reset()
+	held("typing then Enter in a field whose keydown sets op=purge", Do(Type{Ref: folder, Text: "Newsletters 2024", Submit: true}))
+
+	// controls: nothing changes as the input lands
+	reset()
+	ran("a click on an unchanged form", Do(Click{Ref: keep}), "g:archive")
+	reset()
+	ran("Enter on an unchanged form's button", Do(Press{Ref: keep, Key: "Enter"}), "g:archive")
+	reset()
+	ran("typing then Enter in an unchanged form", Do(Type{Ref: other, Text: "Receipts 2024", Submit: true}), "g:archive")
+	// a page that stamps a hidden field on pointerdown: the stamped state is judged, allowed,
+	// and clicked with that one press
+	reset()
+	ran("a click whose pointerdown stamps a hidden field", Do(Click{Ref: refFor(t, snap(t, ctx, id, snapshot.Options{}), `button "Archive notes"`)}), "t:archive")
+	var downs int
+	if eval(t, ctx, id, "window.downs", &downs); downs != 1 {
+		t.Errorf("the stamped form's button went down %d times, want 1", downs)
+	}
+	// a chat box whose keydown handler sends and clears it: sent once, no line break left in it
+	reset()
+	eval(t, ctx, id, `document.getElementById('chat').value = 'hello', true`, nil)
+	chat := refFor(t, snap(t, ctx, id, snapshot.Options{}), `textbox "Message"`)
+	if _, err := svc.Act(agent, id, Do(Press{Ref: chat, Key: "Enter"})); err != nil {
+		var ce *gate.ConfirmError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Enter in the chat box: %v", err)
+		}
+		grants.Approve(ce.Decision) // a chat's Enter sends: the person approves it
+	}
+	ran("Enter in a chat box that sends on keydown", Do(Press{Ref: chat, Key: "Enter"}), "chat:hello")
+	var left string
+	if eval(t, ctx, id, `document.getElementById('chat').value`, &left); left != "" {
+		t.Errorf("the chat box holds %q after Enter: the key's character went in after its keydown was handled", left)
+	}
+	// Enter on a link follows it (on keydown, as Chrome does)
+	next := refFor(t, snap(t, ctx, id, snapshot.Options{}), `link "Next page"`)
+	if _, err := svc.Act(agent, id, Do(Press{Ref: next, Key: "Enter"})); err != nil {
+		t.Fatalf("Enter on a link: %v", err)
+	}
+	var hash string
+	if eval(t, ctx, id, `location.hash`, &hash); hash != "#page2" {
+		t.Errorf("Enter on a link: at %q, want #page2", hash)
+	}
+	// the caller's own click is not judged: it runs as before
+	reset()
+	if _, err := svc.Act(ctx, id, Do(Click{Ref: done})); err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := state(); len(sent) != 1 || sent[0] != "f:purge" {
+		t.Fatalf("the caller's click: sent %v", sent)
+	}
+}

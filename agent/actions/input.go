@@ -686,14 +686,17 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 	if a.Double {
 		n = 2
 	}
+	judged := ts.judged != nil && ts.judged.Action.Kind == "click" // not a click that focuses a field
 	for i := 1; i <= n; i++ {
-		if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMousePressed, t.x, t.y, input.MouseButton(button), i, mods); err != nil {
-			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
-		}
-		if ts.tab.Dialog() != nil {
-			break
-		}
-		if err := s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, t.x, t.y, input.MouseButton(button), i, mods); err != nil {
+		err := s.commitInput(ctx, ts, judged, t.el,
+			func() error {
+				return s.mouse(ctx, ts, input.DispatchMouseEventTypeMousePressed, t.x, t.y, input.MouseButton(button), i, mods)
+			},
+			func() error {
+				return s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, t.x, t.y, input.MouseButton(button), i, mods)
+			},
+			func() error { return s.releaseAway(ctx, ts, t.background, input.MouseButton(button), i, mods) })
+		if err != nil {
 			return "", fmt.Errorf("click %s: %w", t.el.Describe(), err)
 		}
 		if ts.tab.Dialog() != nil {
@@ -708,6 +711,116 @@ func (s *Service) click(ctx context.Context, ts *tabState, a Click) (string, err
 		verb = button + "-" + verb
 	}
 	return verb + " " + t.el.Describe(), nil
+}
+
+// commitInput carries out an input that may commit what the judged step's form or link says
+// (ts.judged) so that what it commits is what the gate judged, read as the input lands: down
+// lets the page's handlers see the input coming (pointerdown, keydown); the step's element
+// (at; nil: the focused element) is read again; when it commits the same (gate.Proposal.Landed)
+// up finishes the input (the release on the element, the key's press). When the page's
+// handlers changed it (a hidden field set on pointerdown, a form pointed elsewhere), the step
+// as it is now is judged as any step, the input still held (the button down, the key down
+// without its character): allowed, up finishes it; else cancel ends it with nothing activated
+// and the gate's answer is returned (the person or the critic may be asked: a
+// *gate.ConfirmError, whose approval covers the state the page changed to). An input that is
+// not the judged step's (judge false: a click that focuses a field to type into) or with
+// nothing judged (a caller's own action) runs down and up.
+//
+// When down opens a JavaScript dialog the input stops there (as before: the dialog is answered
+// first) and commitInput returns nil.
+func (s *Service) commitInput(ctx context.Context, ts *tabState, judge bool, at *snapshot.Element, down, up, cancel func() error) error {
+	if err := down(); err != nil {
+		return err
+	}
+	if ts.tab.Dialog() != nil {
+		return nil
+	}
+	if !judge || ts.judged == nil {
+		return up()
+	}
+	ts.times.mark("down")
+	now, err := s.landed(ctx, ts, at)
+	ts.times.mark("landed")
+	if err != nil {
+		_ = cancel()
+		return fmt.Errorf("%w; nothing was committed", err)
+	}
+	if now == nil {
+		return up()
+	}
+	s.opts.Log.Info().Str("kind", now.Action.Kind).Msg("the page changed what the step commits as it was pressed: judging it again")
+	if _, err := s.opts.Gate.CheckAll(ctx, []gate.Proposal{*now}, gate.From(ctx), s.logDecision(now.Action.Kind)); err != nil {
+		if cerr := cancel(); cerr != nil {
+			return fmt.Errorf("hold back a commit the page changed as it was pressed: %w (judged: %w)", cerr, err)
+		}
+		return fmt.Errorf("as it was pressed, the page changed what it commits, and nothing was committed: %w", err)
+	}
+	ts.judged = now
+	return up()
+}
+
+// landed reads the judged step's element again as its input lands (at; nil: the focused
+// element) and returns the step as it is now when it commits something else than what the
+// gate judged; nil when the same.
+func (s *Service) landed(ctx context.Context, ts *tabState, at *snapshot.Element) (*gate.Proposal, error) {
+	j := ts.judged
+	was := j.Element
+	if was == nil {
+		return nil, nil // a key pressed with nothing focused: no form or link to commit
+	}
+	var now *gate.Element
+	var err error
+	switch {
+	case at == nil:
+		now, err = s.readElement(ctx, ts, "")
+		if err == nil && now == nil {
+			now = &gate.Element{} // the focus left the element: not what was judged
+		}
+	default:
+		var raw json.RawMessage
+		if at.ObjectID != "" {
+			raw, err = s.callFn(ctx, at.Frame.Session, at.ObjectID, probeJS)
+		} else {
+			var el *snapshot.Element
+			el, raw, err = ts.tab.Probe(ctx, at.Ref, probeJS)
+			if el != nil {
+				ts.tab.Release(ctx, el)
+			}
+		}
+		if err == nil {
+			now, err = probed(raw, was.Ref, was.Role, was.Name)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s again as the input landed: %w", orFocused(was.Ref), err)
+	}
+	now.Ref, now.Role, now.Name = was.Ref, was.Role, was.Name
+	p := *j
+	p.Element = now
+	if j.Landed(p) {
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// orFocused names the element ref for a message: the focused element when ref is "".
+func orFocused(ref string) string {
+	if ref == "" {
+		return "the focused element"
+	}
+	return ref
+}
+
+// releaseAway ends a mouse press without a click on what it pressed: the pointer moves, the
+// button held, off the page (outside the viewport) and is released there. The page sees the
+// pointer leave and the button go up; Chrome fires the click on the nearest common ancestor of
+// where it went down and where it went up: the document's root element, which does nothing.
+func (s *Service) releaseAway(ctx context.Context, ts *tabState, background bool, button input.MouseButton, clicks, mods int) error {
+	const x, y = -1, -1
+	if err := s.moveMouse(ctx, ts, background, x, y, 1, mods); err != nil {
+		return err
+	}
+	return s.mouse(ctx, ts, input.DispatchMouseEventTypeMouseReleased, x, y, button, clicks, mods)
 }
 
 func (s *Service) hover(ctx context.Context, ts *tabState, a Hover) (string, error) {
@@ -758,6 +871,16 @@ func (s *Service) drag(ctx context.Context, ts *tabState, a Drag) (string, error
 
 // key presses one combo (modifiers down, key down/up, modifiers up).
 func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
+	return s.keyAt(ctx, ts, c, false, nil)
+}
+
+// keyAt presses one combo; with judge, as the judged step's key (ts.judged): Enter and Space,
+// which commit a form or activate a button, are read as they land (commitInput) on the step's
+// element at (nil: the focused element): key down without its character first, so that the
+// page's keydown handlers run, then its character (the keypress that submits or activates)
+// and key up only if what it commits is what was judged. Held back, the key goes up with the
+// focus taken off the element, and nothing is activated.
+func (s *Service) keyAt(ctx context.Context, ts *tabState, c Combo, judge bool, at *snapshot.Element) error {
 	mods := []struct {
 		bit int
 		def keyDef
@@ -784,14 +907,43 @@ func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
 			}
 		}
 	}
-	if err := send(input.DispatchKeyEventTypeKeyDown, c.Key, held); err != nil {
-		return err
-	}
-	if ts.tab.Dialog() != nil {
-		return nil
-	}
-	if err := send(input.DispatchKeyEventTypeKeyUp, c.Key, held); err != nil {
-		return err
+	if judge && ts.judged != nil && landsLate(ts.judged.Element, c.Key) {
+		err := s.commitInput(ctx, ts, true, at,
+			func() error { return send(input.DispatchKeyEventTypeRawKeyDown, c.Key, held) },
+			func() error {
+				if c.Key.Text != "" {
+					p := &input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeChar, Key: c.Key.Key, Code: c.Key.Code, Text: c.Key.Text, UnmodifiedText: c.Key.Text,
+						WindowsVirtualKeyCode: int64(c.Key.KeyCode), NativeVirtualKeyCode: int64(c.Key.KeyCode), Modifiers: int64(held)}
+					if err := s.dispatch(ctx, ts, input.CommandDispatchKeyEvent, p); err != nil {
+						return err
+					}
+					if ts.tab.Dialog() != nil {
+						return nil
+					}
+				}
+				return send(input.DispatchKeyEventTypeKeyUp, c.Key, held)
+			},
+			func() error {
+				s.blurFocused(ctx, ts, at)
+				return send(input.DispatchKeyEventTypeKeyUp, c.Key, held)
+			})
+		if err != nil {
+			s.liftModifiers(ctx, ts, c.Modifiers)
+			return err
+		}
+		if ts.tab.Dialog() != nil {
+			return nil
+		}
+	} else {
+		if err := send(input.DispatchKeyEventTypeKeyDown, c.Key, held); err != nil {
+			return err
+		}
+		if ts.tab.Dialog() != nil {
+			return nil
+		}
+		if err := send(input.DispatchKeyEventTypeKeyUp, c.Key, held); err != nil {
+			return err
+		}
 	}
 	for i := len(mods) - 1; i >= 0; i-- {
 		if c.Modifiers&mods[i].bit != 0 {
@@ -803,6 +955,54 @@ func (s *Service) key(ctx context.Context, ts *tabState, c Combo) error {
 	}
 	return nil
 }
+
+// landsLate reports whether key k, pressed in el (nil: nothing focused), commits after its
+// keydown event, so that the page's keydown handlers run before the element is read again:
+// Enter (a button activates and a field submits on the keypress that follows) and Space (a
+// button or box activates on key up). A link follows Enter on keydown itself: there nothing
+// lands later, and its href was judged before the key.
+func landsLate(el *gate.Element, k keyDef) bool {
+	switch k.Code {
+	case "Space":
+		return true
+	case "Enter", "NumpadEnter":
+		return el == nil || el.Href == ""
+	}
+	return false
+}
+
+// liftModifiers lets the modifier keys of bits go up (after a key not carried out), best effort.
+func (s *Service) liftModifiers(ctx context.Context, ts *tabState, bits int) {
+	for _, m := range []struct {
+		bit int
+		def keyDef
+	}{{modMeta, namedKeys["meta"]}, {modAlt, namedKeys["alt"]}, {modShift, namedKeys["shift"]}, {modCtrl, namedKeys["control"]}} {
+		if bits&m.bit != 0 {
+			_ = s.dispatch(ctx, ts, input.CommandDispatchKeyEvent, &input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyUp,
+				Key: m.def.Key, Code: m.def.Code, WindowsVirtualKeyCode: int64(m.def.KeyCode), NativeVirtualKeyCode: int64(m.def.KeyCode)})
+		}
+	}
+}
+
+// blurFocused takes the keyboard focus off el (nil: the focused element), so that a key held
+// back goes up elsewhere (a button activated by Space's key up is not), best effort.
+func (s *Service) blurFocused(ctx context.Context, ts *tabState, el *snapshot.Element) {
+	if el != nil && el.ObjectID != "" {
+		_, _ = s.callFn(ctx, el.Frame.Session, el.ObjectID, blurJS)
+		return
+	}
+	_ = s.c.Call(ctx, ts.tab.Session(), runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: "(" + blurJS + ").call(" + focusedJS + ")"}, nil)
+}
+
+// blurJS takes the focus off the element it is called on, and off the field inside it that has
+// it (nothing when called on null).
+const blurJS = `function() {
+	if (!this || !this.ownerDocument) return;
+	let a = this.ownerDocument.activeElement;
+	while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+	if (a && a.blur) a.blur();
+	if (this.blur) this.blur();
+}`
 
 // focus puts keyboard focus in ref's element. An element that takes no focus itself (a
 // wrapper carrying the textbox role around the real field, a label, the host of a shadow
@@ -867,15 +1067,16 @@ func (s *Service) press(ctx context.Context, ts *tabState, a Press) (string, err
 		return "", err
 	}
 	where := ""
+	var focused *snapshot.Element
 	if a.Ref != "" {
 		el, err := s.focus(ctx, ts, a.Ref)
 		if err != nil {
 			return "", err
 		}
 		defer ts.tab.Release(ctx, el)
-		where = " in " + el.Describe()
+		where, focused = " in "+el.Describe(), el
 	}
-	if err := s.key(ctx, ts, c); err != nil {
+	if err := s.keyAt(ctx, ts, c, ts.judged != nil && ts.judged.Action.Kind == "press", focused); err != nil {
 		return "", fmt.Errorf("press %s: %w", a.Key, err)
 	}
 	return "pressed " + a.Key + where, nil
@@ -977,7 +1178,7 @@ func (s *Service) typeText(ctx context.Context, ts *tabState, a Type) (string, e
 	}
 	msg := fmt.Sprintf("typed %q into %s", clip(a.Text, 80), desc)
 	if a.Submit {
-		if err := s.key(ctx, ts, Combo{Key: namedKeys["enter"]}); err != nil {
+		if err := s.keyAt(ctx, ts, Combo{Key: namedKeys["enter"]}, ts.judged != nil && ts.judged.Action.Kind == "type", el); err != nil {
 			return "", err
 		}
 		msg += " and pressed Enter"

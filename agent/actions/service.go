@@ -220,6 +220,10 @@ type tabState struct {
 	// to the action's handler (resolve) so that it does not resolve them again; released
 	// (dropHeld) when the action ends.
 	held map[string]*snapshot.Element
+	// judged is the step the safety gate judged for the current action when its input may
+	// commit a form or follow a link (a click, a key press, typing that ends in Enter): read
+	// again as the input lands (commitInput). nil for a caller's own action and other kinds.
+	judged *gate.Proposal
 	// times are the phases of the current action, for the debug log (timing.go)
 	times actionTimes
 }

@@ -144,6 +144,9 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
 				verb = "sending its form to"
 			}
+			if el := p.Element; el != nil && a.Kind == "click" && el.Href == dest {
+				verb = "following a link to"
+			}
 			return outside(verb, dest, t)
 		}
 	}
@@ -263,6 +266,9 @@ func receivers(p Proposal) []string {
 		add(el.URL)
 		if sends(el, p.Action) {
 			add(formTarget(el, p.URL))
+		}
+		if p.Action.Kind == "click" && el.Href != "" {
+			add(el.Href) // a link's click loads its href
 		}
 	}
 	return out

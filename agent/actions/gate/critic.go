@@ -77,8 +77,8 @@ type Review struct {
 	// Element is what the step acts on; Target a drag's drop target.
 	Element *ReviewElement `json:"element,omitempty"`
 	Target  *ReviewElement `json:"target,omitempty"`
-	// Destination is where the step's request goes (a form's action, a navigation's URL, the
-	// element's document) and DestinationSite its site.
+	// Destination is where the step's request goes (a form's action, a navigation's URL, a
+	// clicked link's href, the element's document) and DestinationSite its site.
 	Destination     string `json:"destination"`
 	DestinationSite string `json:"destination_site"`
 	// Page is the page's address without its query, and PageSite its site.
@@ -144,6 +144,9 @@ func ReviewOf(p Proposal, goal string) Review {
 	}
 	if el := p.Element; el != nil && el.FormAction != "" && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
 		dest = resolve(el.URL, el.FormAction)
+	}
+	if el := p.Element; el != nil && el.Href != "" && a.Kind == "click" {
+		dest = el.Href // a link's click goes where it points
 	}
 	r.Destination, r.DestinationSite = clip(dest, 300), string(SiteOf(dest))
 	return r

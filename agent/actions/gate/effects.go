@@ -390,6 +390,16 @@ func (g *Gate) commitControl(el *Element) bool {
 	return true
 }
 
+// linkURL judges a click on el as the navigation it is when el is a link: the words of its
+// href, as those of a URL to open (actionURL): a "Learn more" whose href is /account/erase
+// erases whoever follows it.
+func (g *Gate) linkURL(el *Element, goal string) Decision {
+	if el.Href == "" {
+		return Decision{}
+	}
+	return g.actionURL(el.Href, goal) // the step the person reads names the href itself
+}
+
 // commitContext judges a commit by what surrounds it: its dialog's and section's headings,
 // where its form sends, a form about recovery addresses, forwarding, keys, owners or OAuth
 // grants (an account takeover), and an account, security, billing or consent page.

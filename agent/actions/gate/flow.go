@@ -14,7 +14,7 @@ import (
 // another site — in a URL opened, typed into a field, pressed key by key, answered to a
 // prompt — is a value of one site handed to another: the person is asked unless their own
 // words hold it. Values are compared in one normal form against every decoding of what
-// leaves (decode.go), so re-encoding it hides nothing.
+// leaves (decode.go), so the common re-encodings hide nothing (match.go compares).
 //
 // Only values that identify something are remembered, never common words: a run of letters
 // and digits of at least minToken characters holding both (an API key, a token, an order
@@ -25,9 +25,10 @@ import (
 // token prefix, a long random mix of cases and digits, a card number) or by what labels it
 // on the page ("API key:", "password:", a URL parameter named token or session, a recovery
 // phrase's words). A secret never leaves its origin unasked — not for another host of the
-// same site, not whole, not in pieces (any run of pieceLen of its characters), not in a
-// search box: where ordinary values the page showed may go into a search on another site
-// without asking, secrets may not.
+// same site, not whole, not in pieces (any run of pieceLen of its characters), not with its
+// letters shifted along the alphabet, not spread among filler characters, not in a search
+// box: where ordinary values the page showed may go into a search on another site without
+// asking, secrets may not.
 
 const (
 	// minToken is the shortest run of letters and digits that counts as a distinctive value.
@@ -69,6 +70,7 @@ var (
 // readValue is what a task knows of one value it read.
 type readValue struct {
 	norm    string   // the value in normal form
+	forms   []string // norm, and norm reversed when that differs
 	sites   []Site   // the sites it was read on
 	origins []string // the origins it was read on
 	secret  bool     // it is a secret: held to its origin, pieces count
@@ -78,9 +80,16 @@ type readValue struct {
 type reads struct {
 	by    map[string]*readValue
 	order []string
+	// byPrefix indexes the values by the first minDigits bytes of their normal forms, as
+	// read and reversed (shorter ones are never compared).
+	byPrefix map[string][]string
+	// secretGen counts the changes to which values are secrets; idx indexes the secrets as
+	// they were at idxGen.
+	secretGen, idxGen int
+	idx               *secretIndex
 }
 
-func newReads() reads { return reads{by: map[string]*readValue{}} }
+func newReads() reads { return reads{by: map[string]*readValue{}, byPrefix: map[string][]string{}} }
 
 // Tokens returns the distinctive values in text (see the package's data-flow rule), each once.
 func Tokens(text string) []string {
@@ -95,8 +104,10 @@ func Tokens(text string) []string {
 			out = append(out, tok)
 		}
 	}
-	for _, e := range emailRe.FindAllString(text, -1) {
-		add(strings.ToLower(e))
+	if strings.Contains(text, "@") { // the expression has no literal to skip ahead by
+		for _, e := range emailRe.FindAllString(text, -1) {
+			add(strings.ToLower(e))
+		}
 	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
 		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '_' || r == '-')
@@ -270,19 +281,55 @@ func (r *reads) add(tok string, site Site, origin string, secret bool) {
 	v, ok := r.by[tok]
 	if !ok {
 		if len(r.order) >= maxReads {
-			delete(r.by, r.order[0])
+			r.forget(r.order[0])
 			r.order = r.order[1:]
 		}
 		r.order = append(r.order, tok)
 		v = &readValue{norm: normal(tok)}
+		v.forms = []string{v.norm}
+		if rev := reverse(v.norm); rev != v.norm {
+			v.forms = append(v.forms, rev)
+		}
 		r.by[tok] = v
+		if len(v.norm) >= minDigits {
+			for _, f := range v.forms {
+				p := f[:minDigits]
+				if !slices.Contains(r.byPrefix[p], tok) {
+					r.byPrefix[p] = append(r.byPrefix[p], tok)
+				}
+			}
+		}
 	}
-	v.secret = v.secret || secret
+	if secret && !v.secret {
+		v.secret = true
+		r.secretGen++
+	}
 	if !slices.Contains(v.sites, site) && len(v.sites) < maxReadSites {
 		v.sites = append(v.sites, site)
 	}
 	if origin != "" && !slices.Contains(v.origins, origin) && len(v.origins) < maxReadSites {
 		v.origins = append(v.origins, origin)
+	}
+}
+
+// forget drops tok from the values remembered (not from their order).
+func (r *reads) forget(tok string) {
+	v := r.by[tok]
+	delete(r.by, tok)
+	if v != nil && v.secret {
+		r.secretGen++
+	}
+	if v == nil || len(v.norm) < minDigits {
+		return
+	}
+	for _, f := range v.forms {
+		p := f[:minDigits]
+		toks := slices.DeleteFunc(r.byPrefix[p], func(s string) bool { return s == tok })
+		if len(toks) == 0 {
+			delete(r.byPrefix, p)
+		} else {
+			r.byPrefix[p] = toks
+		}
 	}
 }
 
@@ -308,7 +355,7 @@ func (t *Task) leaks(text, dest string, secretsOnly bool) []Leak {
 		return nil
 	}
 	to, toOrigin := SiteOf(dest), OriginOf(dest)
-	vars := Variants(text)
+	vars := decoded(text)
 	// a value carried in pieces ("…&a=rk_live_9Zq&b=7Wx5…") carries each piece: a
 	// distinctive value in text that is part of a longer value read counts as that value
 	var pieces []string
@@ -321,62 +368,25 @@ func (t *Task) leaks(text, dest string, secretsOnly bool) []Leak {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []Leak
-	for _, tok := range t.reads.order {
-		v := t.reads.by[tok]
+	counts := func(v *readValue) bool {
 		if secretsOnly && !v.secret || len(v.norm) < minDigits {
-			continue
+			return false
 		}
 		here := to != "" && slices.Contains(v.sites, to)
 		if v.secret {
 			here = toOrigin != "" && slices.Contains(v.origins, toOrigin)
 		}
-		if here || strings.Contains(t.normWords, v.norm) {
-			continue
-		}
-		if carries(vars, pieces, v, t.normWords) {
+		return !here && !strings.Contains(t.normWords, v.norm)
+	}
+	found := t.reads.carried(vars, pieces, t.normWords, counts)
+	var out []Leak
+	for _, tok := range t.reads.order {
+		if found[tok] {
+			v := t.reads.by[tok]
 			out = append(out, Leak{Value: tok, From: append([]Site(nil), v.sites...)})
 		}
 	}
 	return out
-}
-
-// carries reports whether text, as its normal variants vars and distinctive pieces, carries
-// the value v: whole, or (a secret) any piece of it, or (any value) a distinctive piece of it.
-// A piece the person's own words (normal form: words) hold is theirs.
-func carries(vars, pieces []string, v *readValue, words string) bool {
-	for _, h := range vars {
-		if strings.Contains(h, v.norm) {
-			return true
-		}
-	}
-	for _, pc := range pieces {
-		if len(pc) < len(v.norm) && strings.Contains(v.norm, pc) && !strings.Contains(words, pc) {
-			return true
-		}
-	}
-	if !v.secret {
-		return false
-	}
-	n := pieceLen
-	if strings.Contains(v.norm, " ") || len(v.norm) > 48 {
-		n = phraseLen
-	}
-	if len(v.norm) <= n {
-		return false
-	}
-	for i := 0; i+n <= len(v.norm); i++ {
-		w := v.norm[i : i+n]
-		if strings.Contains(words, w) {
-			continue
-		}
-		for _, h := range vars {
-			if strings.Contains(h, w) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Pressed records key, pressed into the document at dest, and returns the printable keys

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,8 @@ type Field struct {
 	Checked bool `json:"checked"`
 	// Secret marks a password, one-time code or card field: its value is not read.
 	Secret bool `json:"secret"`
+	// Self marks the field that is the step's own element (the field typed into).
+	Self bool `json:"self"`
 }
 
 // hidden reports whether f's value is never shown (to the person or the alignment check): a
@@ -222,4 +225,38 @@ func formWhere(f *Form) string {
 // me the letter", "subscribe to news"): not a step's meaning (a price in it still counts).
 func receives(fd Field, h hit) bool {
 	return (fd.Kind == "checkbox" || fd.Kind == "radio") && (h.reason == ReasonSending || h.reason == ReasonPayment && !amountRe.MatchString(Fold(fd.Label)))
+}
+
+// Landed reports whether now, the step read again as its input lands on the page (the pointer
+// down on the element, Enter or Space down in it), commits what p, the step as the gate judged
+// it, commits: the same element, form action, link and form state (see [Decision.Digest]).
+// Only the text of the step's own field may differ, and only as the step itself or a box that
+// sends leaves it: typed by a type step (it holds the step's text), or emptied (a chat box's
+// keydown handler that sends and clears it). A page that changes what a commit sends in its
+// pointerdown or keydown handlers, after the gate read it, makes the two differ: the input
+// path then has the new state judged before the input finishes.
+func (p Proposal) Landed(now Proposal) bool {
+	return digest(p) == digest(ownWords(p, now))
+}
+
+// ownWords is now with its own field's text as in the judged step p where the difference is
+// the step's own doing (see Landed).
+func ownWords(p, now Proposal) Proposal {
+	if p.Element == nil || p.Element.Form == nil || now.Element == nil || now.Element.Form == nil {
+		return now
+	}
+	was := p.Element.Form.Fields
+	e, f := *now.Element, *now.Element.Form
+	f.Fields = slices.Clone(f.Fields)
+	for i := range f.Fields {
+		fd := &f.Fields[i]
+		if !fd.Self || i >= len(was) || !was[i].Self || fd.Kind == "hidden" {
+			continue
+		}
+		if fd.Value == "" || (p.Action.Kind == "type" && p.Action.Text != "" && strings.Contains(fd.Value, p.Action.Text)) {
+			fd.Value = was[i].Value
+		}
+	}
+	e.Form, now.Element = &f, &e
+	return now
 }

@@ -109,3 +109,119 @@ func TestApprovalBoundToForm(t *testing.T) {
 		t.Errorf("the approval was used twice: %v", d.Verdict)
 	}
 }
+
+// A click on a link is a navigation to its href: the step the person and the critic see names
+// it, its words are judged as a URL's to open, the boundary judges its site, and an approval
+// covers that destination only.
+func TestLinkDestination(t *testing.T) {
+	const page = "https://app.example/subscription"
+	link := func(text, href string) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, URL: page,
+			Element: &Element{Ref: "e3", Role: "link", Tag: "a", Name: text, Text: text, URL: page, Href: href}}
+	}
+	for _, c := range []struct {
+		name, goal, href string
+		reason           string // "" when allowed
+	}{
+		{"Learn more to an erasing URL", "read about my plan", "https://app.example/account/erase?now=1", ReasonDeletion},
+		{"Learn more to a help page", "read about my plan", "https://app.example/help/plans", ""},
+		{"a link to another site", "read about my plan", "https://elsewhere.example/plans", ReasonSite},
+		{"a next-page link", "read about my plan", "https://app.example/subscription?page=2", ""},
+		{"the person named the erasing URL", "open https://app.example/account/erase?now=1", "https://app.example/account/erase?now=1", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := New(Options{UserHome: t.TempDir()})
+			tk := NewTask(c.goal, nil)
+			tk.Begin(page)
+			p := link("Learn more", c.href)
+			d := g.Check(p, Request{Goal: c.goal, Task: tk})
+			if c.reason == "" {
+				if d.Verdict != Allow {
+					t.Fatalf("asked: %s (%s)", d.Reason, d.Prompt())
+				}
+				return
+			}
+			if d.Verdict != Confirm || d.Reason != c.reason {
+				t.Fatalf("verdict %v reason %q, want to ask for %q (%s)", d.Verdict, d.Reason, c.reason, d.Prompt())
+			}
+			if !strings.Contains(d.Prompt(), c.href) {
+				t.Errorf("the person is not shown where the link goes: %s", d.Prompt())
+			}
+			if r := ReviewOf(p, c.goal); r.Destination != c.href || r.DestinationSite != string(SiteOf(c.href)) {
+				t.Errorf("the critic's destination is %q (%q), want the link's href %q", r.Destination, r.DestinationSite, c.href)
+			}
+		})
+	}
+
+	// an approval of one destination does not cover the same link once it points elsewhere
+	g := New(Options{UserHome: t.TempDir()})
+	grants := NewGrants()
+	req := Request{Goal: "read about my plan", Grants: grants}
+	d := g.Check(link("Learn more", "https://app.example/account/erase"), req)
+	if d.Verdict != Confirm {
+		t.Fatalf("the erasing link: %v", d.Verdict)
+	}
+	grants.Approve(d)
+	if d := g.Check(link("Learn more", "https://app.example/account/delete"), req); d.Verdict != Confirm {
+		t.Errorf("the approval covered another destination: %v", d.Verdict)
+	}
+	if d := g.Check(link("Learn more", "https://app.example/account/erase"), req); d.Verdict != Allow || !d.Approved {
+		t.Errorf("the approved destination: %v approved=%v", d.Verdict, d.Approved)
+	}
+}
+
+// Landed: the step read again as its input lands commits the same only when nothing but the
+// text of its own field changed.
+func TestLanded(t *testing.T) {
+	judged := func() Proposal {
+		el := inForm("Done", "get", "/folders/apply",
+			Field{Name: "op", Kind: "hidden", Value: "archive"},
+			Field{Name: "folder", Kind: "text", Label: "Folder", Value: "Newsletters"},
+			Field{Name: "note", Kind: "text", Label: "Note", Value: "", Self: true},
+			Field{Name: "purge", Kind: "checkbox", Label: "Also delete", Value: "1"})
+		return Proposal{Action: Action{Kind: "click"}, Element: el, URL: "https://app.example/folders"}
+	}
+	for _, c := range []struct {
+		name   string
+		change func(p *Proposal)
+		same   bool
+	}{
+		{"nothing changed", func(p *Proposal) {}, true},
+		{"its own field emptied (a chat box that sends)", func(p *Proposal) { p.Element.Form.Fields[2].Value = "" }, true},
+		{"its own field set by the page", func(p *Proposal) { p.Element.Form.Fields[2].Value = "delete_account" }, false},
+		{"a hidden field set to purge", func(p *Proposal) { p.Element.Form.Fields[0].Value = "purge" }, false},
+		{"another field's text", func(p *Proposal) { p.Element.Form.Fields[1].Value = "Everything" }, false},
+		{"a box ticked", func(p *Proposal) { p.Element.Form.Fields[3].Checked = true }, false},
+		{"a field added", func(p *Proposal) {
+			p.Element.Form.Fields = append(p.Element.Form.Fields, Field{Name: "x", Kind: "hidden", Value: "1"})
+		}, false},
+		{"the form pointed elsewhere", func(p *Proposal) { p.Element.FormAction = "/account/delete" }, false},
+		{"the method changed", func(p *Proposal) { p.Element.Form.Method = "post" }, false},
+		{"a link pointed elsewhere", func(p *Proposal) { p.Element.Href = "https://app.example/account/erase" }, false},
+		{"its label changed", func(p *Proposal) { p.Element.Labels = []string{"Delete"} }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j, now := judged(), judged()
+			c.change(&now)
+			if got := j.Landed(now); got != c.same {
+				t.Errorf("Landed = %v, want %v", got, c.same)
+			}
+			if j.Element.Form.Fields[0].Value != "archive" || j.Element.Form.Fields[2].Value != "" {
+				t.Errorf("Landed changed the judged step: %+v", j.Element.Form.Fields)
+			}
+		})
+	}
+	// a type step's own text in its field is its own doing
+	typed := judged()
+	typed.Action = Action{Kind: "type", Text: "for 2024", Submit: true}
+	now := judged()
+	now.Action = typed.Action
+	now.Element.Form.Fields[2].Value = "notes for 2024"
+	if !typed.Landed(now) {
+		t.Errorf("the text a type step typed counts as a change")
+	}
+	now.Element.Form.Fields[2].Value = "delete_account"
+	if typed.Landed(now) {
+		t.Errorf("text the page put in the typed field instead of the step's is not a change")
+	}
+}

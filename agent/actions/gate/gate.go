@@ -178,6 +178,10 @@ type Element struct {
 	Headings []string `json:"headings"`
 	// FormAction is where its form sends (the control's formaction, else the form's action).
 	FormAction string `json:"formAction"`
+	// Href is where a click on it goes when it is, or is inside, a link: the link's resolved
+	// href ("" otherwise). A link with a click handler may go elsewhere; this is the best the
+	// page says.
+	Href string `json:"href"`
 	// Form is the state of its form at the moment of reading (nil when it is in none): what
 	// a commit sends.
 	Form *Form `json:"form"`
@@ -447,7 +451,8 @@ func (g *Gate) judge(p Proposal, r Request) Decision {
 		if el == nil {
 			return Decision{}
 		}
-		return g.activate(el, p)
+		// a link's click is a navigation to its href: its words judged as an opened URL's
+		return maxDecision(g.activate(el, p), g.linkURL(el, r.Goal))
 	case "press":
 		return g.key(p)
 	case "type":
@@ -978,6 +983,9 @@ func stepText(p Proposal) string {
 	if a.Submit {
 		b.WriteString(" and press Enter")
 	}
+	if el := p.Element; el != nil && a.Kind == "click" && el.Href != "" {
+		fmt.Fprintf(&b, " (its link goes to %s)", clip(el.Href, 200))
+	}
 	if el := p.Element; el != nil && (a.Kind == "click" || a.Kind == "press" || a.Submit) {
 		b.WriteString(formText(el))
 	}
@@ -1002,7 +1010,7 @@ func digest(p Proposal) string {
 		}
 		fmt.Fprintf(h, "%q %q %q %q %q %q %q %q\n", el.Ref, el.Role, el.Name, el.Tag, el.Text, el.Labels, el.Icons, el.Data)
 		// where its form sends and what the form holds: an approval covers this state only
-		fmt.Fprintf(h, "%q %q\n", el.FormAction, el.URL)
+		fmt.Fprintf(h, "%q %q %q\n", el.FormAction, el.URL, el.Href)
 		if f := el.Form; f != nil {
 			fmt.Fprintf(h, "%q", f.Method)
 			for _, fd := range f.Fields {
