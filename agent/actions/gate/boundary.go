@@ -144,13 +144,29 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
 				verb = "sending its form to"
 			}
-			if el := p.Element; el != nil && a.Kind == "click" && el.Href == dest {
+			link := p.Element != nil && a.Kind == "click" && p.Element.Href == dest
+			if link {
 				verb = "following a link to"
 			}
-			return outside(verb, dest, t)
+			d := outside(verb, dest, t)
+			// following a link to a page new to the task is opening that page: where it is the
+			// only place outside the task the click reaches and its address carries nothing the
+			// task read, a critic judges it
+			d.newOrigin = link && webURL(dest) && len(t.Leaks(dest, dest)) == 0 && onlyOutside(recv, dest, t)
+			return d
 		}
 	}
 	return Decision{}
+}
+
+// onlyOutside reports whether dest is the only one of recv outside the task.
+func onlyOutside(recv []string, dest string, t *Task) bool {
+	for _, r := range recv {
+		if r != dest && !t.Has(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ownWordsIntoFrame reports whether p types the person's own words into a frame that a page of

@@ -464,3 +464,51 @@ func FuzzKnown(f *testing.F) {
 		}
 	})
 }
+
+// TestLinkNewOriginCritic: following a link to a page of another site is opening that page: a
+// critic judges it where the link's address carries nothing the task read; the rules ask
+// otherwise.
+func TestLinkNewOriginCritic(t *testing.T) {
+	const start, key = "https://shop.example.com/help", "sk_live_9f8A7b6C5d4E"
+	link := func(href string) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, URL: start,
+			Element: &Element{Ref: "e2", Role: "link", Tag: "a", Name: "API reference", Text: "API reference", URL: start, Href: href}}
+	}
+	allow := func(Review) (CriticVerdict, error) { return CriticVerdict{Reason: "part of the task"}, nil }
+	for _, c := range []struct {
+		name     string
+		p        Proposal
+		critic   func(Review) (CriticVerdict, error)
+		want     Verdict
+		reviewed bool
+	}{
+		{"the critic allows", link("https://docs.other.org/api"), allow, Allow, true},
+		{"the critic asks", link("https://docs.other.org/api"), askIf("docs.other.org"), Confirm, true},
+		{"no critic: the rules ask", link("https://docs.other.org/api"), nil, Confirm, false},
+		{"a value read in its address: the rules ask", link("https://docs.other.org/api?k=" + key), allow, Confirm, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{UserHome: t.TempDir()}
+			s := &scripted{answer: c.critic}
+			if c.critic != nil {
+				opts.Critic = s
+			}
+			tk := NewTask("find the API reference", nil)
+			tk.Begin(start)
+			tk.Read("https://dash.example.net/keys", "Your key "+key)
+			_, err := New(opts).CheckAll(context.Background(), []Proposal{c.p}, Request{Goal: "find the API reference", Task: tk, Grants: NewGrants()}, nil)
+			got := Allow
+			if errors.Is(err, ErrConfirm) {
+				got = Confirm
+			} else if err != nil {
+				got = Block
+			}
+			if got != c.want {
+				t.Errorf("verdict %v, want %v (%v)", got, c.want, err)
+			}
+			if (len(s.asked) > 0) != c.reviewed {
+				t.Errorf("reviewed=%v, want %v", len(s.asked) > 0, c.reviewed)
+			}
+		})
+	}
+}
