@@ -94,13 +94,27 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 		}
 		// a URL goes to its own site and on to every site a URL inside it names (a
 		// redirector's ?to=, a login's ?next=): each is a destination of what it carries
-		for _, dest := range append([]string{a.URL}, nestedURLs(a.URL, 3)...) {
+		dests := append([]string{a.URL}, nestedURLs(a.URL, 3)...)
+		for _, dest := range dests {
 			if d := leakDecision(urlLeaks(t, a.URL, dest), dest); d.Level != None {
 				return d
 			}
-			if !t.Has(dest) {
-				return outside("going to", dest, t)
+		}
+		opens := a.Kind == "navigate" || a.Kind == "open"
+		for i, dest := range dests {
+			var d Decision
+			switch {
+			case !t.Has(dest):
+				d = outside("going to", dest, t)
+			case opens && !t.Known(dest):
+				d = newHost(dest, t)
+			default:
+				continue
 			}
+			// the page it opens is the only place it goes and it carries nothing the task
+			// read: a critic, which sees the person's words and the destination, judges it
+			d.newOrigin = opens && i == 0 && webURL(dest) && allKnown(dests[1:], t)
+			return d
 		}
 		return Decision{}
 	}
@@ -130,13 +144,29 @@ func (g *Gate) boundary(p Proposal, r Request) Decision {
 			if el := p.Element; el != nil && dest != el.URL && dest != p.URL && sends(el, a) && formTarget(el, p.URL) == dest {
 				verb = "sending its form to"
 			}
-			if el := p.Element; el != nil && a.Kind == "click" && el.Href == dest {
+			link := p.Element != nil && a.Kind == "click" && p.Element.Href == dest
+			if link {
 				verb = "following a link to"
 			}
-			return outside(verb, dest, t)
+			d := outside(verb, dest, t)
+			// following a link to a page new to the task is opening that page: where it is the
+			// only place outside the task the click reaches and its address carries nothing the
+			// task read, a critic judges it
+			d.newOrigin = link && webURL(dest) && len(t.Leaks(dest, dest)) == 0 && onlyOutside(recv, dest, t)
+			return d
 		}
 	}
 	return Decision{}
+}
+
+// onlyOutside reports whether dest is the only one of recv outside the task.
+func onlyOutside(recv []string, dest string, t *Task) bool {
+	for _, r := range recv {
+		if r != dest && !t.Has(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ownWordsIntoFrame reports whether p types the person's own words into a frame that a page of
@@ -150,6 +180,36 @@ func ownWordsIntoFrame(p Proposal, t *Task, dest string) bool {
 	}
 	n := normal(a.Text)
 	return n != "" && strings.Contains(t.normWords, n)
+}
+
+// ReasonHost is opening a host of one of the task's sites that the task has not been on.
+const ReasonHost = "a new host of the task's site"
+
+// newHost is the decision on opening dest, a page of a host of the task's sites that the task
+// has not been on and the person did not name (see Task.Known).
+func newHost(dest string, t *Task) Decision {
+	host := dest
+	if u, err := url.Parse(strings.TrimSpace(dest)); err == nil {
+		host = hostOf(u)
+	}
+	return Decision{Level: Grave, Reason: ReasonHost,
+		Detail: fmt.Sprintf("going to %s, a host of %s the task has not been on: another owner's tenant may live there", host, SiteOf(dest))}
+}
+
+// allKnown reports whether every URL of dests is inside the task host by host (Task.Known).
+func allKnown(dests []string, t *Task) bool {
+	for _, d := range dests {
+		if !t.Known(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// webURL reports whether raw is an http or https URL with a site.
+func webURL(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && siteOfURL(u) != ""
 }
 
 func outside(verb, dest string, t *Task) Decision {
@@ -335,9 +395,9 @@ func printableKey(a Action) string {
 
 // approvedBoundary records what the person's yes to d, a boundary decision on p, lets the task
 // do from now on: the page outside the task they approved going to or acting on (its origin
-// and path: not the rest of its site) joins the task.
+// and path: not the rest of its site or host) joins the task.
 func approvedBoundary(d Decision, p Proposal, t *Task) {
-	if d.Reason != ReasonSite || t == nil {
+	if d.Reason != ReasonSite && d.Reason != ReasonHost || t == nil {
 		return
 	}
 	if p.Action.URL != "" {

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -273,5 +275,240 @@ func TestUploadHardLink(t *testing.T) {
 	}
 	if d := up(plain); d.Verdict != Confirm {
 		t.Errorf("a file with an unknown other name: %s %s", d.Verdict, d.Prompt())
+	}
+}
+
+// TestKnownHosts: a page the agent opens by itself is judged by its host too. Tenants of a
+// domain no list names (acme.myshop.example, evil.myshop.example) are told apart; the site's
+// own domain, its www host, the hosts the task has been on and their subdomains stay inside;
+// acting on a page and the history stay judged by site.
+func TestKnownHosts(t *testing.T) {
+	g := New(Options{UserHome: t.TempDir()})
+	const start = "https://acme.myshop.net/dashboard"
+	nav := func(kind, u string) Proposal { return Proposal{Action: Action{Kind: kind, URL: u}, URL: start} }
+	typ := func(page string) Proposal {
+		return Proposal{Action: Action{Kind: "type", Text: "hello"}, Element: &Element{Ref: "e1", Role: "textbox", Tag: "input", URL: page}, URL: page}
+	}
+	for _, c := range []struct {
+		name, words string
+		standing    []string
+		visited     []string
+		p           Proposal
+		reason      string // "" for allowed
+	}{
+		{"the same host", "", nil, nil, nav("navigate", "https://acme.myshop.net/orders?page=2"), ""},
+		{"the same host over http", "", nil, nil, nav("navigate", "http://acme.myshop.net/orders"), ""},
+		{"another tenant of an unlisted domain", "", nil, nil, nav("navigate", "https://evil.myshop.net/"), ReasonHost},
+		{"another tenant in a new tab", "", nil, nil, nav("open", "https://evil.myshop.net/x"), ReasonHost},
+		{"another tenant, its port", "", nil, nil, nav("navigate", "https://acme.myshop.net:8443/"), ReasonSite},
+		{"the domain's own host", "", nil, nil, nav("navigate", "https://myshop.net/help"), ""},
+		{"the domain's www host", "", nil, nil, nav("navigate", "https://www.myshop.net/help"), ""},
+		{"under the task's host", "", nil, nil, nav("navigate", "https://docs.acme.myshop.net/api"), ""},
+		{"a look-alike tenant", "", nil, nil, nav("navigate", "https://acme-myshop.myshop.net/"), ReasonHost},
+		{"a host the task has been on (a redirect took it there)", "", nil, []string{"https://login.myshop.net/sso"}, nav("navigate", "https://login.myshop.net/sso?again"), ""},
+		{"a host the person named", "then check status.myshop.net", nil, nil, nav("navigate", "https://status.myshop.net/"), ""},
+		{"naming one tenant names no other", "compare with beta.myshop.net", nil, nil, nav("navigate", "https://evil.myshop.net/"), ReasonHost},
+		{"the person named the domain", "look around myshop.net", nil, nil, nav("navigate", "https://evil.myshop.net/"), ""},
+		{"the standing list names the site", "", []string{"*.myshop.net"}, nil, nav("navigate", "https://evil.myshop.net/"), ""},
+		{"going back is judged by site", "", nil, nil, nav("back", "https://evil.myshop.net/"), ""},
+		{"typing on a page of another host of the site", "", nil, nil, typ("https://login.myshop.net/sso"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := NewTask(c.words, c.standing)
+			tk.Begin(start)
+			for _, v := range c.visited {
+				tk.Begin(v)
+			}
+			r := Request{Goal: c.words, Task: tk, Grants: NewGrants()}
+			d := g.Check(c.p, r)
+			if c.reason == "" {
+				if d.Verdict != Allow {
+					t.Fatalf("asked: %s (%s)", d.Prompt(), d.Reason)
+				}
+				return
+			}
+			if d.Verdict != Confirm || d.Reason != c.reason {
+				t.Fatalf("got %s %q (%s), want confirm for %q", d.Verdict, d.Reason, d.Prompt(), c.reason)
+			}
+			// the person's yes admits that page, not the host: another page of it asks again
+			r.Grants.Approve(d)
+			if d2 := g.Check(c.p, r); d2.Verdict != Allow || !d2.Approved {
+				t.Fatalf("approved step: %s", d2.Verdict)
+			}
+			if d3 := g.Check(c.p, r); d3.Verdict != Allow {
+				t.Errorf("the approved page did not join the task: %s %s", d3.Verdict, d3.Prompt())
+			}
+			other := c.p
+			other.Action.URL += "/../admin/users"
+			if d4 := g.Check(other, r); d4.Verdict != Confirm {
+				t.Errorf("another page of the approved one's host: %s", d4.Verdict)
+			}
+		})
+	}
+}
+
+// TestNewOriginCritic: opening a page of a site or host new to the task that carries nothing
+// the task read goes to the critic (which sees the person's words and the destination) instead
+// of the person; with no critic, no person's words, a value carried or a redirector, it asks.
+func TestNewOriginCritic(t *testing.T) {
+	const start, key = "https://acme.myshop.net/keys", "sk_live_9f8A7b6C5d4E"
+	nav := func(kind, u string) Proposal { return Proposal{Action: Action{Kind: kind, URL: u}, URL: start} }
+	allow := func(Review) (CriticVerdict, error) { return CriticVerdict{Reason: "part of the task"}, nil }
+	for _, c := range []struct {
+		name     string
+		p        Proposal
+		goal     string
+		critic   func(Review) (CriticVerdict, error) // nil: none configured
+		want     Verdict
+		reviewed bool
+		reason   string
+	}{
+		{"another site, the critic allows", nav("navigate", "https://docs.other.org/api"), "find the API reference", allow, Allow, true, ""},
+		{"another site in a new tab, the critic allows", nav("open", "https://docs.other.org/api"), "find the API reference", allow, Allow, true, ""},
+		{"another tenant, the critic allows", nav("navigate", "https://docs.myshop.net/api"), "find the API reference", allow, Allow, true, ""},
+		{"the critic asks", nav("navigate", "https://evil.myshop.net/x"), "summarise this page", askIf("evil.myshop.net"), Confirm, true, ReasonCritic},
+		{"no critic: the rules ask", nav("navigate", "https://docs.other.org/api"), "find the API reference", nil, Confirm, false, ReasonSite},
+		{"no model now: the rules ask", nav("navigate", "https://docs.other.org/api"), "find the API reference", func(Review) (CriticVerdict, error) { return CriticVerdict{}, ErrNoCritic }, Confirm, true, ReasonSite},
+		{"no person's words: the rules ask", nav("navigate", "https://docs.other.org/api"), "", allow, Confirm, false, ReasonSite},
+		{"a value read carried: the rules ask", nav("navigate", "https://docs.other.org/api?k="+key), "find the API reference", allow, Confirm, false, ReasonDataFlow},
+		{"a redirector to another site: the rules ask", nav("navigate", "https://acme.myshop.net/out?to=https://docs.other.org/api"), "find the API reference", allow, Confirm, false, ReasonSite},
+		{"a URL that deletes: the rules ask", nav("navigate", "https://docs.other.org/account/delete?all=1"), "find the API reference", allow, Confirm, false, ReasonDeletion},
+		{"a host the gate cannot read: the rules ask", nav("navigate", "https://docs_other.org/api"), "find the API reference", allow, Confirm, false, ReasonSite},
+		{"going back to another site: the rules ask", nav("back", "https://docs.other.org/api"), "find the API reference", allow, Confirm, false, ReasonSite},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{UserHome: t.TempDir()}
+			s := &scripted{answer: c.critic}
+			if c.critic != nil {
+				opts.Critic = s
+			}
+			g := New(opts)
+			tk := NewTask(c.goal, nil)
+			tk.Begin(start)
+			tk.Read(start, "Your key "+key)
+			_, err := g.CheckAll(context.Background(), []Proposal{c.p}, Request{Goal: c.goal, Task: tk, Grants: NewGrants()}, nil)
+			got, reason := Allow, ""
+			var ce *ConfirmError
+			switch {
+			case errors.As(err, &ce):
+				got, reason = Confirm, ce.Decision.Reason
+			case err != nil:
+				got = Block
+			}
+			if got != c.want || reason != c.reason {
+				t.Errorf("verdict %v %q, want %v %q (%v)", got, reason, c.want, c.reason, err)
+			}
+			if (len(s.asked) > 0) != c.reviewed {
+				t.Errorf("reviewed=%v, want %v", len(s.asked) > 0, c.reviewed)
+			}
+			for _, r := range s.asked {
+				if r.Destination != c.p.Action.URL || r.DestinationSite != string(SiteOf(c.p.Action.URL)) {
+					t.Errorf("the critic was not shown the destination: %q (%q)", r.Destination, r.DestinationSite)
+				}
+			}
+		})
+	}
+}
+
+// TestUnreadableLink: a link named in a script the gate's words are not written in asks as a
+// button so named does, with the rules alone; a critic reads it instead.
+func TestUnreadableLink(t *testing.T) {
+	link := func(name string) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, URL: "https://mail.example.com/",
+			Element: &Element{Ref: "e4", Role: "link", Tag: "a", Name: name, Text: name, URL: "https://mail.example.com/"}}
+	}
+	for _, c := range []struct {
+		name   string
+		p      Proposal
+		critic func(Review) (CriticVerdict, error)
+		want   Verdict
+	}{
+		{"Tamil, the rules alone", link("கணக்கை நீக்கு"), nil, Confirm},
+		{"Greek, the rules alone", link("Προβολή προφίλ"), nil, Confirm},
+		{"a link in a script the gate reads", link("Следующая страница"), nil, Allow},
+		{"a link in Latin letters", link("Ukurasa unaofuata"), nil, Allow},
+		{"Greek, the critic allows", link("Προβολή προφίλ"), askIf("nothing"), Allow},
+		{"Tamil, the critic asks", link("கணக்கை நீக்கு"), askIf("நீக்கு"), Confirm},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{UserHome: t.TempDir()}
+			if c.critic != nil {
+				opts.Critic = &scripted{answer: c.critic}
+			}
+			_, err := New(opts).CheckAll(context.Background(), []Proposal{c.p}, Request{Goal: "open the next page"}, nil)
+			got := Allow
+			if errors.Is(err, ErrConfirm) {
+				got = Confirm
+			} else if err != nil {
+				got = Block
+			}
+			if got != c.want {
+				t.Errorf("verdict %v, want %v (%v)", got, c.want, err)
+			}
+		})
+	}
+}
+
+// FuzzKnown: judging a URL host by host never admits what the site rule keeps out (Known
+// implies Has), and no URL panics it.
+func FuzzKnown(f *testing.F) {
+	for _, s := range []string{"https://evil.myshop.net/", "http://www.myshop.net:8080/x", "https://[::1]:9/", "https://a.b.acme.myshop.net/", "about:blank", "https://ev\u00adil.myshop.net", "http://127.0.0.1:5/", "file:///x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		tk := NewTask("compare with beta.myshop.net", nil)
+		tk.Begin("https://acme.myshop.net:8443/home")
+		tk.Begin(raw)
+		if tk.Known(raw) && !tk.Has(raw) {
+			t.Fatalf("Known(%q) but not Has", raw)
+		}
+	})
+}
+
+// TestLinkNewOriginCritic: following a link to a page of another site is opening that page: a
+// critic judges it where the link's address carries nothing the task read; the rules ask
+// otherwise.
+func TestLinkNewOriginCritic(t *testing.T) {
+	const start, key = "https://shop.example.com/help", "sk_live_9f8A7b6C5d4E"
+	link := func(href string) Proposal {
+		return Proposal{Action: Action{Kind: "click"}, URL: start,
+			Element: &Element{Ref: "e2", Role: "link", Tag: "a", Name: "API reference", Text: "API reference", URL: start, Href: href}}
+	}
+	allow := func(Review) (CriticVerdict, error) { return CriticVerdict{Reason: "part of the task"}, nil }
+	for _, c := range []struct {
+		name     string
+		p        Proposal
+		critic   func(Review) (CriticVerdict, error)
+		want     Verdict
+		reviewed bool
+	}{
+		{"the critic allows", link("https://docs.other.org/api"), allow, Allow, true},
+		{"the critic asks", link("https://docs.other.org/api"), askIf("docs.other.org"), Confirm, true},
+		{"no critic: the rules ask", link("https://docs.other.org/api"), nil, Confirm, false},
+		{"a value read in its address: the rules ask", link("https://docs.other.org/api?k=" + key), allow, Confirm, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{UserHome: t.TempDir()}
+			s := &scripted{answer: c.critic}
+			if c.critic != nil {
+				opts.Critic = s
+			}
+			tk := NewTask("find the API reference", nil)
+			tk.Begin(start)
+			tk.Read("https://dash.example.net/keys", "Your key "+key)
+			_, err := New(opts).CheckAll(context.Background(), []Proposal{c.p}, Request{Goal: "find the API reference", Task: tk, Grants: NewGrants()}, nil)
+			got := Allow
+			if errors.Is(err, ErrConfirm) {
+				got = Confirm
+			} else if err != nil {
+				got = Block
+			}
+			if got != c.want {
+				t.Errorf("verdict %v, want %v (%v)", got, c.want, err)
+			}
+			if (len(s.asked) > 0) != c.reviewed {
+				t.Errorf("reviewed=%v, want %v", len(s.asked) > 0, c.reviewed)
+			}
+		})
 	}
 }

@@ -231,12 +231,12 @@ func changes(p Proposal) bool {
 // that changes nothing, d stands.
 func (g *Gate) review(ctx context.Context, p Proposal, r Request, d Decision) Decision {
 	c := g.opts.Critic
-	if c == nil || r.Who == Caller || strings.TrimSpace(r.Goal) == "" || !changes(p) {
+	if c == nil || r.Who == Caller || strings.TrimSpace(r.Goal) == "" || !changes(p) && !d.newOrigin {
 		return d
 	}
 	rules := d
-	if d.Verdict == Confirm && d.unread {
-		// only an unreadable name asked: the critic reads it
+	if d.Verdict == Confirm && (d.unread || d.newOrigin) {
+		// only an unreadable name, or a page new to the task, asked: the critic judges it
 		d = Decision{Verdict: Allow, Step: d.Step, Digest: d.Digest}
 	}
 	if d.Verdict != Allow || d.Approved {

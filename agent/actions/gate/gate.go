@@ -18,8 +18,11 @@
 //
 // Every step is also judged against its task's boundary (boundary.go, sites.go, flow.go) at
 // the documents that receive it: a site is the registrable domain, or the tenant's host on a
-// domain of many owners' tenants (acme.slack.com, acme.github.io); secrets are held to their
-// origin; a host the gate cannot read as the browser does is outside every task.
+// domain of many owners' tenants (acme.slack.com, acme.github.io); a page the agent opens by
+// itself is judged by its host too (tenants of a domain no list names are told apart);
+// secrets are held to their origin; a host the gate cannot read as the browser does is
+// outside every task. Where a critic is configured, opening a page new to the task that
+// carries nothing the task read is the critic's to judge, not the person's.
 //
 // Approvals ([Grants]) name one decision (its [Decision.Digest]: the action and the element
 // it resolved to) and are used once; a user's own command that names an element approves
@@ -271,6 +274,10 @@ type Decision struct {
 	// unread is true when the only thing that made the step ask is a name in a script the
 	// gate's words are not written in: a critic, which reads any language, judges it instead.
 	unread bool
+	// newOrigin is true when the only thing that made the step ask is that it opens a page of
+	// a site or host new to the task, carrying nothing the task read: a critic, which sees the
+	// person's words and the destination, judges it instead.
+	newOrigin bool
 }
 
 // Prompt is what the person is asked: the step, then what made it risky.
@@ -571,19 +578,15 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		if d.Level == None && !el.Opens && el.Role == "button" && len(names(el)) == 0 && len(el.Icons) == 0 {
 			d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("a %s that shows and says nothing", orRole(el))}
 		}
-		// a name in a script the gate's words are not written in says nothing the gate can
-		// read (where a critic reviews the step, it reads it instead: see review)
 		if d.Level == None {
-			for _, n := range names(el) {
-				if r := g.vocab.unreadable(n); r != "" {
-					d = Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r), unread: true}
-					break
-				}
-			}
+			d = g.unreadName(el)
 		}
 		if d.Level == Grave {
 			return d
 		}
+	} else if d.Level == None && !el.Opens && (el.Role == "link" || el.Tag == "a") {
+		// a link goes wherever its address or its page's handler sends it, as a button does
+		d = g.unreadName(el)
 	}
 	// A submit button or a generic "go on" carries out what its form or dialog says; so does
 	// any commit in a dialog ("Sure", "Do it") but the ones that close it.
@@ -599,6 +602,18 @@ func (g *Gate) activate(el *Element, p Proposal) Decision {
 		}
 	}
 	return d
+}
+
+// unreadName asks about el when a name of it is in a script the gate's words are not written
+// in: it says nothing the gate can read (where a critic reviews the step, it reads it
+// instead: see review). The zero Decision when every name is readable.
+func (g *Gate) unreadName(el *Element) Decision {
+	for _, n := range names(el) {
+		if r := g.vocab.unreadable(n); r != "" {
+			return Decision{Level: Ordinary, Reason: ReasonUnnamed, Detail: fmt.Sprintf("its name %q is in a script the gate does not read (%q)", clip(n, 80), r), unread: true}
+		}
+	}
+	return Decision{}
 }
 
 // context judges el's surroundings: the words of its form or dialog, else the text near it.

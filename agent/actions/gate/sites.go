@@ -29,6 +29,17 @@ import (
 // the list does not name (acme.slack.com, acme.atlassian.net, acme.zendesk.com, …). Secrets
 // (flow.go) are held to the strictest unit, the origin: scheme, host and port.
 //
+// Where a site is its hosts. No list names every domain of strangers' tenants, so a URL
+// the agent opens by itself (navigate, a new tab) is judged by its host too: a host of a
+// task's site is inside only when the task has been on it (a page it acted on or read,
+// reached by a link, a redirect or a step the person approved), the person's words name it,
+// it is the site's own domain or that domain's www host (the owner's, never a tenant's), or
+// it is under such a host other than the site's own domain (docs.acme.example under
+// acme.example). A site the standing list names, or whose own domain the person's words
+// name, is inside with all its hosts. Acting on the page a tab shows, following a link and
+// a redirect stay judged by site: mail.example.com handing over to accounts.example.com is
+// one owner's.
+//
 // Fail closed. A host is read as the browser reads it (IDNA mapping: case, full-width dots,
 // soft hyphens and other ignorable characters fold away, so ev\u00adil.com is evil.com); a
 // URL with a host the gate cannot read that way (an underscore, a disallowed character, an
@@ -199,6 +210,8 @@ type Task struct {
 	mu      sync.Mutex
 	started bool
 	sites   map[Site]bool
+	wide    map[Site]bool   // sites inside with every host (the standing list, a domain the person named)
+	hosts   map[string]bool // hosts the task has been on or the person named (see hostOf)
 	pages   map[string]bool // pages (origin and path) the person approved
 	reads   reads
 	keys    map[string]string // printable keys pressed into each origin, newest last
@@ -212,7 +225,8 @@ const maxSites = 256
 // (hosts or URLs, "*.example.com" meaning example.com). The site of the shared tab joins at
 // the task's first action or read ([Task.Begin]).
 func NewTask(words string, standing []string) *Task {
-	t := &Task{words: words, normWords: normal(words), sites: map[Site]bool{}, pages: map[string]bool{}, reads: newReads(), keys: map[string]string{}}
+	t := &Task{words: words, normWords: normal(words), sites: map[Site]bool{}, wide: map[Site]bool{}, hosts: map[string]bool{},
+		pages: map[string]bool{}, reads: newReads(), keys: map[string]string{}}
 	for _, s := range standing {
 		s = strings.TrimPrefix(strings.TrimSpace(s), "*.")
 		if s == "" {
@@ -221,47 +235,71 @@ func NewTask(words string, standing []string) *Task {
 		if !strings.Contains(s, "://") {
 			s = "https://" + s
 		}
-		if site := SiteOf(s); site != "" {
-			t.sites[site] = true
+		if site := SiteOf(s); site != "" && len(t.sites) < maxSites {
+			t.sites[site], t.wide[site] = true, true
 		}
 	}
-	for _, site := range SitesIn(words) {
-		t.sites[site] = true
+	for _, u := range namedIn(words) {
+		t.addNamedLocked(u)
 	}
 	return t
 }
 
-// Begin records pageURL, the page the task is on when it first acts or reads, as one of its
-// sites. Only the first call counts: the task started there.
+// addNamedLocked adds the site of u, a URL the person's words name, and its host: the whole
+// site when the host is the site's own domain (or its www host).
+func (t *Task) addNamedLocked(u *url.URL) {
+	site := siteOfURL(u)
+	if site == "" || len(t.sites) >= maxSites {
+		return
+	}
+	t.sites[site] = true
+	h := hostOf(u)
+	if h == siteHost(site, u) {
+		t.wide[site] = true
+	} else if len(t.hosts) < maxSites {
+		t.hosts[h] = true
+	}
+}
+
+// Begin records pageURL, a page the task is on as it acts or reads: the first one's site
+// joins the task (the task started there), and every one's host counts as a host the task
+// has been on (see Known).
 func (t *Task) Begin(pageURL string) {
 	if t == nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.started {
+	u, err := url.Parse(strings.TrimSpace(pageURL))
+	if err != nil {
 		return
 	}
-	site := SiteOf(pageURL)
+	site := siteOfURL(u)
 	if site == "" {
 		return // a blank tab: the task has not started anywhere yet
 	}
-	t.started = true
-	t.addLocked(site)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started {
+		t.started = true
+		t.addLocked(site)
+	}
+	if t.sites[site] && len(t.hosts) < maxSites {
+		t.hosts[hostOf(u)] = true
+	}
 }
 
-// Allow adds the site of rawURL to the task's set: the person's own words named it.
+// Allow adds the site of rawURL to the task's set, with its host: the person's own words
+// named it.
 func (t *Task) Allow(rawURL string) {
 	if t == nil {
 		return
 	}
-	site := SiteOf(rawURL)
-	if site == "" {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.addLocked(site)
+	t.addNamedLocked(u)
 }
 
 // AllowPage admits the page at rawURL (its origin and path, whatever its query) to the task:
@@ -303,6 +341,70 @@ func (t *Task) Has(rawURL string) bool {
 	return t.sites[site] || t.pages[pageOf(rawURL)]
 }
 
+// Known reports whether rawURL, a page the task would open by itself, is inside the task
+// host by host (see "Where a site is its hosts" above): Has, and its host is one the task
+// has been on or the person named, under one of those, or its site's own domain or www
+// host, or its site is inside with every host, or the person approved that page.
+func (t *Task) Known(rawURL string) bool {
+	if nowhere(rawURL) {
+		return true
+	}
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return false
+	}
+	site := siteOfURL(u)
+	if site == "" {
+		return false
+	}
+	h, own := hostOf(u), siteHost(site, u)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.sites[site] {
+		return t.pages[pageOf(rawURL)]
+	}
+	if t.wide[site] || h == own || t.hosts[h] || site == fileSite {
+		return true
+	}
+	for k := range t.hosts {
+		if k != own && strings.HasSuffix(h, "."+k) {
+			return true
+		}
+	}
+	return t.pages[pageOf(rawURL)]
+}
+
+// hostOf is u's host as the boundary counts hosts: as the browser reads it, without a
+// leading "www." (www.example.com and example.com are one owner's), with its port when that
+// is not the scheme's default ("" when it cannot be read).
+func hostOf(u *url.URL) string {
+	host, ok := canonicalHost(u)
+	if !ok {
+		return ""
+	}
+	if net.ParseIP(host) == nil {
+		host = strings.TrimPrefix(host, "www.")
+	}
+	if port := u.Port(); port != "" && port != defaultPort(u.Scheme) {
+		host = net.JoinHostPort(host, port)
+	}
+	return host
+}
+
+// siteHost is the host (as hostOf counts it) of site's own domain, for a URL u of it: the
+// registrable domain or the tenant's host, with u's port.
+func siteHost(site Site, u *url.URL) string {
+	h := string(site)
+	if port := u.Port(); port != "" && port != defaultPort(u.Scheme) {
+		h = strings.TrimSuffix(h, ":"+port)
+		if strings.HasPrefix(h, "[") {
+			h = strings.Trim(h, "[]")
+		}
+		return net.JoinHostPort(h, port)
+	}
+	return h
+}
+
 // Sites lists the task's sites, sorted.
 func (t *Task) Sites() []Site {
 	t.mu.Lock()
@@ -338,16 +440,27 @@ var (
 func SitesIn(words string) []Site {
 	var out []Site
 	seen := map[Site]bool{}
-	add := func(s Site) {
-		if s != "" && !seen[s] {
+	for _, u := range namedIn(words) {
+		if s := siteOfURL(u); s != "" && !seen[s] {
 			seen[s] = true
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// namedIn returns the URLs words name (see SitesIn): a host written alone reads as https.
+func namedIn(words string) []*url.URL {
+	var out []*url.URL
+	add := func(raw string) {
+		if u, err := url.Parse(raw); err == nil && siteOfURL(u) != "" {
+			out = append(out, u)
 		}
 	}
 	for _, m := range urlInWords.FindAllString(words, -1) {
 		m = strings.TrimRight(m, ".,;:!?")
 		if u, err := url.Parse(m); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			add(siteOfURL(u))
+			add(m)
 		}
 	}
 	rest := urlInWords.ReplaceAllString(words, " ")
@@ -371,7 +484,7 @@ func SitesIn(words string) []Site {
 		if !realHost(host) {
 			continue
 		}
-		add(SiteOf("https://" + h))
+		add("https://" + h)
 	}
 	return out
 }
