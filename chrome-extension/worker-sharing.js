@@ -364,6 +364,7 @@ export function wireTab(rec, tab) {
   if (rec.openerTargetId) t.openerTargetId = rec.openerTargetId;
   if (rec.reattached) t.reattached = true;
   if (!rec.attached) t.detached = true;
+  if (tab.status === 'loading') t.loading = true;
   return t;
 }
 

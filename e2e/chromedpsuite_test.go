@@ -50,9 +50,6 @@ var chromedpRefusedOnPurpose = map[string]string{
 	"TestBrowserContext":                                    refusedOnPurpose[scenarioBrowserContext],
 	"TestWithNewWindow/NewBrowserContext":                   refusedOnPurpose[scenarioBrowserContext],
 	"TestWithNewWindow/ExistingBrowserContext":              refusedOnPurpose[scenarioBrowserContext],
-	"TestRunResponse/ClickBadIframe":                        badSchemeDetaches,
-	"TestRunResponse/NavigateBadIframe":                     badSchemeDetaches,
-	"TestRunResponse/ClickBadProtocol":                      badSchemeDetaches,
 	"TestWaitReadyAfterFreshNavigation/data_url_html":       dataURLAborted,
 	"TestWaitReadyAfterFreshNavigation/data_url_empty_html": dataURLAborted,
 	"TestWaitReadyAfterFreshNavigation/data_url_body":       dataURLAborted,
@@ -107,10 +104,6 @@ func chromedpFailing(t *testing.T, relayed map[string]suiteResult) map[string]st
 
 // dataURLAborted is why tabrelay fails chromedp's tests that navigate a tab to a data: URL.
 const dataURLAborted = "Chrome aborts Page.navigate to a data: URL sent through an extension's debugger (net::ERR_ABORTED, Chrome's own answer, as for a page that opens one)"
-
-// badSchemeDetaches is why tabrelay fails chromedp's tests of a page (or a frame of it) that
-// navigates to an unknown URL scheme.
-const badSchemeDetaches = "a frame navigating to an unknown URL scheme ends the extension's debugger session for a moment; the load events of that moment are lost, and chromedp's RunResponse waits for them"
 
 // TestChromedpSuite: every test of chromedp's own suite that passes on Chrome's own endpoint
 // passes on tabrelay (refusals on purpose aside, listed in chromedpRefusedOnPurpose), in the same

@@ -434,6 +434,8 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	t.tab = tab
 	if tab.Reattached {
 		h.reattached(t)
+		h.reswitchEvents(t)
+		h.rebuildLoad(t, tab)
 		h.sharedForDownloads(t, true)
 		for _, ch := range children {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
@@ -693,6 +695,9 @@ func (h *Hub) route(e envelope) {
 		t.forgetDocument(e.sessionID) // every node id is gone, for every client
 	case "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated":
 		t.noteDialog(e.sessionID, e.method, e.params)
+	}
+	if e.sessionID == "" {
+		t.noteLoad(e.method, e.params)
 	}
 	if e.method == "Page.downloadWillBegin" || e.method == "Page.downloadProgress" {
 		h.downloadEvent(t, e.method, e.params)

@@ -227,6 +227,8 @@ type target struct {
 	idle *time.Timer
 	// dialogs holds the extension sessions with a JavaScript dialog open (see dialog.go).
 	dialogs map[string]bool
+	// load is the main frame's load as the events that passed tell it (see mainload.go).
+	load mainLoad
 }
 
 type runtimeState struct {
