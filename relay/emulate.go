@@ -430,6 +430,17 @@ func (h *Hub) createTarget(r *req) {
 		_ = json.Unmarshal(result, &res)
 		c.send(resultMsg(id, sid, mustJSON(map[string]string{"targetId": res.TargetID})))
 	}}
+	pd.late = func(result []byte) {
+		// the client was told the tab did not open: a tab it does not know of must not stay
+		var res struct {
+			TargetID string `json:"targetId"`
+		}
+		_ = json.Unmarshal(result, &res)
+		if t := h.targets[res.TargetID]; t != nil {
+			h.log.Info().Str("target", t.id).Msg("closing a tab the browser opened after its Target.createTarget timed out")
+			h.tabRequest(nil, wire.TypeCloseTab, t, func([]byte) {}, func() {})
+		}
+	}
 	ok := h.request(pd, func(rid int64) []byte {
 		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: rid, URL: u, Background: p.Background, NewWindow: p.NewWindow})
 	}, h.opts.TabTimeout)

@@ -166,6 +166,7 @@ func (e *Extension) Disconnected() {
 	if h.ext == e.l {
 		h.extGone(e.l)
 		h.ext = nil
+		clear(h.late) // their answers cannot come any more
 		h.log.Info().Dur("grace", h.opts.Grace).Msg("browser extension disconnected; shared tabs wait for it to come back")
 		h.graceEnd = time.AfterFunc(h.opts.Grace, h.expireGrace)
 		h.setGap(time.Now().Add(h.opts.Grace))
@@ -372,8 +373,14 @@ func (e *Extension) handle(msg []byte, env envelope, recv int64) {
 		h.downloadReport(d)
 	case wire.TypeResponse:
 		p := h.pending[env.id]
-		if p == nil {
-			return // timed out already
+		if p == nil { // timed out already
+			if late := h.late[env.id]; late != nil {
+				delete(h.late, env.id)
+				if len(env.errRaw) == 0 {
+					late(env.result)
+				}
+			}
+			return
 		}
 		delete(h.pending, env.id)
 		if h.legs != nil && p.c != nil {

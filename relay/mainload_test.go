@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabrelay/tabrelay/internal/cdpclient"
 	"github.com/tabrelay/tabrelay/relay"
@@ -173,4 +175,36 @@ func (r *loadEvents) list() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)
+}
+
+// TestCreateTargetLateTabClosed: a tab the browser opens after the client's Target.createTarget
+// timed out (a loaded browser) is closed again: the client was told it did not open, and does
+// not know of it.
+func TestCreateTargetLateTabClosed(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{TabTimeout: 300 * time.Millisecond})
+	e.share(tabA, "https://a.example/")
+	release := e.ext.HoldCreates()
+	defer release()
+	c := e.client("/cdp")
+	err := c.Call(ctx(t), "", "Target.createTarget", map[string]any{"url": "about:blank"}, nil)
+	if err == nil {
+		t.Fatal("Target.createTarget answered while the browser had not opened the tab")
+	}
+	t.Logf("Target.createTarget: %v", err)
+	release()
+	e.waitFor("the late tab closed again", func() bool {
+		closes := e.ext.Closes()
+		return len(closes) == 1 && strings.HasPrefix(closes[0], "NEWTAB")
+	})
+	e.waitFor("the late tab no longer listed", func() bool {
+		for _, tb := range e.srv.Hub().Tabs() {
+			if strings.HasPrefix(tb.TargetID, "NEWTAB") {
+				return false
+			}
+		}
+		return true
+	})
+	if !e.hasTab(tabA) {
+		t.Error("the user's tab went too")
+	}
 }
