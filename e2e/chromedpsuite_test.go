@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,9 +218,27 @@ func runChromedpTests(t *testing.T, bin, dir, endpoint, token string, out map[st
 		t.Errorf("%s's tests (%s) ran no test (exit %v):\n%s", chromedpModule, strings.Join(selection, " "), err, text)
 	}
 	if ee != nil && !bytes.HasSuffix(bytes.TrimSpace(text), []byte("FAIL")) {
-		// it ended before its summary (a panic, say): what it printed last says why
+		// it ended before its summary (a panic, say): what it printed last says why, and the
+		// tests still running when the suite's time ran out are named after "panic: test timed out"
 		lines := strings.Split(strings.TrimSpace(string(text)), "\n")
-		t.Errorf("%s's tests on %s ended early (%v); their last lines:\n%s", chromedpModule, endpoint, err, strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		t.Errorf("%s's tests on %s ended early (%v)%s; their last lines:\n%s", chromedpModule, endpoint, err, stillRunning(lines), strings.Join(lines[max(0, len(lines)-40):], "\n"))
 	}
 	t.Logf("%s's tests (%s) on %s: %d lines of output", chromedpModule, strings.Join(selection, " "), endpoint, strings.Count(string(text), "\n"))
+}
+
+// stillRunning returns, from a test binary's output, the tests Go's -test.timeout panic names as
+// still running ("" when it did not time out).
+func stillRunning(lines []string) string {
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "panic: test timed out") })
+	if i < 0 {
+		return ""
+	}
+	var running []string
+	for _, l := range lines[i+1:] {
+		if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "goroutine ") {
+			break
+		}
+		running = append(running, l)
+	}
+	return ": " + strings.Join(append([]string{lines[i]}, running...), "; ")
 }
