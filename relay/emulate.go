@@ -469,7 +469,25 @@ func (h *Hub) tabOp(r *req) {
 			r.fail(codeServerError, msg)
 			return
 		}
-		typ, result = wire.TypeCloseTab, []byte(`{"success":true}`)
+		if !t.live || h.ext == nil {
+			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
+			return
+		}
+		// Chrome answers at once, before the tab is gone and its sessions detached: a loaded
+		// browser may take seconds to close a tab, and clients wait for the answer only briefly
+		// (chromedp 5 s). The answer keeps its place among the session's answers.
+		answer := func() { r.ok([]byte(`{"success":true}`)) }
+		if r.s != nil {
+			r.s.afterEarlier(answer)
+		} else {
+			answer()
+		}
+		h.tabRequest(r.c, wire.TypeCloseTab, t, func(errRaw []byte) {
+			if errRaw != nil {
+				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Target.closeTarget: the extension could not close the tab")
+			}
+		}, func() {})
+		return
 	}
 	h.tabRequest(r.c, typ, t, func(errRaw []byte) {
 		if errRaw != nil {
