@@ -28,6 +28,10 @@ type mainLoad struct {
 	dcl       bool    // Page.domContentEventFired seen since it committed
 	loaded    bool    // Page.loadEventFired seen since it committed
 	timestamp float64 // the last event timestamp seen (Chrome's monotonic seconds)
+	// gap: the debugger was away while it loaded and the tab was still loading when it came
+	// back; the end may have been lost all the same (chrome.tabs says so a moment late), so the
+	// tab's next update that says it no longer loads gives it.
+	gap bool
 }
 
 // abortedNavigation is the errorText of a navigation Chrome canceled (an unknown scheme, a
@@ -79,7 +83,7 @@ func (t *target) noteLoad(method string, params []byte) {
 		}
 	case "Page.frameStoppedLoading":
 		if main {
-			l.loading = false
+			l.loading, l.gap = false, false
 		}
 	case "Page.domContentEventFired":
 		l.dcl = true
@@ -98,14 +102,18 @@ func (t *target) noteLoad(method string, params []byte) {
 
 // rebuildLoad gives the clients of a re-attached tab the end of a main-frame load whose events
 // were lost while the debugger was away, when the tab (as the extension saw it once attached
-// again) is no longer loading. Call with h.mu held, after the tab's domains were switched on
-// again.
+// again, or in its next update) is no longer loading. Call with h.mu held, after the tab's
+// domains were switched on again.
 func (h *Hub) rebuildLoad(t *target, tab wire.Tab) {
 	l := t.load
-	if !l.loading || tab.Loading {
-		return // nothing was lost, or the rest is still to come
+	if !l.loading {
+		return // nothing was lost
 	}
-	t.load.loading = false
+	if tab.Loading {
+		t.load.gap = true // the rest is still to come, or its end was lost too: see the next update
+		return
+	}
+	t.load.loading, t.load.gap = false, false
 	ts := mustJSON(map[string]any{"timestamp": l.timestamp})
 	h.log.Debug().Str("target", t.id).Bool("committed", l.committed).Msg("re-attached tab: giving the end of a load whose events were lost")
 	if l.loaderID != "" && !l.committed && !l.failed && tab.URL != l.url {

@@ -46,6 +46,7 @@ func TestReattachGivesLostLoad(t *testing.T) {
 		before  [][2]any // the events of the tab before its session ended
 		url     string   // the tab's address when it is back
 		loading bool     // still loading when it is back
+		update  bool     // then an update says it no longer loads
 		want    []string
 	}{
 		{
@@ -62,6 +63,10 @@ func TestReattachGivesLostLoad(t *testing.T) {
 		},
 		{name: "the load ended before the session did", before: loaded, url: newURL},
 		{name: "the tab is still loading: the rest comes from the tab", before: committed, url: newURL, loading: true},
+		{
+			name: "the tab said it was loading, and its next update says it no longer is", before: committed, url: newURL, loading: true, update: true,
+			want: []string{"Page.domContentEventFired", "Page.loadEventFired", "Page.frameStoppedLoading " + tabA},
+		},
 		{name: "no navigation", url: "https://a.example/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +99,11 @@ func TestReattachGivesLostLoad(t *testing.T) {
 			before := len(e.ext.Commands())
 			if err := e.ext.ShareTab(wire.Tab{TabID: 1, TargetID: tabA, URL: tc.url, Title: "title " + tabA, Origin: wire.OriginUser, Active: true, Reattached: true, Loading: tc.loading}); err != nil {
 				t.Fatal(err)
+			}
+			if tc.update {
+				if err := e.ext.UpdateTab(wire.Tab{TabID: 1, TargetID: tabA, URL: tc.url, Title: "title " + tabA, Origin: wire.OriginUser, Active: true}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			mark(2)
 			got := rec.list()

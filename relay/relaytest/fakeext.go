@@ -327,6 +327,16 @@ func (e *Extension) ShareTab(info wire.Tab) error {
 	return e.send(map[string]any{"type": wire.TypeTabShared, "tab": info})
 }
 
+// UpdateTab reports a change of a shared tab (its address, title or loading status).
+func (e *Extension) UpdateTab(info wire.Tab) error {
+	e.mu.Lock()
+	if t := e.tabs[info.TargetID]; t != nil {
+		t.info = info
+	}
+	e.mu.Unlock()
+	return e.send(map[string]any{"type": wire.TypeTabUpdated, "tab": info})
+}
+
 // Unshare reports a tab as no longer shared.
 func (e *Extension) Unshare(targetID, reason string) error {
 	e.mu.Lock()
