@@ -1,3 +1,5 @@
+//go:build suites
+
 package e2e
 
 import (
