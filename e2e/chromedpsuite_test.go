@@ -84,6 +84,13 @@ var chromedpUnderLoad = map[string]string{
 	"TestPrintToPDF":                   "seen failing in one run (under load), passing in another",
 	"TestPrintToPDFPageCount":          "seen failing in one run (under load), passing in another",
 	"TestWebGL":                        "a screenshot timed out in one run (under load)",
+	"TestNoExitErrorAfterCancel":       "target detached: inspected target navigated or closed (a tab the suite opened, one run)",
+	// Its index page reloads a frame every 100 ms, so the tab is never "complete" for long: when
+	// the click's navigation to bad:// ends the debugger session, the re-attached tab says it is
+	// loading, and the aborted navigation's end (which the relay gives once the tab says it no
+	// longer loads) does not come in chromedp's 30 s. The same without that frame passes
+	// (TestBadSchemeLoadLikeChrome).
+	"TestRunResponse/ClickBadProtocol": "the aborted navigation's end did not come in 30 s (a frame of the page reloads every 100 ms: see the comment)",
 }
 
 // chromedpFailing is every test the comparison expects to fail through tabrelay in this run,
