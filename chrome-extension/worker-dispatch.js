@@ -8,7 +8,7 @@ import { transmit } from './worker-send.js';
 import { cancelDownload } from './worker-downloads.js';
 import { applyPermissions } from './worker-permissions.js';
 import { navigate, navigateUnattached, pageRefusesDebugger } from './worker-navigate.js';
-import { cdp, ensureAttached, ensureDetached, shareTab, unshare } from './worker-sharing.js';
+import { cdp, ensureAttached, ensureDetached, rememberSwitch, shareTab, unshare } from './worker-sharing.js';
 import { outgoing, state } from './worker-state.js';
 import { errorText } from './worker-util.js';
 
@@ -100,6 +100,7 @@ async function dispatch(msg, trace) {
       const result = navigation
         ? await navigate(rec, msg.params)
         : await cdp(rec.tabId, msg.sessionId, msg.method ?? '', msg.params);
+      if (!msg.sessionId) rememberSwitch(rec, msg.method ?? '', msg.params);
       if (trace) trace.answered = performance.now();
       return result ?? {};
     }

@@ -321,12 +321,41 @@ export async function handleDetach(source, reason) {
 }
 
 /**
+ * The page-session commands a new debugger session forgets and a re-attach sends again, before
+ * any command that waited for it (the relay switches them on again too, but only once it hears
+ * of the re-attach: a navigation sent meanwhile would lose its events): each command -> what it
+ * switches.
+ * @type {Record<string, string>}
+ */
+const SWITCHES = {
+  'Page.enable': 'Page', 'Page.disable': 'Page', 'Network.enable': 'Network', 'Network.disable': 'Network',
+  'Page.setLifecycleEventsEnabled': 'lifecycle',
+};
+
+/**
+ * Remembers a command a client sent to a tab's page session that SWITCHES names.
+ * @param {SharedTab} rec
+ * @param {string} method
+ * @param {Record<string, unknown>|undefined} params
+ */
+export function rememberSwitch(rec, method, params) {
+  const key = SWITCHES[method];
+  if (!key) return;
+  rec.switched ??= new Map();
+  if (method.endsWith('.disable') || (key === 'lifecycle' && !params?.enabled)) rec.switched.delete(key);
+  else rec.switched.set(key, { method, params });
+}
+
+/**
  * Attaches the debugger again to a shared tab whose session ended while the tab lives on.
  * @param {SharedTab} rec
  */
 async function reattach(rec) {
   rec.children = new Map();
   await attach(rec.tabId, true);
+  // the domains first, the lifecycle events (which need Page) last
+  const again = [...(rec.switched ?? new Map())].sort(([a], [b]) => Number(a === 'lifecycle') - Number(b === 'lifecycle'));
+  for (const [, c] of again) await cdp(rec.tabId, undefined, c.method, c.params).catch(() => {});
   const info = await cdp(rec.tabId, undefined, 'Target.getTargetInfo');
   const targetId = info.targetInfo.targetId;
   if (targetId !== rec.targetId) {
@@ -364,6 +393,7 @@ export function wireTab(rec, tab) {
   if (rec.openerTargetId) t.openerTargetId = rec.openerTargetId;
   if (rec.reattached) t.reattached = true;
   if (!rec.attached) t.detached = true;
+  if (tab.status === 'loading') t.loading = true;
   return t;
 }
 

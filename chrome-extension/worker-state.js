@@ -24,6 +24,8 @@ export const SESSION_KEY = 'tabrelayState';
  * @property {Map<string, object>} children child sessions of the tab: sessionId -> targetInfo
  * @property {boolean} attached chrome.debugger is attached (false: shared on demand, not driven now)
  * @property {Promise<void>|null} op the attach or detach under way (commands wait for it)
+ * @property {Map<string, {method: string, params: object|undefined}>} [switched] what clients
+ *   switched on in the page session that a new debugger session forgets (see rememberSwitch)
  */
 
 /**

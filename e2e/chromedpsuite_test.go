@@ -1,3 +1,5 @@
+//go:build suites
+
 package e2e
 
 import (
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +51,6 @@ var chromedpRefusedOnPurpose = map[string]string{
 	"TestBrowserContext":                                    refusedOnPurpose[scenarioBrowserContext],
 	"TestWithNewWindow/NewBrowserContext":                   refusedOnPurpose[scenarioBrowserContext],
 	"TestWithNewWindow/ExistingBrowserContext":              refusedOnPurpose[scenarioBrowserContext],
-	"TestRunResponse/ClickBadIframe":                        badSchemeDetaches,
-	"TestRunResponse/NavigateBadIframe":                     badSchemeDetaches,
-	"TestRunResponse/ClickBadProtocol":                      badSchemeDetaches,
 	"TestWaitReadyAfterFreshNavigation/data_url_html":       dataURLAborted,
 	"TestWaitReadyAfterFreshNavigation/data_url_empty_html": dataURLAborted,
 	"TestWaitReadyAfterFreshNavigation/data_url_body":       dataURLAborted,
@@ -84,6 +84,13 @@ var chromedpUnderLoad = map[string]string{
 	"TestPrintToPDF":                   "seen failing in one run (under load), passing in another",
 	"TestPrintToPDFPageCount":          "seen failing in one run (under load), passing in another",
 	"TestWebGL":                        "a screenshot timed out in one run (under load)",
+	"TestNoExitErrorAfterCancel":       "target detached: inspected target navigated or closed (a tab the suite opened, one run)",
+	// Its index page reloads a frame every 100 ms, so the tab is never "complete" for long: when
+	// the click's navigation to bad:// ends the debugger session, the re-attached tab says it is
+	// loading, and the aborted navigation's end (which the relay gives once the tab says it no
+	// longer loads) does not come in chromedp's 30 s. The same without that frame passes
+	// (TestBadSchemeLoadLikeChrome).
+	"TestRunResponse/ClickBadProtocol": "the aborted navigation's end did not come in 30 s (a frame of the page reloads every 100 ms: see the comment)",
 }
 
 // chromedpFailing is every test the comparison expects to fail through tabrelay in this run,
@@ -106,10 +113,6 @@ func chromedpFailing(t *testing.T, relayed map[string]suiteResult) map[string]st
 // dataURLAborted is why tabrelay fails chromedp's tests that navigate a tab to a data: URL.
 const dataURLAborted = "Chrome aborts Page.navigate to a data: URL sent through an extension's debugger (net::ERR_ABORTED, Chrome's own answer, as for a page that opens one)"
 
-// badSchemeDetaches is why tabrelay fails chromedp's tests of a page (or a frame of it) that
-// navigates to an unknown URL scheme.
-const badSchemeDetaches = "a frame navigating to an unknown URL scheme ends the extension's debugger session for a moment; the load events of that moment are lost, and chromedp's RunResponse waits for them"
-
 // TestChromedpSuite: every test of chromedp's own suite that passes on Chrome's own endpoint
 // passes on tabrelay (refusals on purpose aside, listed in chromedpRefusedOnPurpose), in the same
 // browser. The suite skips some tests by itself where the machine lacks what they need (a
@@ -117,14 +120,10 @@ const badSchemeDetaches = "a frame navigating to an unknown URL scheme ends the 
 // process (its output, its environment): those prove nothing about an endpoint and are only
 // listed when they fail on Chrome's.
 //
-// It runs only when TABRELAY_CHROMEDP_SUITE=1: on a 2-core machine it takes 8 to 12 minutes
-// (two browsers, 660 tests each), and through tabrelay it has hung now and then in
-// TestRunResponse under load, a cause not yet found. The default run says so and does not
-// count it.
+// It builds only with the suites tag (`go tool task suites`, which CI runs after the other
+// tests): on a 2-core machine it takes minutes (two browsers, 660 tests each), so `go test ./...`
+// does not see it at all.
 func TestChromedpSuite(t *testing.T) {
-	if os.Getenv("TABRELAY_CHROMEDP_SUITE") != "1" {
-		t.Skip("chromedp's own suite runs with TABRELAY_CHROMEDP_SUITE=1 (8 to 12 minutes; not yet reliably green through tabrelay under load)")
-	}
 	requireChromium(t)
 	bin, dir := buildChromedpSuite(t)
 	// Each endpoint gets a browser of its own, and both run at once: a suite that lists or
@@ -226,9 +225,27 @@ func runChromedpTests(t *testing.T, bin, dir, endpoint, token string, out map[st
 		t.Errorf("%s's tests (%s) ran no test (exit %v):\n%s", chromedpModule, strings.Join(selection, " "), err, text)
 	}
 	if ee != nil && !bytes.HasSuffix(bytes.TrimSpace(text), []byte("FAIL")) {
-		// it ended before its summary (a panic, say): what it printed last says why
+		// it ended before its summary (a panic, say): what it printed last says why, and the
+		// tests still running when the suite's time ran out are named after "panic: test timed out"
 		lines := strings.Split(strings.TrimSpace(string(text)), "\n")
-		t.Errorf("%s's tests on %s ended early (%v); their last lines:\n%s", chromedpModule, endpoint, err, strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		t.Errorf("%s's tests on %s ended early (%v)%s; their last lines:\n%s", chromedpModule, endpoint, err, stillRunning(lines), strings.Join(lines[max(0, len(lines)-40):], "\n"))
 	}
 	t.Logf("%s's tests (%s) on %s: %d lines of output", chromedpModule, strings.Join(selection, " "), endpoint, strings.Count(string(text), "\n"))
+}
+
+// stillRunning returns, from a test binary's output, the tests Go's -test.timeout panic names as
+// still running ("" when it did not time out).
+func stillRunning(lines []string) string {
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "panic: test timed out") })
+	if i < 0 {
+		return ""
+	}
+	var running []string
+	for _, l := range lines[i+1:] {
+		if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "goroutine ") {
+			break
+		}
+		running = append(running, l)
+	}
+	return ": " + strings.Join(append([]string{lines[i]}, running...), "; ")
 }

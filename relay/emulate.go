@@ -430,6 +430,17 @@ func (h *Hub) createTarget(r *req) {
 		_ = json.Unmarshal(result, &res)
 		c.send(resultMsg(id, sid, mustJSON(map[string]string{"targetId": res.TargetID})))
 	}}
+	pd.late = func(result []byte) {
+		// the client was told the tab did not open: a tab it does not know of must not stay
+		var res struct {
+			TargetID string `json:"targetId"`
+		}
+		_ = json.Unmarshal(result, &res)
+		if t := h.targets[res.TargetID]; t != nil {
+			h.log.Info().Str("target", t.id).Msg("closing a tab the browser opened after its Target.createTarget timed out")
+			h.tabRequest(nil, wire.TypeCloseTab, t, func([]byte) {}, func() {})
+		}
+	}
 	ok := h.request(pd, func(rid int64) []byte {
 		return mustJSON(wire.TabRequest{Type: wire.TypeCreateTab, ID: rid, URL: u, Background: p.Background, NewWindow: p.NewWindow})
 	}, h.opts.TabTimeout)
@@ -458,7 +469,25 @@ func (h *Hub) tabOp(r *req) {
 			r.fail(codeServerError, msg)
 			return
 		}
-		typ, result = wire.TypeCloseTab, []byte(`{"success":true}`)
+		if !t.live || h.ext == nil {
+			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
+			return
+		}
+		// Chrome answers at once, before the tab is gone and its sessions detached: a loaded
+		// browser may take seconds to close a tab, and clients wait for the answer only briefly
+		// (chromedp 5 s). The answer keeps its place among the session's answers.
+		answer := func() { r.ok([]byte(`{"success":true}`)) }
+		if r.s != nil {
+			r.s.afterEarlier(answer)
+		} else {
+			answer()
+		}
+		h.tabRequest(r.c, wire.TypeCloseTab, t, func(errRaw []byte) {
+			if errRaw != nil {
+				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Target.closeTarget: the extension could not close the tab")
+			}
+		}, func() {})
+		return
 	}
 	h.tabRequest(r.c, typ, t, func(errRaw []byte) {
 		if errRaw != nil {

@@ -166,6 +166,7 @@ func (e *Extension) Disconnected() {
 	if h.ext == e.l {
 		h.extGone(e.l)
 		h.ext = nil
+		clear(h.late) // their answers cannot come any more
 		h.log.Info().Dur("grace", h.opts.Grace).Msg("browser extension disconnected; shared tabs wait for it to come back")
 		h.graceEnd = time.AfterFunc(h.opts.Grace, h.expireGrace)
 		h.setGap(time.Now().Add(h.opts.Grace))
@@ -372,8 +373,14 @@ func (e *Extension) handle(msg []byte, env envelope, recv int64) {
 		h.downloadReport(d)
 	case wire.TypeResponse:
 		p := h.pending[env.id]
-		if p == nil {
-			return // timed out already
+		if p == nil { // timed out already
+			if late := h.late[env.id]; late != nil {
+				delete(h.late, env.id)
+				if len(env.errRaw) == 0 {
+					late(env.result)
+				}
+			}
+			return
 		}
 		delete(h.pending, env.id)
 		if h.legs != nil && p.c != nil {
@@ -434,6 +441,10 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 	t.tab = tab
 	if tab.Reattached {
 		h.reattached(t)
+		h.reswitchEvents(t)
+		h.rebuildLoad(t, tab)
+	} else if t.load.gap {
+		h.rebuildLoad(t, tab)
 		h.sharedForDownloads(t, true)
 		for _, ch := range children {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
@@ -693,6 +704,9 @@ func (h *Hub) route(e envelope) {
 		t.forgetDocument(e.sessionID) // every node id is gone, for every client
 	case "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated":
 		t.noteDialog(e.sessionID, e.method, e.params)
+	}
+	if e.sessionID == "" {
+		t.noteLoad(e.method, e.params)
 	}
 	if e.method == "Page.downloadWillBegin" || e.method == "Page.downloadProgress" {
 		h.downloadEvent(t, e.method, e.params)

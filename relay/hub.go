@@ -21,7 +21,8 @@ import (
 type HubOptions struct {
 	// CommandTimeout bounds every CDP command forwarded to the extension (default 30 s).
 	CommandTimeout time.Duration
-	// TabTimeout bounds tab operations: create, close, activate (default 10 s).
+	// TabTimeout bounds tab operations: create, close, activate (default 30 s, as commands: a
+	// loaded browser may take seconds to open a tab, and Chrome's own endpoint waits for it).
 	TabTimeout time.Duration
 	// Grace is how long shared tabs stay listed after the extension disconnects (default 10 s).
 	Grace time.Duration
@@ -53,7 +54,7 @@ func (o *HubOptions) defaults() {
 		o.CommandTimeout = 30 * time.Second
 	}
 	if o.TabTimeout <= 0 {
-		o.TabTimeout = 10 * time.Second
+		o.TabTimeout = 30 * time.Second
 	}
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
@@ -96,7 +97,10 @@ type Hub struct {
 	tabIDs    map[string]*target // by synthetic tab target id
 	clients   map[*Client]struct{}
 	pending   map[int64]*pending
-	nextID    int64
+	// late holds what to do with the answer of a request that timed out, should it still come
+	// (see pending.late), by request id.
+	late   map[int64]func(result []byte)
+	nextID int64
 	// permSeq orders the clients' permission overrides (permissions.go): the latest wins.
 	permSeq   int64
 	nextCID   uint64
@@ -133,6 +137,7 @@ func NewHub(opts HubOptions) *Hub {
 		tabIDs:    map[string]*target{},
 		clients:   map[*Client]struct{}{},
 		pending:   map[int64]*pending{},
+		late:      map[int64]func([]byte){},
 		changed:   make(chan struct{}),
 	}
 	if opts.TraceLegs {
@@ -227,6 +232,8 @@ type target struct {
 	idle *time.Timer
 	// dialogs holds the extension sessions with a JavaScript dialog open (see dialog.go).
 	dialogs map[string]bool
+	// load is the main frame's load as the events that passed tell it (see mainload.go).
+	load mainLoad
 }
 
 type runtimeState struct {
@@ -441,7 +448,10 @@ type pending struct {
 	target   *target
 	// closes is the tab a client's Target.closeTarget asked the extension to close: it is
 	// answered when the tab goes, before the tab's sessions are detached, as Chrome answers.
-	closes   *target
+	closes *target
+	// late undoes the effect of a request whose client was told it timed out, when its answer
+	// comes after all (a tab opened for nobody is closed again).
+	late     func(result []byte)
 	deadline time.Time
 	// done, when set, receives the outcome instead of a client (hub-internal requests and
 	// emulated methods that need the extension).
@@ -479,6 +489,9 @@ func (h *Hub) sweep(ctx context.Context) {
 			for id, p := range h.pending {
 				if now.After(p.deadline) {
 					delete(h.pending, id)
+					if p.late != nil {
+						h.late[id] = p.late
+					}
 					what := p.method
 					if what == "" {
 						what = "the tab operation"

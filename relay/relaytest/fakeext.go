@@ -65,6 +65,10 @@ type Extension struct {
 
 	// debugger holds the attachTab and detachTab requests received, as "type targetId".
 	debugger []string
+	// closes holds the target ids of the closeTab requests received, in order.
+	closes []string
+	// createHold, while set, holds the tabs the relay asks to open until it is closed.
+	createHold chan struct{}
 
 	chunkSize int
 	chunks    atomic.Bool  // the relay takes chunk frames
@@ -184,6 +188,31 @@ func (e *Extension) SetHandler(h Handler) {
 	e.mu.Unlock()
 }
 
+// HoldCreates holds the tabs the relay asks to open (a browser slow to open them) until release
+// is called; then they open, in the order asked.
+func (e *Extension) HoldCreates() (release func()) {
+	hold := make(chan struct{})
+	e.mu.Lock()
+	e.createHold = hold
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			e.createHold = nil
+			e.mu.Unlock()
+			close(hold)
+		})
+	}
+}
+
+// Closes returns the target ids of the tabs the relay asked to close, in order.
+func (e *Extension) Closes() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.closes...)
+}
+
 // Cancels returns the guids of the downloads the relay asked to cancel, in order.
 func (e *Extension) Cancels() []string {
 	e.mu.Lock()
@@ -296,6 +325,16 @@ func (e *Extension) ShareTab(info wire.Tab) error {
 	}
 	e.mu.Unlock()
 	return e.send(map[string]any{"type": wire.TypeTabShared, "tab": info})
+}
+
+// UpdateTab reports a change of a shared tab (its address, title or loading status).
+func (e *Extension) UpdateTab(info wire.Tab) error {
+	e.mu.Lock()
+	if t := e.tabs[info.TargetID]; t != nil {
+		t.info = info
+	}
+	e.mu.Unlock()
+	return e.send(map[string]any{"type": wire.TypeTabUpdated, "tab": info})
 }
 
 // Unshare reports a tab as no longer shared.
@@ -434,11 +473,26 @@ func (e *Extension) handle(b []byte) {
 	case wire.TypeCreateTab:
 		e.mu.Lock()
 		e.nextTab++
-		id := fmt.Sprintf("NEWTAB%026d", e.nextTab)
+		n := e.nextTab
+		id := fmt.Sprintf("NEWTAB%026d", n)
+		hold := e.createHold
 		e.mu.Unlock()
-		_ = e.ShareTab(wire.Tab{TabID: 1000 + e.nextTab, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
-		_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
+		open := func() {
+			_ = e.ShareTab(wire.Tab{TabID: 1000 + n, TargetID: id, URL: m.URL, Title: m.URL, Origin: wire.OriginClient})
+			_ = e.respond(m.ID, map[string]string{"targetId": id}, nil)
+		}
+		if hold == nil {
+			open()
+			break
+		}
+		go func() {
+			<-hold
+			open()
+		}()
 	case wire.TypeCloseTab:
+		e.mu.Lock()
+		e.closes = append(e.closes, m.TargetID)
+		e.mu.Unlock()
 		_ = e.Unshare(m.TargetID, wire.ReasonClosed)
 		_ = e.respond(m.ID, map[string]any{}, nil)
 	case wire.TypeActivateTab, wire.TypeUnshareTab:

@@ -105,6 +105,8 @@ type Tab struct {
 	Reattached     bool   `json:"reattached,omitempty"`
 	// Detached says the tab is shared without the debugger attached (debugger on demand).
 	Detached bool `json:"detached,omitempty"`
+	// Loading says the tab was still loading (chrome.tabs' status) when the extension looked.
+	Loading bool `json:"loading,omitempty"`
 }
 
 // Child is a child target (out-of-process iframe, worker) already attached when a tab is announced.
