@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"maps"
@@ -101,9 +102,12 @@ func testFuncs() (map[string]int, error) {
 	decls := map[string][]*ast.FuncDecl{} // functions and methods by name (a call names no type)
 	var tests []*ast.FuncDecl
 	for _, path := range files {
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return nil, fmt.Errorf("read the tests of %s: %w", filepath.Base(path), err)
+		}
+		if !built(f) {
+			continue // behind a build tag this binary was not built with (the suites)
 		}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -148,6 +152,22 @@ func testFuncs() (map[string]int, error) {
 		}
 	}
 	return timed(weights, filepath.Join(filepath.Dir(self), "testdata", "test-seconds.tsv")), nil
+}
+
+// built reports whether a file's //go:build line, if any, holds with no tags set: the test
+// binary of go tool task test is built with none.
+func built(f *ast.File) bool {
+	for _, g := range f.Comments {
+		if g.Pos() > f.Package {
+			break
+		}
+		for _, c := range g.List {
+			if expr, err := constraint.Parse(c.Text); err == nil {
+				return expr.Eval(func(tag string) bool { return tag == runtime.GOOS || tag == runtime.GOARCH })
+			}
+		}
+	}
+	return true
 }
 
 // timed turns the tests' weights in lines into milliseconds: a test measured in the file at path
