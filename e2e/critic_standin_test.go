@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,6 +413,15 @@ func TestCriticStandIn(t *testing.T) {
 		})
 	}
 	t.Logf("%s", criticTable(rows))
+	// what the check costs: its requests' size in cl100k tokens (the instructions, then the step)
+	var total, step []int
+	for _, ex := range srv.Exchanges() {
+		total, step = append(total, ex.Split.Total), append(step, ex.Split.Total-ex.Split.System)
+	}
+	if len(total) > 0 {
+		t.Logf("the alignment check was asked %d times: a request is %d tokens at the median (the step %d, at most %d), its answer one short JSON object",
+			len(total), median(total), median(step), slices.Max(step))
+	}
 }
 
 // criticTable renders TestCriticStandIn's outcome: per case what the alignment check said and
