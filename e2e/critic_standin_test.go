@@ -112,7 +112,7 @@ type criticStandIn struct {
 	rec      *criticRecording // the case: its recording (replay) or what is recorded
 	dir      string           // recording: the case's folder
 	n        int              // requests in this case so far
-	problems []string
+	problems []error
 }
 
 // start begins case rec (the recording to replay, or an empty one to record into).
@@ -121,7 +121,11 @@ func (c *criticStandIn) start(rec *criticRecording) error {
 	defer c.mu.Unlock()
 	c.rec, c.n, c.problems = rec, 0, nil
 	if c.record != "" {
+		// answers left from an earlier recording would answer the new requests
 		c.dir = filepath.Join(c.record, rec.ID)
+		if err := os.RemoveAll(c.dir); err != nil {
+			return fmt.Errorf("clear the case's folder: %w", err)
+		}
 		if err := os.MkdirAll(c.dir, 0o755); err != nil {
 			return fmt.Errorf("the case's folder: %w", err)
 		}
@@ -129,9 +133,9 @@ func (c *criticStandIn) start(rec *criticRecording) error {
 	return nil
 }
 
-// end returns the case's problems: requests that differ from the recording, and how many
-// requests were sent against how many were recorded.
-func (c *criticStandIn) end() (sent int, problems []string) {
+// end returns how many requests the case sent and its problems (replay: requests that differ
+// from the recording or go beyond it).
+func (c *criticStandIn) end() (sent int, problems []error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n, c.problems
@@ -139,11 +143,11 @@ func (c *criticStandIn) end() (sent int, problems []string) {
 
 func (c *criticStandIn) fail(format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
-	c.problems = append(c.problems, err.Error())
+	c.problems = append(c.problems, err)
 	return err
 }
 
-// Answer answers the case's k-th request.
+// Answer answers the case's next request (the server's count n runs across cases: unused).
 func (c *criticStandIn) Answer(ctx context.Context, _ int, req llmtest.Request) (standin.Answer, error) {
 	c.mu.Lock()
 	rec, k, dir := c.rec, c.n, c.dir
@@ -179,6 +183,7 @@ func (c *criticStandIn) Answer(ctx context.Context, _ int, req llmtest.Request) 
 	return standin.Answer{Text: textOf(rec.Exchanges[k].Answer)}, nil
 }
 
+// promptHash is the hex SHA-256 of the check's instructions s.
 func promptHash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
