@@ -446,7 +446,7 @@ func (e *heldEnv) waitLoaded(part string) {
 // is approved (after the page ran mutate), the others declined. It returns how many it asked.
 func heldSettle(t *testing.T, runner *task.Runner, id string, approveFirst func()) (asks int, tk *task.Task) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), heldSettleTimeout())
 	defer cancel()
 	answered := map[string]bool{} // a step asked again (the page changed) is a new question
 	var cur *task.Task
