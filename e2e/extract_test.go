@@ -196,7 +196,7 @@ func TestSnapshotSummary(t *testing.T) {
 		`# forms: form "Sign in" (textbox "Email" ` + ref("textbox", "Email") + `, textbox "Password" ` + ref("textbox", "Password") + `, checkbox "Keep me signed in" ` +
 			ref("checkbox", "Keep me signed in") + `; submit button "Log in" ` + sum.Forms[0].Submit[0].Ref + `); form "Newsletter" (textbox "Your email" ` +
 			ref("textbox", "Your email") + `; submit button "Subscribe" ` + ref("button", "Subscribe") + `)`,
-		`# repeats: 5 listitems in list (like ` + ref("link", "Billing") + `) — extract reads them as records`,
+		`# repeats: 5 listitems in list (first ` + ref("link", "Billing") + `) — extract reads them as records`,
 	} {
 		if !strings.Contains(head+"\n", want+"\n") {
 			t.Errorf("the header has no line %q:\n%s", want, head)
