@@ -443,12 +443,12 @@ func (h *Hub) share(tab wire.Tab, children []wire.Child, announce bool) {
 		h.reattached(t)
 		h.reswitchEvents(t)
 		h.rebuildLoad(t, tab)
-	} else if t.load.gap {
-		h.rebuildLoad(t, tab)
 		h.sharedForDownloads(t, true)
 		for _, ch := range children {
 			h.addChild(t, "", ch.SessionID, ch.TargetInfo)
 		}
+	} else if t.load.gap {
+		h.rebuildLoad(t, tab)
 	}
 	if resumed {
 		h.log.Info().Str("target", t.id).Msg("shared tab is back")
