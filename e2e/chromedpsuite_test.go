@@ -249,3 +249,9 @@ func stillRunning(lines []string) string {
 	}
 	return ": " + strings.Join(append([]string{lines[i]}, running...), "; ")
 }
+
+// standinEnv is the environment a suite process needs so that the browsers it starts through
+// this test binary forward to endpoint.
+func standinEnv(endpoint, token string) []string {
+	return []string{standinEndpointEnv + "=" + endpoint, standinTokenEnv + "=" + token}
+}

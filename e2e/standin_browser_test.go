@@ -33,12 +33,6 @@ const (
 	standinTokenEnv    = "TABRELAY_E2E_STANDIN_TOKEN"    // the secret to send as a bearer token, if any
 )
 
-// standinEnv is the environment a suite process needs so that the browsers it starts through
-// this test binary forward to endpoint.
-func standinEnv(endpoint, token string) []string {
-	return []string{standinEndpointEnv + "=" + endpoint, standinTokenEnv + "=" + token}
-}
-
 // runStandinIfAsked runs the stand-in browser and exits when this process was started as one.
 // TestMain calls it before it parses flags (a browser's command line is not a test's).
 func runStandinIfAsked() {
