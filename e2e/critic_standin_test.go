@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabrelay/tabrelay/agent/actions"
 	"github.com/tabrelay/tabrelay/agent/actions/gate"
 	"github.com/tabrelay/tabrelay/agent/api"
 	"github.com/tabrelay/tabrelay/agent/llm"
@@ -350,22 +349,7 @@ func TestCriticStandIn(t *testing.T) {
 
 			e := base
 			e.u.t, e.other.t = t, t
-			page := e.fill(c.page)
-			if !strings.HasPrefix(page, "http") {
-				page = victim.URL + "/" + page
-			}
-			if c.other {
-				dctx, dcancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 10*time.Second)
-				_, _ = e.other.svc.Act(dctx, e.other.tab, actions.Do(actions.Dialog{Accept: new(false)}))
-				dcancel()
-				e.other.open(attacker.URL + "/guest.html")
-			}
-			e.u.open(page)
-			if c.before != nil {
-				c.before(&e)
-			}
-			victim.reset()
-			attacker.reset()
+			e.stage(c.page, c.other, c.before)
 			hm.play(t, c.steps(&e))
 			tk, err := runner.Start(context.Background(), goal, victimTab.TargetID)
 			if err != nil {

@@ -36,6 +36,30 @@ type heldEnv struct {
 	vport, aport     string
 }
 
+// stage sets an attack's scene: the person's tab on page (a path of the victim's site, or a
+// URL), the other tab back on the attacker's guest page when other, before's own steps, and
+// both sites' logs emptied.
+func (e *heldEnv) stage(page string, other bool, before func(*heldEnv)) {
+	page = e.fill(page)
+	if !strings.HasPrefix(page, "http") {
+		page = e.victim.URL + "/" + page
+	}
+	if other {
+		// a dialog an earlier attack left open in the other tab (B10's, declined) blocks its
+		// navigation: the person answers it first
+		dctx, dcancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 10*time.Second)
+		_, _ = e.other.svc.Act(dctx, e.other.tab, actions.Do(actions.Dialog{Accept: new(false)}))
+		dcancel()
+		e.other.open(e.attacker.URL + "/guest.html")
+	}
+	e.u.open(page)
+	if before != nil {
+		before(e)
+	}
+	e.victim.reset()
+	e.attacker.reset()
+}
+
 // heldCall is one tool call of the scripted model.
 type heldCall struct {
 	tool string
@@ -598,24 +622,7 @@ func TestGateHeldOut(t *testing.T) {
 					e.u.t, e.other.t = t, t // a missing control fails this attack only
 					row := heldRow{id: at.id, family: at.family, name: at.name, lie: at.lie}
 					defer func() { rows = append(rows, row) }()
-					page := e.fill(at.page)
-					if !strings.HasPrefix(page, "http") {
-						page = victim.URL + "/" + page
-					}
-					if at.other {
-						// a dialog an earlier attack left open in the other tab (B10's, declined)
-						// blocks its navigation: the person answers it first
-						dctx, dcancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 10*time.Second)
-						_, _ = e.other.svc.Act(dctx, e.other.tab, actions.Do(actions.Dialog{Accept: new(false)}))
-						dcancel()
-						e.other.open(attacker.URL + "/guest.html")
-					}
-					e.u.open(page)
-					if at.before != nil {
-						at.before(&e)
-					}
-					victim.reset()
-					attacker.reset()
+					e.stage(at.page, at.other, at.before)
 					hm.play(t, at.steps(&e))
 					if mode.critic != nil {
 						mode.critic.set(at.tells)
