@@ -219,6 +219,12 @@ func runChromedpTests(t *testing.T, bin, dir, endpoint, token string, out map[st
 	if ctx.Err() != nil {
 		t.Errorf("%s's tests did not finish in %v:\n%s", chromedpModule, limit, text)
 	}
+	// the whole output, to read what a test was doing when the suite hung or ended early
+	if f, err := os.CreateTemp("", "chromedp-suite-*.log"); err == nil {
+		_, _ = f.Write(text)
+		_ = f.Close()
+		t.Logf("%s's whole output on %s: %s", chromedpModule, endpoint, f.Name())
+	}
 	n := len(out)
 	parseTestOutput(text, "", out)
 	if len(out) == n {

@@ -3,6 +3,8 @@ package relay
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tabrelay/tabrelay/relay/wire"
 )
@@ -97,8 +99,20 @@ func (h *Hub) setDiscoverTargets(r *req) {
 	was := s.discover
 	s.discover, s.dFilter = p.Discover, p.Filter
 	if p.Discover && !was {
+		// Chrome announces the targets it has in the order of their ids (its hosts are kept in a
+		// map keyed by id), not newest first as it lists them: chromedp's first context of a
+		// browser attaches to the first page announced.
+		type known struct {
+			id, typ string
+			info    []byte
+		}
+		var all []known
 		for _, t := range h.liveTargets() {
-			h.announceCreated(s, t)
+			all = append(all, known{t.tabID, "tab", h.tabInfo(t)}, known{t.id, "page", h.pageInfo(t)})
+		}
+		slices.SortStableFunc(all, func(a, b known) int { return strings.Compare(a.id, b.id) })
+		for _, k := range all {
+			announceInfo(s, k.typ, k.info)
 		}
 	}
 	r.ok(nil)
@@ -107,11 +121,14 @@ func (h *Hub) setDiscoverTargets(r *req) {
 // announceCreated tells s, which discovers targets, of t's tab and page targets (as its filter
 // lets through).
 func (h *Hub) announceCreated(s *session, t *target) {
-	if matches(s.dFilter, "tab") {
-		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.tabInfo(t))}))
-	}
-	if matches(s.dFilter, "page") {
-		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(h.pageInfo(t))}))
+	announceInfo(s, "tab", h.tabInfo(t))
+	announceInfo(s, "page", h.pageInfo(t))
+}
+
+// announceInfo tells s of a target of type typ described by info, if its filter lets it through.
+func announceInfo(s *session, typ string, info []byte) {
+	if matches(s.dFilter, typ) {
+		s.emit("Target.targetCreated", mustJSON(map[string]any{"targetInfo": json.RawMessage(info)}))
 	}
 }
 
