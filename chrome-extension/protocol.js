@@ -106,7 +106,7 @@ export const Origin = Object.freeze({
  * @property {'user'|'opener'|'client'} [origin]
  * @property {boolean} [reattached]
  * @property {boolean} [detached] shared without the debugger attached (debugger on demand)
- * @property {boolean} [loading] the tab was still loading when it was announced (chrome.tabs' status)
+ * @property {boolean} [loading] the tab was still loading when it was announced (chrome.tabs' status; for a tab whose debugger was attached again, its main document's own state)
  */
 
 /**

@@ -364,6 +364,7 @@ async function reattach(rec) {
   }
   autoAttach(rec.tabId);
   const tab = await chrome.tabs.get(rec.tabId);
+  rec.mainLoading = await mainDocumentLoading(rec.tabId, tab);
   rec.ready = true;
   rec.reattached = true;
   if (state.live) {
@@ -393,8 +394,32 @@ export function wireTab(rec, tab) {
   if (rec.openerTargetId) t.openerTargetId = rec.openerTargetId;
   if (rec.reattached) t.reattached = true;
   if (!rec.attached) t.detached = true;
-  if (tab.status === 'loading') t.loading = true;
+  if (rec.reattached ? rec.mainLoading : tab.status === 'loading') t.loading = true;
   return t;
+}
+
+/**
+ * Whether a tab's main document is still loading, as the page says once the debugger is attached
+ * again. chrome.tabs' status also counts its frames' loads: a page with a frame that reloads
+ * every 100 ms says "loading" most of the time, and the end of a main-frame load lost while the
+ * debugger was away would then never be given. A page that does not answer within a second (a
+ * dialog, a busy script) is taken at chrome.tabs' word.
+ * @param {number} tabId
+ * @param {chrome.tabs.Tab} tab
+ * @returns {Promise<boolean>}
+ */
+async function mainDocumentLoading(tabId, tab) {
+  const byStatus = tab.status === 'loading';
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(byStatus), 1000); });
+  const asked = cdp(tabId, undefined, 'Runtime.evaluate', { expression: 'document.readyState', returnByValue: true })
+    .then((r) => /** @type {{result?: {value?: unknown}}} */ (r)?.result?.value !== 'complete', () => byStatus);
+  try {
+    return /** @type {boolean} */ (await Promise.race([asked, late]));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** @param {SharedTab} rec @returns {P.WireChild[]} */

@@ -20,6 +20,7 @@ export const SESSION_KEY = 'tabrelayState';
  * @property {string} [openerTargetId]
  * @property {boolean} ready true once attached, auto-attach is on and the tab may be announced
  * @property {boolean} reattached the next announcement says the debugger was attached anew
+ * @property {boolean} [mainLoading] its main document was still loading when the debugger was attached anew
  * @property {boolean} detaching we are detaching it ourselves (ignore the onDetach)
  * @property {Map<string, object>} children child sessions of the tab: sessionId -> targetInfo
  * @property {boolean} attached chrome.debugger is attached (false: shared on demand, not driven now)

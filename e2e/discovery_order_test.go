@@ -56,7 +56,9 @@ func TestDiscoveryOrderLikeChrome(t *testing.T) {
 			if ev.Method != "Target.targetCreated" {
 				return
 			}
-			var p struct{ TargetInfo struct{ Type, URL, TargetID string } }
+			var p struct {
+				TargetInfo struct{ Type, URL, TargetID string }
+			}
 			if json.Unmarshal(ev.Params, &p) == nil && p.TargetInfo.Type == "page" && strings.Contains(p.TargetInfo.URL, "client=") {
 				mu.Lock()
 				announced = append(announced, clientMarker(p.TargetInfo.URL)+":"+p.TargetInfo.TargetID)
@@ -67,7 +69,9 @@ func TestDiscoveryOrderLikeChrome(t *testing.T) {
 		if err := c.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
 			t.Fatal(err)
 		}
-		var r struct{ TargetInfos []struct{ Type, URL, TargetID string } }
+		var r struct {
+			TargetInfos []struct{ Type, URL, TargetID string }
+		}
 		if err := c.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +87,9 @@ func TestDiscoveryOrderLikeChrome(t *testing.T) {
 	ca, cl := order(e.b.ControlURL, "", "chrome")
 	ra, rl := order(e.cdpURL(), e.token(), "relay")
 	t.Logf("Chrome announces %v, lists %v; tabrelay announces %v, lists %v", ca, cl, ra, rl)
-	byID := func(a, b string) int { return strings.Compare(a[strings.IndexByte(a, ':'):], b[strings.IndexByte(b, ':'):]) }
+	byID := func(a, b string) int {
+		return strings.Compare(a[strings.IndexByte(a, ':'):], b[strings.IndexByte(b, ':'):])
+	}
 	for _, c := range []struct {
 		who  string
 		got  []string

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/tabrelay/tabrelay/internal/cdpclient"
 )
 
 // A stand-in browser is this test binary started in a browser's place by a suite that launches
@@ -26,6 +30,15 @@ import (
 // "DevTools listening on" line). It is the "browser process" of the suite: Browser.close on the
 // browser session ends it (and does not reach the endpoint, which is a browser other tests
 // share), as does the end of either side.
+//
+// Like a browser just started, it has a first tab of its own (the page its command line names,
+// about:blank by default, in a window of its own), and the suite sees only its own pages: the
+// first one, those it creates, and the popups they open. The endpoint is one browser that every
+// stand-in of a run shares, so without that view a suite that attaches to "the browser's first
+// page" (chromedp's first context of a browser) would take another test's tab, which that test
+// then closes under it, on Chrome's endpoint and tabrelay's alike. The view is the same for both:
+// only page targets are hidden, from Target.targetCreated, targetInfoChanged, targetDestroyed
+// and Target.getTargets; the stand-in closes its pages when the browser ends.
 
 // Environment variables that make this test binary a stand-in browser.
 const (
@@ -85,6 +98,31 @@ func runStandin(endpoint, token string, args []string) error {
 		return errors.New("the command line asks for neither --remote-debugging-pipe nor --remote-debugging-port")
 	}
 
+	// the browser's first tab, opened on a connection of the stand-in's own (as the browser
+	// process opens it), which also closes the stand-in's pages at the end
+	ctl, err := cdpclient.Dial(ctx, endpoint, h)
+	if err != nil {
+		return fmt.Errorf("dial the endpoint %s: %w", endpoint, err)
+	}
+	defer ctl.Close()
+	view := &standinView{own: map[string]bool{}, others: map[string]bool{}, calls: map[int64]string{}}
+	first := "about:blank"
+	if n := len(args); n > 0 && !strings.HasPrefix(args[n-1], "-") {
+		first = args[n-1]
+	}
+	var created struct{ TargetID string }
+	if err := ctl.Call(ctx, "", "Target.createTarget", map[string]any{"url": first, "newWindow": true}, &created); err != nil {
+		return fmt.Errorf("open the browser's first tab (%s): %w", first, err)
+	}
+	view.add(created.TargetID)
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		for _, id := range view.pages() {
+			_ = ctl.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
+		}
+	}()
+
 	done := make(chan error, 2)
 	go func() { // the suite's commands
 		for {
@@ -98,6 +136,7 @@ func runStandin(endpoint, token string, args []string) error {
 				done <- local.write(fmt.Appendf(nil, `{"id":%d,"result":{}}`, id))
 				return
 			}
+			view.sent(msg)
 			if err := up.Write(ctx, websocket.MessageText, msg); err != nil {
 				done <- fmt.Errorf("to the endpoint: %w", err)
 				return
@@ -111,6 +150,10 @@ func runStandin(endpoint, token string, args []string) error {
 				done <- nil // the endpoint went away: so does the browser
 				return
 			}
+			msg, keep := view.received(msg)
+			if !keep {
+				continue
+			}
 			if err := local.write(msg); err != nil {
 				done <- nil
 				return
@@ -118,6 +161,127 @@ func runStandin(endpoint, token string, args []string) error {
 		}
 	}()
 	return <-done
+}
+
+// standinView is what one stand-in browser's suite sees of the shared endpoint: its own pages.
+type standinView struct {
+	mu     sync.Mutex
+	own    map[string]bool  // target ids of the pages of this browser
+	others map[string]bool  // target ids of pages of other browsers the suite was not told of
+	order  []string         // the same, in the order they came
+	calls  map[int64]string // the suite's Target.createTarget and getTargets calls, by id, not answered yet
+}
+
+func (v *standinView) add(id string) {
+	if id != "" && !v.own[id] {
+		v.own[id] = true
+		v.order = append(v.order, id)
+	}
+}
+
+// pages returns the target ids of this browser's pages.
+func (v *standinView) pages() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.order)
+}
+
+// sent notes a command of the suite whose answer names pages.
+func (v *standinView) sent(msg []byte) {
+	if !bytes.Contains(msg, []byte(`"Target.createTarget"`)) && !bytes.Contains(msg, []byte(`"Target.getTargets"`)) {
+		return
+	}
+	var m struct {
+		ID        int64  `json:"id"`
+		Method    string `json:"method"`
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.SessionID == "" {
+		v.mu.Lock()
+		v.calls[m.ID] = m.Method
+		v.mu.Unlock()
+	}
+}
+
+// standinTargetInfo is the part of a Target.TargetInfo the view reads.
+type standinTargetInfo struct {
+	TargetID string `json:"targetId"`
+	Type     string `json:"type"`
+	OpenerID string `json:"openerId"`
+}
+
+// received returns msg as the suite is to see it, and whether it sees it at all.
+func (v *standinView) received(msg []byte) ([]byte, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.calls) > 0 && !bytes.Contains(msg[:min(len(msg), 64)], []byte(`"method"`)) {
+		var m struct {
+			ID        int64  `json:"id"`
+			SessionID string `json:"sessionId"`
+			Result    struct {
+				TargetID    string            `json:"targetId"`
+				TargetInfos []json.RawMessage `json:"targetInfos"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(msg, &m) == nil && m.SessionID == "" {
+			switch v.calls[m.ID] {
+			case "Target.createTarget":
+				delete(v.calls, m.ID)
+				v.add(m.Result.TargetID)
+			case "Target.getTargets":
+				delete(v.calls, m.ID)
+				var rest []json.RawMessage
+				for _, raw := range m.Result.TargetInfos {
+					var ti standinTargetInfo
+					if json.Unmarshal(raw, &ti) == nil && ti.Type == "page" && !v.own[ti.TargetID] {
+						continue
+					}
+					rest = append(rest, raw)
+				}
+				if len(rest) != len(m.Result.TargetInfos) {
+					out, err := json.Marshal(map[string]any{"id": m.ID, "result": map[string]any{"targetInfos": rest}})
+					if err == nil {
+						return out, true
+					}
+				}
+			}
+		}
+		return msg, true
+	}
+	if !bytes.Contains(msg, []byte(`"Target.target`)) {
+		return msg, true
+	}
+	var ev struct {
+		Method    string `json:"method"`
+		SessionID string `json:"sessionId"`
+		Params    struct {
+			TargetInfo standinTargetInfo `json:"targetInfo"`
+			TargetID   string            `json:"targetId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &ev) != nil || ev.SessionID != "" {
+		return msg, true
+	}
+	switch ev.Method {
+	case "Target.targetCreated", "Target.targetInfoChanged":
+		ti := ev.Params.TargetInfo
+		if ti.Type != "page" || v.own[ti.TargetID] {
+			return msg, true
+		}
+		if ev.Method == "Target.targetCreated" && v.own[ti.OpenerID] {
+			v.add(ti.TargetID) // a popup of one of this browser's pages
+			return msg, true
+		}
+		v.others[ti.TargetID] = true
+		return nil, false
+	case "Target.targetDestroyed":
+		// the end of a page of another browser is not seen either
+		id := ev.Params.TargetID
+		others := v.others[id]
+		delete(v.others, id)
+		return msg, !others
+	}
+	return msg, true
 }
 
 // hasFlag reports whether args hold the flag name, alone or with a value.

@@ -3,9 +3,11 @@ package relay_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -175,4 +177,57 @@ func TestCloseTargetAnsweredBeforeDetach(t *testing.T) {
 		}
 		return seenAnswer && seenDetach
 	})
+}
+
+// TestClosingTargetNotListed: a tab a client asked to close is no longer listed (getTargets,
+// /json/list) from the moment closeTarget is answered, although the browser takes its time to
+// close it (chromedp polls the list for half a second after closing); a close that fails lists
+// it again.
+func TestClosingTargetNotListed(t *testing.T) {
+	e := newEnv(t, relay.HubOptions{})
+	e.share(tabA, "https://a.example/")
+	c := e.client("/cdp")
+	listed := func() []string {
+		t.Helper()
+		var r struct {
+			TargetInfos []struct{ TargetID, Type string }
+		}
+		if err := c.Call(ctx(t), "", "Target.getTargets", nil, &r); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, ti := range r.TargetInfos {
+			if ti.Type == "page" {
+				ids = append(ids, ti.TargetID)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, fail := range []*wire.Error{nil, {Code: -32000, Message: "the tab would not close"}} {
+		var created struct{ TargetID string }
+		if err := c.Call(ctx(t), "", "Target.createTarget", map[string]string{"url": "about:blank"}, &created); err != nil {
+			t.Fatal(err)
+		}
+		both := slices.Sorted(slices.Values([]string{tabA, created.TargetID}))
+		if got := listed(); !slices.Equal(got, both) {
+			t.Fatalf("listed %v before the close, want %v", got, both)
+		}
+		release := e.ext.HoldCloses()
+		if err := c.Call(ctx(t), "", "Target.closeTarget", map[string]string{"targetId": created.TargetID}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := listed(); !slices.Equal(got, []string{tabA}) {
+			t.Errorf("listed %v while the tab closes, want only %v", got, tabA)
+		}
+		release(fail)
+		if fail == nil {
+			e.waitWithin(10*time.Second, "the closed tab gone", func() bool { return !slices.Contains(listed(), created.TargetID) })
+			continue
+		}
+		e.waitWithin(10*time.Second, "the tab that did not close listed again", func() bool { return slices.Equal(listed(), both) })
+		if err := c.Call(ctx(t), "", "Target.closeTarget", map[string]string{"targetId": created.TargetID}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -151,7 +151,7 @@ func (h *Hub) getTargets(r *req) {
 		return
 	}
 	infos := []json.RawMessage{}
-	for _, t := range h.liveTargets() {
+	for _, t := range h.listedTargets() {
 		if matches(p.Filter, "tab") {
 			infos = append(infos, h.tabInfo(t))
 		}
@@ -499,11 +499,13 @@ func (h *Hub) tabOp(r *req) {
 		} else {
 			answer()
 		}
+		t.closing = true
 		h.tabRequest(r.c, wire.TypeCloseTab, t, func(errRaw []byte) {
 			if errRaw != nil {
+				t.closing = false // listed again: it is still there
 				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Target.closeTarget: the extension could not close the tab")
 			}
-		}, func() {})
+		}, func() { t.closing = false })
 		return
 	}
 	h.tabRequest(r.c, typ, t, func(errRaw []byte) {

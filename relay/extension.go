@@ -706,6 +706,9 @@ func (h *Hub) route(e envelope) {
 		t.noteDialog(e.sessionID, e.method, e.params)
 	}
 	if e.sessionID == "" {
+		if init := t.missingInit(e.method, e.params); init != nil {
+			h.route(envelope{targetID: t.id, method: "Page.lifecycleEvent", params: init})
+		}
 		t.noteLoad(e.method, e.params)
 	}
 	if e.method == "Page.downloadWillBegin" || e.method == "Page.downloadProgress" {

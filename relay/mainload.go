@@ -28,6 +28,9 @@ type mainLoad struct {
 	dcl       bool    // Page.domContentEventFired seen since it committed
 	loaded    bool    // Page.loadEventFired seen since it committed
 	timestamp float64 // the last event timestamp seen (Chrome's monotonic seconds)
+	// lifecycle: a page session of the tab had lifecycle events on when the navigation started;
+	// inited: its "init" lifecycle event was seen (see missingInit).
+	lifecycle, inited bool
 	// gap: the debugger was away while it loaded and the tab was still loading when it came
 	// back; the end may have been lost all the same (chrome.tabs says so a moment late), so the
 	// tab's next update that says it no longer loads gives it.
@@ -43,7 +46,8 @@ const abortedNavigation = "net::ERR_ABORTED"
 func (t *target) noteLoad(method string, params []byte) {
 	switch method {
 	case "Page.frameStartedNavigating", "Page.frameStartedLoading", "Page.frameNavigated", "Page.frameStoppedLoading",
-		"Page.domContentEventFired", "Page.loadEventFired", "Network.requestWillBeSent", "Network.loadingFailed":
+		"Page.domContentEventFired", "Page.loadEventFired", "Network.requestWillBeSent", "Network.loadingFailed",
+		"Page.lifecycleEvent":
 	default:
 		return
 	}
@@ -51,6 +55,7 @@ func (t *target) noteLoad(method string, params []byte) {
 		FrameID   string  `json:"frameId"`
 		LoaderID  string  `json:"loaderId"`
 		RequestID string  `json:"requestId"`
+		Name      string  `json:"name"`
 		URL       string  `json:"url"`
 		Type      string  `json:"type"`
 		Timestamp float64 `json:"timestamp"`
@@ -71,7 +76,11 @@ func (t *target) noteLoad(method string, params []byte) {
 	switch method {
 	case "Page.frameStartedNavigating":
 		if main {
-			*l = mainLoad{loading: l.loading, loaderID: p.LoaderID, url: p.URL, timestamp: l.timestamp}
+			*l = mainLoad{loading: l.loading, loaderID: p.LoaderID, url: p.URL, timestamp: l.timestamp, lifecycle: t.lifecycleOn()}
+		}
+	case "Page.lifecycleEvent":
+		if main && p.Name == "init" && p.LoaderID == l.loaderID {
+			l.inited = true
 		}
 	case "Page.frameStartedLoading":
 		if main {
@@ -98,6 +107,45 @@ func (t *target) noteLoad(method string, params []byte) {
 			l.failed = true
 		}
 	}
+}
+
+// lifecycleOn reports whether a client's page session of t has lifecycle events on.
+func (t *target) lifecycleOn() bool {
+	for s := range t.bound[""] {
+		if s.subs["Page.lifecycleEvent"] {
+			return true
+		}
+	}
+	return false
+}
+
+// missingInit returns the "init" lifecycle event to give before an event of the tab's own
+// session, or nil. Chrome gives "init" for every main-frame navigation of a session that has
+// lifecycle events on, just before Page.frameNavigated. A navigation that starts while the
+// debugger attaches again (after a frame of the page went to an unknown scheme) reaches the new
+// session before the extension has switched its lifecycle events on again, and Chrome, once they
+// are on, replays "commit", "DOMContentLoaded", "load"… but never "init": a client that had them
+// on all along (chromedp's RunResponse waits for "init", then for the load) would never see its
+// navigation begin.
+func (t *target) missingInit(method string, params []byte) []byte {
+	if method != "Page.frameNavigated" {
+		return nil
+	}
+	l := &t.load
+	if !l.lifecycle || l.inited || l.loaderID == "" {
+		return nil
+	}
+	var p struct {
+		Frame struct {
+			ID       string `json:"id"`
+			ParentID string `json:"parentId"`
+			LoaderID string `json:"loaderId"`
+		} `json:"frame"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Frame.ID != t.id || p.Frame.ParentID != "" || p.Frame.LoaderID != l.loaderID {
+		return nil
+	}
+	return mustJSON(map[string]any{"frameId": t.id, "loaderId": l.loaderID, "name": "init", "timestamp": l.timestamp})
 }
 
 // rebuildLoad gives the clients of a re-attached tab the end of a main-frame load whose events

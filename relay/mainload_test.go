@@ -123,6 +123,57 @@ func TestReattachGivesLostLoad(t *testing.T) {
 	}
 }
 
+// TestNavigationWithoutInitGetsIt: a client with lifecycle events on gets "init" before each
+// main-frame navigation's Page.frameNavigated, as Chrome gives it, also for a navigation whose
+// "init" the browser did not send (it started while the debugger attached again, before the
+// lifecycle events were on again in the new session); never twice, and none for a client that
+// has them off.
+func TestNavigationWithoutInitGetsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		init      bool // the browser sends "init" itself
+		lifecycle bool // the client has lifecycle events on
+		want      []string
+	}{
+		{name: "the browser sent no init", lifecycle: true, want: []string{"Page.lifecycleEvent init L2", "Page.frameNavigated", "Page.lifecycleEvent commit L2"}},
+		{name: "the browser sent init", init: true, lifecycle: true, want: []string{"Page.lifecycleEvent init L2", "Page.frameNavigated", "Page.lifecycleEvent commit L2"}},
+		{name: "lifecycle events off", want: []string{"Page.frameNavigated"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, relay.HubOptions{})
+			e.share(tabA, "https://a.example/")
+			c := e.client("/cdp")
+			sid := attach(t, c, tabA)
+			if err := c.Call(ctx(t), sid, "Page.enable", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Call(ctx(t), sid, "Page.setLifecycleEventsEnabled", map[string]any{"enabled": tc.lifecycle}, nil); err != nil {
+				t.Fatal(err)
+			}
+			rec := recordLoad(c, sid)
+			events := [][2]any{{"Page.frameStartedNavigating", map[string]any{"frameId": tabA, "loaderId": "L2", "url": "https://a.example/2", "navigationType": "differentDocument"}}}
+			if tc.init {
+				events = append(events, [2]any{"Page.lifecycleEvent", map[string]any{"frameId": tabA, "loaderId": "L2", "name": "init", "timestamp": 1.0}})
+			}
+			events = append(events,
+				[2]any{"Page.frameNavigated", map[string]any{"frame": map[string]any{"id": tabA, "loaderId": "L2", "url": "https://a.example/2"}, "type": "Navigation"}},
+				[2]any{"Page.lifecycleEvent", map[string]any{"frameId": tabA, "loaderId": "L2", "name": "commit", "timestamp": 1.1}},
+				[2]any{"Page.frameResized", map[string]any{}},
+			)
+			for _, ev := range events {
+				if err := e.ext.Event(tabA, "", ev[0].(string), ev[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.waitFor("the mark", func() bool { return slices.Contains(rec.list(), "Page.frameResized") })
+			got := rec.list()
+			if got = got[:len(got)-1]; !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // loadEvents records, in order, the load events a client receives on one session, with the
 // fields that identify them.
 type loadEvents struct {
@@ -150,6 +201,12 @@ func recordLoad(c *cdpclient.Client, sid string) *loadEvents {
 		var s string
 		switch ev.Method {
 		case "Page.domContentEventFired", "Page.loadEventFired", "Page.frameResized":
+			s = ev.Method
+		case "Page.lifecycleEvent":
+			var lc struct{ Name, LoaderID string }
+			_ = json.Unmarshal(ev.Params, &lc)
+			s = fmt.Sprintf("%s %s %s", ev.Method, lc.Name, lc.LoaderID)
+		case "Page.frameNavigated":
 			s = ev.Method
 		case "Page.frameStoppedLoading":
 			s = ev.Method + " " + p.FrameID

@@ -69,6 +69,8 @@ type Extension struct {
 	closes []string
 	// createHold, while set, holds the tabs the relay asks to open until it is closed.
 	createHold chan struct{}
+	// closeHold, when set, holds the tabs the relay asks to close (see HoldCloses).
+	closeHold chan *wire.Error
 
 	chunkSize int
 	chunks    atomic.Bool  // the relay takes chunk frames
@@ -201,6 +203,25 @@ func (e *Extension) HoldCreates() (release func()) {
 			e.mu.Lock()
 			e.createHold = nil
 			e.mu.Unlock()
+			close(hold)
+		})
+	}
+}
+
+// HoldCloses holds the tabs the relay asks to close (a browser slow to close them) until release
+// is called: with nil they close, with an error the close fails with it and the tab stays.
+func (e *Extension) HoldCloses() (release func(fail *wire.Error)) {
+	hold := make(chan *wire.Error, 1)
+	e.mu.Lock()
+	e.closeHold = hold
+	e.mu.Unlock()
+	var once sync.Once
+	return func(fail *wire.Error) {
+		once.Do(func() {
+			e.mu.Lock()
+			e.closeHold = nil
+			e.mu.Unlock()
+			hold <- fail
 			close(hold)
 		})
 	}
@@ -492,9 +513,21 @@ func (e *Extension) handle(b []byte) {
 	case wire.TypeCloseTab:
 		e.mu.Lock()
 		e.closes = append(e.closes, m.TargetID)
+		hold := e.closeHold
 		e.mu.Unlock()
-		_ = e.Unshare(m.TargetID, wire.ReasonClosed)
-		_ = e.respond(m.ID, map[string]any{}, nil)
+		closeTab := func(fail *wire.Error) {
+			if fail != nil {
+				_ = e.respond(m.ID, nil, fail)
+				return
+			}
+			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
+			_ = e.respond(m.ID, map[string]any{}, nil)
+		}
+		if hold == nil {
+			closeTab(nil)
+			break
+		}
+		go func() { closeTab(<-hold) }()
 	case wire.TypeActivateTab, wire.TypeUnshareTab:
 		_ = e.respond(m.ID, map[string]any{}, nil)
 	case wire.TypeCancelDownload:

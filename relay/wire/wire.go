@@ -105,7 +105,9 @@ type Tab struct {
 	Reattached     bool   `json:"reattached,omitempty"`
 	// Detached says the tab is shared without the debugger attached (debugger on demand).
 	Detached bool `json:"detached,omitempty"`
-	// Loading says the tab was still loading (chrome.tabs' status) when the extension looked.
+	// Loading says the tab was still loading (chrome.tabs' status) when the extension looked; in
+	// the announcement of a tab whose debugger was attached again, that its main document was
+	// (the page's own document.readyState: chrome.tabs also counts the loads of its frames).
 	Loading bool `json:"loading,omitempty"`
 }
 
