@@ -62,51 +62,11 @@ var chromedpRefusedOnPurpose = map[string]string{
 // purpose, a listed test must fail (the comparison fails when one passes: take it off the list).
 var chromedpDiffers = map[string]string{}
 
-// chromedpUnderLoad lists the suite's tests that pass on Chrome's endpoint and have been seen to
-// fail through tabrelay in some runs and not in others, on a loaded machine, with what was seen;
-// the cause is not found yet. Each run lists those that failed (they are not counted against
-// tabrelay), and which passed.
-var chromedpUnderLoad = map[string]string{
-	"TestStartsWithNonBlankTab":        "target detached: inspected target navigated or closed (a tab the suite opened, seen in two runs)",
-	"TestExecAllocatorPipeKillBrowser": "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestExecAllocatorPipe":            "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestExecAllocatorKillBrowser":     "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestEventsCancel":                 "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestPoll/ExpressionPredicate":     "tabrelay: the browser did not answer Runtime.callFunctionOn in time (a poll's awaited promise, on a loaded machine)",
-	"TestPoll/Timeout":                 "tabrelay: the browser did not answer Runtime.callFunctionOn in time, before chromedp's own poll timeout (on a loaded machine)",
-	"TestExitErrorAfterKill":           "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestClear/04":                     "closing the target: context deadline exceeded (chromedp's Target.closeTarget unanswered in its time, on a loaded machine)",
-	"TestMouseClickOffscreenNode/03":   "closing the target: context deadline exceeded (chromedp's Target.closeTarget unanswered in its time, on a loaded machine)",
-	"TestConsole":                      "an expected console message did not arrive (one run, on a loaded machine)",
-	"TestEvaluateLargeResult":          "target detached: inspected target navigated or closed (a tab the suite opened)",
-	"TestExecAllocator":                "its navigation of the browser's first page answered net::ERR_ABORTED (every allocator of the suite starts on that page, and its tests run in parallel)",
-	"TestRetryInterval/default":        "timing: it counts query retries in half a second (4 instead of more than 5: each round trip through tabrelay was slower)",
-	"TestPrintToPDF":                   "seen failing in one run (under load), passing in another",
-	"TestPrintToPDFPageCount":          "seen failing in one run (under load), passing in another",
-	"TestWebGL":                        "a screenshot timed out in one run (under load)",
-	"TestNoExitErrorAfterCancel":       "target detached: inspected target navigated or closed (a tab the suite opened, one run)",
-	// Its index page reloads a frame every 100 ms, so the tab is never "complete" for long: when
-	// the click's navigation to bad:// ends the debugger session, the re-attached tab says it is
-	// loading, and the aborted navigation's end (which the relay gives once the tab says it no
-	// longer loads) does not come in chromedp's 30 s. The same without that frame passes
-	// (TestBadSchemeLoadLikeChrome).
-	"TestRunResponse/ClickBadProtocol": "the aborted navigation's end did not come in 30 s (a frame of the page reloads every 100 ms: see the comment)",
-}
-
-// chromedpFailing is every test the comparison expects to fail through tabrelay in this run,
-// with why: the listed ones, and those of chromedpUnderLoad that failed in it.
-func chromedpFailing(t *testing.T, relayed map[string]suiteResult) map[string]string {
-	t.Helper()
+// chromedpFailing is every test the comparison expects to fail through tabrelay: the refusals
+// on purpose and the differences listed.
+func chromedpFailing() map[string]string {
 	m := maps.Clone(chromedpRefusedOnPurpose)
 	maps.Copy(m, chromedpDiffers)
-	for n, why := range chromedpUnderLoad {
-		if st := relayed[n].status; st != "pass" {
-			m[n] = why
-			t.Logf("known difference under load: %s %s through tabrelay (%s)", n, orMissing(st), why)
-		} else {
-			t.Logf("known difference under load: %s passed through tabrelay this time", n)
-		}
-	}
 	return m
 }
 
@@ -159,7 +119,7 @@ func TestChromedpSuite(t *testing.T) {
 	if chrome == nil || relayed == nil {
 		t.FailNow()
 	}
-	compareSuite(t, chrome, relayed, chromedpFailing(t, relayed), true)
+	compareSuite(t, chrome, relayed, chromedpFailing(), true)
 }
 
 // buildChromedpSuite compiles chromedp's tests once (from the module cache, as `go test` would)
