@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -150,13 +151,11 @@ func runStandin(endpoint, token string, args []string) error {
 				done <- nil // the endpoint went away: so does the browser
 				return
 			}
-			msg, keep := view.received(msg)
-			if !keep {
-				continue
-			}
-			if err := local.write(msg); err != nil {
-				done <- nil
-				return
+			for _, m := range view.received(msg) {
+				if err := local.write(m); err != nil {
+					done <- nil
+					return
+				}
 			}
 		}
 	}()
@@ -168,8 +167,9 @@ type standinView struct {
 	mu     sync.Mutex
 	own    map[string]bool  // target ids of the pages of this browser
 	others map[string]bool  // target ids of pages of other browsers the suite was not told of
-	order  []string         // the same, in the order they came
+	order  []string         // the pages of this browser, in the order they came
 	calls  map[int64]string // the suite's Target.createTarget and getTargets calls, by id, not answered yet
+	held   []heldEvent      // events of pages not known yet, while a Target.createTarget is not answered
 }
 
 func (v *standinView) add(id string) {
@@ -210,8 +210,9 @@ type standinTargetInfo struct {
 	OpenerID string `json:"openerId"`
 }
 
-// received returns msg as the suite is to see it, and whether it sees it at all.
-func (v *standinView) received(msg []byte) ([]byte, bool) {
+// received returns what the suite is to see of msg, in order: msg, nothing, or (at the answer
+// to a Target.createTarget) the events of its new page held until the answer named it, then msg.
+func (v *standinView) received(msg []byte) [][]byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.calls) > 0 && !bytes.Contains(msg[:min(len(msg), 64)], []byte(`"method"`)) {
@@ -228,6 +229,7 @@ func (v *standinView) received(msg []byte) ([]byte, bool) {
 			case "Target.createTarget":
 				delete(v.calls, m.ID)
 				v.add(m.Result.TargetID)
+				return append(v.release(), msg)
 			case "Target.getTargets":
 				delete(v.calls, m.ID)
 				var rest []json.RawMessage
@@ -241,15 +243,15 @@ func (v *standinView) received(msg []byte) ([]byte, bool) {
 				if len(rest) != len(m.Result.TargetInfos) {
 					out, err := json.Marshal(map[string]any{"id": m.ID, "result": map[string]any{"targetInfos": rest}})
 					if err == nil {
-						return out, true
+						return [][]byte{out}
 					}
 				}
 			}
 		}
-		return msg, true
+		return [][]byte{msg}
 	}
 	if !bytes.Contains(msg, []byte(`"Target.target`)) {
-		return msg, true
+		return [][]byte{msg}
 	}
 	var ev struct {
 		Method    string `json:"method"`
@@ -260,28 +262,54 @@ func (v *standinView) received(msg []byte) ([]byte, bool) {
 		} `json:"params"`
 	}
 	if json.Unmarshal(msg, &ev) != nil || ev.SessionID != "" {
-		return msg, true
+		return [][]byte{msg}
 	}
 	switch ev.Method {
 	case "Target.targetCreated", "Target.targetInfoChanged":
 		ti := ev.Params.TargetInfo
 		if ti.Type != "page" || v.own[ti.TargetID] {
-			return msg, true
+			return [][]byte{msg}
 		}
 		if ev.Method == "Target.targetCreated" && v.own[ti.OpenerID] {
 			v.add(ti.TargetID) // a popup of one of this browser's pages
-			return msg, true
+			return [][]byte{msg}
+		}
+		if slices.Contains(slices.Collect(maps.Values(v.calls)), "Target.createTarget") {
+			// perhaps the page the suite is opening: Chrome announces it before it answers
+			v.held = append(v.held, heldEvent{ti.TargetID, msg})
+			return nil
 		}
 		v.others[ti.TargetID] = true
-		return nil, false
+		return nil
 	case "Target.targetDestroyed":
 		// the end of a page of another browser is not seen either
 		id := ev.Params.TargetID
-		others := v.others[id]
-		delete(v.others, id)
-		return msg, !others
+		if v.others[id] {
+			delete(v.others, id)
+			return nil
+		}
 	}
-	return msg, true
+	return [][]byte{msg}
+}
+
+// release returns the held events of this browser's pages and forgets the others'.
+func (v *standinView) release() [][]byte {
+	var out [][]byte
+	for _, h := range v.held {
+		if v.own[h.id] {
+			out = append(out, h.msg)
+		} else {
+			v.others[h.id] = true
+		}
+	}
+	v.held = nil
+	return out
+}
+
+// heldEvent is an event of a page the view does not know yet.
+type heldEvent struct {
+	id  string
+	msg []byte
 }
 
 // hasFlag reports whether args hold the flag name, alone or with a value.
