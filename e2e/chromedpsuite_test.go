@@ -85,6 +85,7 @@ const dataURLAborted = "Chrome aborts Page.navigate to a data: URL sent through 
 // does not see it at all.
 func TestChromedpSuite(t *testing.T) {
 	requireChromium(t)
+	checkChromedpReadme(t)
 	bin, dir := buildChromedpSuite(t)
 	// Each endpoint gets a browser of its own, and both run at once: a suite that lists or
 	// counts the browser's tabs sees only its own.
@@ -220,4 +221,41 @@ func stillRunning(lines []string) string {
 // this test binary forward to endpoint.
 func standinEnv(endpoint, token string) []string {
 	return []string{standinEndpointEnv + "=" + endpoint, standinTokenEnv + "=" + token}
+}
+
+// checkChromedpReadme fails t unless README.md's table of the chromedp tests tabrelay refuses
+// names each test of chromedpRefusedOnPurpose (by its last name: a subtest is listed under its
+// test), and names no other test.
+func checkChromedpReadme(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| chromedp test | why tabrelay fails it |")
+	if !ok {
+		t.Fatal("README.md has no table of the chromedp tests tabrelay refuses")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	names := map[string]bool{} // what the table puts in backticks, and the last name of each
+	for i, n := range strings.Split(table, "`") {
+		if i%2 == 1 && !strings.ContainsAny(n, " :.") {
+			names[n] = true
+			names[n[strings.LastIndexByte(n, '/')+1:]] = true
+		}
+	}
+	wanted := map[string]bool{}
+	for n := range chromedpRefusedOnPurpose {
+		last := n[strings.LastIndexByte(n, '/')+1:]
+		wanted[last] = true
+		if top, _, _ := strings.Cut(n, "/"); !names[last] && !names[top] {
+			t.Errorf("README.md's table of refused chromedp tests does not name %s", n)
+		}
+	}
+	for n := range names {
+		n = n[strings.LastIndexByte(n, '/')+1:]
+		if strings.HasPrefix(n, "Test") && !wanted[n] && !slices.ContainsFunc(slices.Collect(maps.Keys(chromedpRefusedOnPurpose)), func(k string) bool { return strings.HasPrefix(k, n+"/") }) {
+			t.Errorf("README.md's table of refused chromedp tests names %s, which the test does not list as refused", n)
+		}
+	}
 }
