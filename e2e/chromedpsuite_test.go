@@ -38,13 +38,6 @@ var chromedpSuiteRun = flag.String("chromedp-run", "", "run only the tests of ch
 // which needs the network; its log.Fatal then ends the whole suite.
 const chromedpNotRun = "^ExampleFullScreenshot$"
 
-// chromedpAlone names the suite's tests that run on their own, after the others, on both
-// endpoints: TestGracefulCancelLogsNoError navigates eight tabs one after the other with no
-// deadline, and through tabrelay, among the suite's other parallel tests on a loaded machine,
-// one of those navigations has been seen to wait forever (the suite's time limit then ends every
-// test still running); on its own it passes.
-const chromedpAlone = "^TestGracefulCancelLogsNoError$"
-
 // chromedpRefusedOnPurpose lists the suite's tests tabrelay fails on purpose, with the reason
 // (the README's compatibility table says the same).
 var chromedpRefusedOnPurpose = map[string]string{
@@ -142,8 +135,7 @@ func buildChromedpSuite(t *testing.T) (bin, dir string) {
 }
 
 // runChromedpSuite runs the suite with its browsers standing in for the endpoint (adding the
-// secret when token is set) and returns each test's result: the tests chromedpAlone names
-// after the others, on their own.
+// secret when token is set) and returns each test's result.
 func runChromedpSuite(t *testing.T, bin, dir, endpoint, token string) map[string]suiteResult {
 	t.Helper()
 	out := map[string]suiteResult{}
@@ -151,8 +143,7 @@ func runChromedpSuite(t *testing.T, bin, dir, endpoint, token string) map[string
 		runChromedpTests(t, bin, dir, endpoint, token, out, "-test.run="+*chromedpSuiteRun, "-test.skip="+chromedpNotRun)
 		return out
 	}
-	runChromedpTests(t, bin, dir, endpoint, token, out, "-test.skip="+chromedpNotRun+"|"+chromedpAlone)
-	runChromedpTests(t, bin, dir, endpoint, token, out, "-test.run="+chromedpAlone)
+	runChromedpTests(t, bin, dir, endpoint, token, out, "-test.skip="+chromedpNotRun)
 	return out
 }
 
