@@ -19,7 +19,10 @@ import (
 //
 // DOM mutations are watched by a MutationObserver that a probe installs, once per document,
 // in an isolated world of the main frame (the page's own scripts cannot see or disturb it);
-// network activity is the service's own record of the tab's requests (Network events).
+// network activity is the service's own record of the tab's requests (Network events): a
+// request counts as in flight until it is answered, and then its body's data as it arrives is
+// activity (Chrome never reports that a keepalive fetch, as analytics send, has finished: a
+// request waited for until its end would hold every action on such a page to the bound).
 
 const (
 	defaultSettleQuiet   = 400 * time.Millisecond
@@ -81,8 +84,8 @@ func settleProbe(wait string) string {
 // settles reports whether Act waits for the page to be quiet after an action of kind k.
 func settles(k *Kind) bool { return !k.Browser && k.Risk >= Navigates }
 
-// settlePage waits until the tab's page has been quiet (no DOM mutation, no request in flight or
-// finished) for the quiet window, at most the settle timeout. It reports false when the page
+// settlePage waits until the tab's page has been quiet (no DOM mutation, no request in flight,
+// answered or receiving data) for the quiet window, at most the settle timeout. It reports false when the page
 // was still busy at the bound. A dialog the page opens ends the wait (the page is blocked).
 func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 	quiet := s.opts.SettleQuiet
@@ -237,8 +240,8 @@ func (s *Service) sinceMutation(ctx context.Context, ts *tabState, probe string)
 const streamAge = 10 * time.Second
 
 // networkBusy answers how much longer the tab's network must stay idle to have been idle for
-// quiet: quiet while a request (younger than streamAge) is in flight, 0 or less when it
-// already has been.
+// quiet: quiet while a request (younger than streamAge) waits for its answer, 0 or less when
+// it already has been.
 func (ts *tabState) networkBusy(quiet time.Duration) time.Duration {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

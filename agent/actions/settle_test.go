@@ -153,3 +153,32 @@ func TestClickReportsNavigation(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleKeepalive clicks buttons that tell the server something and change nothing on the
+// page, as analytics do (a beacon, a keepalive fetch): the click settles without running to
+// the bound, and a wait for the network to be idle ends.
+func TestSettleKeepalive(t *testing.T) {
+	svc, _, _ := need(t)
+	for _, button := range []string{`button "Send a beacon"`, `button "Keepalive fetch"`} {
+		t.Run(button, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
+			defer cancel()
+			id := open(t, ctx, "/settle.html")
+			s := snap(t, ctx, id, snapshot.Options{})
+			start := time.Now()
+			r, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, button)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("click took %v: %s", time.Since(start), r.Message)
+			if strings.Contains(r.Message, "still changing") {
+				t.Fatalf("a request the page sent and forgot held the click to the settle bound: %q", r.Message)
+			}
+			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer wcancel()
+			if _, err := svc.Act(wctx, id, Do(Wait{State: "networkidle"})); err != nil {
+				t.Fatalf("after the click the network is never idle: %v", err)
+			}
+		})
+	}
+}
