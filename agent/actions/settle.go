@@ -31,15 +31,24 @@ const (
 )
 
 // settleProbeJS installs the document's watcher if missing (see settleProbe), waits for the
-// next frame and the task after it (100 ms at most: a background tab has no frames), and
-// answers how many milliseconds ago the DOM last changed. settleProbeInputJS, run after an
-// action's input (afterInput), answers at once when the input was a click or key whose target
-// is in no form and no link and no form was submitted (the input scheduled no navigation),
-// else after the next task.
+// next frame and the task after it (afterFrameJS), and answers how many milliseconds ago the
+// DOM last changed. settleProbeInputJS, run after an action's input (afterInput), answers at
+// once when the input was a click or key whose target is in no form and no link and no form
+// was submitted (the input scheduled no navigation), else after the next task.
 var (
-	settleProbeJS      = settleProbe("requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100);")
-	settleProbeInputJS = settleProbe("if (noNav) f(); else { const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0); }")
+	settleProbeJS      = settleProbe(afterFrameJS)
+	settleProbeInputJS = settleProbe("if (noNav) f(); else { " + nextTaskJS + " }")
 )
+
+// nextTaskJS calls f from the page's next task (a message to itself: Chrome does not hold it
+// back in a background tab, as it does timers).
+const nextTaskJS = "const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0);"
+
+// afterFrameJS calls f once the page has drawn its next frame and run the task after it, 100 ms
+// at most; in a hidden page (a background tab: it draws no frames, and Chrome runs its timers
+// once a second at most, which held every probe there to the next whole second) from its next
+// task (nextTaskJS). f may be called more than once.
+const afterFrameJS = "if (document.hidden) { " + nextTaskJS + " } else { requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100); }"
 
 // settleProbe is the settle probe that answers once wait has called f. The watcher it installs
 // once per document notes when the DOM last changed (a MutationObserver), and the page's
