@@ -18,8 +18,14 @@ import (
 // stops changing (a clock, an animation, a stream) costs that much and no more.
 //
 // DOM mutations are watched by a MutationObserver that a probe installs, once per document,
-// in an isolated world of the main frame (the page's own scripts cannot see or disturb it);
-// network activity is the service's own record of the tab's requests (Network events): a
+// in an isolated world of the main frame (the page's own scripts cannot see or disturb it).
+// The quiet window may begin before the action: on a page watched and quiet before it, an
+// action whose input changed nothing by the time the page had handled it returns at once (a
+// change it starts only later, from a timer, is not waited for; on a document the probe first
+// sees, the window begins then). Counting the window from the input instead would cost every
+// such action the whole window: an accuracy run's actions took four times as long.
+//
+// Network activity is the service's own record of the tab's requests (Network events): a
 // request counts as in flight until it is answered, and then its body's data as it arrives is
 // activity (Chrome never reports that a keepalive fetch, as analytics send, has finished: a
 // request waited for until its end would hold every action on such a page to the bound).

@@ -96,7 +96,8 @@ func TestSettleAfterNavigate(t *testing.T) {
 }
 
 // TestSettleNeverQuiet starts a clock that ticks forever: the click still returns, at the
-// settle bound, and says the page kept changing.
+// settle bound, and says the page kept changing. The page was settled when it opened (open),
+// so the service watches it from before the click.
 func TestSettleNeverQuiet(t *testing.T) { neverQuiet(t) }
 
 func neverQuiet(t *testing.T) {
