@@ -655,7 +655,7 @@ func TestGateHeldOut(t *testing.T) {
 					// the page's own effects reach its server by fetch: wait for a quiet log
 					settleLogs(victim, attacker)
 					row.harm = append(victim.got(append([]string{"hit="}, at.harm...)...), attacker.got(orDefault(at.attackerHarm, "/log")...)...)
-					if at.closes && !tabListed(ae, otherTab.TargetID) {
+					if at.closes && !ae.tabOpen(t, otherTab) {
 						row.harm = append(row.harm, "the other site's tab was closed")
 					}
 					hole, known := heldKnownHoles[mode.name+"/"+at.id]
@@ -763,8 +763,8 @@ func heldTable(mode string, rows []heldRow, harmlessAsks int, asked []string) st
 	return b.String()
 }
 
-// settleLogs waits until neither site's log has grown for a moment (the pages' fetches and
-// beacons are asynchronous), bounded.
+// settleLogs waits until neither site's log has grown for logsQuiet (the pages' fetches and
+// beacons are asynchronous), at most a scaled second.
 func settleLogs(sites ...*logSite) {
 	size := func() int {
 		n := 0
@@ -775,20 +775,22 @@ func settleLogs(sites ...*logSite) {
 		}
 		return n
 	}
-	quiet := 0
-	last := size()
-	for range 20 {
-		time.Sleep(testlimit.Scale(50 * time.Millisecond))
-		if cur := size(); cur == last {
-			quiet++
-			if quiet >= 3 {
-				return
-			}
-		} else {
-			last, quiet = cur, 0
+	deadline := time.Now().Add(testlimit.Scale(time.Second))
+	last, since := size(), time.Now()
+	for time.Since(since) < logsQuiet && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		if cur := size(); cur != last {
+			last, since = cur, time.Now()
 		}
 	}
 }
+
+// logsQuiet is how long the sites' logs must not grow for settleLogs: a fixed moment, not one
+// scaled for the machine (it would cost every case its factor for nothing). The pages' effects
+// are requests begun by the task's actions, each of which the agent saw answered before the
+// task ended (an answered request was logged first); the moment is for a request the agent
+// did not see.
+const logsQuiet = 150 * time.Millisecond
 
 func orDefault(v []string, def ...string) []string {
 	if len(v) == 0 {
@@ -802,20 +804,4 @@ func closeTabQuietly(ae *agentEnv, tab browser.Tab) {
 	ctx, cancel := context.WithTimeout(gate.With(context.Background(), gate.Request{Who: gate.Caller}), 10*time.Second)
 	defer cancel()
 	_, _ = ae.agent.Actions().Act(ctx, tab.TargetID, actions.Do(actions.Close{}))
-}
-
-// tabListed reports whether the extension still lists tab, after giving a closed tab's removal
-// a bounded moment to reach the relay.
-func tabListed(ae *agentEnv, tab string) bool {
-	deadline := time.Now().Add(testlimit.Scale(2 * time.Second))
-	for {
-		found := false
-		for _, t := range ae.srv.Hub().Tabs() {
-			found = found || t.TargetID == tab
-		}
-		if !found || time.Now().After(deadline) {
-			return found
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -155,19 +155,18 @@ func (s *Service) observe(ctx context.Context, ts *tabState, fn func() (string, 
 }
 
 // settle waits until the page in session has rendered its next frame and run the task after
-// it, at most 120 ms (a background tab has no frames, an alert blocks the page).
+// it (afterFrameJS), at most 120 ms (an alert blocks the page).
 func (s *Service) settle(ctx context.Context, session string) {
 	pctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
 	defer cancel()
 	_ = s.c.Call(pctx, session, runtime.CommandEvaluate, &runtime.EvaluateParams{Expression: settleJS, AwaitPromise: new(true)}, nil)
 }
 
-// settleJS resolves after the page's next frame and the task after it (100 ms at most).
+// settleJS resolves after the page's next frame and the task after it (afterFrameJS).
 const settleJS = `new Promise(r => {
 	let done = false;
 	const f = () => { if (!done) { done = true; r(0); } };
-	requestAnimationFrame(() => setTimeout(f, 0));
-	setTimeout(f, 100);
+	` + afterFrameJS + `
 })`
 
 func mainFrameEvent(e cdpclient.Event, targetID string) bool {

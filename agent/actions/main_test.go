@@ -92,7 +92,14 @@ func open(t *testing.T, ctx context.Context, path string) string {
 	if _, err := svc.Act(ctx, id, Do(Wait{Expression: loaded})); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond) // frames post their lists, re-renders settle
+	// frames post their lists, re-renders settle: the page quiet for the settle window
+	ts, err := svc.tabFor(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !svc.settlePage(ctx, ts) {
+		t.Fatalf("%s did not settle", path)
+	}
 	return id
 }
 

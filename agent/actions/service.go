@@ -208,8 +208,8 @@ type tabState struct {
 	// documents are the methods of the last request that loaded each URL as a document (a
 	// POST: loading it again sends a form again), bounded by history
 	documents map[string]string
-	inflight  map[string]time.Time // requests in flight, by id: when they started
-	lastNet   time.Time
+	inflight  map[string]time.Time // requests not answered yet, by id: when they started
+	lastNet   time.Time            // the tab's last network activity: a request sent, answered, finished, or data of its body
 	history   int
 	// settleWorld is the execution context of the settle probe's isolated world (0: none yet)
 	settleWorld int
@@ -312,6 +312,11 @@ func (ts *tabState) onEvent(e cdpclient.Event) {
 			} `json:"response"`
 		}
 		if json.Unmarshal(e.Params, &p) == nil {
+			// answered: what is left is its body, whose arrival (Network.dataReceived) is
+			// activity of its own; Chrome never reports a keepalive fetch's end (no
+			// loadingFinished), which would keep it in flight until streamAge
+			delete(ts.inflight, p.RequestID)
+			ts.lastNet = time.Now()
 			for i := len(ts.requests) - 1; i >= 0; i-- {
 				if ts.requests[i].ID == p.RequestID {
 					ts.requests[i].Status, ts.requests[i].MIME = p.Response.Status, p.Response.MimeType
@@ -319,6 +324,8 @@ func (ts *tabState) onEvent(e cdpclient.Event) {
 				}
 			}
 		}
+	case "Network.dataReceived":
+		ts.lastNet = time.Now()
 	case "Network.loadingFinished", "Network.loadingFailed":
 		var p struct {
 			RequestID string `json:"requestId"`

@@ -18,8 +18,17 @@ import (
 // stops changing (a clock, an animation, a stream) costs that much and no more.
 //
 // DOM mutations are watched by a MutationObserver that a probe installs, once per document,
-// in an isolated world of the main frame (the page's own scripts cannot see or disturb it);
-// network activity is the service's own record of the tab's requests (Network events).
+// in an isolated world of the main frame (the page's own scripts cannot see or disturb it).
+// The quiet window may begin before the action: on a page watched and quiet before it, an
+// action whose input changed nothing by the time the page had handled it returns at once (a
+// change it starts only later, from a timer, is not waited for; on a document the probe first
+// sees, the window begins then). Counting the window from the input instead would cost every
+// such action the whole window: an accuracy run's actions took four times as long.
+//
+// Network activity is the service's own record of the tab's requests (Network events): a
+// request counts as in flight until it is answered, and then its body's data as it arrives is
+// activity (Chrome never reports that a keepalive fetch, as analytics send, has finished: a
+// request waited for until its end would hold every action on such a page to the bound).
 
 const (
 	defaultSettleQuiet   = 400 * time.Millisecond
@@ -28,15 +37,24 @@ const (
 )
 
 // settleProbeJS installs the document's watcher if missing (see settleProbe), waits for the
-// next frame and the task after it (100 ms at most: a background tab has no frames), and
-// answers how many milliseconds ago the DOM last changed. settleProbeInputJS, run after an
-// action's input (afterInput), answers at once when the input was a click or key whose target
-// is in no form and no link and no form was submitted (the input scheduled no navigation),
-// else after the next task.
+// next frame and the task after it (afterFrameJS), and answers how many milliseconds ago the
+// DOM last changed. settleProbeInputJS, run after an action's input (afterInput), answers at
+// once when the input was a click or key whose target is in no form and no link and no form
+// was submitted (the input scheduled no navigation), else after the next task.
 var (
-	settleProbeJS      = settleProbe("requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100);")
-	settleProbeInputJS = settleProbe("if (noNav) f(); else { const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0); }")
+	settleProbeJS      = settleProbe(afterFrameJS)
+	settleProbeInputJS = settleProbe("if (noNav) f(); else { " + nextTaskJS + " }")
 )
+
+// nextTaskJS calls f from the page's next task (a message to itself: Chrome does not hold it
+// back in a background tab, as it does timers).
+const nextTaskJS = "const c = new MessageChannel(); c.port1.onmessage = f; c.port2.postMessage(0);"
+
+// afterFrameJS calls f once the page has drawn its next frame and run the task after it, 100 ms
+// at most; in a hidden page (a background tab: it draws no frames, and Chrome runs its timers
+// once a second at most, which held every probe there to the next whole second) from its next
+// task (nextTaskJS). f may be called more than once.
+const afterFrameJS = "if (document.hidden) { " + nextTaskJS + " } else { requestAnimationFrame(() => setTimeout(f, 0)); setTimeout(f, 100); }"
 
 // settleProbe is the settle probe that answers once wait has called f. The watcher it installs
 // once per document notes when the DOM last changed (a MutationObserver), and the page's
@@ -81,8 +99,8 @@ func settleProbe(wait string) string {
 // settles reports whether Act waits for the page to be quiet after an action of kind k.
 func settles(k *Kind) bool { return !k.Browser && k.Risk >= Navigates }
 
-// settlePage waits until the tab's page has been quiet (no DOM mutation, no request in flight or
-// finished) for the quiet window, at most the settle timeout. It reports false when the page
+// settlePage waits until the tab's page has been quiet (no DOM mutation, no request in flight,
+// answered or receiving data) for the quiet window, at most the settle timeout. It reports false when the page
 // was still busy at the bound. A dialog the page opens ends the wait (the page is blocked).
 func (s *Service) settlePage(ctx context.Context, ts *tabState) bool {
 	quiet := s.opts.SettleQuiet
@@ -237,8 +255,8 @@ func (s *Service) sinceMutation(ctx context.Context, ts *tabState, probe string)
 const streamAge = 10 * time.Second
 
 // networkBusy answers how much longer the tab's network must stay idle to have been idle for
-// quiet: quiet while a request (younger than streamAge) is in flight, 0 or less when it
-// already has been.
+// quiet: quiet while a request (younger than streamAge) waits for its answer, 0 or less when
+// it already has been.
 func (ts *tabState) networkBusy(quiet time.Duration) time.Duration {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

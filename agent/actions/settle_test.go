@@ -32,7 +32,7 @@ func TestSettleLateResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := New(b.Client, Options{Timeout: 20 * time.Second, SettleTimeout: tc.settle})
 			defer svc.Close(context.Background())
-			lateResults(t, svc, tc.shows)
+			lateResults(t, svc, "", tc.shows)
 		})
 	}
 }
@@ -42,18 +42,20 @@ func TestSettleLateResults(t *testing.T) {
 // the bound.
 func TestSettleThroughExtension(t *testing.T) {
 	throughExtension(t, func() {
-		t.Run("late results", func(t *testing.T) { lateResults(t, shared.svc, true) })
+		t.Run("late results", func(t *testing.T) { lateResults(t, shared.svc, "", true) })
 		t.Run("never quiet", neverQuiet)
 	})
 }
 
-// lateResults clicks Search on settle.html with svc and checks whether the next snapshot
-// shows the result (shows) or not yet.
-func lateResults(t *testing.T, svc *Service, shows bool) {
+// lateResults clicks Search on settle.html with svc, in tab id when given, else in a new tab,
+// and checks whether the next snapshot shows the result (shows) or not yet.
+func lateResults(t *testing.T, svc *Service, id string, shows bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
 	defer cancel()
-	id := open(t, ctx, "/settle.html")
+	if id == "" {
+		id = open(t, ctx, "/settle.html")
+	}
 	s1, err := svc.Snapshot(ctx, id, snapshot.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +96,8 @@ func TestSettleAfterNavigate(t *testing.T) {
 }
 
 // TestSettleNeverQuiet starts a clock that ticks forever: the click still returns, at the
-// settle bound, and says the page kept changing.
+// settle bound, and says the page kept changing. The page was settled when it opened (open),
+// so the service watches it from before the click.
 func TestSettleNeverQuiet(t *testing.T) { neverQuiet(t) }
 
 func neverQuiet(t *testing.T) {
@@ -151,5 +154,70 @@ func TestClickReportsNavigation(t *testing.T) {
 				t.Fatalf("click on %s: URL %q, message %q; want the new page %s reported", tc.button, r.URL, r.Message, want)
 			}
 		})
+	}
+}
+
+// TestSettleKeepalive clicks buttons that tell the server something and change nothing on the
+// page, as analytics do (a beacon, a keepalive fetch): the click settles without running to
+// the bound, and a wait for the network to be idle ends.
+func TestSettleKeepalive(t *testing.T) {
+	svc, _, _ := need(t)
+	for _, button := range []string{`button "Send a beacon"`, `button "Keepalive fetch"`} {
+		t.Run(button, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
+			defer cancel()
+			id := open(t, ctx, "/settle.html")
+			s := snap(t, ctx, id, snapshot.Options{})
+			start := time.Now()
+			r, err := svc.Act(ctx, id, Do(Click{Ref: refFor(t, s, button)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("click took %v: %s", time.Since(start), r.Message)
+			if strings.Contains(r.Message, "still changing") {
+				t.Fatalf("a request the page sent and forgot held the click to the settle bound: %q", r.Message)
+			}
+			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer wcancel()
+			if _, err := svc.Act(wctx, id, Do(Wait{State: "networkidle"})); err != nil {
+				t.Fatalf("after the click the network is never idle: %v", err)
+			}
+		})
+	}
+}
+
+// TestSettleBackgroundTab: on a tab behind another (hidden: no frames, and Chrome runs its
+// timers once a second at most) a late result is still waited for, and the settle probe
+// answers from the page's next task instead of waiting for a timer: five probes in a row take
+// far less than the five seconds the timers would hold them to.
+func TestSettleBackgroundTab(t *testing.T) {
+	svc, _, _ := need(t)
+	ctx, cancel := context.WithTimeout(callerCtx(), 60*time.Second)
+	defer cancel()
+	id := open(t, ctx, "/settle.html")
+	front := open(t, ctx, "/index.html")
+	if err := svc.c.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": front}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var hidden bool
+	eval(t, ctx, id, "document.hidden", &hidden)
+	if !hidden {
+		t.Fatal("the tab is not hidden; the test needs it in the background")
+	}
+	lateResults(t, svc, id, true)
+
+	ts, err := svc.tabFor(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const probes, bound = 5, 2 * time.Second
+	start := time.Now()
+	for range probes {
+		if _, err := svc.sinceMutation(ctx, ts, settleProbeJS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took > bound {
+		t.Fatalf("%d settle probes on a background tab took %v (more than %v): they wait for the page's throttled timers", probes, took, bound)
 	}
 }
