@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tabrelay/tabrelay/relay/wire"
 )
 
 // Client is one CDP client connection (WebSocket or in-process). It has its own session ids and
@@ -612,18 +611,13 @@ func (c *Client) handle(msg []byte, e envelope, err error, in int64) {
 			return
 		}
 		// Chrome answers at once, before the target is destroyed and the session detached
-		// (go-rod's page.Close() fails if the detach comes first)
+		// (go-rod's page.Close() fails if the detach comes first): see closeForClient
 		t := s.t
 		if !t.live || h.ext == nil {
 			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
 			return
 		}
-		s.afterEarlier(func() { r.ok([]byte(`{}`)) })
-		h.tabRequest(nil, wire.TypeCloseTab, t, func(errRaw []byte) {
-			if errRaw != nil {
-				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Page.close: the extension could not close the tab")
-			}
-		}, func() {})
+		h.closeForClient(nil, s, t, func() { r.ok([]byte(`{}`)) })
 		return
 	}
 	h.forward(r, domain)

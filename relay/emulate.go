@@ -151,7 +151,7 @@ func (h *Hub) getTargets(r *req) {
 		return
 	}
 	infos := []json.RawMessage{}
-	for _, t := range h.listedTargets() {
+	for _, t := range h.liveTargets() {
 		if matches(p.Filter, "tab") {
 			infos = append(infos, h.tabInfo(t))
 		}
@@ -490,22 +490,7 @@ func (h *Hub) tabOp(r *req) {
 			r.fail(codeServerError, fmt.Sprintf("tabrelay: tab %s is not reachable right now: the browser extension is not connected (it reconnects by itself; retry in a moment)", t.id))
 			return
 		}
-		// Chrome answers at once, before the tab is gone and its sessions detached: a loaded
-		// browser may take seconds to close a tab, and clients wait for the answer only briefly
-		// (chromedp 5 s). The answer keeps its place among the session's answers.
-		answer := func() { r.ok([]byte(`{"success":true}`)) }
-		if r.s != nil {
-			r.s.afterEarlier(answer)
-		} else {
-			answer()
-		}
-		t.closing = true
-		h.tabRequest(r.c, wire.TypeCloseTab, t, func(errRaw []byte) {
-			if errRaw != nil {
-				t.closing = false // listed again: it is still there
-				h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("Target.closeTarget: the extension could not close the tab")
-			}
-		}, func() { t.closing = false })
+		h.closeForClient(r.c, r.s, t, func() { r.ok([]byte(`{"success":true}`)) })
 		return
 	}
 	h.tabRequest(r.c, typ, t, func(errRaw []byte) {
@@ -515,6 +500,30 @@ func (h *Hub) tabOp(r *req) {
 		}
 		r.ok(result)
 	}, func() { r.fail(codeServerError, "tabrelay: the browser extension is not connected") })
+}
+
+// closeForClient closes t for a client's Target.closeTarget or Page.close, answered by answer
+// (on s, after the session's earlier commands, when s is set). Chrome answers at once, then
+// detaches the tab's sessions and reports it destroyed, and from then on no longer lists it. The
+// extension takes a moment longer than Chrome to close a tab (on a loaded browser, seconds), and
+// clients poll the list for it to go (chromedp for half a second, Stagehand for two, then each
+// reads its pages from the events): so the tab is gone for every client once the answer is sent,
+// while the extension closes it. Call with h.mu held.
+func (h *Hub) closeForClient(c *Client, s *session, t *target, answer func()) {
+	h.tabRequest(c, wire.TypeCloseTab, t, func(errRaw []byte) {
+		if errRaw != nil {
+			h.log.Warn().Str("target", t.id).RawJSON("error", errRaw).Msg("a client's close: the extension could not close the tab")
+		}
+	}, func() {})
+	gone := func() {
+		answer()
+		h.removeTarget(t, wire.ReasonClosed)
+	}
+	if s != nil {
+		s.afterEarlier(gone)
+	} else {
+		gone()
+	}
 }
 
 // closeRefusal explains why t may not be closed by a client, or returns "".

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -199,16 +198,12 @@ func tabTargetID(pageID string) string {
 
 // target is one shared tab.
 type target struct {
-	id    string
-	held  int    // tasks holding the tab (HoldWhile): its releasing sessions stay
-	tabID string // synthetic tab target id
-	tab   wire.Tab
-	seq   int64 // recency: higher is more recently shared or focused
-	live  bool  // false while the extension is away (grace period)
-	// closing: a client's Target.closeTarget was answered and the extension is closing the tab.
-	// It is no longer listed (clients poll the list for it to go: chromedp for half a second,
-	// and the hop through the extension takes longer than that on a loaded machine).
-	closing  bool
+	id       string
+	held     int    // tasks holding the tab (HoldWhile): its releasing sessions stay
+	tabID    string // synthetic tab target id
+	tab      wire.Tab
+	seq      int64 // recency: higher is more recently shared or focused
+	live     bool  // false while the extension is away (grace period)
 	children map[string]*child
 	// bound holds the client sessions attached to the tab ("") or to one of its child sessions.
 	bound map[string]map[*session]struct{}
@@ -348,12 +343,6 @@ func (h *Hub) liveTargets() []*target {
 	return ts
 }
 
-// listedTargets returns the live targets clients see listed (Target.getTargets, /json/list):
-// those not being closed.
-func (h *Hub) listedTargets() []*target {
-	return slices.DeleteFunc(h.liveTargets(), func(t *target) bool { return t.closing })
-}
-
 // TabInfo describes a shared tab for discovery and the agent.
 type TabInfo struct {
 	TargetID string `json:"targetId"`
@@ -369,7 +358,7 @@ func (h *Hub) Tabs() []TabInfo {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []TabInfo
-	for _, t := range h.listedTargets() {
+	for _, t := range h.liveTargets() {
 		out = append(out, TabInfo{TargetID: t.id, TabID: t.tab.TabID, URL: t.tab.URL, Title: t.tab.Title, Origin: t.tab.Origin, Active: t.tab.Active})
 	}
 	return out
@@ -392,7 +381,7 @@ func (h *Hub) DebugTargets() []DebugTarget {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []DebugTarget
-	for _, t := range h.listedTargets() {
+	for _, t := range h.liveTargets() {
 		out = append(out, DebugTarget{TargetID: t.id, Type: "page", URL: t.tab.URL, Title: t.tab.Title})
 		frames := make([]*child, 0, len(t.children))
 		for _, ch := range t.children {

@@ -295,12 +295,14 @@ func TestEventsOnlyForWhatTheSessionEnabled(t *testing.T) {
 		t.Fatalf("B's Runtime.enable: %v, want %v", got, want)
 	}
 	// now B gets Runtime events (and still not A's binding calls nor its lifecycle events)
-	fromB = b.count()
+	fromA, fromB = a.count(), b.count()
 	fire()
 	b.call(sb, "Runtime.evaluate", map[string]string{"expression": "3"})
 	if got, want := events(b.since(fromB)), []string{"Runtime.consoleAPICalled", "Page.loadEventFired"}; !equalStrings(got, want) {
 		t.Fatalf("B after its Runtime.enable received %v, want %v", got, want)
 	}
+	// A's share of that round, before the next round is counted
+	a.wait("A got all", func(got []string) bool { return len(events(got[fromA:])) == 6 })
 	// a disable stops them for B only
 	b.call(sb, "Runtime.disable", nil)
 	fromA, fromB = a.count(), b.count()
