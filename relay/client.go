@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // Client is one CDP client connection (WebSocket or in-process). It has its own session ids and
