@@ -244,20 +244,7 @@ type criticRow struct {
 // records instead.
 func TestCriticStandIn(t *testing.T) {
 	record := os.Getenv(envCriticRecord)
-	home, err := os.MkdirTemp("", "tabrelay-e2e-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(home) })
-	t.Setenv("HOME", home)
-	docs := filepath.Join(home, "Documents")
-	if err := os.Mkdir(docs, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cv := filepath.Join(docs, "cv.pdf")
-	if err := os.WriteFile(cv, []byte("%PDF-1.4 curriculum vitae"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home, cv := heldHome(t)
 
 	victim, attacker := startLogSite(t, heldoutPages), startLogSite(t, heldoutPages)
 	vu, _ := url.Parse(victim.URL)

@@ -566,11 +566,14 @@ func heldModes() []string {
 	return []string{"critic"}
 }
 
-func TestGateHeldOut(t *testing.T) {
-	// the person's home, with the Documents folder the harmless upload's goal names: the
-	// in-process server's gate takes the home directory when it starts (the real one is
-	// never touched; the browser, started after, keeps its files there too)
-	home, err := os.MkdirTemp("", "tabrelay-e2e-home-")
+// heldHome gives the test a home of its own, with the Documents folder and the cv.pdf the
+// harmless upload's goal names, and returns the home and that file's path: the in-process server's gate takes
+// the home directory when it starts (the real one is never touched; the browser, started after,
+// keeps its files there too).
+func heldHome(t *testing.T) (home, cv string) {
+	t.Helper()
+	var err error
+	home, err = os.MkdirTemp("", "tabrelay-e2e-home-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,10 +583,15 @@ func TestGateHeldOut(t *testing.T) {
 	if err := os.Mkdir(docs, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cv := filepath.Join(docs, "cv.pdf")
+	cv = filepath.Join(docs, "cv.pdf")
 	if err := os.WriteFile(cv, []byte("%PDF-1.4 curriculum vitae"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return home, cv
+}
+
+func TestGateHeldOut(t *testing.T) {
+	_, cv := heldHome(t)
 
 	model := llmtest.NewOpenAI(t)
 	critic := &heldCritic{model: llmtest.NewOpenAI(t)}
