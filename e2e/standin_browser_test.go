@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -274,7 +273,7 @@ func (v *standinView) received(msg []byte) [][]byte {
 			v.add(ti.TargetID) // a popup of one of this browser's pages
 			return [][]byte{msg}
 		}
-		if slices.Contains(slices.Collect(maps.Values(v.calls)), "Target.createTarget") {
+		if v.creating() {
 			// perhaps the page the suite is opening: Chrome announces it before it answers
 			v.held = append(v.held, heldEvent{ti.TargetID, msg})
 			return nil
@@ -290,6 +289,16 @@ func (v *standinView) received(msg []byte) [][]byte {
 		}
 	}
 	return [][]byte{msg}
+}
+
+// creating reports whether a Target.createTarget of the suite is not answered yet.
+func (v *standinView) creating() bool {
+	for _, m := range v.calls {
+		if m == "Target.createTarget" {
+			return true
+		}
+	}
+	return false
 }
 
 // release returns the held events of this browser's pages and forgets the others'.

@@ -227,7 +227,7 @@ func TestClosedTargetGoneAtOnce(t *testing.T) {
 		t.Fatalf("listed %v before the close, want %v", got, want)
 	}
 	release := e.ext.HoldCloses()
-	defer release(nil)
+	defer release()
 	if err := c.Call(ctx(t), "", "Target.closeTarget", map[string]string{"targetId": created.TargetID}, nil); err != nil {
 		t.Fatal(err)
 	}

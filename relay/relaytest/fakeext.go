@@ -70,7 +70,7 @@ type Extension struct {
 	// createHold, while set, holds the tabs the relay asks to open until it is closed.
 	createHold chan struct{}
 	// closeHold, when set, holds the tabs the relay asks to close (see HoldCloses).
-	closeHold chan *wire.Error
+	closeHold chan struct{}
 
 	chunkSize int
 	chunks    atomic.Bool  // the relay takes chunk frames
@@ -209,19 +209,18 @@ func (e *Extension) HoldCreates() (release func()) {
 }
 
 // HoldCloses holds the tabs the relay asks to close (a browser slow to close them) until release
-// is called: with nil they close, with an error the close fails with it and the tab stays.
-func (e *Extension) HoldCloses() (release func(fail *wire.Error)) {
-	hold := make(chan *wire.Error, 1)
+// is called; then they close.
+func (e *Extension) HoldCloses() (release func()) {
+	hold := make(chan struct{})
 	e.mu.Lock()
 	e.closeHold = hold
 	e.mu.Unlock()
 	var once sync.Once
-	return func(fail *wire.Error) {
+	return func() {
 		once.Do(func() {
 			e.mu.Lock()
 			e.closeHold = nil
 			e.mu.Unlock()
-			hold <- fail
 			close(hold)
 		})
 	}
@@ -515,19 +514,18 @@ func (e *Extension) handle(b []byte) {
 		e.closes = append(e.closes, m.TargetID)
 		hold := e.closeHold
 		e.mu.Unlock()
-		closeTab := func(fail *wire.Error) {
-			if fail != nil {
-				_ = e.respond(m.ID, nil, fail)
-				return
-			}
+		closeTab := func() {
 			_ = e.Unshare(m.TargetID, wire.ReasonClosed)
 			_ = e.respond(m.ID, map[string]any{}, nil)
 		}
 		if hold == nil {
-			closeTab(nil)
+			closeTab()
 			break
 		}
-		go func() { closeTab(<-hold) }()
+		go func() {
+			<-hold
+			closeTab()
+		}()
 	case wire.TypeActivateTab, wire.TypeUnshareTab:
 		_ = e.respond(m.ID, map[string]any{}, nil)
 	case wire.TypeCancelDownload:
